@@ -1,0 +1,187 @@
+// Package apperr holds the product's error codes. Each code has one fixed
+// retryable flag, so agents can decide whether to retry from the code alone.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Code is a machine-readable error code carried in the envelope.
+type Code string
+
+// The codes. Keep this list and the table below in step; docs/errors.md is
+// generated from the table.
+const (
+	XRateLimited        Code = "x_rate_limited"
+	XAuthExpired        Code = "x_auth_expired"
+	XForbidden          Code = "x_forbidden"
+	XAccountRestricted  Code = "x_account_restricted"
+	XDuplicateContent   Code = "x_duplicate_content"
+	XNetworkError       Code = "x_network_error"
+	XNotConfigured      Code = "x_not_configured"
+	XAPIError           Code = "x_api_error"
+	XOutcomeUnknown     Code = "x_outcome_unknown"
+	XNotFound           Code = "x_not_found"
+	XRequestBlocked     Code = "x_request_blocked"
+	DBError             Code = "db_error"
+	ValidationError     Code = "validation_error"
+	InvalidInput        Code = "invalid_input"
+	TweetTooLong        Code = "tweet_too_long"
+	LLMError            Code = "llm_error"
+	LLMNotConfigured    Code = "llm_not_configured"
+	UnsupportedMedia    Code = "unsupported_media_type"
+	FileReadError       Code = "file_read_error"
+	MediaUploadError    Code = "media_upload_error"
+	MediaPathBlocked    Code = "media_path_blocked"
+	ThreadPartial       Code = "thread_partial_failure"
+	PolicyError         Code = "policy_error"
+	PolicyBlocked       Code = "policy_denied_blocked"
+	PolicyRateLimited   Code = "policy_denied_rate_limited"
+	PolicyHardRule      Code = "policy_denied_hard_rule"
+	PolicyUserRule      Code = "policy_denied_user_rule"
+	PolicyBudget        Code = "policy_denied_budget"
+	IdempotencyConflict Code = "idempotency_key_conflict"
+	MutationInFlight    Code = "mutation_in_flight"
+	OutcomeUnverified   Code = "previous_outcome_unknown"
+	ApprovalNotPending  Code = "approval_not_pending"
+	ContextError        Code = "context_error"
+	TopicError          Code = "topic_error"
+	NotFound            Code = "not_found"
+	ConfigError         Code = "config_error"
+	SerializationError  Code = "serialization_error"
+	InternalError       Code = "internal_error"
+)
+
+// Info describes one code.
+type Info struct {
+	Code      Code
+	Retryable bool
+	Meaning   string
+}
+
+var table = map[Code]Info{
+	XRateLimited:        {XRateLimited, true, "X answered 429; retry after retry_after_ms."},
+	XAuthExpired:        {XAuthExpired, false, "The X token is expired or was revoked; run `tuitbot auth`."},
+	XForbidden:          {XForbidden, false, "X answered 403 (tier, scope or permission)."},
+	XAccountRestricted:  {XAccountRestricted, false, "X says the account is suspended or locked."},
+	XDuplicateContent:   {XDuplicateContent, false, "X refused the post as a duplicate of a recent post."},
+	XNetworkError:       {XNetworkError, true, "The request did not reach X or the answer was cut off."},
+	XNotConfigured:      {XNotConfigured, false, "No X credentials; run `tuitbot auth` or use --sandbox."},
+	XAPIError:           {XAPIError, false, "X answered with another error status."},
+	XOutcomeUnknown:     {XOutcomeUnknown, false, "A create request may or may not have been applied by X; verify before acting again."},
+	XNotFound:           {XNotFound, false, "X answered 404: the resource does not exist or is not visible."},
+	XRequestBlocked:     {XRequestBlocked, false, "A universal request failed host, path, header or query validation."},
+	DBError:             {DBError, true, "The local database failed."},
+	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
+	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},
+	TweetTooLong:        {TweetTooLong, false, "The text exceeds 280 weighted characters."},
+	LLMError:            {LLMError, true, "The LLM provider failed."},
+	LLMNotConfigured:    {LLMNotConfigured, false, "No LLM provider is configured."},
+	UnsupportedMedia:    {UnsupportedMedia, false, "The file type is not jpg, png, webp, gif or mp4."},
+	FileReadError:       {FileReadError, false, "The media file cannot be read."},
+	MediaUploadError:    {MediaUploadError, false, "The media upload failed or the file is too large."},
+	MediaPathBlocked:    {MediaPathBlocked, false, "The file is outside the configured media directories."},
+	ThreadPartial:       {ThreadPartial, false, "A thread broke partway; the posted ids are in data."},
+	PolicyError:         {PolicyError, true, "The policy gateway could not evaluate the call."},
+	PolicyBlocked:       {PolicyBlocked, false, "The tool is in blocked_tools."},
+	PolicyRateLimited:   {PolicyRateLimited, false, "A mutation limit is exhausted; see rate_limit_reset."},
+	PolicyHardRule:      {PolicyHardRule, false, "A built-in hard rule denied the call."},
+	PolicyUserRule:      {PolicyUserRule, false, "A template or user rule denied the call."},
+	PolicyBudget:        {PolicyBudget, false, "The X spend budget for the window is exhausted."},
+	IdempotencyConflict: {IdempotencyConflict, false, "The idempotency_key was used before with different parameters."},
+	MutationInFlight:    {MutationInFlight, false, "An identical mutation is still pending; wait for it."},
+	OutcomeUnverified:   {OutcomeUnverified, false, "An identical earlier attempt has an unknown outcome; verify it (for example read the timeline) before retrying."},
+	ApprovalNotPending:  {ApprovalNotPending, false, "The approval item is not pending (already decided or expired)."},
+	ContextError:        {ContextError, false, "Author context could not be assembled."},
+	TopicError:          {TopicError, false, "Topic suggestions could not be produced."},
+	NotFound:            {NotFound, false, "The requested local record does not exist."},
+	ConfigError:         {ConfigError, false, "The configuration is invalid; the message names the key."},
+	SerializationError:  {SerializationError, false, "The result could not be encoded."},
+	InternalError:       {InternalError, false, "An unexpected internal failure."},
+}
+
+// Lookup returns the table entry for c. Unknown codes are reported as
+// internal errors so that a typo can never look retryable.
+func Lookup(c Code) Info {
+	if i, ok := table[c]; ok {
+		return i
+	}
+	return Info{Code: c, Retryable: false, Meaning: "unknown code"}
+}
+
+// All returns every code sorted by name.
+func All() []Info {
+	out := make([]Info, 0, len(table))
+	for _, i := range table {
+		out = append(out, i)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Code < out[b].Code })
+	return out
+}
+
+// Error is an error with a code. Extra carries code-specific fields that are
+// copied into the envelope's error object (retry_after_ms, rate_limit_reset,
+// tweet_index, ...).
+type Error struct {
+	Code    Code
+	Message string
+	Extra   map[string]any
+	// Data is partial data to return alongside the error (for example the
+	// ids a broken thread did post).
+	Data any
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports the fixed flag for the error's code.
+func (e *Error) Retryable() bool { return Lookup(e.Code).Retryable }
+
+// With returns e with an extra field set.
+func (e *Error) With(key string, v any) *Error {
+	if e.Extra == nil {
+		e.Extra = map[string]any{}
+	}
+	e.Extra[key] = v
+	return e
+}
+
+// New builds an Error.
+func New(c Code, format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap builds an Error around a cause. The cause is kept for logs and
+// errors.Is; only Message is shown to callers.
+func Wrap(c Code, err error, format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// As extracts an *Error from err, or wraps err as internal_error.
+func As(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: InternalError, Message: err.Error(), Err: err}
+}
+
+// CodeOf returns the code of err, or "" when err is nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	return As(err).Code
+}
