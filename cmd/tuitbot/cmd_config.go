@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
+)
+
+func (c *cli) configCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Create, show and validate the configuration",
+	}
+	var force bool
+	initCmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented example config file (never overwrites without --force)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := c.configPath
+			if path == "" {
+				home, err := config.HomeDir(os.Getenv)
+				if err != nil {
+					return err
+				}
+				path = filepath.Join(home, "config.toml")
+			}
+			if err := config.WriteExample(path, force); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "wrote %s\nnext: set [x_api].client_id, then run `tuitbot auth`; or try `tuitbot mcp serve --sandbox`\n", path)
+			return nil
+		},
+	}
+	initCmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file")
+
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration with secrets masked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, src, err := config.Load(config.LoadOptions{Path: c.configPath})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, err := config.MaskedJSON(cfg)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(c.stdout, string(b))
+				return nil
+			}
+			file := src.File
+			if file == "" {
+				file = "(none; defaults)"
+			}
+			fmt.Fprintf(c.stdout, "# file: %s\n", file)
+			for _, e := range src.EnvApplied {
+				fmt.Fprintf(c.stdout, "# overridden by %s\n", e)
+			}
+			out, err := config.MaskedTOML(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(c.stdout, out)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	validate := &cobra.Command{
+		Use:   "validate",
+		Short: "Validate the configuration, including policy rules",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if err := app.ValidateAll(cfg); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, "configuration is valid")
+			return nil
+		},
+	}
+	cmd.AddCommand(initCmd, show, validate)
+	return cmd
+}
+
+func (c *cli) doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check config, database, token, LLM and X, one line each",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				fmt.Fprintf(c.stdout, "%-9s %-15s %v\n", "config", "error", err)
+				return err
+			}
+			log, err := c.logger(cfg)
+			if err != nil {
+				return err
+			}
+			a, err := c.build(cmd.Context(), cfg, app.Options{Logger: log})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			failed := false
+			for _, ch := range a.Health(cmd.Context()) {
+				fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", ch.Name, ch.Status, ch.Message)
+				if ch.Status == "error" {
+					failed = true
+				}
+			}
+			if failed {
+				return fmt.Errorf("doctor found errors")
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
+)
+
+func (c *cli) mcpCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Run the MCP server or print its manifest",
+	}
+	var (
+		profile, transport, listen, tokenFile string
+		tools, exclude                        []string
+	)
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the MCP server (stdio by default; --transport http for Streamable HTTP)",
+		Long: "Run the MCP server. Only the transport writes to stdout; logs go to stderr.\n" +
+			"With --transport http the server requires a bearer token from ~/.tuitbot/mcp_token\n" +
+			"(created 0600 on first use) or --token-file, and rejects foreign Origins.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			log, err := c.logger(cfg)
+			if err != nil {
+				return err
+			}
+			if profile == "" {
+				profile = cfg.MCP.Profile
+			}
+			p, err := mcpserver.ParseProfile(profile)
+			if err != nil {
+				return usageError{err}
+			}
+			if len(tools) == 0 {
+				tools = cfg.MCP.Tools
+			}
+			exclude = append(exclude, cfg.MCP.ExcludeTools...)
+			a, err := c.build(ctx, cfg, app.Options{Logger: log, SkipDB: !p.Mutating() && !c.sandbox})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			srv, selected, err := mcpserver.New(a, mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
+			if err != nil {
+				return err
+			}
+			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
+			switch transport {
+			case "stdio":
+				return mcpserver.ServeStdio(ctx, srv)
+			case "http":
+				path := tokenFile
+				create := false
+				if path == "" {
+					path = filepath.Join(cfg.Home, "mcp_token")
+					create = true
+				}
+				tok, err := mcpserver.LoadOrCreateToken(path, create)
+				if err != nil {
+					return err
+				}
+				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
+					Listen: listen, Token: tok, Logger: log,
+					Ready: func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
+				})
+			default:
+				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
+			}
+		},
+	}
+	serve.Flags().StringVar(&profile, "profile", "", "tool profile: workflow (alias full), readonly, api-readonly (default from config: workflow)")
+	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
+	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")
+	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token)")
+	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
+	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
+	c.addSandboxFlags(serve)
+
+	var mprofile string
+	manifest := &cobra.Command{
+		Use:   "manifest",
+		Short: "Print the JSON tool manifest of a profile",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := mcpserver.ParseProfile(mprofile)
+			if err != nil {
+				return usageError{err}
+			}
+			m, err := mcpserver.BuildManifest(mcpserver.Options{Profile: p})
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(m, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, string(b))
+			return nil
+		},
+	}
+	manifest.Flags().StringVar(&mprofile, "profile", "workflow", "profile: workflow (alias full), readonly, api-readonly")
+	cmd.AddCommand(serve, manifest)
+	return cmd
+}

@@ -1,0 +1,21 @@
+// Command tuitbot lets AI agents work an X account safely: an MCP server and
+// CLI whose every mutation passes one policy gateway.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(os.Stdout, os.Stderr, os.Stdin)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(exitCode(err))
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
+)
+
+// cli carries the global flags and the process streams to every command.
+type cli struct {
+	configPath   string
+	logLevel     string
+	sandbox      bool
+	sandboxState string
+	stdout       io.Writer
+	stderr       io.Writer
+	stdin        io.Reader
+}
+
+// usageError marks errors caused by how the command was called.
+type usageError struct{ error }
+
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
+	c := &cli{stdout: stdout, stderr: stderr, stdin: stdin}
+	root := &cobra.Command{
+		Use:   "tuitbot",
+		Short: "Let AI agents work an X account safely",
+		Long: "tuitbot is an MCP server and CLI that lets AI agents read X, draft posts and make changes.\n" +
+			"Every change passes one gateway that enforces policy, routes risky actions to a human\n" +
+			"approval queue, deduplicates retries and records an audit trail.\n\n" +
+			"Try it without an X account:  tuitbot mcp serve --sandbox",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(stdin)
+	root.PersistentFlags().StringVarP(&c.configPath, "config", "c", "", "config file (default $TUITBOT_HOME/config.toml or ~/.tuitbot/config.toml)")
+	root.PersistentFlags().StringVar(&c.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error (default from config, info)")
+	root.PersistentFlags().BoolVar(&c.sandbox, "sandbox", false, "use the built-in X API emulator and a separate sandbox home instead of a real X account")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		c.versionCmd(),
+		c.configCmd(),
+		c.doctorCmd(),
+		c.mcpCmd(),
+		c.docsCmd(),
+	)
+	return root
+}
+
+// loadConfig reads the configuration the global flags select.
+func (c *cli) loadConfig() (*config.Config, error) {
+	cfg, _, err := config.Load(config.LoadOptions{Path: c.configPath})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
+	level := c.logLevel
+	if level == "" && cfg != nil {
+		level = cfg.Logging.Level
+	}
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "", "info":
+		l = slog.LevelInfo
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		return nil, usageError{fmt.Errorf("--log-level %q: allowed values: debug, info, warn, error", level)}
+	}
+	// Logs go to stderr only: stdout belongs to the MCP transport.
+	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// open loads config and builds the services.
+func (c *cli) open(ctx context.Context, opts app.Options) (*app.App, error) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	log, err := c.logger(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = log
+	return app.New(ctx, cfg, opts)
+}
+
+func (c *cli) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.stdout, "tuitbot %s\n", app.Version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,125 @@
+// Package app is the composition root: it turns a configuration into the
+// running services (database, X client, LLM, gateway) that the CLI commands
+// and the MCP server share.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// Version is the product version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// App holds the services. A service that failed to start is nil and its
+// error is kept, so tools can degrade honestly instead of the process dying.
+type App struct {
+	Cfg *config.Config
+	Log *slog.Logger
+	Now func() time.Time
+
+	DB    *store.DB
+	DBErr error
+
+	closers []func() error
+}
+
+// Options tune New for tests and the sandbox.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Sandbox starts the built-in X emulator instead of reaching X.
+	Sandbox bool
+	// SkipDB leaves the database closed (profiles that need none).
+	SkipDB bool
+}
+
+// New builds the services for cfg.
+func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now}
+	if !opts.SkipDB {
+		db, err := store.Open(ctx, cfg.DBFile(), store.Options{Now: opts.Now})
+		if err != nil {
+			a.DBErr = err
+			a.Log.Warn("database unavailable; tools that need it will report db_error", "error", err)
+		} else {
+			a.DB = db
+			a.closers = append(a.closers, db.Close)
+			if db.BackupPath != "" {
+				a.Log.Info("database backed up before migration", "backup", db.BackupPath)
+			}
+		}
+	}
+	return a, nil
+}
+
+// RequireDB returns the database or the reason it is unavailable.
+func (a *App) RequireDB() (*store.DB, error) {
+	if a.DB != nil {
+		return a.DB, nil
+	}
+	if a.DBErr != nil {
+		return nil, a.DBErr
+	}
+	return nil, errors.New("database not opened")
+}
+
+// Close releases every service in reverse order.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// OnClose registers a cleanup.
+func (a *App) OnClose(f func() error) { a.closers = append(a.closers, f) }
+
+// Check is one line of a health report.
+type Check struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"` // ok, degraded, not_configured, error
+	Message string `json:"message"`
+}
+
+// Health checks config, database, token, LLM and X, one line each.
+func (a *App) Health(ctx context.Context) []Check {
+	var out []Check
+	out = append(out, Check{Name: "config", Status: "ok", Message: configMessage(a.Cfg)})
+	out = append(out, a.dbCheck(ctx))
+	out = append(out, a.extraChecks(ctx)...)
+	return out
+}
+
+func configMessage(c *config.Config) string {
+	return fmt.Sprintf("mode=%s approval_mode=%t home=%s", c.Mode, c.EffectiveApprovalMode(), c.Home)
+}
+
+func (a *App) dbCheck(ctx context.Context) Check {
+	db, err := a.RequireDB()
+	if err != nil {
+		return Check{Name: "database", Status: "error", Message: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		return Check{Name: "database", Status: "error", Message: "ping failed: " + err.Error()}
+	}
+	return Check{Name: "database", Status: "ok", Message: db.Path}
+}

@@ -1,0 +1,362 @@
+// Package config loads tuitbot's TOML configuration: built-in defaults, then
+// the file, then TUITBOT_* environment overrides. Every key has a default so
+// the binary runs with no file at all.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is the whole configuration. Top-level keys come first; sections
+// follow. The toml tags are the file's key names and, upper-cased, the
+// environment override names (TUITBOT_<SECTION>__<KEY>).
+type Config struct {
+	Mode            string `toml:"mode" doc:"Operating mode: autopilot or composer. Composer sends every mutation to approval."`
+	ApprovalMode    bool   `toml:"approval_mode" doc:"Route every mutation that no policy rule explicitly allows to the human approval queue."`
+	MaxBatchApprove int    `toml:"max_batch_approve" doc:"Most items one approve_all may approve."`
+
+	XAPI       XAPI      `toml:"x_api"`
+	LLM        LLM       `toml:"llm"`
+	Business   Business  `toml:"business"`
+	Scoring    Scoring   `toml:"scoring"`
+	Limits     Limits    `toml:"limits"`
+	Storage    Storage   `toml:"storage"`
+	MCP        MCP       `toml:"mcp"`
+	MCPPolicy  MCPPolicy `toml:"mcp_policy"`
+	Gateway    Gateway   `toml:"gateway"`
+	Media      Media     `toml:"media"`
+	Schedule   Schedule  `toml:"schedule"`
+	Intervals  Intervals `toml:"intervals"`
+	Targets    Targets   `toml:"targets"`
+	Breaker    Breaker   `toml:"circuit_breaker"`
+	Sandbox    Sandbox   `toml:"sandbox"`
+	Logging    Logging   `toml:"logging"`
+	ConfigPath string    `toml:"-"`
+	Home       string    `toml:"-"`
+}
+
+// XAPI configures access to X.
+type XAPI struct {
+	ClientID          string `toml:"client_id" doc:"OAuth 2.0 client id of your X app."`
+	ClientSecret      string `toml:"client_secret" secret:"true" doc:"OAuth 2.0 client secret (confidential clients only)."`
+	APIBaseURL        string `toml:"api_base_url" doc:"Where the logical host api.x.com points. Operator setting; tool input cannot change it."`
+	UploadBaseURL     string `toml:"upload_base_url" doc:"Where the logical host upload.x.com points."`
+	LegacyUploadURL   string `toml:"legacy_upload_base_url" doc:"Where the logical host upload.twitter.com points."`
+	AuthorizeURL      string `toml:"authorize_url" doc:"OAuth 2.0 authorize endpoint."`
+	TokenURL          string `toml:"token_url" doc:"OAuth 2.0 token endpoint."`
+	CallbackAddr      string `toml:"callback_addr" doc:"Loopback address for the login callback listener."`
+	TimeoutSeconds    int    `toml:"timeout_seconds" doc:"Timeout of every X request."`
+	MaxBodyBytes      int64  `toml:"max_body_bytes" doc:"Largest X response body accepted."`
+	MaxAttempts       int    `toml:"max_attempts" doc:"Attempts for requests that are safe to retry."`
+	MaxRateLimitWaitS int    `toml:"max_rate_limit_wait_seconds" doc:"Longest wait for an X rate-limit reset before giving up with x_rate_limited."`
+}
+
+// LLM configures the language model provider.
+type LLM struct {
+	Provider       string  `toml:"provider" doc:"openai (and any OpenAI-compatible server) or anthropic; empty disables LLM tools."`
+	Model          string  `toml:"model" doc:"Model name, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1."`
+	BaseURL        string  `toml:"base_url" doc:"Provider base URL, e.g. http://127.0.0.1:11434/v1 for Ollama."`
+	APIKey         string  `toml:"api_key" secret:"true" doc:"Provider API key. Prefer api_key_env."`
+	APIKeyEnv      string  `toml:"api_key_env" doc:"Name of the environment variable holding the API key."`
+	TimeoutSeconds int     `toml:"timeout_seconds" doc:"Timeout of every LLM call."`
+	MaxTokens      int     `toml:"max_tokens" doc:"Most tokens one completion may produce."`
+	Temperature    float64 `toml:"temperature" doc:"Sampling temperature, 0 to 2."`
+}
+
+// Business is the profile that prompts and scoring draw on.
+type Business struct {
+	ProductName        string   `toml:"product_name" doc:"Your product's name."`
+	ProductDescription string   `toml:"product_description" doc:"One or two sentences about the product."`
+	ProductURL         string   `toml:"product_url" doc:"Product URL."`
+	TargetAudience     string   `toml:"target_audience" doc:"Who the product is for."`
+	BrandVoice         string   `toml:"brand_voice" doc:"How posts should sound."`
+	ReplyStyle         string   `toml:"reply_style" doc:"How replies should sound."`
+	ContentStyle       string   `toml:"content_style" doc:"How original posts should sound."`
+	PersonaOpinions    []string `toml:"persona_opinions" doc:"Opinions the persona holds."`
+	PersonaExperiences []string `toml:"persona_experiences" doc:"Experiences the persona can draw on."`
+	ContentPillars     []string `toml:"content_pillars" doc:"Topics original content rotates through."`
+	ProductKeywords    []string `toml:"product_keywords" doc:"Keywords discovery searches for."`
+	CompetitorKeywords []string `toml:"competitor_keywords" doc:"Competitor keywords discovery searches for."`
+	IndustryTopics     []string `toml:"industry_topics" doc:"Broader industry topics."`
+}
+
+// Scoring configures the 6-signal tweet score.
+type Scoring struct {
+	Threshold   float64 `toml:"threshold" doc:"Score (0-100) a tweet needs to be a reply opportunity."`
+	Keyword     float64 `toml:"keyword_relevance_max" doc:"Weight of keyword relevance."`
+	Follower    float64 `toml:"follower_count_max" doc:"Weight of the author follower sweet spot."`
+	Recency     float64 `toml:"recency_max" doc:"Weight of recency."`
+	Engagement  float64 `toml:"engagement_rate_max" doc:"Weight of engagement rate."`
+	ReplyCount  float64 `toml:"reply_count_max" doc:"Weight of the reply count signal."`
+	ContentType float64 `toml:"content_type_max" doc:"Weight of the content type signal."`
+}
+
+// Limits are the autopilot's safety caps.
+type Limits struct {
+	MaxRepliesPerDay          int      `toml:"max_replies_per_day" doc:"Daily cap on replies."`
+	MaxTweetsPerDay           int      `toml:"max_tweets_per_day" doc:"Daily cap on original tweets."`
+	MaxThreadsPerWeek         int      `toml:"max_threads_per_week" doc:"Weekly cap on threads."`
+	MaxRepliesPerAuthorPerDay int      `toml:"max_replies_per_author_per_day" doc:"Most replies to one author per day."`
+	BannedPhrases             []string `toml:"banned_phrases" doc:"Phrases generated text must never contain."`
+	ProductMentionRatio       float64  `toml:"product_mention_ratio" doc:"Largest share of replies that may mention the product."`
+	MinActionDelaySeconds     int      `toml:"min_action_delay_seconds" doc:"Shortest pause between autopilot actions."`
+	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between autopilot actions."`
+}
+
+// Storage configures the SQLite database.
+type Storage struct {
+	DBPath             string `toml:"db_path" doc:"SQLite file; empty means tuitbot.db in the home directory."`
+	AuditRetentionDays int    `toml:"audit_retention_days" doc:"Days mutation audit rows are kept."`
+	RetentionDays      int    `toml:"retention_days" doc:"Days discovery and analytics rows are kept."`
+}
+
+// MCP configures the MCP server.
+type MCP struct {
+	Profile      string   `toml:"profile" doc:"Default profile: workflow (alias full), readonly or api-readonly."`
+	Tools        []string `toml:"tools" doc:"Only register these tools (empty = all of the profile)."`
+	ExcludeTools []string `toml:"exclude_tools" doc:"Never register these tools; exclusions win."`
+}
+
+// MCPPolicy configures the mutation policy (seed 003).
+type MCPPolicy struct {
+	EnforceForMutations bool         `toml:"enforce_for_mutations" doc:"Master switch for template, user and compat rules and limits. Hard rules always apply."`
+	RequireApprovalFor  []string     `toml:"require_approval_for" doc:"Tools routed to approval (compat key; unprefixed aliases accepted)."`
+	BlockedTools        []string     `toml:"blocked_tools" doc:"Tools always denied (compat key)."`
+	DryRunMutations     bool         `toml:"dry_run_mutations" doc:"Every mutation returns a dry-run envelope instead of executing."`
+	MaxMutationsPerHour int          `toml:"max_mutations_per_hour" doc:"Global hourly cap on executed mutations."`
+	Template            string       `toml:"template" doc:"Baseline rule set: safe_default, growth_aggressive or agency_mode (empty = none)."`
+	DailyBudgetUSD      float64      `toml:"daily_budget_usd" doc:"Daily cap on estimated X spend in USD (0 = no cap)."`
+	AllowAgentApproval  bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item and approve_all for agents. Off: an agent must not approve its own requests."`
+	Rules               []PolicyRule `toml:"rules" doc:"User rules ([[mcp_policy.rules]])."`
+	RateLimits          []PolicyRate `toml:"rate_limits" doc:"User limits ([[mcp_policy.rate_limits]])."`
+}
+
+// PolicyRule is one user rule.
+type PolicyRule struct {
+	ID         string           `toml:"id"`
+	Priority   int              `toml:"priority"`
+	Label      string           `toml:"label"`
+	Enabled    bool             `toml:"enabled"`
+	Conditions PolicyConditions `toml:"conditions"`
+	Action     PolicyAction     `toml:"action"`
+}
+
+// PolicyConditions are AND across fields, OR within a list.
+type PolicyConditions struct {
+	Tools          []string        `toml:"tools"`
+	Categories     []string        `toml:"categories"`
+	Modes          []string        `toml:"modes"`
+	ScheduleWindow *ScheduleWindow `toml:"schedule_window"`
+}
+
+// ScheduleWindow is an hour range in a timezone on some days.
+type ScheduleWindow struct {
+	StartHour int      `toml:"start_hour"`
+	EndHour   int      `toml:"end_hour"`
+	Timezone  string   `toml:"timezone"`
+	Days      []string `toml:"days"`
+}
+
+// PolicyAction is what a matching rule does.
+type PolicyAction struct {
+	Type   string `toml:"type"`
+	Reason string `toml:"reason"`
+}
+
+// PolicyRate is one windowed limit.
+type PolicyRate struct {
+	Key           string  `toml:"key"`
+	Dimension     string  `toml:"dimension"`
+	MatchValue    string  `toml:"match_value"`
+	MaxCount      float64 `toml:"max_count"`
+	PeriodSeconds int64   `toml:"period_seconds"`
+}
+
+// Gateway configures idempotency and audit.
+type Gateway struct {
+	MemoryWindowSeconds int `toml:"memory_window_seconds" doc:"In-process duplicate window."`
+	DBWindowSeconds     int `toml:"db_window_seconds" doc:"Database duplicate window."`
+	ApprovalExpiryHours int `toml:"approval_expiry_hours" doc:"Pending approval items expire after this many hours."`
+}
+
+// Media configures x_upload_media.
+type Media struct {
+	AllowedDirs []string `toml:"allowed_dirs" doc:"Directories x_upload_media may read from; empty means the media folder in the home directory."`
+}
+
+// Schedule configures autopilot active hours.
+type Schedule struct {
+	Timezone         string   `toml:"timezone" doc:"IANA timezone of the active hours."`
+	ActiveHoursStart int      `toml:"active_hours_start" doc:"First active hour (0-23)."`
+	ActiveHoursEnd   int      `toml:"active_hours_end" doc:"Hour activity stops (0-23; may wrap past midnight)."`
+	ActiveDays       []string `toml:"active_days" doc:"Active days: mon..sun."`
+	PreferredTimes   []string `toml:"preferred_times" doc:"HH:MM slots for original tweets; empty = use content_interval_seconds."`
+}
+
+// Intervals pace the autopilot loops.
+type Intervals struct {
+	MentionsSeconds  int `toml:"mentions_check_seconds" doc:"Mentions loop interval."`
+	DiscoverySeconds int `toml:"discovery_search_seconds" doc:"Discovery loop interval."`
+	ContentSeconds   int `toml:"content_post_window_seconds" doc:"Content loop interval."`
+	ThreadSeconds    int `toml:"thread_interval_seconds" doc:"Thread loop interval."`
+	TargetsSeconds   int `toml:"targets_check_seconds" doc:"Targets loop interval."`
+	AnalyticsSeconds int `toml:"analytics_seconds" doc:"Analytics loop interval."`
+	JitterPercent    int `toml:"jitter_percent" doc:"Random jitter added to every interval, in percent."`
+}
+
+// Targets are accounts the targets loop watches.
+type Targets struct {
+	Accounts               []string `toml:"accounts" doc:"Usernames to monitor."`
+	MaxTargetRepliesPerDay int      `toml:"max_target_replies_per_day" doc:"Daily cap on replies to target accounts."`
+}
+
+// Breaker configures the autopilot circuit breaker.
+type Breaker struct {
+	ErrorThreshold  int `toml:"error_threshold" doc:"Consecutive errors that open the breaker."`
+	CooldownSeconds int `toml:"cooldown_seconds" doc:"How long an open breaker pauses a loop."`
+}
+
+// Sandbox configures --sandbox.
+type Sandbox struct {
+	StateFile string `toml:"state_file" doc:"Keep the emulator world in this file between runs (empty = fresh world each run)."`
+	Seed      int64  `toml:"seed" doc:"Seed of the generated demo world."`
+}
+
+// Logging configures slog output on stderr.
+type Logging struct {
+	Level string `toml:"level" doc:"debug, info, warn or error."`
+}
+
+// Default returns the built-in defaults.
+func Default() Config {
+	return Config{
+		Mode:            "autopilot",
+		ApprovalMode:    true,
+		MaxBatchApprove: 25,
+		XAPI: XAPI{
+			APIBaseURL:        "https://api.x.com",
+			UploadBaseURL:     "https://upload.x.com",
+			LegacyUploadURL:   "https://upload.twitter.com",
+			AuthorizeURL:      "https://x.com/i/oauth2/authorize",
+			TokenURL:          "https://api.x.com/2/oauth2/token",
+			CallbackAddr:      "127.0.0.1:8080",
+			TimeoutSeconds:    30,
+			MaxBodyBytes:      16 << 20,
+			MaxAttempts:       3,
+			MaxRateLimitWaitS: 60,
+		},
+		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
+		Scoring: Scoring{
+			Threshold: 60, Keyword: 25, Follower: 15, Recency: 15,
+			Engagement: 15, ReplyCount: 15, ContentType: 15,
+		},
+		Limits: Limits{
+			MaxRepliesPerDay: 5, MaxTweetsPerDay: 6, MaxThreadsPerWeek: 1,
+			MaxRepliesPerAuthorPerDay: 1,
+			BannedPhrases:             []string{"check out", "you should try", "I recommend", "link in bio"},
+			ProductMentionRatio:       0.2,
+			MinActionDelaySeconds:     45, MaxActionDelaySeconds: 180,
+		},
+		Storage: Storage{AuditRetentionDays: 90, RetentionDays: 90},
+		MCP:     MCP{Profile: "workflow"},
+		MCPPolicy: MCPPolicy{
+			EnforceForMutations: true,
+			RequireApprovalFor: []string{
+				"x_post_tweet", "x_reply_to_tweet", "x_quote_tweet",
+				"x_post_thread", "x_follow_user", "x_like_tweet",
+			},
+			MaxMutationsPerHour: 20,
+		},
+		Gateway:  Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
+		Schedule: Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},
+		Intervals: Intervals{
+			MentionsSeconds: 300, DiscoverySeconds: 900, ContentSeconds: 10800,
+			ThreadSeconds: 604800, TargetsSeconds: 1800, AnalyticsSeconds: 3600, JitterPercent: 20,
+		},
+		Targets: Targets{MaxTargetRepliesPerDay: 3},
+		Breaker: Breaker{ErrorThreshold: 5, CooldownSeconds: 600},
+		Sandbox: Sandbox{Seed: 1},
+		Logging: Logging{Level: "info"},
+	}
+}
+
+// HomeDir returns $TUITBOT_HOME or ~/.tuitbot.
+func HomeDir(getenv func(string) string) (string, error) {
+	if h := getenv("TUITBOT_HOME"); h != "" {
+		return h, nil
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the home directory (set TUITBOT_HOME): %w", err)
+	}
+	return filepath.Join(u, ".tuitbot"), nil
+}
+
+// DBFile is the effective database path.
+func (c *Config) DBFile() string {
+	if c.Storage.DBPath != "" {
+		return expandHome(c.Storage.DBPath)
+	}
+	return filepath.Join(c.Home, "tuitbot.db")
+}
+
+// TokenFile is where OAuth tokens live.
+func (c *Config) TokenFile() string { return filepath.Join(c.Home, "tokens.json") }
+
+// MediaDirs are the directories x_upload_media may read.
+func (c *Config) MediaDirs() []string {
+	if len(c.Media.AllowedDirs) == 0 {
+		return []string{filepath.Join(c.Home, "media")}
+	}
+	out := make([]string, len(c.Media.AllowedDirs))
+	for i, d := range c.Media.AllowedDirs {
+		out[i] = expandHome(d)
+	}
+	return out
+}
+
+// EffectiveApprovalMode is approval_mode, forced on in composer mode.
+func (c *Config) EffectiveApprovalMode() bool {
+	return c.ApprovalMode || c.Mode == "composer"
+}
+
+func expandHome(p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if u, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(u, p[2:])
+		}
+	}
+	return p
+}
+
+// FieldError is a validation failure naming the key.
+type FieldError struct {
+	Key     string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Message }
+
+// Errors is a list of validation failures.
+type Errors []*FieldError
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return "invalid configuration:\n  " + strings.Join(parts, "\n  ")
+}
+
+// AsErrors extracts validation failures from err.
+func AsErrors(err error) (Errors, bool) {
+	var es Errors
+	if errors.As(err, &es) {
+		return es, true
+	}
+	return nil, false
+}

@@ -1,0 +1,401 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Source says where the configuration came from, for `config show`.
+type Source struct {
+	File       string   // "" when no file was read
+	EnvApplied []string // env variable names that overrode a key
+}
+
+// LoadOptions controls Load. Getenv and Environ default to the process
+// environment; tests inject their own.
+type LoadOptions struct {
+	// Path is the -c value; when set the file must exist.
+	Path    string
+	Getenv  func(string) string
+	Environ func() []string
+}
+
+// Load builds the effective configuration: defaults, then the file, then
+// TUITBOT_* overrides, then validation.
+func Load(opts LoadOptions) (*Config, Source, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	cfg := Default()
+	var src Source
+	home, err := HomeDir(opts.Getenv)
+	if err != nil {
+		return nil, src, err
+	}
+	cfg.Home = home
+
+	path, explicit := opts.Path, opts.Path != ""
+	if !explicit {
+		path = filepath.Join(home, "config.toml")
+	}
+	cfg.ConfigPath = path
+	if err := decodeFile(path, &cfg); err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			// No file is a supported setup: defaults plus env.
+		} else {
+			return nil, src, err
+		}
+	} else {
+		src.File = path
+	}
+	applied, err := applyEnv(&cfg, opts.Environ())
+	if err != nil {
+		return nil, src, err
+	}
+	src.EnvApplied = applied
+	if err := cfg.Validate(); err != nil {
+		return nil, src, err
+	}
+	return &cfg, src, nil
+}
+
+func decodeFile(path string, cfg *Config) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("config file %s does not exist (run `tuitbot config init` to create one): %w", path, err)
+		}
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("config file %s is a directory; pass a TOML file with -c", path)
+	}
+	md, err := toml.DecodeFile(path, cfg)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		var es Errors
+		for _, k := range und {
+			key := k.String()
+			es = append(es, &FieldError{Key: key, Message: "unknown key; " + allowedHint(k)})
+		}
+		return es
+	}
+	return nil
+}
+
+// allowedHint lists the keys that are valid where an unknown key appeared.
+func allowedHint(k toml.Key) string {
+	section := ""
+	if len(k) > 1 {
+		section = k[0]
+	}
+	var keys []string
+	for _, f := range Fields(&Config{}) {
+		if f.Section == section {
+			keys = append(keys, f.Key)
+		}
+	}
+	if len(keys) == 0 {
+		var secs []string
+		for _, s := range Sections() {
+			secs = append(secs, "["+s+"]")
+		}
+		return "allowed sections: " + strings.Join(secs, ", ")
+	}
+	sort.Strings(keys)
+	return "allowed keys here: " + strings.Join(keys, ", ")
+}
+
+// Field is one scalar or list key of the configuration.
+type Field struct {
+	Section string // "" for top-level keys
+	Key     string
+	Doc     string
+	Secret  bool
+	Value   reflect.Value
+}
+
+// Name is the dotted key name.
+func (f Field) Name() string {
+	if f.Section == "" {
+		return f.Key
+	}
+	return f.Section + "." + f.Key
+}
+
+// EnvName is the override variable for the key.
+func (f Field) EnvName() string {
+	if f.Section == "" {
+		return "TUITBOT_" + strings.ToUpper(f.Key)
+	}
+	return "TUITBOT_" + strings.ToUpper(f.Section) + "__" + strings.ToUpper(f.Key)
+}
+
+// Fields walks the settable keys of cfg in declaration order. Tables of
+// tables (policy rules and limits) are file-only and skipped.
+func Fields(cfg *Config) []Field {
+	var out []Field
+	rv := reflect.ValueOf(cfg).Elem()
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		sf := rt.Field(i)
+		tag := sf.Tag.Get("toml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if sf.Type.Kind() == reflect.Struct {
+			sv := rv.Field(i)
+			for j := 0; j < sf.Type.NumField(); j++ {
+				inner := sf.Type.Field(j)
+				itag := inner.Tag.Get("toml")
+				if itag == "" || itag == "-" || !scalarOrList(inner.Type) {
+					continue
+				}
+				out = append(out, Field{Section: tag, Key: itag, Doc: inner.Tag.Get("doc"),
+					Secret: inner.Tag.Get("secret") == "true", Value: sv.Field(j)})
+			}
+			continue
+		}
+		out = append(out, Field{Key: tag, Doc: sf.Tag.Get("doc"), Value: rv.Field(i)})
+	}
+	return out
+}
+
+// Sections lists the section names in declaration order.
+func Sections() []string {
+	var out []string
+	rt := reflect.TypeOf(Config{})
+	for i := 0; i < rt.NumField(); i++ {
+		sf := rt.Field(i)
+		if tag := sf.Tag.Get("toml"); sf.Type.Kind() == reflect.Struct && tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+func scalarOrList(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+		return true
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.String
+	}
+	return false
+}
+
+// notConfigVars are TUITBOT_ variables that are not config keys.
+var notConfigVars = map[string]bool{
+	"TUITBOT_HOME": true, "TUITBOT_CONFORMANCE_DIR": true, "TUITBOT_CONFIG": true,
+}
+
+func applyEnv(cfg *Config, environ []string) ([]string, error) {
+	byName := map[string]Field{}
+	for _, f := range Fields(cfg) {
+		byName[f.EnvName()] = f
+	}
+	var applied []string
+	var es Errors
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "TUITBOT_") || notConfigVars[name] {
+			continue
+		}
+		f, known := byName[name]
+		if !known {
+			// Only the section form is unambiguously meant as a config key;
+			// other TUITBOT_ names may belong to the environment around us.
+			if strings.Contains(name, "__") {
+				es = append(es, &FieldError{Key: name, Message: "unknown configuration variable; the form is TUITBOT_<SECTION>__<KEY>, e.g. TUITBOT_LLM__MODEL"})
+			}
+			continue
+		}
+		if err := setFromString(f.Value, val); err != nil {
+			es = append(es, &FieldError{Key: name, Message: err.Error()})
+			continue
+		}
+		applied = append(applied, name)
+	}
+	if len(es) > 0 {
+		return nil, es
+	}
+	sort.Strings(applied)
+	return applied, nil
+}
+
+func setFromString(v reflect.Value, s string) error {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean; allowed values: true, false", s)
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		v.SetInt(n)
+	case reflect.Float64:
+		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.SetFloat(n)
+	case reflect.Slice:
+		// An empty value is an explicit empty list, so a default list can be
+		// switched off from the environment.
+		list := []string{}
+		if strings.TrimSpace(s) != "" {
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					list = append(list, p)
+				}
+			}
+		}
+		v.Set(reflect.ValueOf(list))
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}
+
+// Validate checks values; every failure names its key and what is allowed.
+func (c *Config) Validate() error {
+	var es Errors
+	add := func(key, format string, args ...any) {
+		es = append(es, &FieldError{Key: key, Message: fmt.Sprintf(format, args...)})
+	}
+	oneOf := func(key, v string, allowed ...string) {
+		for _, a := range allowed {
+			if v == a {
+				return
+			}
+		}
+		add(key, "%q is not allowed; allowed values: %s", v, strings.Join(allowed, ", "))
+	}
+	positive := func(key string, v int) {
+		if v <= 0 {
+			add(key, "must be greater than 0 (got %d)", v)
+		}
+	}
+	oneOf("mode", c.Mode, "autopilot", "composer")
+	positive("max_batch_approve", c.MaxBatchApprove)
+	positive("x_api.timeout_seconds", c.XAPI.TimeoutSeconds)
+	positive("x_api.max_attempts", c.XAPI.MaxAttempts)
+	if c.XAPI.MaxBodyBytes <= 0 {
+		add("x_api.max_body_bytes", "must be greater than 0")
+	}
+	if c.XAPI.MaxRateLimitWaitS < 0 {
+		add("x_api.max_rate_limit_wait_seconds", "must not be negative")
+	}
+	for key, u := range map[string]string{
+		"x_api.api_base_url": c.XAPI.APIBaseURL, "x_api.upload_base_url": c.XAPI.UploadBaseURL,
+		"x_api.legacy_upload_base_url": c.XAPI.LegacyUploadURL, "x_api.authorize_url": c.XAPI.AuthorizeURL,
+		"x_api.token_url": c.XAPI.TokenURL,
+	} {
+		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") && !strings.HasPrefix(u, "http://localhost") {
+			add(key, "%q must be an https:// URL (plain http is allowed only for 127.0.0.1/localhost)", u)
+		}
+	}
+	oneOf("llm.provider", c.LLM.Provider, "", "openai", "anthropic")
+	positive("llm.timeout_seconds", c.LLM.TimeoutSeconds)
+	positive("llm.max_tokens", c.LLM.MaxTokens)
+	if c.LLM.Temperature < 0 || c.LLM.Temperature > 2 {
+		add("llm.temperature", "must be between 0 and 2 (got %g)", c.LLM.Temperature)
+	}
+	if c.Scoring.Threshold < 0 || c.Scoring.Threshold > 100 {
+		add("scoring.threshold", "must be between 0 and 100 (got %g)", c.Scoring.Threshold)
+	}
+	sum := c.Scoring.Keyword + c.Scoring.Follower + c.Scoring.Recency + c.Scoring.Engagement + c.Scoring.ReplyCount + c.Scoring.ContentType
+	if sum <= 0 || c.Scoring.Keyword < 0 || c.Scoring.Follower < 0 || c.Scoring.Recency < 0 ||
+		c.Scoring.Engagement < 0 || c.Scoring.ReplyCount < 0 || c.Scoring.ContentType < 0 {
+		add("scoring", "weights must be non-negative and sum to more than 0")
+	}
+	positive("limits.max_replies_per_day", c.Limits.MaxRepliesPerDay)
+	positive("limits.max_tweets_per_day", c.Limits.MaxTweetsPerDay)
+	positive("limits.max_threads_per_week", c.Limits.MaxThreadsPerWeek)
+	positive("limits.max_replies_per_author_per_day", c.Limits.MaxRepliesPerAuthorPerDay)
+	if c.Limits.ProductMentionRatio < 0 || c.Limits.ProductMentionRatio > 1 {
+		add("limits.product_mention_ratio", "must be between 0 and 1")
+	}
+	if c.Limits.MinActionDelaySeconds < 0 || c.Limits.MinActionDelaySeconds > c.Limits.MaxActionDelaySeconds {
+		add("limits.min_action_delay_seconds", "must be between 0 and limits.max_action_delay_seconds")
+	}
+	positive("storage.audit_retention_days", c.Storage.AuditRetentionDays)
+	positive("storage.retention_days", c.Storage.RetentionDays)
+	oneOf("mcp.profile", c.MCP.Profile, "workflow", "full", "readonly", "api-readonly")
+	positive("gateway.memory_window_seconds", c.Gateway.MemoryWindowSeconds)
+	positive("gateway.db_window_seconds", c.Gateway.DBWindowSeconds)
+	positive("gateway.approval_expiry_hours", c.Gateway.ApprovalExpiryHours)
+	if c.MCPPolicy.MaxMutationsPerHour < 0 {
+		add("mcp_policy.max_mutations_per_hour", "must not be negative (0 = no global hourly cap)")
+	}
+	if c.MCPPolicy.DailyBudgetUSD < 0 {
+		add("mcp_policy.daily_budget_usd", "must not be negative")
+	}
+	oneOf("mcp_policy.template", c.MCPPolicy.Template, "", "safe_default", "growth_aggressive", "agency_mode")
+	if _, err := time.LoadLocation(c.Schedule.Timezone); err != nil || c.Schedule.Timezone == "" {
+		add("schedule.timezone", "%q is not an IANA timezone (e.g. UTC, Europe/Berlin)", c.Schedule.Timezone)
+	}
+	for key, h := range map[string]int{"schedule.active_hours_start": c.Schedule.ActiveHoursStart, "schedule.active_hours_end": c.Schedule.ActiveHoursEnd} {
+		if h < 0 || h > 23 {
+			add(key, "must be an hour 0-23 (got %d)", h)
+		}
+	}
+	for _, d := range c.Schedule.ActiveDays {
+		oneOf("schedule.active_days", strings.ToLower(d), "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+	}
+	for _, t := range c.Schedule.PreferredTimes {
+		if _, err := time.Parse("15:04", t); err != nil {
+			add("schedule.preferred_times", "%q is not an HH:MM time", t)
+		}
+	}
+	for key, v := range map[string]int{
+		"intervals.mentions_check_seconds": c.Intervals.MentionsSeconds, "intervals.discovery_search_seconds": c.Intervals.DiscoverySeconds,
+		"intervals.content_post_window_seconds": c.Intervals.ContentSeconds, "intervals.thread_interval_seconds": c.Intervals.ThreadSeconds,
+		"intervals.targets_check_seconds": c.Intervals.TargetsSeconds, "intervals.analytics_seconds": c.Intervals.AnalyticsSeconds,
+		"circuit_breaker.error_threshold": c.Breaker.ErrorThreshold, "circuit_breaker.cooldown_seconds": c.Breaker.CooldownSeconds,
+	} {
+		positive(key, v)
+	}
+	if c.Intervals.JitterPercent < 0 || c.Intervals.JitterPercent > 100 {
+		add("intervals.jitter_percent", "must be between 0 and 100")
+	}
+	oneOf("logging.level", c.Logging.Level, "debug", "info", "warn", "error")
+	if c.Storage.DBPath != "" {
+		if st, err := os.Stat(c.DBFile()); err == nil && st.IsDir() {
+			add("storage.db_path", "%q is a directory; give a file path", c.Storage.DBPath)
+		}
+	}
+	for i, r := range c.MCPPolicy.Rules {
+		key := fmt.Sprintf("mcp_policy.rules[%d]", i)
+		if r.ID == "" {
+			add(key+".id", "is required")
+		}
+		oneOf(key+".action.type", r.Action.Type, "allow", "deny", "require_approval", "dry_run")
+	}
+	if len(es) > 0 {
+		sort.SliceStable(es, func(a, b int) bool { return es[a].Key < es[b].Key })
+		return es
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+// Package envelope is the v1.0 response envelope every tool returns
+// (seed 001): {success, data, error, meta}.
+package envelope
+
+import (
+	"encoding/json"
+	"maps"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// ToolVersion is the envelope schema version.
+const ToolVersion = "1.0"
+
+// Envelope is one tool result.
+type Envelope struct {
+	Success bool       `json:"success"`
+	Data    any        `json:"data"`
+	Error   *ErrorBody `json:"error,omitempty"`
+	Meta    *Meta      `json:"meta,omitempty"`
+}
+
+// ErrorBody is the error object. Extra holds code-specific fields
+// (retry_after_ms, rate_limit_reset, tweet_index, ...) flattened beside the
+// fixed ones.
+type ErrorBody struct {
+	Code      apperr.Code
+	Message   string
+	Retryable bool
+	Extra     map[string]any
+}
+
+// MarshalJSON flattens Extra next to code, message and retryable; the fixed
+// fields always win.
+func (e ErrorBody) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(e.Extra)+3)
+	maps.Copy(m, e.Extra)
+	m["code"] = e.Code
+	m["message"] = e.Message
+	m["retryable"] = e.Retryable
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON is the inverse, so tests and clients can read envelopes.
+func (e *ErrorBody) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if v, ok := m["code"].(string); ok {
+		e.Code = apperr.Code(v)
+	}
+	e.Message, _ = m["message"].(string)
+	e.Retryable, _ = m["retryable"].(bool)
+	delete(m, "code")
+	delete(m, "message")
+	delete(m, "retryable")
+	if len(m) > 0 {
+		e.Extra = m
+	}
+	return nil
+}
+
+// Pagination describes list results.
+type Pagination struct {
+	NextToken   string `json:"next_token,omitempty"`
+	ResultCount int    `json:"result_count"`
+	HasMore     bool   `json:"has_more"`
+}
+
+// Rollback is advisory undo guidance for a mutation.
+type Rollback struct {
+	Reversible bool           `json:"reversible"`
+	UndoTool   string         `json:"undo_tool,omitempty"`
+	UndoParams map[string]any `json:"undo_params,omitempty"`
+	Note       string         `json:"note,omitempty"`
+}
+
+// Meta is execution metadata.
+type Meta struct {
+	ToolVersion   string      `json:"tool_version"`
+	ElapsedMS     int64       `json:"elapsed_ms"`
+	Mode          string      `json:"mode,omitempty"`
+	ApprovalMode  *bool       `json:"approval_mode,omitempty"`
+	CorrelationID string      `json:"correlation_id,omitempty"`
+	Rollback      *Rollback   `json:"rollback,omitempty"`
+	Pagination    *Pagination `json:"pagination,omitempty"`
+	RetryCount    *int        `json:"retry_count,omitempty"`
+	// Notes tell the caller about adjustments made to its input, such as a
+	// clamped max_results.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// OK builds a success envelope.
+func OK(data any, meta *Meta) Envelope {
+	return Envelope{Success: true, Data: data, Meta: meta}
+}
+
+// Fail builds a failure envelope from err. Partial data attached to an
+// *apperr.Error (a broken thread's posted ids) is kept.
+func Fail(err error, meta *Meta) Envelope {
+	e := apperr.As(err)
+	return Envelope{
+		Success: false,
+		Data:    e.Data,
+		Error:   &ErrorBody{Code: e.Code, Message: e.Message, Retryable: e.Retryable(), Extra: e.Extra},
+		Meta:    meta,
+	}
+}

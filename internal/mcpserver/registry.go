@@ -1,0 +1,212 @@
+// Package mcpserver is tuitbot's MCP server. One declarative table
+// (Registry) is the single source for tool registration per profile, the
+// manifest, get_capabilities and docs/tools.md.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+)
+
+// Profile names a tool surface.
+type Profile string
+
+// The profiles. Full is an alias of Workflow.
+const (
+	Workflow    Profile = "workflow"
+	Readonly    Profile = "readonly"
+	APIReadonly Profile = "api-readonly"
+)
+
+// ParseProfile accepts the profile names and the full alias.
+func ParseProfile(s string) (Profile, error) {
+	switch s {
+	case "", "workflow", "full":
+		return Workflow, nil
+	case "readonly":
+		return Readonly, nil
+	case "api-readonly":
+		return APIReadonly, nil
+	}
+	return "", fmt.Errorf("unknown profile %q; allowed values: workflow (alias full), readonly, api-readonly", s)
+}
+
+// Mutating reports whether a profile may carry mutation tools at all.
+func (p Profile) Mutating() bool { return p == Workflow }
+
+var (
+	allProfiles  = []Profile{Workflow, Readonly, APIReadonly}
+	apiProfiles  = []Profile{Workflow, APIReadonly}
+	workflowOnly = []Profile{Workflow}
+)
+
+// Needs lists the services a tool depends on.
+type Needs struct {
+	X   bool `json:"x"`
+	LLM bool `json:"llm"`
+	DB  bool `json:"db"`
+}
+
+// Hints are the MCP annotations; every tool sets all four on purpose.
+type Hints struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+var (
+	// readLocal: reads our own database or config.
+	readLocal = Hints{ReadOnly: true, Idempotent: true}
+	// readX: reads X.
+	readX = Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}
+)
+
+// Result is what a handler returns on success.
+type Result struct {
+	Data any
+	Meta envelope.Meta
+}
+
+// Call is the context a handler runs in.
+type Call struct {
+	App     *app.App
+	Req     *mcp.CallToolRequest
+	Surface *Surface
+}
+
+// Surface is the profile and tool set a server was built with.
+type Surface struct {
+	Profile Profile
+	Tools   []*Tool
+}
+
+// Tool is one registry row.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Category    string
+	Mutation    bool
+	Needs       Needs
+	Profiles    []Profile
+	Errors      []apperr.Code
+	Hints       Hints
+	InputType   reflect.Type
+	OutputType  reflect.Type
+
+	run func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error)
+}
+
+// In reports whether t belongs to p.
+func (t *Tool) In(p Profile) bool { return slices.Contains(t.Profiles, p) }
+
+// Spec is the declarative part of a row; def adds the typed handler.
+type Spec struct {
+	Name, Title, Description, Category string
+	Mutation                           bool
+	Needs                              Needs
+	Profiles                           []Profile
+	Errors                             []apperr.Code
+	Hints                              Hints
+	// Output is a zero value of the data type, for docs.
+	Output any
+}
+
+// def binds a typed handler to a spec. The input type drives the JSON
+// schema, validation and decoding.
+func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, error)) *Tool {
+	t := &Tool{
+		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
+		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
+		InputType: reflect.TypeFor[In](),
+	}
+	if s.Output != nil {
+		t.OutputType = reflect.TypeOf(s.Output)
+	}
+	t.run = func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error) {
+		var in In
+		if err := decodeStrict(raw, &in); err != nil {
+			return Result{}, err
+		}
+		return h(ctx, c, in)
+	}
+	return t
+}
+
+// decodeStrict decodes tool arguments, rejecting unknown fields and
+// trailing data rather than guessing what the caller meant.
+func decodeStrict(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apperr.New(apperr.InvalidInput, "arguments: %s", describeJSONError(err))
+	}
+	if dec.More() {
+		return apperr.New(apperr.InvalidInput, "arguments: trailing data after the JSON object")
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if ok := asType(err, &te); ok {
+		field := te.Field
+		if field == "" {
+			field = "(root)"
+		}
+		return fmt.Sprintf("field %q must be %s, got %s", field, te.Type.String(), te.Value)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown field " + rest
+	}
+	return msg
+}
+
+func asType[T any](err error, target *T) bool {
+	v, ok := err.(T)
+	if ok {
+		*target = v
+	}
+	return ok
+}
+
+// InputSchema derives the tool's JSON schema from its input type.
+func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t.InputType, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	return s, nil
+}
+
+// Annotations renders the hints for MCP.
+func (t *Tool) Annotations() *mcp.ToolAnnotations {
+	d, o := t.Hints.Destructive, t.Hints.OpenWorld
+	return &mcp.ToolAnnotations{
+		Title:           t.Title,
+		ReadOnlyHint:    t.Hints.ReadOnly,
+		DestructiveHint: &d,
+		IdempotentHint:  t.Hints.Idempotent,
+		OpenWorldHint:   &o,
+	}
+}

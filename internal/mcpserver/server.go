@@ -1,0 +1,206 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+)
+
+// MaxArgumentBytes caps one call's arguments. The largest legitimate input
+// is a universal request body (1 MiB).
+const MaxArgumentBytes = 2 << 20
+
+// Options select the tool surface.
+type Options struct {
+	Profile      Profile
+	Tools        []string // only these (empty = the whole profile)
+	ExcludeTools []string // never these; exclusions win
+}
+
+// Select returns the registry rows the options enable, in registry order.
+// Unknown names in Tools or ExcludeTools are errors: a typo must not
+// silently widen or narrow the surface.
+func Select(reg []*Tool, o Options) ([]*Tool, error) {
+	known := map[string]bool{}
+	for _, t := range reg {
+		known[t.Name] = true
+	}
+	for _, n := range append(slices.Clone(o.Tools), o.ExcludeTools...) {
+		if !known[n] {
+			return nil, fmt.Errorf("unknown tool %q in --tools/--exclude-tools; run `tuitbot mcp manifest` to list tools", n)
+		}
+	}
+	var out []*Tool
+	for _, t := range reg {
+		if !t.In(o.Profile) {
+			continue
+		}
+		if t.Mutation && !o.Profile.Mutating() {
+			// The registry must never put a mutation into a read-only
+			// profile; refuse to start rather than expose it.
+			return nil, fmt.Errorf("registry error: mutation tool %s listed in profile %s", t.Name, o.Profile)
+		}
+		if len(o.Tools) > 0 && !slices.Contains(o.Tools, t.Name) {
+			continue
+		}
+		if slices.Contains(o.ExcludeTools, t.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// New builds an MCP server for a with the selected tools.
+func New(a *app.App, o Options) (*mcp.Server, []*Tool, error) {
+	tools, err := Select(Registry(), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tuitbot", Title: "tuitbot", Version: app.Version}, &mcp.ServerOptions{
+		Instructions: instructions(o.Profile),
+		Logger:       a.Log,
+	})
+	surface := &Surface{Profile: o.Profile, Tools: tools}
+	for _, t := range tools {
+		schema, err := t.InputSchema()
+		if err != nil {
+			return nil, nil, err
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tool %s: resolve schema: %w", t.Name, err)
+		}
+		srv.AddTool(&mcp.Tool{
+			Name:         t.Name,
+			Title:        t.Title,
+			Description:  t.Description,
+			InputSchema:  schema,
+			OutputSchema: EnvelopeSchema(),
+			Annotations:  t.Annotations(),
+		}, handler(a, t, resolved, surface))
+	}
+	return srv, tools, nil
+}
+
+func instructions(p Profile) string {
+	s := "tuitbot works an X account safely. Every result is a JSON envelope {success, data, error, meta}. "
+	if p.Mutating() {
+		s += "Mutations pass a policy gateway: they may be routed to a human approval queue (data.routed_to_approval), " +
+			"deduplicated (data.duplicate) or denied. Never retry a mutation whose outcome is unknown without reading X first."
+	} else {
+		s += "This profile is read-only: no tool here can change anything on X."
+	}
+	return s
+}
+
+func handler(a *app.App, t *Tool, resolved *jsonschema.Resolved, surface *Surface) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := a.Now()
+		call := &Call{App: a, Req: req, Surface: surface}
+		var raw json.RawMessage
+		if req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				a.Log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				res = render(a, envelope.Fail(apperr.New(apperr.InternalError, "tool %s failed unexpectedly; the server keeps running", t.Name), mergeMeta(baseMeta(a, start), envelope.Meta{})))
+			}
+		}()
+		r, err := invoke(ctx, call, t, resolved, raw)
+		meta := mergeMeta(baseMeta(a, start), r.Meta)
+		if err != nil {
+			return render(a, envelope.Fail(err, meta)), nil
+		}
+		return render(a, envelope.OK(r.Data, meta)), nil
+	}
+}
+
+func invoke(ctx context.Context, c *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage) (Result, error) {
+	if len(raw) > MaxArgumentBytes {
+		return Result{}, apperr.New(apperr.InvalidInput, "arguments are %d bytes; the limit is %d", len(raw), MaxArgumentBytes)
+	}
+	var generic any = map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &generic); err != nil {
+			return Result{}, apperr.New(apperr.InvalidInput, "arguments are not valid JSON: %v", err)
+		}
+	}
+	if err := resolved.Validate(generic); err != nil {
+		return Result{}, apperr.New(apperr.InvalidInput, "arguments: %s", cleanSchemaError(err))
+	}
+	return t.run(ctx, c, raw)
+}
+
+// cleanSchemaError keeps the validator's message, which names the property,
+// but drops its internal schema-path prefix noise.
+func cleanSchemaError(err error) string {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "validating root: ", "")
+	msg = strings.ReplaceAll(msg, "validating /properties/", "")
+	return msg
+}
+
+func baseMeta(a *app.App, start time.Time) envelope.Meta {
+	approval := a.Cfg.EffectiveApprovalMode()
+	return envelope.Meta{
+		ToolVersion:  envelope.ToolVersion,
+		ElapsedMS:    a.Now().Sub(start).Milliseconds(),
+		Mode:         a.Cfg.Mode,
+		ApprovalMode: &approval,
+	}
+}
+
+func mergeMeta(base, extra envelope.Meta) *envelope.Meta {
+	base.CorrelationID = extra.CorrelationID
+	base.Rollback = extra.Rollback
+	base.Pagination = extra.Pagination
+	base.RetryCount = extra.RetryCount
+	base.Notes = extra.Notes
+	return &base
+}
+
+func render(a *app.App, env envelope.Envelope) *mcp.CallToolResult {
+	b, err := json.Marshal(env)
+	if err != nil {
+		a.Log.Error("encode envelope", "error", err)
+		env = envelope.Fail(apperr.New(apperr.SerializationError, "result could not be encoded: %v", err), env.Meta)
+		b, _ = json.Marshal(env)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           !env.Success,
+	}
+}
+
+// EnvelopeSchema is the output schema every tool shares: the envelope.
+func EnvelopeSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:     "object",
+		Required: []string{"success"},
+		Properties: map[string]*jsonschema.Schema{
+			"success": {Type: "boolean"},
+			"data":    {},
+			"error": {Type: "object", Required: []string{"code", "message", "retryable"}, Properties: map[string]*jsonschema.Schema{
+				"code": {Type: "string"}, "message": {Type: "string"}, "retryable": {Type: "boolean"},
+			}},
+			"meta": {Type: "object", Properties: map[string]*jsonschema.Schema{
+				"tool_version": {Type: "string"}, "elapsed_ms": {Type: "integer"},
+				"mode": {Type: "string"}, "approval_mode": {Type: "boolean"},
+			}},
+		},
+	}
+}

@@ -1,0 +1,9 @@
+package mcpserver
+
+// Registry is the one table of every tool. Registration, the manifest,
+// get_capabilities and docs/tools.md all read it.
+func Registry() []*Tool {
+	var all []*Tool
+	all = append(all, metaTools()...)
+	return all
+}

@@ -1,0 +1,149 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
+)
+
+// NoInput is the input of tools that take no arguments.
+type NoInput struct{}
+
+// Capabilities is get_capabilities' data.
+type Capabilities struct {
+	Profile      string               `json:"profile"`
+	Mode         string               `json:"mode"`
+	ApprovalMode bool                 `json:"approval_mode"`
+	Services     map[string]app.Check `json:"services"`
+	ToolCount    int                  `json:"tool_count"`
+	Categories   map[string][]string  `json:"categories"`
+	Mutations    []string             `json:"mutation_tools"`
+	Guidance     []string             `json:"guidance"`
+}
+
+func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+	cfg := c.App.Cfg
+	caps := Capabilities{
+		Profile:      string(c.Surface.Profile),
+		Mode:         cfg.Mode,
+		ApprovalMode: cfg.EffectiveApprovalMode(),
+		Services:     map[string]app.Check{},
+		ToolCount:    len(c.Surface.Tools),
+		Categories:   map[string][]string{},
+		Mutations:    []string{},
+	}
+	for _, chk := range c.App.Health(ctx) {
+		caps.Services[chk.Name] = chk
+	}
+	for _, t := range c.Surface.Tools {
+		caps.Categories[t.Category] = append(caps.Categories[t.Category], t.Name)
+		if t.Mutation {
+			caps.Mutations = append(caps.Mutations, t.Name)
+		}
+	}
+	caps.Guidance = guidance(c.Surface.Profile, caps)
+	return Result{Data: caps}, nil
+}
+
+func guidance(p Profile, caps Capabilities) []string {
+	var g []string
+	if !p.Mutating() {
+		g = append(g, "This profile cannot change anything on X; use the workflow profile for mutations.")
+	}
+	if caps.ApprovalMode {
+		g = append(g, "Approval mode is on: mutations not explicitly allowed by policy are queued for a human; check get_pending_count.")
+	}
+	if s := caps.Services["x"]; s.Status != "ok" {
+		g = append(g, "X is not available ("+s.Message+"); X tools will return x_not_configured.")
+	}
+	if s := caps.Services["llm"]; s.Status != "ok" {
+		g = append(g, "No working LLM ("+s.Message+"); content tools will return llm_not_configured, but you may pass your own text.")
+	}
+	return g
+}
+
+// HealthReport is health_check's data.
+type HealthReport struct {
+	Status string      `json:"status"` // ok or degraded
+	Checks []app.Check `json:"checks"`
+}
+
+func healthCheck(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+	checks := c.App.Health(ctx)
+	status := "ok"
+	for _, ch := range checks {
+		if ch.Status != "ok" {
+			status = "degraded"
+		}
+	}
+	return Result{Data: HealthReport{Status: status, Checks: checks}}, nil
+}
+
+func getConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
+	return Result{Data: config.Masked(c.App.Cfg)}, nil
+}
+
+// ValidationReport is validate_config's data.
+type ValidationReport struct {
+	Valid  bool     `json:"valid"`
+	Errors []string `json:"errors"`
+}
+
+func validateConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
+	rep := ValidationReport{Valid: true, Errors: []string{}}
+	cfg := *c.App.Cfg
+	if err := app.ValidateAll(&cfg); err != nil {
+		rep.Valid = false
+		if es, ok := config.AsErrors(err); ok {
+			for _, e := range es {
+				rep.Errors = append(rep.Errors, e.Error())
+			}
+		} else {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+	}
+	return Result{Data: rep}, nil
+}
+
+// ModeInfo is get_mode's data.
+type ModeInfo struct {
+	Mode         string `json:"mode"`
+	ApprovalMode bool   `json:"approval_mode"`
+}
+
+func getMode(_ context.Context, c *Call, _ NoInput) (Result, error) {
+	return Result{Data: ModeInfo{Mode: c.App.Cfg.Mode, ApprovalMode: c.App.Cfg.EffectiveApprovalMode()}}, nil
+}
+
+// metaTools are the config, health and capability tools.
+func metaTools() []*Tool {
+	return []*Tool{
+		def(Spec{
+			Name: "get_capabilities", Title: "Get capabilities", Category: "meta",
+			Description: "Describe what this server can do right now: profile, mode, approval mode, which services (database, X, LLM) work, and the tools by category.",
+			Profiles:    apiProfiles, Hints: readLocal, Output: Capabilities{},
+		}, getCapabilities),
+		def(Spec{
+			Name: "health_check", Title: "Health check", Category: "health",
+			Description: "Check the database, token, LLM and X, one line each; degraded services are reported, not hidden.",
+			Profiles:    allProfiles, Hints: readLocal, Output: HealthReport{},
+		}, healthCheck),
+		def(Spec{
+			Name: "get_config", Title: "Get configuration", Category: "config",
+			Description: "Return the effective configuration with every secret masked.",
+			Profiles:    allProfiles, Hints: readLocal, Output: map[string]any{},
+		}, getConfig),
+		def(Spec{
+			Name: "validate_config", Title: "Validate configuration", Category: "config",
+			Description: "Validate the effective configuration, including policy rules, and list every problem with the key it concerns.",
+			Profiles:    allProfiles, Hints: readLocal, Output: ValidationReport{}, Errors: []apperr.Code{apperr.ConfigError},
+		}, validateConfig),
+		def(Spec{
+			Name: "get_mode", Title: "Get operating mode", Category: "meta",
+			Description: "Return the operating mode (autopilot or composer) and the effective approval mode (always on in composer).",
+			Profiles:    apiProfiles, Hints: readLocal, Output: ModeInfo{},
+		}, getMode),
+	}
+}

@@ -1,0 +1,201 @@
+// Package store opens tuitbot's SQLite database and runs its embedded
+// migrations. Repositories for the workflow packages live beside it.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver; pure Go, so the binary stays CGO-free
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// TimeFormat is how every timestamp is stored: UTC, fixed width, so string
+// order is time order.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t for storage.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// ParseTime reads a stored timestamp.
+func ParseTime(s string) (time.Time, error) { return time.Parse(TimeFormat, s) }
+
+// DB is the opened database.
+type DB struct {
+	*sql.DB
+	Path string
+	// BackupPath is set when Open backed the file up before migrating.
+	BackupPath string
+}
+
+// Options controls Open.
+type Options struct {
+	// BackupDir receives a copy of a non-empty database before migrations
+	// change it; empty means a "backups" folder beside the database.
+	BackupDir string
+	Now       func() time.Time
+}
+
+// Open opens (creating if needed) the database at path, applies the pragmas,
+// backs up a non-empty database that has pending migrations, and migrates.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("database path is empty; set storage.db_path or TUITBOT_HOME")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("database path %s is a directory; set storage.db_path to a file", path)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create database directory %s: %w", dir, err)
+	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// One writer at a time is SQLite's model; a small pool still lets reads
+	// run beside a write under WAL.
+	db.SetMaxOpenConns(4)
+	d := &DB{DB: db, Path: path}
+	if err := d.verify(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := d.migrate(ctx, opts); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func dsn(path string) string {
+	q := []string{
+		"_pragma=busy_timeout(10000)",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=foreign_keys(1)",
+		"_pragma=synchronous(NORMAL)",
+		"_txlock=immediate",
+	}
+	return "file:" + path + "?" + strings.Join(q, "&")
+}
+
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("database %s is not writable; fix its permissions or set storage.db_path: %w", path, err)
+		}
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// verify fails clearly on a file that is not a SQLite database.
+func (d *DB) verify(ctx context.Context) error {
+	var n int
+	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		return fmt.Errorf("database %s cannot be read (%v); it may be corrupt or not a tuitbot database: restore a backup or move it aside", d.Path, err)
+	}
+	var mode string
+	if err := d.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("database %s: read journal mode: %w", d.Path, err)
+	}
+	return nil
+}
+
+func (d *DB) migrate(ctx context.Context, opts Options) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, d.DB, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
+	}
+	if !pending {
+		return nil
+	}
+	var tables int
+	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('goose_db_version', 'sqlite_sequence')").Scan(&tables); err != nil {
+		return fmt.Errorf("database %s: %w", d.Path, err)
+	}
+	if tables > 0 {
+		dir := opts.BackupDir
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(d.Path), "backups")
+		}
+		bp, err := d.Backup(ctx, dir, opts.Now())
+		if err != nil {
+			return fmt.Errorf("back up %s before migrating: %w", d.Path, err)
+		}
+		d.BackupPath = bp
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate database %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database into dir and returns its
+// path.
+func (d *DB) Backup(ctx context.Context, dir string, now time.Time) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := "tuitbot-" + now.UTC().Format("20060102-150405.000000000") + ".db"
+	path := filepath.Join(dir, name)
+	if strings.ContainsAny(path, "'") {
+		return "", fmt.Errorf("backup path %s contains a quote", path)
+	}
+	if _, err := d.ExecContext(ctx, "VACUUM INTO '"+path+"'"); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its first line.
+func (d *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	var res string
+	err := d.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res)
+	return res, err
+}
+
+// Tx runs fn in a write transaction.
+func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := d.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
