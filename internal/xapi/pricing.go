@@ -1,0 +1,170 @@
+package xapi
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// X API pay-per-use prices in USD, as published on X's developer pricing
+// page (docs.x.com, "X API pay-per-usage pricing and credits", 2026): reads
+// are charged per resource returned, with repeats of the same resource in
+// one UTC day free; writes are charged per request.
+//
+// Where X publishes no price for something the client calls, the estimate
+// below is deliberately on the high side so a budget check never
+// under-counts:
+//   - Deleting a post is billed at the "Interaction: Delete" rate ($0.010)
+//     rather than the lower "Content: Manage" rate ($0.005).
+//   - A media upload is billed once, at the "Content: Create" rate, on the
+//     request that starts it (simple upload or INIT); APPEND, FINALIZE and
+//     STATUS polls are treated as part of that upload.
+//   - Expanded objects (includes.users, includes.tweets) are billed as reads
+//     of their resource type, like the primary data.
+//   - Unknown read endpoints are billed at the highest per-resource read
+//     price, unknown writes at the "Content: Create" price.
+const (
+	PricePostRead          = 0.005 // Posts: Read, per post
+	PriceUserRead          = 0.010 // User: Read, per user
+	PriceFollowsRead       = 0.010 // Following/Followers: Read, per user
+	PriceMediaRead         = 0.005 // Media: Read, per media object
+	PriceCountsRecent      = 0.005 // Counts: Recent, per request
+	PriceCountsAll         = 0.010 // Counts: All, per request
+	PricePostCreate        = 0.015 // Content: Create, per request
+	PricePostCreateWithURL = 0.200 // Content: Create (with URL), per request
+	PriceInteractionCreate = 0.015 // User Interaction: Create (like, follow, repost)
+	PriceInteractionDelete = 0.010 // Interaction: Delete (unlike, unfollow, unrepost; post delete, see above)
+	PriceBookmark          = 0.005 // Bookmark, per request (add or remove)
+	PriceMediaMetadata     = 0.005 // Media Metadata, per request
+	PriceMediaUpload       = PricePostCreate
+	PriceUnknownRead       = 0.010
+	PriceUnknownWrite      = PricePostCreate
+)
+
+// resource kinds used for same-day deduplication.
+const (
+	kindPost  = "post"
+	kindUser  = "user"
+	kindMedia = "media"
+)
+
+// readPrice returns the per-resource price and resource kind of a GET
+// endpoint template. perRequest is true for endpoints billed per call.
+func readPrice(tpl string) (unit float64, kind string, perRequest bool) {
+	switch tpl {
+	case "/2/tweets", "/2/tweets/:id", "/2/tweets/search/recent", "/2/tweets/search/all",
+		"/2/tweets/:id/quote_tweets", "/2/users/:id/mentions", "/2/users/:id/tweets",
+		"/2/users/:id/timelines/reverse_chronological", "/2/users/:id/liked_tweets",
+		"/2/users/:id/bookmarks":
+		return PricePostRead, kindPost, false
+	case "/2/users", "/2/users/me", "/2/users/:id", "/2/users/by/username/:username", "/2/users/by",
+		"/2/users/search", "/2/tweets/:id/liking_users", "/2/tweets/:id/retweeted_by",
+		"/2/users/:id/blocking", "/2/users/:id/muting":
+		return PriceUserRead, kindUser, false
+	case "/2/users/:id/followers", "/2/users/:id/following":
+		return PriceFollowsRead, kindUser, false
+	case "/2/tweets/counts/recent":
+		return PriceCountsRecent, "", true
+	case "/2/tweets/counts/all":
+		return PriceCountsAll, "", true
+	case "/2/media/upload":
+		// STATUS polls belong to the upload already billed at INIT.
+		return 0, "", true
+	}
+	return PriceUnknownRead, "", false
+}
+
+// writePrice returns the per-request price of a non-GET request.
+func writePrice(method, tpl string, hasURL bool) float64 {
+	method = strings.ToUpper(method)
+	switch {
+	case method == "POST" && tpl == "/2/tweets":
+		if hasURL {
+			return PricePostCreateWithURL
+		}
+		return PricePostCreate
+	case method == "DELETE" && tpl == "/2/tweets/:id":
+		return PriceInteractionDelete
+	case method == "POST" && (tpl == "/2/users/:id/likes" || tpl == "/2/users/:id/following" || tpl == "/2/users/:id/retweets"):
+		return PriceInteractionCreate
+	case method == "DELETE" && (tpl == "/2/users/:id/likes/:tweet_id" || tpl == "/2/users/:id/following/:target_user_id" ||
+		tpl == "/2/users/:id/retweets/:source_tweet_id"):
+		return PriceInteractionDelete
+	case tpl == "/2/users/:id/bookmarks" || tpl == "/2/users/:id/bookmarks/:tweet_id":
+		return PriceBookmark
+	case method == "POST" && tpl == "/2/media/metadata":
+		return PriceMediaMetadata
+	case method == "POST" && (tpl == "/2/media/upload" || tpl == "/2/media/upload/initialize"):
+		return PriceMediaUpload
+	case method == "POST" && (tpl == "/2/media/upload/:id/append" || tpl == "/2/media/upload/:id/finalize"):
+		return 0
+	}
+	return PriceUnknownWrite
+}
+
+// splitEndpoint accepts "METHOD /path", "/path" or a concrete path and
+// returns the method (if any) and the template.
+func splitEndpoint(method, endpoint string) (string, string) {
+	endpoint = strings.TrimSpace(endpoint)
+	if i := strings.IndexByte(endpoint, ' '); i > 0 {
+		if method == "" {
+			method = endpoint[:i]
+		}
+		endpoint = strings.TrimSpace(endpoint[i+1:])
+	}
+	return strings.ToUpper(method), pathTemplate(endpoint)
+}
+
+// EstimateCost estimates the USD charge of one request before it is made:
+// reads cost items × the endpoint's per-resource price (no same-day
+// deduplication, so the estimate never under-counts), writes cost the
+// per-request price; hasURL selects the with-URL price for post creation.
+// endpoint may be a template ("/2/users/:id/mentions"), a concrete path, or
+// "METHOD /path".
+func EstimateCost(method, endpoint string, items int, hasURL bool) float64 {
+	m, tpl := splitEndpoint(method, endpoint)
+	if m == "GET" || m == "HEAD" {
+		unit, _, perRequest := readPrice(tpl)
+		if perRequest {
+			return unit
+		}
+		if items < 0 {
+			items = 0
+		}
+		return unit * float64(items)
+	}
+	return writePrice(m, tpl, hasURL)
+}
+
+// EstimateWrite estimates the charge of a write request from its concrete
+// method, path and JSON body, so a budget can be checked before calling X.
+// A POST /2/tweets body that cannot be read is priced as a post with a URL.
+// GET requests are reads and cost 0 here (see EstimateCost).
+func EstimateWrite(method, path string, body []byte) float64 {
+	m, tpl := splitEndpoint(method, path)
+	if m == "GET" || m == "HEAD" || m == "" {
+		return 0
+	}
+	hasURL := false
+	if m == "POST" && tpl == "/2/tweets" {
+		var b struct {
+			Text *string `json:"text"`
+		}
+		if len(body) > 0 && json.Unmarshal(body, &b) != nil {
+			hasURL = true
+		} else if b.Text != nil {
+			hasURL = ContainsURL(*b.Text)
+		}
+	}
+	return writePrice(m, tpl, hasURL)
+}
+
+// urlPattern finds what X would turn into a link: scheme URLs, www. hosts
+// and bare domains with a common top-level domain. It errs towards finding a
+// URL because the with-URL price is the higher one.
+var urlPattern = regexp.MustCompile(`(?i)(?:\bhttps?://[^\s]|\bwww\.[a-z0-9-]|(?:^|[^a-z0-9@._-])[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:com|net|org|io|ai|dev|app|co|me|xyz|info|biz|gg|ly|sh|so|tv|fm|to|us|uk|ca|de|fr|es|it|nl|jp|cn|in|au|br|ru|eu|edu|gov|tech|site|online|link|page|blog|news|store|shop|cloud|run)(?:$|[^a-z0-9_-]))`)
+
+// ContainsURL reports whether text contains something X would link.
+func ContainsURL(text string) bool {
+	return urlPattern.MatchString(text)
+}

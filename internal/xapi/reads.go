@@ -1,0 +1,334 @@
+package xapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// Fields the typed reads ask X for. X's query parameter for post fields is
+// tweet.fields; user.fields and expansions=author_id bring the authors.
+const (
+	tweetFields = "attachments,author_id,conversation_id,created_at,entities,in_reply_to_user_id,lang,possibly_sensitive,public_metrics,referenced_tweets"
+	userFields  = "created_at,description,location,name,profile_image_url,protected,public_metrics,url,username,verified,verified_type"
+	expansions  = "author_id"
+)
+
+// MaxBatchIDs is X's limit of ids per batch lookup.
+const MaxBatchIDs = 100
+
+var (
+	idPattern       = regexp.MustCompile(`^[0-9]{1,19}$`)
+	usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+)
+
+// ListParams page through a list endpoint. Zero values are omitted so X
+// applies its defaults.
+type ListParams struct {
+	MaxResults      int
+	PaginationToken string
+	// SinceID is honoured by mentions, user posts and the home timeline.
+	SinceID string
+}
+
+// SearchParams are the recent-search inputs.
+type SearchParams struct {
+	Query           string
+	MaxResults      int
+	SinceID         string
+	PaginationToken string
+}
+
+func tweetQuery() url.Values {
+	return url.Values{
+		"tweet.fields": {tweetFields},
+		"expansions":   {expansions},
+		"user.fields":  {userFields},
+	}
+}
+
+func userQuery() url.Values {
+	return url.Values{"user.fields": {userFields}}
+}
+
+func checkID(field, id string) error {
+	if !idPattern.MatchString(id) {
+		return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (1-19 digits)", field, truncate(id, 40))
+	}
+	return nil
+}
+
+func checkIDs(field string, ids []string) error {
+	if len(ids) == 0 {
+		return apperr.New(apperr.InvalidInput, "%s: at least one id is required", field)
+	}
+	if len(ids) > MaxBatchIDs {
+		return apperr.New(apperr.InvalidInput, "%s: %d ids given, X accepts at most %d", field, len(ids), MaxBatchIDs)
+	}
+	for i, id := range ids {
+		if err := checkID(field+"["+strconv.Itoa(i)+"]", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listRange is X's max_results range of one list endpoint.
+type listRange struct{ min, max int }
+
+func (p ListParams) apply(q url.Values, r listRange, sinceOK bool) error {
+	if p.MaxResults != 0 {
+		if p.MaxResults < r.min || p.MaxResults > r.max {
+			return apperr.New(apperr.InvalidInput, "max_results: %d is outside X's range %d-%d for this endpoint", p.MaxResults, r.min, r.max)
+		}
+		q.Set("max_results", strconv.Itoa(p.MaxResults))
+	}
+	if p.PaginationToken != "" {
+		if strings.ContainsAny(p.PaginationToken, "\x00\r\n") || len(p.PaginationToken) > 512 {
+			return apperr.New(apperr.InvalidInput, "pagination_token: not a valid X pagination token")
+		}
+		q.Set("pagination_token", p.PaginationToken)
+	}
+	if p.SinceID != "" {
+		if !sinceOK {
+			return apperr.New(apperr.InvalidInput, "since_id: this endpoint does not support since_id")
+		}
+		if err := checkID("since_id", p.SinceID); err != nil {
+			return err
+		}
+		q.Set("since_id", p.SinceID)
+	}
+	return nil
+}
+
+// getEnvelope runs a typed GET and decodes X's envelope.
+func getEnvelope[T any](ctx context.Context, c *Client, path string, q url.Values) (*envelope[T], CallInfo, error) {
+	res, err := c.exec(ctx, newRequest("GET", HostAPI, path, q, nil))
+	if err != nil {
+		return nil, CallInfo{}, err
+	}
+	var env envelope[T]
+	if err := json.Unmarshal(res.body, &env); err != nil {
+		return nil, res.callInfo(), apperr.Wrap(apperr.XAPIError, err, "X's answer to GET %s did not have the expected shape", pathTemplate(path))
+	}
+	return &env, res.callInfo(), nil
+}
+
+// getOne fetches a single object; a 200 without data (X reports missing
+// resources that way) becomes an error built from errors[].
+func getOne[T any](ctx context.Context, c *Client, path string, q url.Values) (*T, *envelope[*T], CallInfo, error) {
+	env, info, err := getEnvelope[*T](ctx, c, path, q)
+	if err != nil {
+		return nil, nil, info, err
+	}
+	if env.Data == nil {
+		return nil, nil, info, classifyProblems(env.Errors)
+	}
+	return env.Data, env, info, nil
+}
+
+func getTweetPage(ctx context.Context, c *Client, path string, q url.Values) (*Page[Tweet], error) {
+	env, info, err := getEnvelope[[]Tweet](ctx, c, path, q)
+	if err != nil {
+		return nil, err
+	}
+	attachAuthors(env.Data, env.Includes.Users)
+	return &Page[Tweet]{Data: env.Data, Includes: env.Includes, Meta: env.Meta, Errors: env.Errors, Call: info}, nil
+}
+
+func getUserPage(ctx context.Context, c *Client, path string, q url.Values) (*Page[User], error) {
+	env, info, err := getEnvelope[[]User](ctx, c, path, q)
+	if err != nil {
+		return nil, err
+	}
+	return &Page[User]{Data: env.Data, Includes: env.Includes, Meta: env.Meta, Errors: env.Errors, Call: info}, nil
+}
+
+// Me returns the authenticated user and caches its id for the write
+// endpoints, which need it in their paths.
+func (c *Client) Me(ctx context.Context) (*User, CallInfo, error) {
+	u, _, info, err := getOne[User](ctx, c, "/2/users/me", userQuery())
+	if err != nil {
+		return nil, info, err
+	}
+	if u.ID != "" {
+		c.meMu.Lock()
+		c.meID = u.ID
+		c.meMu.Unlock()
+	}
+	return u, info, nil
+}
+
+// MyUserID returns the authenticated user's id, calling X only the first
+// time.
+func (c *Client) MyUserID(ctx context.Context) (string, error) {
+	c.meMu.Lock()
+	id := c.meID
+	c.meMu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	u, _, err := c.Me(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !idPattern.MatchString(u.ID) {
+		return "", apperr.New(apperr.XAPIError, "X returned no usable id for the authenticated user")
+	}
+	return u.ID, nil
+}
+
+func (c *Client) userOrMe(ctx context.Context, field, userID string) (string, error) {
+	if userID == "" {
+		return c.MyUserID(ctx)
+	}
+	return userID, checkID(field, userID)
+}
+
+// GetTweet fetches one post with its author.
+func (c *Client) GetTweet(ctx context.Context, id string) (*Tweet, CallInfo, error) {
+	if err := checkID("tweet_id", id); err != nil {
+		return nil, CallInfo{}, err
+	}
+	t, env, info, err := getOne[Tweet](ctx, c, "/2/tweets/"+id, tweetQuery())
+	if err != nil {
+		return nil, info, err
+	}
+	one := []Tweet{*t}
+	attachAuthors(one, env.Includes.Users)
+	return &one[0], info, nil
+}
+
+// GetTweets fetches up to 100 posts; ids X cannot return are listed in
+// Page.Errors.
+func (c *Client) GetTweets(ctx context.Context, ids []string) (*Page[Tweet], error) {
+	if err := checkIDs("ids", ids); err != nil {
+		return nil, err
+	}
+	q := tweetQuery()
+	q.Set("ids", strings.Join(ids, ","))
+	return getTweetPage(ctx, c, "/2/tweets", q)
+}
+
+// SearchRecent runs X's recent search (last 7 days).
+func (c *Client) SearchRecent(ctx context.Context, p SearchParams) (*Page[Tweet], error) {
+	query := strings.TrimSpace(p.Query)
+	if query == "" {
+		return nil, apperr.New(apperr.InvalidInput, "query: must not be empty")
+	}
+	if len(query) > 4096 {
+		return nil, apperr.New(apperr.InvalidInput, "query: %d bytes, X accepts at most 4096", len(query))
+	}
+	q := tweetQuery()
+	q.Set("query", query)
+	lp := ListParams{MaxResults: p.MaxResults, PaginationToken: p.PaginationToken, SinceID: p.SinceID}
+	if err := lp.apply(q, listRange{10, 100}, true); err != nil {
+		return nil, err
+	}
+	return getTweetPage(ctx, c, "/2/tweets/search/recent", q)
+}
+
+// GetUser fetches one user by id.
+func (c *Client) GetUser(ctx context.Context, id string) (*User, CallInfo, error) {
+	if err := checkID("user_id", id); err != nil {
+		return nil, CallInfo{}, err
+	}
+	u, _, info, err := getOne[User](ctx, c, "/2/users/"+id, userQuery())
+	return u, info, err
+}
+
+// GetUsers fetches up to 100 users by id.
+func (c *Client) GetUsers(ctx context.Context, ids []string) (*Page[User], error) {
+	if err := checkIDs("ids", ids); err != nil {
+		return nil, err
+	}
+	q := userQuery()
+	q.Set("ids", strings.Join(ids, ","))
+	return getUserPage(ctx, c, "/2/users", q)
+}
+
+// GetUserByUsername fetches one user by handle (without the @).
+func (c *Client) GetUserByUsername(ctx context.Context, username string) (*User, CallInfo, error) {
+	username = strings.TrimPrefix(strings.TrimSpace(username), "@")
+	if !usernamePattern.MatchString(username) {
+		return nil, CallInfo{}, apperr.New(apperr.InvalidInput, "username: %q is not an X handle (1-15 letters, digits or _)", truncate(username, 40))
+	}
+	u, _, info, err := getOne[User](ctx, c, "/2/users/by/username/"+username, userQuery())
+	return u, info, err
+}
+
+func (c *Client) tweetList(ctx context.Context, userID, field, suffix string, p ListParams, r listRange, sinceOK bool) (*Page[Tweet], error) {
+	id, err := c.userOrMe(ctx, field, userID)
+	if err != nil {
+		return nil, err
+	}
+	q := tweetQuery()
+	if err := p.apply(q, r, sinceOK); err != nil {
+		return nil, err
+	}
+	return getTweetPage(ctx, c, "/2/users/"+id+suffix, q)
+}
+
+func (c *Client) userList(ctx context.Context, path string, p ListParams, r listRange) (*Page[User], error) {
+	q := userQuery()
+	if err := p.apply(q, r, false); err != nil {
+		return nil, err
+	}
+	return getUserPage(ctx, c, path, q)
+}
+
+// Mentions lists posts mentioning userID ("" = the authenticated user).
+func (c *Client) Mentions(ctx context.Context, userID string, p ListParams) (*Page[Tweet], error) {
+	return c.tweetList(ctx, userID, "user_id", "/mentions", p, listRange{5, 100}, true)
+}
+
+// UserTweets lists posts by userID ("" = the authenticated user).
+func (c *Client) UserTweets(ctx context.Context, userID string, p ListParams) (*Page[Tweet], error) {
+	return c.tweetList(ctx, userID, "user_id", "/tweets", p, listRange{5, 100}, true)
+}
+
+// HomeTimeline lists the authenticated user's home timeline, newest first.
+func (c *Client) HomeTimeline(ctx context.Context, p ListParams) (*Page[Tweet], error) {
+	return c.tweetList(ctx, "", "user_id", "/timelines/reverse_chronological", p, listRange{1, 100}, true)
+}
+
+// LikedTweets lists posts userID liked ("" = the authenticated user).
+func (c *Client) LikedTweets(ctx context.Context, userID string, p ListParams) (*Page[Tweet], error) {
+	return c.tweetList(ctx, userID, "user_id", "/liked_tweets", p, listRange{5, 100}, false)
+}
+
+// Bookmarks lists the authenticated user's bookmarks.
+func (c *Client) Bookmarks(ctx context.Context, p ListParams) (*Page[Tweet], error) {
+	return c.tweetList(ctx, "", "user_id", "/bookmarks", p, listRange{1, 100}, false)
+}
+
+// Followers lists users following userID ("" = the authenticated user).
+func (c *Client) Followers(ctx context.Context, userID string, p ListParams) (*Page[User], error) {
+	id, err := c.userOrMe(ctx, "user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	return c.userList(ctx, "/2/users/"+id+"/followers", p, listRange{1, 1000})
+}
+
+// Following lists users userID follows ("" = the authenticated user).
+func (c *Client) Following(ctx context.Context, userID string, p ListParams) (*Page[User], error) {
+	id, err := c.userOrMe(ctx, "user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	return c.userList(ctx, "/2/users/"+id+"/following", p, listRange{1, 1000})
+}
+
+// LikingUsers lists users who liked a post.
+func (c *Client) LikingUsers(ctx context.Context, tweetID string, p ListParams) (*Page[User], error) {
+	if err := checkID("tweet_id", tweetID); err != nil {
+		return nil, err
+	}
+	return c.userList(ctx, "/2/tweets/"+tweetID+"/liking_users", p, listRange{1, 100})
+}

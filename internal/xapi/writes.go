@@ -1,0 +1,230 @@
+package xapi
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// MaxMediaPerPost is X's limit of media attachments per post.
+const MaxMediaPerPost = 4
+
+// PostParams describe a new post. ReplyTo makes it a reply, QuoteOf a
+// quote; media ids are sent for every kind of post.
+type PostParams struct {
+	Text     string
+	ReplyTo  string
+	QuoteOf  string
+	MediaIDs []string
+}
+
+// createPostBody is X's POST /2/tweets body.
+type createPostBody struct {
+	Text  string `json:"text"`
+	Reply *struct {
+		InReplyToTweetID string `json:"in_reply_to_tweet_id"`
+	} `json:"reply,omitempty"`
+	QuoteTweetID string `json:"quote_tweet_id,omitempty"`
+	Media        *struct {
+		MediaIDs []string `json:"media_ids"`
+	} `json:"media,omitempty"`
+}
+
+// Body returns the exact JSON PostTweet sends, so callers can fingerprint or
+// price it before the call.
+func (p PostParams) Body() ([]byte, error) {
+	if p.Text == "" && len(p.MediaIDs) == 0 {
+		return nil, apperr.New(apperr.InvalidInput, "text: required unless media_ids are given")
+	}
+	var b createPostBody
+	b.Text = p.Text
+	if p.ReplyTo != "" {
+		if err := checkID("reply_to", p.ReplyTo); err != nil {
+			return nil, err
+		}
+		b.Reply = &struct {
+			InReplyToTweetID string `json:"in_reply_to_tweet_id"`
+		}{p.ReplyTo}
+	}
+	if p.QuoteOf != "" {
+		if err := checkID("quote_of", p.QuoteOf); err != nil {
+			return nil, err
+		}
+		b.QuoteTweetID = p.QuoteOf
+	}
+	if len(p.MediaIDs) > 0 {
+		if len(p.MediaIDs) > MaxMediaPerPost {
+			return nil, apperr.New(apperr.InvalidInput, "media_ids: %d given, X accepts at most %d", len(p.MediaIDs), MaxMediaPerPost)
+		}
+		for i, id := range p.MediaIDs {
+			if err := checkID("media_ids["+strconv.Itoa(i)+"]", id); err != nil {
+				return nil, err
+			}
+		}
+		b.Media = &struct {
+			MediaIDs []string `json:"media_ids"`
+		}{append([]string(nil), p.MediaIDs...)}
+	}
+	return json.Marshal(b)
+}
+
+// PostTweet creates a post, reply or quote. It is never retried once X may
+// have received it: on an ambiguous failure the error code is
+// apperr.XOutcomeUnknown.
+func (c *Client) PostTweet(ctx context.Context, p PostParams) (*Tweet, CallInfo, error) {
+	body, err := p.Body()
+	if err != nil {
+		return nil, CallInfo{}, err
+	}
+	var out struct {
+		Data *Tweet `json:"data"`
+	}
+	info, err := c.write(ctx, "POST", "/2/tweets", body, &out)
+	if err != nil {
+		return nil, info, err
+	}
+	if out.Data == nil || out.Data.ID == "" {
+		return nil, info, apperr.New(apperr.XOutcomeUnknown, "X accepted POST /2/tweets but returned no post id; verify before trying again")
+	}
+	return out.Data, info, nil
+}
+
+// write sends a JSON write and decodes data into out.
+func (c *Client) write(ctx context.Context, method, path string, body []byte, out any) (CallInfo, error) {
+	r := newRequest(method, HostAPI, path, nil, body)
+	res, err := c.exec(ctx, r)
+	if err != nil {
+		return CallInfo{}, err
+	}
+	if err := json.Unmarshal(res.body, out); err != nil {
+		code := apperr.XAPIError
+		if r.class == classCreate {
+			code = apperr.XOutcomeUnknown
+		}
+		return res.callInfo(), apperr.Wrap(code, err, "X's answer to %s did not have the expected shape", r.endpoint)
+	}
+	return res.callInfo(), nil
+}
+
+// DeleteTweet deletes one of the authenticated user's posts and reports
+// X's data.deleted.
+func (c *Client) DeleteTweet(ctx context.Context, id string) (bool, CallInfo, error) {
+	if err := checkID("tweet_id", id); err != nil {
+		return false, CallInfo{}, err
+	}
+	var out struct {
+		Data struct {
+			Deleted bool `json:"deleted"`
+		} `json:"data"`
+	}
+	info, err := c.write(ctx, "DELETE", "/2/tweets/"+id, nil, &out)
+	return out.Data.Deleted, info, err
+}
+
+// FollowResult is X's answer to a follow.
+type FollowResult struct {
+	Following bool `json:"following"`
+	// PendingFollow is true when the target is protected and must approve.
+	PendingFollow bool `json:"pending_follow"`
+}
+
+// action posts {field: target} to /2/users/:me/<kind> and returns the
+// boolean X reports under data.<flag>.
+func (c *Client) action(ctx context.Context, kind, field, target, flag string) (bool, CallInfo, error) {
+	if err := checkID(field, target); err != nil {
+		return false, CallInfo{}, err
+	}
+	me, err := c.MyUserID(ctx)
+	if err != nil {
+		return false, CallInfo{}, err
+	}
+	body, _ := json.Marshal(map[string]string{field: target})
+	var out struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	info, err := c.write(ctx, "POST", "/2/users/"+me+"/"+kind, body, &out)
+	if err != nil {
+		return false, info, err
+	}
+	var v bool
+	_ = json.Unmarshal(out.Data[flag], &v)
+	return v, info, nil
+}
+
+// undo deletes /2/users/:me/<kind>/<target> and returns data.<flag>.
+func (c *Client) undo(ctx context.Context, kind, field, target, flag string) (bool, CallInfo, error) {
+	if err := checkID(field, target); err != nil {
+		return false, CallInfo{}, err
+	}
+	me, err := c.MyUserID(ctx)
+	if err != nil {
+		return false, CallInfo{}, err
+	}
+	var out struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	info, err := c.write(ctx, "DELETE", "/2/users/"+me+"/"+kind+"/"+target, nil, &out)
+	if err != nil {
+		return false, info, err
+	}
+	var v bool
+	_ = json.Unmarshal(out.Data[flag], &v)
+	return v, info, nil
+}
+
+// Like likes a post; the result is X's data.liked (true on success).
+func (c *Client) Like(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.action(ctx, "likes", "tweet_id", tweetID, "liked")
+}
+
+// Unlike removes a like; the result is X's data.liked (false on success).
+func (c *Client) Unlike(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.undo(ctx, "likes", "tweet_id", tweetID, "liked")
+}
+
+// Retweet reposts a post; the result is X's data.retweeted.
+func (c *Client) Retweet(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.action(ctx, "retweets", "tweet_id", tweetID, "retweeted")
+}
+
+// Unretweet removes a repost; the result is X's data.retweeted (false on
+// success).
+func (c *Client) Unretweet(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.undo(ctx, "retweets", "tweet_id", tweetID, "retweeted")
+}
+
+// Bookmark bookmarks a post; the result is X's data.bookmarked.
+func (c *Client) Bookmark(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.action(ctx, "bookmarks", "tweet_id", tweetID, "bookmarked")
+}
+
+// Unbookmark removes a bookmark; the result is X's data.bookmarked (false
+// on success).
+func (c *Client) Unbookmark(ctx context.Context, tweetID string) (bool, CallInfo, error) {
+	return c.undo(ctx, "bookmarks", "tweet_id", tweetID, "bookmarked")
+}
+
+// Follow follows a user.
+func (c *Client) Follow(ctx context.Context, targetUserID string) (FollowResult, CallInfo, error) {
+	if err := checkID("target_user_id", targetUserID); err != nil {
+		return FollowResult{}, CallInfo{}, err
+	}
+	me, err := c.MyUserID(ctx)
+	if err != nil {
+		return FollowResult{}, CallInfo{}, err
+	}
+	body, _ := json.Marshal(map[string]string{"target_user_id": targetUserID})
+	var out struct {
+		Data FollowResult `json:"data"`
+	}
+	info, err := c.write(ctx, "POST", "/2/users/"+me+"/following", body, &out)
+	return out.Data, info, err
+}
+
+// Unfollow stops following a user; the result is X's data.following (false
+// on success).
+func (c *Client) Unfollow(ctx context.Context, targetUserID string) (bool, CallInfo, error) {
+	return c.undo(ctx, "following", "target_user_id", targetUserID, "following")
+}
