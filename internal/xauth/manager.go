@@ -155,6 +155,8 @@ func (m *Manager) Refresh(ctx context.Context) (string, error) {
 		if err := m.reloadIfChanged(); err != nil {
 			return "", err
 		}
+		// Loading is not a replacement the caller could have missed.
+		seen = m.gen.Load()
 	}
 	if m.fresh(m.tok) {
 		if m.gen.Load() != seen {
