@@ -195,3 +195,5 @@ func wantCode(t *testing.T, err error, code apperr.Code) *apperr.Error {
 }
 
 func counter() *atomic.Int64 { return &atomic.Int64{} }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -263,23 +263,27 @@ func (c *Client) GetUserByUsername(ctx context.Context, username string) (*User,
 }
 
 func (c *Client) tweetList(ctx context.Context, userID, field, suffix string, p ListParams, r listRange, sinceOK bool) (*Page[Tweet], error) {
-	id, err := c.userOrMe(ctx, field, userID)
-	if err != nil {
-		return nil, err
-	}
 	q := tweetQuery()
 	if err := p.apply(q, r, sinceOK); err != nil {
+		return nil, err
+	}
+	id, err := c.userOrMe(ctx, field, userID)
+	if err != nil {
 		return nil, err
 	}
 	return getTweetPage(ctx, c, "/2/users/"+id+suffix, q)
 }
 
-func (c *Client) userList(ctx context.Context, path string, p ListParams, r listRange) (*Page[User], error) {
+func (c *Client) userList(ctx context.Context, userID, suffix string, p ListParams, r listRange) (*Page[User], error) {
 	q := userQuery()
 	if err := p.apply(q, r, false); err != nil {
 		return nil, err
 	}
-	return getUserPage(ctx, c, path, q)
+	id, err := c.userOrMe(ctx, "user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	return getUserPage(ctx, c, "/2/users/"+id+suffix, q)
 }
 
 // Mentions lists posts mentioning userID ("" = the authenticated user).
@@ -309,20 +313,12 @@ func (c *Client) Bookmarks(ctx context.Context, p ListParams) (*Page[Tweet], err
 
 // Followers lists users following userID ("" = the authenticated user).
 func (c *Client) Followers(ctx context.Context, userID string, p ListParams) (*Page[User], error) {
-	id, err := c.userOrMe(ctx, "user_id", userID)
-	if err != nil {
-		return nil, err
-	}
-	return c.userList(ctx, "/2/users/"+id+"/followers", p, listRange{1, 1000})
+	return c.userList(ctx, userID, "/followers", p, listRange{1, 1000})
 }
 
 // Following lists users userID follows ("" = the authenticated user).
 func (c *Client) Following(ctx context.Context, userID string, p ListParams) (*Page[User], error) {
-	id, err := c.userOrMe(ctx, "user_id", userID)
-	if err != nil {
-		return nil, err
-	}
-	return c.userList(ctx, "/2/users/"+id+"/following", p, listRange{1, 1000})
+	return c.userList(ctx, userID, "/following", p, listRange{1, 1000})
 }
 
 // LikingUsers lists users who liked a post.
@@ -330,5 +326,9 @@ func (c *Client) LikingUsers(ctx context.Context, tweetID string, p ListParams) 
 	if err := checkID("tweet_id", tweetID); err != nil {
 		return nil, err
 	}
-	return c.userList(ctx, "/2/tweets/"+tweetID+"/liking_users", p, listRange{1, 100})
+	q := userQuery()
+	if err := p.apply(q, listRange{1, 100}, false); err != nil {
+		return nil, err
+	}
+	return getUserPage(ctx, c, "/2/tweets/"+tweetID+"/liking_users", q)
 }
