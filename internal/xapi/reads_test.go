@@ -200,7 +200,9 @@ func TestUserLists(t *testing.T) {
 	}{
 		{"followers", func() (*Page[User], error) { return h.c.Followers(ctx, "9", ListParams{MaxResults: 1000}) }, "GET /2/users/9/followers"},
 		{"my followers", func() (*Page[User], error) { return h.c.Followers(ctx, "", ListParams{MaxResults: 1}) }, "GET /2/users/42/followers"},
-		{"following", func() (*Page[User], error) { return h.c.Following(ctx, "9", ListParams{PaginationToken: "ABCDEFGHIJKLMNOP"}) }, "GET /2/users/9/following"},
+		{"following", func() (*Page[User], error) {
+			return h.c.Following(ctx, "9", ListParams{PaginationToken: "ABCDEFGHIJKLMNOP"})
+		}, "GET /2/users/9/following"},
 		{"liking users", func() (*Page[User], error) { return h.c.LikingUsers(ctx, "101", ListParams{MaxResults: 100}) }, "GET /2/tweets/101/liking_users"},
 	}
 	for _, tc := range cases {
