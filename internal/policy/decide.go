@@ -1,0 +1,229 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// limitEpsilon absorbs float rounding when USD amounts are summed, so that a
+// budget spent to the cent is not reported as exceeded.
+const limitEpsilon = 1e-9
+
+// Decide evaluates req against the effective rules and limits. It is pure:
+// usage reports a limit's stored use and window start (ok false when the
+// limit has no row yet), and nothing else is read.
+//
+// Order: hard rules always; template, user and compat rules only when
+// enforcement is on; first matching rule wins (deny, require_approval and
+// dry_run decide at once, allow skips the remaining rules). With effective
+// approval mode on (req.ApprovalMode or composer mode) an unallowed call goes
+// to approval. A call that got this far must then fit every matching limit:
+// count limits when enforcement is on, spend budgets always.
+func (e *Engine) Decide(req Request, usage func(limitKey string) (used float64, windowStart time.Time, ok bool)) Decision {
+	d := e.decideRules(req)
+	if d.Outcome != Allow {
+		return d
+	}
+	if deny, ok := e.checkLimits(req, usage); ok {
+		return deny
+	}
+	return d
+}
+
+// decideRules is Decide without the limits.
+func (e *Engine) decideRules(req Request) Decision {
+	if err := validateRequest(req); err != nil {
+		// Fail closed: a malformed request is a programming error upstream,
+		// and guessing here could let a mutation through.
+		return Decision{Outcome: Deny, Code: apperr.PolicyError, Reason: err.Error(), Source: SourceDefault}
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = ModeAutopilot
+	}
+	var allowedBy *compiledRule
+rules:
+	for i := range e.rules {
+		r := &e.rules[i]
+		if !e.enforce && r.Source != SourceHard {
+			continue
+		}
+		if !r.matches(req, mode) {
+			continue
+		}
+		switch r.Action.Type {
+		case ActionDeny:
+			return Decision{Outcome: Deny, RuleID: r.ID, Reason: r.reason, Code: denyCode(r.Source), Source: r.Source}
+		case ActionRequireApproval:
+			if req.BypassApproval {
+				continue
+			}
+			return Decision{Outcome: RequireApproval, RuleID: r.ID, Reason: r.reason, Source: r.Source}
+		case ActionDryRun:
+			return Decision{Outcome: DryRun, RuleID: r.ID, Reason: r.reason, Source: r.Source}
+		case ActionAllow:
+			allowedBy = r
+			break rules
+		}
+	}
+	if allowedBy != nil {
+		return Decision{Outcome: Allow, RuleID: allowedBy.ID, Reason: allowedBy.reason, Source: allowedBy.Source}
+	}
+	if (req.ApprovalMode || mode == ModeComposer) && !req.BypassApproval {
+		return Decision{Outcome: RequireApproval, RuleID: RuleApprovalMode,
+			Reason: "approval mode is on: mutations that no policy rule allows need approval", Source: SourceMode}
+	}
+	if !e.enforce {
+		return Decision{Outcome: Allow, Reason: "policy enforcement is off", Source: SourceDefault}
+	}
+	return Decision{Outcome: Allow, Reason: "no policy rule matched", Source: SourceDefault}
+}
+
+func validateRequest(req Request) error {
+	switch {
+	case req.Tool == "":
+		return fmt.Errorf("policy request has no tool name")
+	case req.Now.IsZero():
+		return fmt.Errorf("policy request for %s has no time", req.Tool)
+	case req.Mode != "" && req.Mode != ModeAutopilot && req.Mode != ModeComposer:
+		return fmt.Errorf("policy request for %s has unknown mode %q", req.Tool, req.Mode)
+	case math.IsNaN(req.CostUSD) || math.IsInf(req.CostUSD, 0) || req.CostUSD < 0:
+		return fmt.Errorf("policy request for %s has invalid cost_usd %v", req.Tool, req.CostUSD)
+	}
+	return nil
+}
+
+func denyCode(source string) apperr.Code {
+	switch source {
+	case SourceHard:
+		return apperr.PolicyHardRule
+	case SourceCompat:
+		return apperr.PolicyBlocked
+	}
+	return apperr.PolicyUserRule
+}
+
+func (r *compiledRule) matches(req Request, mode string) bool {
+	c := &r.Conditions
+	if len(c.Tools) > 0 && !slices.Contains(c.Tools, req.Tool) {
+		return false
+	}
+	if len(c.Categories) > 0 && !slices.Contains(c.Categories, req.Category) {
+		return false
+	}
+	if len(c.Modes) > 0 && !slices.Contains(c.Modes, mode) {
+		return false
+	}
+	if c.Schedule != nil && !r.inSchedule(req.Now) {
+		return false
+	}
+	return true
+}
+
+func (r *compiledRule) inSchedule(now time.Time) bool {
+	s := r.Conditions.Schedule
+	t := now.In(r.loc)
+	h, day := t.Hour(), t.Weekday()
+	switch {
+	case s.StartHour < s.EndHour:
+		if h < s.StartHour || h >= s.EndHour {
+			return false
+		}
+	case h >= s.StartHour:
+	case h < s.EndHour:
+		// Early hours of a wrapping window belong to the previous day's night.
+		day = (day + 6) % 7
+	default:
+		return false
+	}
+	return len(s.Days) == 0 || r.days[day]
+}
+
+// Applies reports whether the limit counts a call to tool in category cat.
+func (l Limit) Applies(tool string, cat Category) bool {
+	all := l.MatchValue == "" || l.MatchValue == "*"
+	switch l.Dimension {
+	case DimGlobal:
+		return true
+	case DimTool:
+		return all || l.MatchValue == tool
+	case DimCategory:
+		return all || l.MatchValue == string(cat)
+	case DimBudget:
+		return all || l.MatchValue == tool || l.MatchValue == string(cat)
+	}
+	return false
+}
+
+// amount is what a call adds to the limit: one call, or its cost for budgets.
+func (l Limit) amount(req Request) float64 {
+	if l.Dimension == DimBudget {
+		return req.CostUSD
+	}
+	return 1
+}
+
+func (l Limit) period() time.Duration { return time.Duration(l.PeriodSeconds) * time.Second }
+
+// window returns the use and window start in effect at now: a window that has
+// elapsed counts as fresh, starting now. So does one starting in the future,
+// which only a clock step back produces; otherwise it would block for as long
+// as the step.
+func (l Limit) window(used float64, start time.Time, ok bool, now time.Time) (float64, time.Time) {
+	if !ok || start.After(now) || !now.Before(start.Add(l.period())) {
+		return 0, now
+	}
+	return used, start
+}
+
+// checkLimits returns a denial when req does not fit a matching limit. When
+// several are exhausted it reports the one that resets last, so the reset
+// time shown is when the call can succeed.
+func (e *Engine) checkLimits(req Request, usage func(string) (float64, time.Time, bool)) (Decision, bool) {
+	var worst Decision
+	denied := false
+	for _, l := range e.limits {
+		if (!e.enforce && l.Dimension != DimBudget) || !l.Applies(req.Tool, req.Category) {
+			continue
+		}
+		amt := l.amount(req)
+		if amt == 0 {
+			continue
+		}
+		var (
+			used  float64
+			start time.Time
+			ok    bool
+		)
+		if usage != nil {
+			used, start, ok = usage(l.Key)
+		}
+		used, start = l.window(used, start, ok, req.Now)
+		if used+amt <= l.Max+limitEpsilon {
+			continue
+		}
+		d := limitDenial(l, used, amt, start.Add(l.period()))
+		if !denied || d.ResetAt.After(worst.ResetAt) {
+			worst, denied = d, true
+		}
+	}
+	return worst, denied
+}
+
+func limitDenial(l Limit, used, amt float64, reset time.Time) Decision {
+	d := Decision{Outcome: Deny, RuleID: l.Key, ResetAt: reset, Source: l.Source}
+	at := reset.UTC().Format(time.RFC3339)
+	if l.Dimension == DimBudget {
+		d.Code = apperr.PolicyBudget
+		d.Reason = fmt.Sprintf("X spend budget %q: $%.4f of $%.4f used, this call is estimated at $%.4f; resets at %s",
+			l.Key, used, l.Max, amt, at)
+		return d
+	}
+	d.Code = apperr.PolicyRateLimited
+	d.Reason = fmt.Sprintf("mutation limit %q reached: %g of %g in %s; resets at %s", l.Key, used, l.Max, l.period(), at)
+	return d
+}

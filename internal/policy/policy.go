@@ -1,0 +1,288 @@
+// Package policy decides what the mutation gateway may do with a tool call:
+// allow it, deny it, route it to human approval, or answer with a dry run.
+//
+// The decision itself (Engine.Decide) is pure: it reads only its arguments.
+// Windowed limits (call counts and estimated X spend) live in SQLite and are
+// read and updated through Counters, so the gateway can check before calling X
+// and consume only after a mutation actually ran.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// Category groups tools for rules and limits. The tool registry assigns it;
+// the policy never derives a category from a tool name.
+type Category string
+
+// The categories the registry uses.
+const (
+	CatRead      Category = "read"
+	CatWrite     Category = "write"
+	CatEngage    Category = "engage"
+	CatMedia     Category = "media"
+	CatThread    Category = "thread"
+	CatDelete    Category = "delete"
+	CatUniversal Category = "universal_request"
+	CatContent   Category = "content"
+	CatApproval  Category = "approval"
+)
+
+// Categories returns every known category.
+func Categories() []Category {
+	return []Category{CatRead, CatWrite, CatEngage, CatMedia, CatThread, CatDelete, CatUniversal, CatContent, CatApproval}
+}
+
+// ValidCategory reports whether c is one of Categories.
+func ValidCategory(c Category) bool {
+	for _, k := range Categories() {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Operating modes a request can run in.
+const (
+	ModeAutopilot = "autopilot"
+	ModeComposer  = "composer"
+)
+
+// Action types.
+const (
+	ActionAllow           = "allow"
+	ActionDeny            = "deny"
+	ActionRequireApproval = "require_approval"
+	ActionDryRun          = "dry_run"
+)
+
+// Limit dimensions.
+const (
+	DimGlobal   = "global"
+	DimTool     = "tool"
+	DimCategory = "category"
+	// DimBudget limits the estimated X spend in USD rather than a call count.
+	DimBudget = "budget"
+)
+
+// Rule sources, as reported in Rule.Source and Decision.Source.
+const (
+	SourceHard    = "hard"
+	SourceUser    = "user"
+	SourceCompat  = "compat"
+	SourceBudget  = "budget"
+	SourceMode    = "mode"
+	SourceDefault = "default"
+	// Template rules and limits use "template:<name>".
+	sourceTemplatePrefix = "template:"
+)
+
+// IDs of the built-in rules and of the implicit approval-mode decision.
+const (
+	RuleHardDeleteApproval   = "hard:delete_approval"
+	RuleHardComposerApproval = "hard:composer_approval"
+	RuleApprovalMode         = "mode:approval_mode"
+)
+
+// Keys of the limits derived from top-level config values.
+const (
+	LimitKeyMaxMutationsPerHour = "compat:max_mutations_per_hour"
+	LimitKeyDailyBudget         = "budget:daily_usd"
+)
+
+// Template names.
+const (
+	TemplateSafeDefault      = "safe_default"
+	TemplateGrowthAggressive = "growth_aggressive"
+	TemplateAgencyMode       = "agency_mode"
+)
+
+// Templates returns the names of the built-in templates.
+func Templates() []string {
+	return []string{TemplateSafeDefault, TemplateGrowthAggressive, TemplateAgencyMode}
+}
+
+// Priority bands. Hard rules own 0–99 so that nothing configurable can run
+// before them.
+const (
+	HardBandMax         = 99
+	MinUserPriority     = 100
+	compatPriorityStart = 300
+)
+
+// Action is what a matching rule does.
+type Action struct {
+	Type   string `json:"type"` // allow | deny | require_approval | dry_run
+	Reason string `json:"reason,omitempty"`
+}
+
+// Schedule limits a rule to an hour window on some days.
+//
+// The window is [StartHour, EndHour) in local time of Timezone (IANA name,
+// empty means UTC). StartHour > EndHour wraps past midnight. Days are
+// lowercase three-letter names ("mon" … "sun"); empty means every day. For a
+// wrapping window the hours after midnight belong to the night that started
+// the day before, so "fri 22–06" also covers Saturday 02:00.
+type Schedule struct {
+	StartHour int      `json:"start_hour"`
+	EndHour   int      `json:"end_hour"`
+	Timezone  string   `json:"timezone,omitempty"`
+	Days      []string `json:"days,omitempty"`
+}
+
+// Conditions select requests. Dimensions are ANDed; values within one
+// dimension are ORed; an empty list matches anything.
+type Conditions struct {
+	Tools      []string   `json:"tools,omitempty"`
+	Categories []Category `json:"categories,omitempty"`
+	Modes      []string   `json:"modes,omitempty"`
+	Schedule   *Schedule  `json:"schedule_window,omitempty"`
+}
+
+// Rule is one policy rule.
+type Rule struct {
+	ID         string     `json:"id"`
+	Priority   int        `json:"priority"`
+	Label      string     `json:"label,omitempty"`
+	Enabled    bool       `json:"enabled"`
+	Conditions Conditions `json:"conditions"`
+	Action     Action     `json:"action"`
+	// Source is set by the engine: hard | template:<name> | user | compat.
+	Source string `json:"source"`
+}
+
+// Limit is a windowed cap. For DimBudget, Max is USD; otherwise it is a
+// number of executed calls.
+type Limit struct {
+	Key       string `json:"key"`
+	Dimension string `json:"dimension"` // global | tool | category | budget
+	// MatchValue selects the calls the limit counts: "" or "*" matches all;
+	// otherwise a tool name (tool), a category (category), or either
+	// (budget). Global limits always match everything.
+	MatchValue    string  `json:"match_value"`
+	Max           float64 `json:"max"`
+	PeriodSeconds int64   `json:"period_seconds"`
+	// Source is set by the engine: template:<name> | compat | user | budget.
+	Source string `json:"source"`
+}
+
+// Config is the policy part of the product configuration. Start from
+// DefaultConfig: the zero value has enforcement off.
+type Config struct {
+	// EnforceForMutations switches template, user and compat rules and the
+	// count limits. Hard rules, approval mode and the spend budget apply
+	// regardless.
+	EnforceForMutations bool
+	RequireApprovalFor  []string
+	BlockedTools        []string
+	DryRunMutations     bool
+	// MaxMutationsPerHour is a global hourly cap; 0 means no such cap.
+	MaxMutationsPerHour int
+	Template            string
+	Rules               []Rule
+	RateLimits          []Limit
+	// DailyBudgetUSD caps the estimated X spend per 24 h; 0 means no cap.
+	DailyBudgetUSD float64
+}
+
+// DefaultConfig is the configuration used when none is given.
+func DefaultConfig() Config {
+	return Config{
+		EnforceForMutations: true,
+		RequireApprovalFor: []string{
+			"x_post_tweet", "x_reply_to_tweet", "x_quote_tweet",
+			"x_post_thread", "x_follow_user", "x_like_tweet",
+		},
+		BlockedTools:        []string{},
+		MaxMutationsPerHour: 20,
+	}
+}
+
+// Request describes one mutation for a decision.
+type Request struct {
+	Tool     string
+	Category Category
+	// Mode is autopilot or composer; empty means autopilot.
+	Mode string
+	// ApprovalMode is the configured approval_mode flag. Composer mode turns
+	// effective approval mode on regardless.
+	ApprovalMode bool
+	// Now is the decision time (schedules, windows). Check fills it from the
+	// counters' clock when zero; Decide requires it.
+	Now time.Time
+	// CostUSD is the estimated X spend of the call, charged to budget limits.
+	CostUSD float64
+	// BypassApproval marks the replay of an approved item: approval outcomes
+	// are skipped; deny, dry-run and limits still apply.
+	BypassApproval bool
+}
+
+// Outcome is the gateway's next step.
+type Outcome string
+
+// Outcomes.
+const (
+	Allow           Outcome = "allow"
+	Deny            Outcome = "deny"
+	RequireApproval Outcome = "require_approval"
+	DryRun          Outcome = "dry_run"
+)
+
+// Decision is the result of evaluating a request.
+type Decision struct {
+	Outcome Outcome
+	// RuleID is the rule or limit key that decided; empty when nothing
+	// matched and the call is allowed by default.
+	RuleID string
+	Reason string
+	// Code is set for Deny.
+	Code apperr.Code
+	// ResetAt is set for limit denials: when the offending window ends.
+	ResetAt time.Time
+	// Source is the source of the deciding rule or limit.
+	Source string
+}
+
+// Err turns a denial into the product error carried by the envelope; it is
+// nil for other outcomes. Limit denials carry rate_limit_reset.
+func (d Decision) Err() *apperr.Error {
+	if d.Outcome != Deny {
+		return nil
+	}
+	e := apperr.New(d.Code, "%s", d.Reason)
+	if d.RuleID != "" {
+		e.With("rule_id", d.RuleID)
+	}
+	if !d.ResetAt.IsZero() {
+		e.With("rate_limit_reset", d.ResetAt.UTC().Format(time.RFC3339))
+	}
+	return e
+}
+
+// ErrUnknownTool is wrapped by NormalizeToolName for names the registry does
+// not know.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// NormalizeToolName maps a configured tool name to its MCP name: the name
+// itself when known, else "x_"+name when that is known (the seeds' unprefixed
+// aliases), else an error naming the tool.
+func NormalizeToolName(name string, known func(string) bool) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("empty tool name: %w", ErrUnknownTool)
+	}
+	if known == nil {
+		return "", errors.New("no tool registry to check tool names against")
+	}
+	if known(name) {
+		return name, nil
+	}
+	if known("x_" + name) {
+		return "x_" + name, nil
+	}
+	return "", fmt.Errorf("%w %q", ErrUnknownTool, name)
+}
