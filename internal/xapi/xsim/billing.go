@@ -1,0 +1,176 @@
+package xsim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Billing kinds, one per line of X's pay-per-use price list.
+const (
+	BillPostRead       = "posts_read"
+	BillUserRead       = "users_read"
+	BillFollowRead     = "follows_read"
+	BillMediaRead      = "media_read"
+	BillContentCreate  = "content_create"
+	BillContentURL     = "content_create_with_url"
+	BillInteraction    = "user_interaction_create"
+	BillInteractionDel = "interaction_delete"
+	BillContentManage  = "content_manage"
+	BillBookmark       = "bookmark"
+	BillMediaMetadata  = "media_metadata"
+)
+
+// Prices returns X's pay-per-use unit prices in micro-dollars: reads are
+// charged per resource returned (each resource once per UTC day), writes per
+// request. Deleting a post is "Content: Manage"; undoing a like, follow or
+// repost is "Interaction: Delete".
+func Prices() map[string]int64 {
+	return map[string]int64{
+		BillPostRead:       5_000,
+		BillUserRead:       10_000,
+		BillFollowRead:     10_000,
+		BillMediaRead:      5_000,
+		BillContentCreate:  15_000,
+		BillContentURL:     200_000,
+		BillInteraction:    15_000,
+		BillInteractionDel: 10_000,
+		BillContentManage:  5_000,
+		BillBookmark:       5_000,
+		BillMediaMetadata:  5_000,
+	}
+}
+
+func utcDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// chargeReads bills the resources a read returned, skipping those already
+// charged today. Runs under s.mu.
+func (s *Server) chargeReads(c *call, kind string, ids []string) {
+	day := utcDay(c.now)
+	var n int64
+	for _, id := range ids {
+		k := day + "|" + kind + "|" + id
+		if s.st.seen[k] {
+			continue
+		}
+		s.st.seen[k] = true
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	s.st.billing = append(s.st.billing, Charge{At: c.now.UTC(), Kind: kind, Units: n, Micros: n * Prices()[kind], Endpoint: c.route.key})
+}
+
+// chargeWrite bills one write request. Runs under s.mu.
+func (s *Server) chargeWrite(c *call, kind string) {
+	s.st.billing = append(s.st.billing, Charge{At: c.now.UTC(), Kind: kind, Units: 1, Micros: Prices()[kind], Endpoint: c.route.key})
+}
+
+// BillingTotal is the sum of the ledger, per kind and overall.
+type BillingTotal struct {
+	Micros int64
+	Units  map[string]int64
+	ByKind map[string]int64 // micro-dollars per kind
+}
+
+// Billing returns the totals of the pay-per-use ledger since the world began.
+func (s *Server) Billing() BillingTotal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := BillingTotal{Units: map[string]int64{}, ByKind: map[string]int64{}}
+	for _, ch := range s.st.billing {
+		t.Micros += ch.Micros
+		t.Units[ch.Kind] += ch.Units
+		t.ByKind[ch.Kind] += ch.Micros
+	}
+	return t
+}
+
+func formatUSD(micros int64) string {
+	return fmt.Sprintf("%d.%06d", micros/1_000_000, micros%1_000_000)
+}
+
+// handleUsage is GET /2/usage/tweets: X's Usage object (posts consumed per
+// day) plus the emulator's itemised pay-per-use record under "billing".
+func (s *Server) handleUsage(c *call) reply {
+	q := c.r.URL.Query()
+	days := 7
+	if raw := q.Get("days"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 90 {
+			return errInvalidParam("days", raw, fmt.Sprintf("The `days` query parameter value [%s] is not between 1 and 90", raw))
+		}
+		days = n
+	}
+	if _, bad := parseList("usage.fields", q.Get("usage.fields"), []string{"cap_reset_day", "daily_client_app_usage", "daily_project_usage", "project_cap", "project_id", "project_usage"}); bad != nil {
+		return *bad
+	}
+	from := c.now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(days - 1))
+	perDay := map[string]int64{}
+	type line struct {
+		units, micros int64
+	}
+	items := map[string]map[string]*line{}
+	var total, posts int64
+	for _, ch := range s.st.billing {
+		if ch.At.Before(from) {
+			continue
+		}
+		d := utcDay(ch.At)
+		if ch.Kind == BillPostRead {
+			perDay[d] += ch.Units
+			posts += ch.Units
+		}
+		if items[d] == nil {
+			items[d] = map[string]*line{}
+		}
+		l := items[d][ch.Kind]
+		if l == nil {
+			l = &line{}
+			items[d][ch.Kind] = l
+		}
+		l.units += ch.Units
+		l.micros += ch.Micros
+		total += ch.Micros
+	}
+	var usage []map[string]any
+	var daily []map[string]any
+	for i := 0; i < days; i++ {
+		day := from.AddDate(0, 0, i)
+		d := utcDay(day)
+		usage = append(usage, map[string]any{"date": formatTime(day), "usage": strconv.FormatInt(perDay[d], 10)})
+		if len(items[d]) == 0 {
+			continue
+		}
+		kinds := make([]string, 0, len(items[d]))
+		for k := range items[d] {
+			kinds = append(kinds, k)
+		}
+		slices.Sort(kinds)
+		var lines []map[string]any
+		var dayTotal int64
+		for _, k := range kinds {
+			l := items[d][k]
+			dayTotal += l.micros
+			lines = append(lines, map[string]any{"kind": k, "units": l.units, "usd": formatUSD(l.micros)})
+		}
+		daily = append(daily, map[string]any{"date": d, "usd": formatUSD(dayTotal), "items": lines})
+	}
+	project := "1"
+	data := map[string]any{
+		"project_id":          project,
+		"project_cap":         "2000000",
+		"project_usage":       strconv.FormatInt(posts, 10),
+		"cap_reset_day":       1,
+		"daily_project_usage": map[string]any{"project_id": project, "usage": usage},
+		"daily_client_app_usage": []map[string]any{{
+			"client_app_id":      c.grant.ClientID,
+			"usage":              usage,
+			"usage_result_count": len(usage),
+		}},
+		"billing": map[string]any{"currency": "USD", "total_usd": formatUSD(total), "daily": daily},
+	}
+	return ok(map[string]any{"data": data})
+}

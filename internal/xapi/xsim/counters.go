@@ -1,0 +1,46 @@
+package xsim
+
+import "maps"
+
+// Counter names: each counts side effects actually applied, so a test can
+// prove a mutation happened exactly once whatever the client saw.
+const (
+	CountTweetsCreated = "tweets_created"
+	CountTweetsDeleted = "tweets_deleted"
+	CountLikes         = "likes"
+	CountUnlikes       = "unlikes"
+	CountFollows       = "follows"
+	CountUnfollows     = "unfollows"
+	CountRetweets      = "retweets"
+	CountUnretweets    = "unretweets"
+	CountBookmarks     = "bookmarks"
+	CountUnbookmarks   = "unbookmarks"
+	CountMediaUploaded = "media_uploaded"
+	CountMediaMetadata = "media_metadata"
+)
+
+func counterNames() []string {
+	return []string{
+		CountTweetsCreated, CountTweetsDeleted, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
+		CountRetweets, CountUnretweets, CountBookmarks, CountUnbookmarks, CountMediaUploaded, CountMediaMetadata,
+	}
+}
+
+// Counters returns a copy of the side-effect counters (every name present).
+func (s *Server) Counters() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.counters)
+}
+
+// ResetCounters sets every counter back to zero.
+func (s *Server) ResetCounters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range counterNames() {
+		s.counters[k] = 0
+	}
+}
+
+// count records an applied side effect. Runs under s.mu.
+func (s *Server) count(name string) { s.counters[name]++ }

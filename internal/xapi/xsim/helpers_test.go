@@ -1,0 +1,210 @@
+package xsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testEpoch anchors every test world so results are reproducible.
+var testEpoch = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is a started emulator with a fully scoped token for the demo user.
+type env struct {
+	t     *testing.T
+	s     *Server
+	clock *fakeClock
+	base  string
+	token string
+	me    string
+	hc    *http.Client
+}
+
+func newEnv(t *testing.T, mutate ...func(*Options)) *env {
+	t.Helper()
+	clock := &fakeClock{t: testEpoch}
+	opts := DefaultOptions()
+	opts.Now = clock.Now
+	opts.Seed = 42
+	opts.World = DemoWorldAt(42, testEpoch)
+	for _, m := range mutate {
+		m(&opts)
+	}
+	s := New(opts)
+	base, err := s.Start(context.Background(), "")
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	tok, _, _ := s.IssueToken("", s.AllScopes())
+	return &env{t: t, s: s, clock: clock, base: base, token: tok, me: s.DemoUserID(),
+		hc: &http.Client{Timeout: 10 * time.Second}}
+}
+
+type resp struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+func (r resp) data() map[string]any {
+	d, _ := r.body["data"].(map[string]any)
+	return d
+}
+
+func (r resp) list() []any {
+	d, _ := r.body["data"].([]any)
+	return d
+}
+
+func (r resp) meta() map[string]any {
+	d, _ := r.body["meta"].(map[string]any)
+	return d
+}
+
+// do sends a request with the env token (token "" sends none).
+func (e *env) doTok(method, path, token string, body any) resp {
+	e.t.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, ct = strings.NewReader(b), "application/json"
+	case []byte:
+		rd, ct = bytes.NewReader(b), "application/json"
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd, ct = bytes.NewReader(raw), "application/json"
+	}
+	req, err := http.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return e.send(req)
+}
+
+func (e *env) send(req *http.Request) resp {
+	e.t.Helper()
+	res, err := e.hc.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := resp{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &r.body); err != nil {
+			e.t.Fatalf("%s %s: body is not JSON: %v: %s", req.Method, req.URL.Path, err, raw)
+		}
+	}
+	return r
+}
+
+func (e *env) do(method, path string, body any) resp {
+	e.t.Helper()
+	return e.doTok(method, path, e.token, body)
+}
+
+func (e *env) get(path string) resp {
+	e.t.Helper()
+	return e.do("GET", path, nil)
+}
+
+func wantStatus(t *testing.T, r resp, want int) {
+	t.Helper()
+	if r.status != want {
+		t.Fatalf("status = %d, want %d; body %s", r.status, want, r.raw)
+	}
+}
+
+func wantProblem(t *testing.T, r resp, status int, typ string) {
+	t.Helper()
+	wantStatus(t, r, status)
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Fatalf("content-type = %q, want application/problem+json", ct)
+	}
+	if got, _ := r.body["type"].(string); got != typ {
+		t.Fatalf("problem type = %q, want %q; body %s", got, typ, r.raw)
+	}
+	for _, k := range []string{"title", "detail"} {
+		if s, _ := r.body[k].(string); s == "" {
+			t.Fatalf("problem without %s: %s", k, r.raw)
+		}
+	}
+	if st, _ := r.body["status"].(float64); int(st) != status {
+		t.Fatalf("problem status = %v, want %d", r.body["status"], status)
+	}
+}
+
+func (e *env) post(text string) string {
+	e.t.Helper()
+	r := e.do("POST", "/2/tweets", map[string]any{"text": text})
+	wantStatus(e.t, r, http.StatusCreated)
+	return r.data()["id"].(string)
+}
+
+func (e *env) counter(name string) int64 {
+	return e.s.Counters()[name]
+}
+
+// someTweet returns a live post by another account.
+func (e *env) someTweet() string {
+	e.t.Helper()
+	w := e.s.World()
+	for i := len(w.Tweets) - 1; i >= 0; i-- {
+		t := w.Tweets[i]
+		if t.AuthorID != e.me && t.RetweetOf == "" {
+			return t.ID
+		}
+	}
+	e.t.Fatal("no tweet in world")
+	return ""
+}
+
+func (e *env) userID(name string) string {
+	e.t.Helper()
+	for _, u := range e.s.World().Users {
+		if u.Username == name {
+			return u.ID
+		}
+	}
+	e.t.Fatalf("no user %s", name)
+	return ""
+}

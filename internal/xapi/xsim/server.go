@@ -1,0 +1,534 @@
+// Package xsim is an in-memory, stateful emulator of the X API v2 that
+// follows X's OpenAPI document: its paths, parameters, response shapes,
+// problem bodies, OAuth 2.0 PKCE flow, rate-limit headers and pay-per-use
+// billing. It listens on loopback only and stands in for X in tests and in
+// sandbox mode. Fault injection lets tests prove how a client behaves when X
+// is slow, flaky or applies a write but fails to answer.
+package xsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DefaultClientID is the OAuth client id the emulator accepts when
+// Options.ClientID is empty.
+const DefaultClientID = "xsim-sandbox-client"
+
+// DefaultTokenTTL is how long an access token lives, as on X.
+const DefaultTokenTTL = 2 * time.Hour
+
+// Options configures a Server.
+type Options struct {
+	// World is the initial state; nil means DemoWorldAt(Seed, Now()).
+	// The server copies it, so the caller's value is never mutated.
+	World *World
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// TokenTTL is the access-token lifetime; zero means DefaultTokenTTL.
+	TokenTTL time.Duration
+	// ClientID is the only OAuth client the emulator knows; empty means
+	// DefaultClientID.
+	ClientID string
+	// RateLimits enforces X's per-endpoint limits (429 when exhausted).
+	// Headers are sent either way. DefaultOptions turns it on.
+	RateLimits bool
+	// RateLimitOverrides replaces entries of the built-in limit table, keyed
+	// by route ("POST /2/tweets").
+	RateLimitOverrides map[string]RateLimit
+	// Seed drives the demo world and fault probabilities.
+	Seed int64
+	// Logf receives one line per request (never tokens or bodies); nil
+	// discards.
+	Logf func(format string, args ...any)
+	// DuplicateWindow is how far back a post's text is compared for X's
+	// duplicate-content rule; zero means 24h.
+	DuplicateWindow time.Duration
+	// RedirectURIs, when non-empty, is the exact allow-list for the OAuth
+	// redirect_uri; otherwise any loopback http(s) URI is accepted.
+	RedirectURIs []string
+}
+
+// DefaultOptions returns options with rate limits enforced, which is how X
+// behaves.
+func DefaultOptions() Options {
+	return Options{RateLimits: true, TokenTTL: DefaultTokenTTL, ClientID: DefaultClientID}
+}
+
+// Server is the emulator.
+type Server struct {
+	opts    Options
+	now     func() time.Time
+	mux     *http.ServeMux
+	handler http.Handler
+	routes  map[string]*route
+	limits  map[string]RateLimit
+
+	mu           sync.Mutex
+	st           *state
+	windows      map[string]*window
+	faults       []*faultEntry
+	counters     map[string]int64
+	rng          *rand.Rand
+	notEnrolled  bool
+	closed       chan struct{}
+	closeOnce    sync.Once
+	httpSrv      *http.Server
+	baseURL      string
+	listenerDone chan struct{}
+}
+
+// route is one endpoint of the emulator.
+type route struct {
+	key     string // "METHOD /path/{param}", as matched by the mux
+	method  string
+	path    string
+	api     bool // requires a bearer token, counts against rate limits
+	scopes  []string
+	write   bool  // a mutation: refused for suspended accounts
+	maxBody int64 // request body cap; 0 means 64 KiB
+	handle  func(*call) reply
+}
+
+// call carries one request through a handler.
+type call struct {
+	s     *Server
+	r     *http.Request
+	body  []byte
+	now   time.Time
+	user  *User
+	grant *Grant
+	route *route
+}
+
+// New builds a server. It does not listen; use Start or Handler.
+func New(opts Options) *Server {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = DefaultTokenTTL
+	}
+	if opts.ClientID == "" {
+		opts.ClientID = DefaultClientID
+	}
+	if opts.DuplicateWindow <= 0 {
+		opts.DuplicateWindow = 24 * time.Hour
+	}
+	w := opts.World
+	if w == nil {
+		w = DemoWorldAt(opts.Seed, now())
+	} else {
+		w = w.Clone()
+	}
+	seed := uint64(opts.Seed)
+	s := &Server{
+		opts:     opts,
+		now:      now,
+		mux:      http.NewServeMux(),
+		routes:   map[string]*route{},
+		limits:   defaultLimits(),
+		st:       newState(w),
+		windows:  map[string]*window{},
+		counters: map[string]int64{},
+		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		closed:   make(chan struct{}),
+	}
+	for k, v := range opts.RateLimitOverrides {
+		s.limits[k] = v
+	}
+	for _, rt := range s.routeTable() {
+		s.routes[rt.key] = rt
+		s.mux.Handle(rt.key, s.wrap(rt))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.write(w, r, errRouteNotFound())
+	})
+	s.handler = s.mux
+	for _, k := range counterNames() {
+		s.counters[k] = 0
+	}
+	return s
+}
+
+// Handler returns the emulator as an http.Handler (for httptest servers).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on addr (empty means 127.0.0.1:0) and serves until ctx is
+// done or Close is called. Only loopback addresses are accepted: the
+// emulator must never be reachable from the network.
+func (s *Server) Start(ctx context.Context, addr string) (string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("xsim: listen address %q: %w", addr, err)
+	}
+	if host != "localhost" {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return "", fmt.Errorf("xsim: listen address %q: host must be a loopback address", addr)
+		}
+	}
+	s.mu.Lock()
+	if s.httpSrv != nil {
+		s.mu.Unlock()
+		return "", errors.New("xsim: server already started")
+	}
+	s.mu.Unlock()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("xsim: listen: %w", err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	base := "http://" + ln.Addr().String()
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.httpSrv = srv
+	s.baseURL = base
+	s.listenerDone = done
+	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-s.closed:
+		}
+	}()
+	return base, nil
+}
+
+// Close stops the listener (if any), aborts hung requests and releases
+// resources. It is safe to call more than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.mu.Lock()
+		srv, done := s.httpSrv, s.listenerDone
+		s.mu.Unlock()
+		if srv != nil {
+			err = srv.Close()
+			<-done
+		}
+	})
+	return err
+}
+
+// URL is the base URL after Start ("" before).
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.baseURL
+}
+
+// DemoUserID is the id of the account tokens are issued for by default.
+func (s *Server) DemoUserID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.demoUserID
+}
+
+// World returns a deep copy of the current state, for SaveWorld.
+func (s *Server) World() *World {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.snapshot(s.now())
+}
+
+// SetSuspended puts an account in (or out of) X's suspended state: its
+// writes answer 403 with X's suspended body.
+func (s *Server) SetSuspended(userID string, v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v {
+		s.st.suspended[userID] = true
+	} else {
+		delete(s.st.suspended, userID)
+	}
+}
+
+// SetClientNotEnrolled makes every API call answer X's 403
+// client-not-enrolled body, as X does for an app outside a Project.
+func (s *Server) SetClientNotEnrolled(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notEnrolled = v
+}
+
+// Routes lists the emulated endpoints as "METHOD /path/{param}" keys.
+func (s *Server) Routes() []string {
+	out := make([]string, 0, len(s.routes))
+	for k := range s.routes {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// wrap runs the pipeline shared by every route: body cap, authentication,
+// rate limits, fault injection, scopes, suspension, the handler, and the
+// faults that act after the side effect.
+func (s *Server) wrap(rt *route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		status := s.serve(w, r, rt)
+		s.logf("xsim: %s %s -> %d (%s)", r.Method, r.URL.Path, status, time.Since(start).Round(time.Microsecond))
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
+	c := &call{s: s, r: r, route: rt}
+	limit := rt.maxBody
+	if limit <= 0 {
+		limit = 64 << 10
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return s.write(w, r, reply{status: http.StatusRequestEntityTooLarge, problem: true, body: map[string]any{
+				"title": "Payload Too Large", "detail": fmt.Sprintf("The request body exceeds %d bytes.", limit),
+				"type": typeBlank, "status": http.StatusRequestEntityTooLarge,
+			}})
+		}
+		return s.write(w, r, errInvalidParam("body", "", "The request body could not be read."))
+	}
+	c.body = body
+
+	hdr := http.Header{}
+	s.mu.Lock()
+	c.now = s.now()
+	if rt.api {
+		g, u := s.authenticate(r, c.now)
+		if g == nil {
+			s.mu.Unlock()
+			return s.write(w, r, errUnauthorized())
+		}
+		c.grant, c.user = g, u
+		if s.notEnrolled {
+			s.mu.Unlock()
+			return s.write(w, r, errClientNotEnrolled(g.ClientID))
+		}
+		if limited := s.takeRateLimit(rt, u.ID, g.ClientID, c.now, hdr); limited {
+			s.mu.Unlock()
+			rep := errTooManyRequests()
+			rep.header = hdr
+			return s.write(w, r, rep)
+		}
+	}
+	plan := s.planFaults(rt, r.URL.Path, c.grant)
+	s.mu.Unlock()
+
+	// Faults that act before the request is processed.
+	if plan.latency > 0 {
+		t := time.NewTimer(plan.latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return 0
+		case <-s.closed:
+			t.Stop()
+			return 0
+		}
+	}
+	switch plan.pre {
+	case faultTimeout:
+		t := time.NewTimer(maxHang)
+		defer t.Stop()
+		select {
+		case <-r.Context().Done():
+		case <-s.closed:
+		case <-t.C:
+		}
+		return 0
+	case faultReset:
+		resetConn(w)
+		return 0
+	case faultRateLimit:
+		for k := range hdr {
+			if k == "X-Rate-Limit-Remaining" {
+				hdr.Set(k, "0")
+			}
+		}
+		rep := errTooManyRequests()
+		rep.header = hdr
+		return s.write(w, r, rep)
+	case faultServerError:
+		rep := errInternal(plan.status)
+		rep.header = hdr
+		return s.write(w, r, rep)
+	case faultNotEnrolled:
+		id := s.opts.ClientID
+		if c.grant != nil {
+			id = c.grant.ClientID
+		}
+		return s.write(w, r, errClientNotEnrolled(id))
+	}
+
+	s.mu.Lock()
+	var rep reply
+	switch {
+	case rt.api && !hasScopes(c.grant.Scopes, rt.scopes):
+		rep = errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))
+	case rt.write && s.st.suspended[c.user.ID]:
+		rep = errSuspended()
+	default:
+		rep = rt.handle(c)
+	}
+	s.mu.Unlock()
+	rep.header = mergeHeader(rep.header, hdr)
+
+	// Faults that act after the side effect has been applied.
+	switch plan.post {
+	case faultApplyThenError:
+		rep := errInternal(plan.status)
+		rep.header = hdr
+		return s.write(w, r, rep)
+	case faultApplyThenReset:
+		resetConn(w)
+		return 0
+	case faultTruncate:
+		return s.writeMangled(w, rep, true)
+	case faultMalformed:
+		return s.writeMangled(w, rep, false)
+	}
+	return s.write(w, r, rep)
+}
+
+// maxHang bounds a timeout fault so a forgotten client cannot pin a
+// goroutine forever.
+const maxHang = 5 * time.Minute
+
+func mergeHeader(dst, src http.Header) http.Header {
+	if dst == nil {
+		dst = http.Header{}
+	}
+	for k, v := range src {
+		if _, ok := dst[k]; !ok {
+			dst[k] = v
+		}
+	}
+	return dst
+}
+
+func (s *Server) encode(rep reply) (contentType string, body []byte) {
+	if rep.body == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(rep.body)
+	if err != nil {
+		b = []byte(`{"title":"Internal Server Error","detail":"encode failure","type":"about:blank","status":500}`)
+	}
+	if rep.problem {
+		return "application/problem+json", b
+	}
+	return "application/json; charset=utf-8", b
+}
+
+func (s *Server) write(w http.ResponseWriter, _ *http.Request, rep reply) int {
+	ct, body := s.encode(rep)
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	if ct != "" {
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if rep.status == 0 {
+		rep.status = http.StatusOK
+	}
+	w.WriteHeader(rep.status)
+	if len(body) > 0 {
+		_, _ = w.Write(body)
+	}
+	return rep.status
+}
+
+// writeMangled sends the real status and headers with a broken body: cut in
+// half (truncate) or replaced by something that is not JSON.
+func (s *Server) writeMangled(w http.ResponseWriter, rep reply, truncate bool) int {
+	ct, body := s.encode(rep)
+	if truncate {
+		body = body[:len(body)/2]
+	} else {
+		body = append([]byte("<html><body>upstream error"), bytes.Repeat([]byte{'}'}, 3)...)
+	}
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	if ct == "" {
+		ct = "application/json; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if rep.status == 0 {
+		rep.status = http.StatusOK
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(body)
+	return rep.status
+}
+
+// resetConn drops the connection without an HTTP answer. On a real
+// listener it hijacks the socket and closes it with SO_LINGER=0 so the client
+// sees a TCP reset; otherwise it aborts the handler, which closes the
+// connection.
+func resetConn(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// jsonBody decodes the request body strictly (unknown fields are errors, as
+// the spec's additionalProperties:false says).
+func (c *call) jsonBody(v any) *reply {
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		rep := errInvalidParam("body", "", "The request body is empty; a JSON object is required.")
+		return &rep
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		rep := errInvalidParam("body", "", fmt.Sprintf("The request body is not valid JSON for this endpoint: %v", err))
+		return &rep
+	}
+	if dec.More() {
+		rep := errInvalidParam("body", "", "The request body has trailing data after the JSON object.")
+		return &rep
+	}
+	return nil
+}

@@ -1,0 +1,463 @@
+package xsim
+
+import (
+	"fmt"
+)
+
+// userList answers a paged list of users (offset tokens). Runs under s.mu.
+func (s *Server) userList(c *call, ids []string, lo, hi, def int, kind string) reply {
+	v, bad := c.parseView(false)
+	if bad != nil {
+		return *bad
+	}
+	n, bad := c.maxResults(lo, hi, def)
+	if bad != nil {
+		return *bad
+	}
+	off, _, bad := c.pageToken()
+	if bad != nil {
+		return *bad
+	}
+	start := min(int(min(off, uint64(len(ids)))), len(ids))
+	end := min(start+n, len(ids))
+	page := ids[start:end]
+	in := newIncluder(s.st, v)
+	data := make([]map[string]any, 0, len(page))
+	for _, id := range page {
+		u := s.st.users[id]
+		data = append(data, s.st.renderUser(u, v))
+		in.forUser(u)
+	}
+	meta := map[string]any{"result_count": len(page)}
+	if end < len(ids) {
+		meta["next_token"] = encodePageToken(uint64(end))
+	}
+	if start > 0 {
+		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
+	}
+	body := map[string]any{"meta": meta}
+	if len(data) > 0 {
+		body["data"] = data
+	}
+	if inc := in.object(); inc != nil {
+		body["includes"] = inc
+	}
+	s.chargeReads(c, kind, page)
+	s.chargeReads(c, BillPostRead, in.tweetIDs)
+	return ok(body)
+}
+
+// oneUser answers a single-user lookup.
+func (s *Server) oneUser(c *call, u *User, param, value string) reply {
+	v, bad := c.parseView(false)
+	if bad != nil {
+		return *bad
+	}
+	if u == nil {
+		return ok(map[string]any{"errors": []any{notFoundItem("user", param, value)}})
+	}
+	in := newIncluder(s.st, v)
+	in.forUser(u)
+	body := map[string]any{"data": s.st.renderUser(u, v)}
+	if inc := in.object(); inc != nil {
+		body["includes"] = inc
+	}
+	s.chargeReads(c, BillUserRead, []string{u.ID})
+	s.chargeReads(c, BillPostRead, in.tweetIDs)
+	return ok(body)
+}
+
+func (s *Server) handleMe(c *call) reply { return s.oneUser(c, c.user, "id", c.user.ID) }
+
+func (s *Server) handleGetUser(c *call) reply {
+	id := c.r.PathValue("id")
+	if bad := idParam("id", id); bad != nil {
+		return *bad
+	}
+	return s.oneUser(c, s.st.users[id], "id", id)
+}
+
+func (s *Server) handleGetUserByName(c *call) reply {
+	name := c.r.PathValue("username")
+	if !validUsername(name) {
+		return errInvalidParam("username", name, fmt.Sprintf("The `username` query parameter value [%s] does not match ^[A-Za-z0-9_]{1,15}$", name))
+	}
+	return s.oneUser(c, s.st.userByName(name), "username", name)
+}
+
+func (s *Server) handleGetUsers(c *call) reply {
+	ids, bad := splitIDs(c, "ids")
+	if bad != nil {
+		return *bad
+	}
+	v, bad := c.parseView(false)
+	if bad != nil {
+		return *bad
+	}
+	in := newIncluder(s.st, v)
+	var data, errs []any
+	var found []string
+	for _, id := range ids {
+		u := s.st.users[id]
+		if u == nil {
+			errs = append(errs, notFoundItem("user", "ids", id))
+			continue
+		}
+		data = append(data, s.st.renderUser(u, v))
+		in.forUser(u)
+		found = append(found, id)
+	}
+	body := map[string]any{}
+	if len(data) > 0 {
+		body["data"] = data
+	}
+	if len(errs) > 0 {
+		body["errors"] = errs
+	}
+	if inc := in.object(); inc != nil {
+		body["includes"] = inc
+	}
+	s.chargeReads(c, BillUserRead, found)
+	s.chargeReads(c, BillPostRead, in.tweetIDs)
+	return ok(body)
+}
+
+// pathUser resolves the {id} path user of a list endpoint; a missing user is
+// X's 200-with-errors answer.
+func (s *Server) pathUser(c *call, param string) (*User, *reply) {
+	id := c.r.PathValue(param)
+	if bad := idParam(param, id); bad != nil {
+		return nil, bad
+	}
+	u := s.st.users[id]
+	if u == nil {
+		rep := ok(map[string]any{"errors": []any{notFoundItem("user", param, id)}, "meta": map[string]any{"result_count": 0}})
+		return nil, &rep
+	}
+	return u, nil
+}
+
+// selfUser requires the {param} path user to be the authenticated user, as
+// X does for home timelines, bookmarks and every write.
+func (s *Server) selfUser(c *call, param string) *reply {
+	id := c.r.PathValue(param)
+	if bad := idParam(param, id); bad != nil {
+		return bad
+	}
+	if id != c.user.ID {
+		rep := errNotYours(param, id)
+		return &rep
+	}
+	return nil
+}
+
+func (s *Server) handleUserTweets(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	excl, bad := parseList("exclude", c.r.URL.Query().Get("exclude"), []string{"replies", "retweets"})
+	if bad != nil {
+		return *bad
+	}
+	var ids []string
+	for _, id := range newestFirst(s.st.byAuthor[u.ID]) {
+		t := s.st.tweets[id]
+		if excl["replies"] && t.InReplyToTweetID != "" || excl["retweets"] && t.RetweetOf != "" {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return s.tweetList(c, ids, pageOpts{lo: 5, hi: 100, def: 10, timeFilters: true})
+}
+
+func (s *Server) handleMentions(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	name := lower(u.Username)
+	var ids []string
+	for i := len(s.st.order) - 1; i >= 0; i-- {
+		t := s.st.tweets[s.st.order[i]]
+		if t.AuthorID == u.ID || t.RetweetOf != "" {
+			continue
+		}
+		for _, m := range mentionsOf(t.Text) {
+			if lower(m) == name {
+				ids = append(ids, t.ID)
+				break
+			}
+		}
+	}
+	return s.tweetList(c, ids, pageOpts{lo: 5, hi: 100, def: 10, timeFilters: true})
+}
+
+func (s *Server) handleHomeTimeline(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	excl, bad := parseList("exclude", c.r.URL.Query().Get("exclude"), []string{"replies", "retweets"})
+	if bad != nil {
+		return *bad
+	}
+	authors := map[string]bool{c.user.ID: true}
+	for _, e := range s.st.following[c.user.ID] {
+		authors[e.To] = true
+	}
+	var ids []string
+	for i := len(s.st.order) - 1; i >= 0; i-- {
+		t := s.st.tweets[s.st.order[i]]
+		if !authors[t.AuthorID] {
+			continue
+		}
+		if excl["replies"] && t.InReplyToTweetID != "" || excl["retweets"] && t.RetweetOf != "" {
+			continue
+		}
+		ids = append(ids, t.ID)
+	}
+	return s.tweetList(c, ids, pageOpts{lo: 1, hi: 100, def: 100, timeFilters: true})
+}
+
+func (s *Server) handleFollowers(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	es := s.st.followers[u.ID]
+	ids := make([]string, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		ids = append(ids, es[i].From)
+	}
+	return s.userList(c, ids, 1, 1000, 100, BillFollowRead)
+}
+
+func (s *Server) handleFollowing(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	es := s.st.following[u.ID]
+	ids := make([]string, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		ids = append(ids, es[i].To)
+	}
+	return s.userList(c, ids, 1, 1000, 100, BillFollowRead)
+}
+
+func (s *Server) handleLikedTweets(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	es := s.st.likesBy[u.ID]
+	ids := make([]string, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		ids = append(ids, es[i].To)
+	}
+	return s.tweetList(c, ids, pageOpts{lo: 5, hi: 100, def: 100, byOffset: true})
+}
+
+func (s *Server) handleBookmarks(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	es := s.st.bookmarks[c.user.ID]
+	ids := make([]string, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		ids = append(ids, es[i].To)
+	}
+	return s.tweetList(c, ids, pageOpts{lo: 1, hi: 100, def: 100, byOffset: true})
+}
+
+// tweetIDBody reads {"tweet_id": "..."} and checks that the post exists.
+func (s *Server) tweetIDBody(c *call) (*Tweet, *reply) {
+	var req struct {
+		TweetID  string `json:"tweet_id"`
+		FolderID string `json:"folder_id"`
+	}
+	if bad := c.jsonBody(&req); bad != nil {
+		return nil, bad
+	}
+	if req.FolderID != "" && c.route.path != "/2/users/{id}/bookmarks" {
+		rep := errInvalidParam("folder_id", req.FolderID, "The `folder_id` field is not allowed here.")
+		return nil, &rep
+	}
+	if req.FolderID != "" {
+		rep := errInvalidParam("folder_id", req.FolderID, "The `folder_id` field is not supported by this server.")
+		return nil, &rep
+	}
+	if !isNumericID(req.TweetID) {
+		rep := errInvalidParam("tweet_id", req.TweetID, fmt.Sprintf("The `tweet_id` field value [%s] is not a valid id", req.TweetID))
+		return nil, &rep
+	}
+	t := s.st.tweets[req.TweetID]
+	if t == nil {
+		rep := errNotFound("tweet", "tweet_id", req.TweetID)
+		return nil, &rep
+	}
+	return t, nil
+}
+
+func (s *Server) handleLike(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	t, bad := s.tweetIDBody(c)
+	if bad != nil {
+		return *bad
+	}
+	if s.st.like(Edge{From: c.user.ID, To: t.ID, At: c.now.UTC()}) {
+		s.count(CountLikes)
+	}
+	s.chargeWrite(c, BillInteraction)
+	return ok(map[string]any{"data": map[string]any{"liked": true}})
+}
+
+func (s *Server) handleUnlike(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	tid := c.r.PathValue("tweet_id")
+	if bad := idParam("tweet_id", tid); bad != nil {
+		return *bad
+	}
+	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+		return errNotFound("tweet", "tweet_id", tid)
+	}
+	if s.st.unlike(c.user.ID, tid) {
+		s.count(CountUnlikes)
+	}
+	s.chargeWrite(c, BillInteractionDel)
+	return ok(map[string]any{"data": map[string]any{"liked": false}})
+}
+
+func (s *Server) handleFollow(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	var req struct {
+		TargetUserID string `json:"target_user_id"`
+	}
+	if bad := c.jsonBody(&req); bad != nil {
+		return *bad
+	}
+	if !isNumericID(req.TargetUserID) {
+		return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("The `target_user_id` field value [%s] is not a valid id", req.TargetUserID))
+	}
+	target := s.st.users[req.TargetUserID]
+	if target == nil {
+		return errNotFound("user", "target_user_id", req.TargetUserID)
+	}
+	if target.ID == c.user.ID {
+		return errInvalidParam("target_user_id", target.ID, "You cannot follow yourself.")
+	}
+	if target.Protected && !s.st.isFollowing(c.user.ID, target.ID) {
+		// Protected accounts must approve; the request stays pending.
+		s.chargeWrite(c, BillInteraction)
+		return ok(map[string]any{"data": map[string]any{"following": false, "pending_follow": true}})
+	}
+	if s.st.follow(Edge{From: c.user.ID, To: target.ID, At: c.now.UTC()}) {
+		s.count(CountFollows)
+	}
+	s.chargeWrite(c, BillInteraction)
+	return ok(map[string]any{"data": map[string]any{"following": true, "pending_follow": false}})
+}
+
+func (s *Server) handleUnfollow(c *call) reply {
+	if bad := s.selfUser(c, "source_user_id"); bad != nil {
+		return *bad
+	}
+	tid := c.r.PathValue("target_user_id")
+	if bad := idParam("target_user_id", tid); bad != nil {
+		return *bad
+	}
+	if s.st.users[tid] == nil {
+		return errNotFound("user", "target_user_id", tid)
+	}
+	if s.st.unfollow(c.user.ID, tid) {
+		s.count(CountUnfollows)
+	}
+	s.chargeWrite(c, BillInteractionDel)
+	return ok(map[string]any{"data": map[string]any{"following": false}})
+}
+
+func (s *Server) handleRetweet(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	t, bad := s.tweetIDBody(c)
+	if bad != nil {
+		return *bad
+	}
+	// Reposting a repost reposts the original, as on X.
+	if t.RetweetOf != "" {
+		if orig := s.st.tweets[t.RetweetOf]; orig != nil {
+			t = orig
+		}
+	}
+	if rid, done := s.st.retweets[t.ID][c.user.ID]; done {
+		s.chargeWrite(c, BillInteraction)
+		return ok(map[string]any{"data": map[string]any{"retweeted": true, "rest_id": rid}})
+	}
+	author := s.st.users[t.AuthorID]
+	rt := &Tweet{ID: s.st.nextID(c.now), AuthorID: c.user.ID, Text: "RT @" + author.Username + ": " + t.Text,
+		CreatedAt: c.now.UTC(), RetweetOf: t.ID, Lang: t.Lang, Source: "xsim"}
+	rt.ConversationID = rt.ID
+	s.st.addTweet(rt)
+	s.count(CountRetweets)
+	s.chargeWrite(c, BillInteraction)
+	return ok(map[string]any{"data": map[string]any{"retweeted": true, "rest_id": rt.ID}})
+}
+
+func (s *Server) handleUnretweet(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	tid := c.r.PathValue("source_tweet_id")
+	if bad := idParam("source_tweet_id", tid); bad != nil {
+		return *bad
+	}
+	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+		return errNotFound("tweet", "source_tweet_id", tid)
+	}
+	if rid, done := s.st.retweets[tid][c.user.ID]; done {
+		s.st.removeTweet(rid)
+		s.count(CountUnretweets)
+	}
+	s.chargeWrite(c, BillInteractionDel)
+	return ok(map[string]any{"data": map[string]any{"retweeted": false}})
+}
+
+func (s *Server) handleBookmark(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	t, bad := s.tweetIDBody(c)
+	if bad != nil {
+		return *bad
+	}
+	if s.st.bookmark(Edge{From: c.user.ID, To: t.ID, At: c.now.UTC()}) {
+		s.count(CountBookmarks)
+	}
+	s.chargeWrite(c, BillBookmark)
+	return ok(map[string]any{"data": map[string]any{"bookmarked": true}})
+}
+
+func (s *Server) handleUnbookmark(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	tid := c.r.PathValue("tweet_id")
+	if bad := idParam("tweet_id", tid); bad != nil {
+		return *bad
+	}
+	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+		return errNotFound("tweet", "tweet_id", tid)
+	}
+	if s.st.unbookmark(c.user.ID, tid) {
+		s.count(CountUnbookmarks)
+	}
+	s.chargeWrite(c, BillBookmark)
+	return ok(map[string]any{"data": map[string]any{"bookmarked": false}})
+}

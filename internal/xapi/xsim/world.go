@@ -1,0 +1,270 @@
+package xsim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// World is the persistent state of the emulator: accounts, posts, the social
+// graph, uploaded media, OAuth grants and the billing ledger. It is a plain
+// JSON-friendly snapshot; the server keeps its own indexed copy while running.
+type World struct {
+	Version    int       `json:"version"`
+	DemoUserID string    `json:"demo_user_id"`
+	Users      []User    `json:"users"`
+	Tweets     []Tweet   `json:"tweets"`
+	Follows    []Edge    `json:"follows,omitempty"`   // From follows To (user ids)
+	Likes      []Edge    `json:"likes,omitempty"`     // From (user) likes To (tweet)
+	Bookmarks  []Edge    `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
+	Media      []Media   `json:"media,omitempty"`
+	Deleted    []string  `json:"deleted_tweet_ids,omitempty"`
+	Grants     []Grant   `json:"grants,omitempty"`
+	Billing    []Charge  `json:"billing,omitempty"`
+	Seen       []string  `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged
+	Suspended  []string  `json:"suspended_user_ids,omitempty"`
+	Sequence   int64     `json:"sequence"`
+	SavedAt    time.Time `json:"saved_at,omitzero"`
+}
+
+// worldVersion is bumped whenever the JSON layout changes incompatibly.
+const worldVersion = 1
+
+// User is an account.
+type User struct {
+	ID              string    `json:"id"`
+	Username        string    `json:"username"`
+	Name            string    `json:"name"`
+	Description     string    `json:"description,omitempty"`
+	Location        string    `json:"location,omitempty"`
+	URL             string    `json:"url,omitempty"`
+	ProfileImageURL string    `json:"profile_image_url,omitempty"`
+	Verified        bool      `json:"verified,omitempty"`
+	Protected       bool      `json:"protected,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	PinnedTweetID   string    `json:"pinned_tweet_id,omitempty"`
+	// Base counts model the part of the audience that lives outside the
+	// emulated world; edges inside the world are added on top.
+	FollowersBase int64 `json:"followers_base"`
+	FollowingBase int64 `json:"following_base"`
+	ListedCount   int64 `json:"listed_count"`
+	LikeBase      int64 `json:"like_base,omitempty"`
+}
+
+// Tweet is a post. Retweets are posts with RetweetOf set.
+type Tweet struct {
+	ID               string    `json:"id"`
+	AuthorID         string    `json:"author_id"`
+	Text             string    `json:"text"`
+	CreatedAt        time.Time `json:"created_at"`
+	ConversationID   string    `json:"conversation_id"`
+	InReplyToTweetID string    `json:"in_reply_to_tweet_id,omitempty"`
+	InReplyToUserID  string    `json:"in_reply_to_user_id,omitempty"`
+	QuoteOf          string    `json:"quote_of,omitempty"`
+	RetweetOf        string    `json:"retweet_of,omitempty"`
+	Lang             string    `json:"lang"`
+	MediaKeys        []string  `json:"media_keys,omitempty"`
+	Source           string    `json:"source,omitempty"`
+	// Engagement that happened outside the emulated world; likes, retweets,
+	// replies and bookmarks made inside it are counted on top.
+	RetweetBase    int64 `json:"retweet_base"`
+	ReplyBase      int64 `json:"reply_base"`
+	LikeBase       int64 `json:"like_base"`
+	QuoteBase      int64 `json:"quote_base"`
+	BookmarkBase   int64 `json:"bookmark_base"`
+	ImpressionBase int64 `json:"impression_base"`
+}
+
+// Edge is a directed relation between two ids.
+type Edge struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	At   time.Time `json:"at"`
+}
+
+// Media is an uploaded media object (or a chunked upload in progress).
+type Media struct {
+	ID          string    `json:"id"`
+	Key         string    `json:"media_key"`
+	OwnerID     string    `json:"owner_id"`
+	Category    string    `json:"media_category"`
+	MediaType   string    `json:"media_type"`
+	TotalBytes  int64     `json:"total_bytes"`
+	Received    int64     `json:"received_bytes"`
+	Segments    []int     `json:"segments,omitempty"`
+	Head        []byte    `json:"head,omitempty"` // first bytes, for type sniffing
+	Width       int       `json:"width,omitempty"`
+	Height      int       `json:"height,omitempty"`
+	State       string    `json:"state"` // uploading, pending, in_progress, succeeded, failed
+	StatusPolls int       `json:"status_polls,omitempty"`
+	AltText     string    `json:"alt_text,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// Grant is a stored OAuth credential. Only a SHA-256 of the token is kept, so
+// a saved world file never holds a usable bearer token.
+type Grant struct {
+	Hash      string    `json:"hash"`
+	Kind      string    `json:"kind"` // access, refresh, code
+	UserID    string    `json:"user_id"`
+	ClientID  string    `json:"client_id"`
+	Scopes    []string  `json:"scopes"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Used      bool      `json:"used,omitempty"`
+	Revoked   bool      `json:"revoked,omitempty"`
+	// Authorization codes only.
+	RedirectURI   string `json:"redirect_uri,omitempty"`
+	Challenge     string `json:"code_challenge,omitempty"`
+	ChallengeMeth string `json:"code_challenge_method,omitempty"`
+	// Pair links an access token to the refresh token issued with it so that
+	// revoking one can revoke the other.
+	Pair string `json:"pair,omitempty"`
+}
+
+// Charge is one billed line in the pay-per-use ledger.
+type Charge struct {
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Units    int64     `json:"units"`
+	Micros   int64     `json:"usd_micros"`
+	Endpoint string    `json:"endpoint"`
+}
+
+// Clone returns a deep copy so callers can never alias server state.
+func (w *World) Clone() *World {
+	if w == nil {
+		return nil
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		// Every field is plain data; a marshal failure is a programming error.
+		panic(fmt.Sprintf("xsim: clone world: %v", err))
+	}
+	var out World
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(fmt.Sprintf("xsim: clone world: %v", err))
+	}
+	return &out
+}
+
+// Validate checks the referential integrity of a loaded world so a hand-edited
+// or truncated file fails loudly instead of producing confusing answers.
+func (w *World) Validate() error {
+	if w.Version != worldVersion {
+		return fmt.Errorf("world: version %d is not supported (want %d)", w.Version, worldVersion)
+	}
+	users := make(map[string]bool, len(w.Users))
+	names := make(map[string]bool, len(w.Users))
+	for i, u := range w.Users {
+		if !isNumericID(u.ID) {
+			return fmt.Errorf("world: users[%d].id %q is not a numeric id", i, u.ID)
+		}
+		if !validUsername(u.Username) {
+			return fmt.Errorf("world: users[%d].username %q is invalid", i, u.Username)
+		}
+		if users[u.ID] {
+			return fmt.Errorf("world: users[%d].id %q is duplicated", i, u.ID)
+		}
+		lu := lower(u.Username)
+		if names[lu] {
+			return fmt.Errorf("world: users[%d].username %q is duplicated", i, u.Username)
+		}
+		users[u.ID] = true
+		names[lu] = true
+	}
+	if !users[w.DemoUserID] {
+		return fmt.Errorf("world: demo_user_id %q is not a user", w.DemoUserID)
+	}
+	tweets := make(map[string]bool, len(w.Tweets))
+	for i, t := range w.Tweets {
+		if !isNumericID(t.ID) {
+			return fmt.Errorf("world: tweets[%d].id %q is not a numeric id", i, t.ID)
+		}
+		if tweets[t.ID] {
+			return fmt.Errorf("world: tweets[%d].id %q is duplicated", i, t.ID)
+		}
+		if !users[t.AuthorID] {
+			return fmt.Errorf("world: tweets[%d].author_id %q is not a user", i, t.AuthorID)
+		}
+		tweets[t.ID] = true
+	}
+	for i, e := range w.Follows {
+		if !users[e.From] || !users[e.To] {
+			return fmt.Errorf("world: follows[%d] refers to an unknown user", i)
+		}
+	}
+	for i, e := range w.Likes {
+		if !users[e.From] || !tweets[e.To] {
+			return fmt.Errorf("world: likes[%d] refers to an unknown user or tweet", i)
+		}
+	}
+	for i, e := range w.Bookmarks {
+		if !users[e.From] || !tweets[e.To] {
+			return fmt.Errorf("world: bookmarks[%d] refers to an unknown user or tweet", i)
+		}
+	}
+	return nil
+}
+
+// LoadWorld reads a world saved by SaveWorld.
+func LoadWorld(path string) (*World, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load world: %w", err)
+	}
+	var w World
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("load world %s: %w", filepath.Base(path), err)
+	}
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("load world %s: %w", filepath.Base(path), err)
+	}
+	return &w, nil
+}
+
+// SaveWorld writes w to path with mode 0600, atomically: a reader sees either
+// the old file or the new one, never a torn write. The file holds OAuth grant
+// hashes, which is why it is private.
+func SaveWorld(path string, w *World) error {
+	if w == nil {
+		return errors.New("save world: nil world")
+	}
+	b, err := json.MarshalIndent(w, "", " ")
+	if err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".xsim-world-*.tmp")
+	if err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save world: %w", err)
+	}
+	ok = true
+	return nil
+}
