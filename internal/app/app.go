@@ -8,10 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 // Version is the product version, set at build time with -ldflags.
@@ -27,6 +32,17 @@ type App struct {
 	DB    *store.DB
 	DBErr error
 
+	xc  *xapi.Client
+	XErr error
+
+	Policy     *policy.Engine
+	Counters   *policy.Counters
+	Gateway    *gateway.Gateway
+	GatewayErr error
+
+	// Sim is the in-process X emulator in sandbox mode.
+	Sim *Sandbox
+
 	closers []func() error
 }
 
@@ -38,6 +54,8 @@ type Options struct {
 	Sandbox bool
 	// SkipDB leaves the database closed (profiles that need none).
 	SkipDB bool
+	// SkipX leaves the X client unbuilt.
+	SkipX bool
 }
 
 // New builds the services for cfg.
@@ -59,6 +77,30 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			a.closers = append(a.closers, db.Close)
 			if db.BackupPath != "" {
 				a.Log.Info("database backed up before migration", "backup", db.BackupPath)
+			}
+		}
+	}
+	var bases map[string]string
+	var httpClient *http.Client
+	if opts.Sandbox {
+		sb, err := startSandbox(ctx, a)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.Sim = sb
+		bases = sb.Bases()
+	}
+	if !opts.SkipX {
+		a.startX(ctx, bases, httpClient)
+	}
+	if a.DB != nil {
+		if err := a.startGateway(ctx); err != nil {
+			a.GatewayErr = err
+			a.Log.Warn("mutation gateway unavailable", "error", err)
+			if apperr.CodeOf(err) == apperr.ConfigError {
+				a.Close()
+				return nil, err
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 )
 
@@ -106,6 +107,9 @@ type Tool struct {
 	Hints       Hints
 	InputType   reflect.Type
 	OutputType  reflect.Type
+	// Enabled, when set, decides from the configuration whether the tool is
+	// registered at all.
+	Enabled func(*config.Config) bool
 
 	run func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error)
 }
@@ -123,6 +127,8 @@ type Spec struct {
 	Hints                              Hints
 	// Output is a zero value of the data type, for docs.
 	Output any
+	// Enabled gates registration on the configuration.
+	Enabled func(*config.Config) bool
 }
 
 // def binds a typed handler to a spec. The input type drives the JSON
@@ -131,7 +137,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	t := &Tool{
 		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
-		InputType: reflect.TypeFor[In](),
+		InputType: reflect.TypeFor[In](), Enabled: s.Enabled,
 	}
 	if s.Output != nil {
 		t.OutputType = reflect.TypeOf(s.Output)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 )
 
@@ -26,6 +27,8 @@ type Options struct {
 	Profile      Profile
 	Tools        []string // only these (empty = the whole profile)
 	ExcludeTools []string // never these; exclusions win
+	// Config decides config-gated tools; nil means the defaults.
+	Config *config.Config
 }
 
 // Select returns the registry rows the options enable, in registry order.
@@ -57,6 +60,16 @@ func Select(reg []*Tool, o Options) ([]*Tool, error) {
 		if slices.Contains(o.ExcludeTools, t.Name) {
 			continue
 		}
+		if t.Enabled != nil {
+			cfg := o.Config
+			if cfg == nil {
+				d := config.Default()
+				cfg = &d
+			}
+			if !t.Enabled(cfg) {
+				continue
+			}
+		}
 		out = append(out, t)
 	}
 	return out, nil
@@ -64,6 +77,9 @@ func Select(reg []*Tool, o Options) ([]*Tool, error) {
 
 // New builds an MCP server for a with the selected tools.
 func New(a *app.App, o Options) (*mcp.Server, []*Tool, error) {
+	if o.Config == nil {
+		o.Config = a.Cfg
+	}
 	tools, err := Select(Registry(), o)
 	if err != nil {
 		return nil, nil, err

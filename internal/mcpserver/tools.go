@@ -5,5 +5,10 @@ package mcpserver
 func Registry() []*Tool {
 	var all []*Tool
 	all = append(all, metaTools()...)
+	all = append(all, xReadTools()...)
+	all = append(all, xWriteTools()...)
+	all = append(all, dryRunTools()...)
+	all = append(all, universalTools()...)
+	all = append(all, gatewayTools()...)
 	return all
 }

@@ -30,6 +30,7 @@ CREATE TABLE mutation_audit (
     loop_name       TEXT NOT NULL DEFAULT '',
     approval_id     INTEGER,
     duplicate_of    TEXT,
+    owner           TEXT NOT NULL DEFAULT '',
     created_at      TEXT NOT NULL,
     completed_at    TEXT
 );

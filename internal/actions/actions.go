@@ -1,0 +1,278 @@
+// Package actions defines how each mutation tool runs from its stored
+// parameters. The gateway executes these and nothing else, so a queued item
+// replays exactly the call that was approved.
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// Deps are what the actions need.
+type Deps struct {
+	// X returns the client or why there is none (x_not_configured).
+	X  func() (*xapi.Client, error)
+	DB *store.DB
+	// MediaDirs confine x_upload_media.
+	MediaDirs []string
+	AccountID string
+	Now       func() time.Time
+}
+
+func (d Deps) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
+}
+
+// Register adds every mutation action to g.
+func Register(g *gateway.Gateway, d Deps) {
+	for _, a := range All(d) {
+		g.Register(a)
+	}
+}
+
+// All returns the actions.
+func All(d Deps) []*gateway.Action {
+	out := []*gateway.Action{
+		postAction(d, "x_post_tweet", policy.CatWrite),
+		postAction(d, "x_reply_to_tweet", policy.CatWrite),
+		postAction(d, "x_quote_tweet", policy.CatWrite),
+		deleteAction(d),
+		threadAction(d),
+	}
+	out = append(out, engageActions(d)...)
+	out = append(out, universalActions(d)...)
+	out = append(out, uploadAction(d))
+	return out
+}
+
+// decode reads stored parameters strictly.
+func decode(params json.RawMessage, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(params)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apperr.New(apperr.InvalidInput, "parameters: %v", err)
+	}
+	return nil
+}
+
+// CheckID validates an X id: a decimal string of 1 to 19 digits.
+func CheckID(field, id string) error {
+	if id == "" {
+		return apperr.New(apperr.InvalidInput, "%s: required", field)
+	}
+	if len(id) > 19 {
+		return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (at most 19 digits)", field, tweettext.TruncateRunes(id, 40))
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (X ids are decimal strings)", field, tweettext.TruncateRunes(id, 40))
+		}
+	}
+	return nil
+}
+
+// CheckText applies the twitter-text weighted length to a tweet; index is
+// the tweet's position in a thread, or -1.
+func CheckText(field, text string, index int, allowEmpty bool) error {
+	if strings.TrimSpace(text) == "" {
+		if allowEmpty {
+			return nil
+		}
+		return apperr.New(apperr.InvalidInput, "%s: must not be empty", field)
+	}
+	n := tweettext.WeightedLength(text)
+	if n > tweettext.MaxWeightedLength {
+		e := apperr.New(apperr.TweetTooLong, "%s: weighted length %d exceeds %d", field, n, tweettext.MaxWeightedLength).
+			With("weighted_length", n).With("max_weighted_length", tweettext.MaxWeightedLength)
+		if index >= 0 {
+			e.Message = fmt.Sprintf("%s[%d]: weighted length %d exceeds %d", field, index, n, tweettext.MaxWeightedLength)
+			e.With("tweet_index", index)
+		}
+		return e
+	}
+	return nil
+}
+
+func checkMedia(field string, ids []string) error {
+	if len(ids) > xapi.MaxMediaPerPost {
+		return apperr.New(apperr.InvalidInput, "%s: %d given, X accepts at most %d", field, len(ids), xapi.MaxMediaPerPost)
+	}
+	for i, id := range ids {
+		if err := CheckID(fmt.Sprintf("%s[%d]", field, i), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func client(d Deps) (*xapi.Client, error) {
+	if d.X == nil {
+		return nil, apperr.New(apperr.XNotConfigured, "X is not configured; run `tuitbot auth` or use --sandbox")
+	}
+	return d.X()
+}
+
+func rb(undo string, params map[string]any, note string) *envelope.Rollback {
+	return &envelope.Rollback{Reversible: true, UndoTool: undo, UndoParams: params, Note: note}
+}
+
+func irreversible(note string) *envelope.Rollback {
+	return &envelope.Rollback{Reversible: false, Note: note}
+}
+
+// PostParams are the stored parameters of x_post_tweet, x_reply_to_tweet
+// and x_quote_tweet.
+type PostParams struct {
+	Text          string   `json:"text"`
+	InReplyToID   string   `json:"in_reply_to_id,omitempty"`
+	QuotedTweetID string   `json:"quoted_tweet_id,omitempty"`
+	MediaIDs      []string `json:"media_ids,omitempty"`
+}
+
+// Validate checks p for tool.
+func (p PostParams) Validate(tool string) error {
+	if err := CheckText("text", p.Text, -1, len(p.MediaIDs) > 0 && tool == "x_post_tweet"); err != nil {
+		return err
+	}
+	switch tool {
+	case "x_reply_to_tweet":
+		if err := CheckID("in_reply_to_id", p.InReplyToID); err != nil {
+			return err
+		}
+	case "x_quote_tweet":
+		if err := CheckID("quoted_tweet_id", p.QuotedTweetID); err != nil {
+			return err
+		}
+	}
+	if tool != "x_reply_to_tweet" && p.InReplyToID != "" {
+		return apperr.New(apperr.InvalidInput, "in_reply_to_id: only x_reply_to_tweet takes it")
+	}
+	if tool != "x_quote_tweet" && p.QuotedTweetID != "" {
+		return apperr.New(apperr.InvalidInput, "quoted_tweet_id: only x_quote_tweet takes it")
+	}
+	return checkMedia("media_ids", p.MediaIDs)
+}
+
+// PostedTweet is the success data of a tweet-creating tool.
+type PostedTweet struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
+	parse := func(params json.RawMessage) (PostParams, error) {
+		var p PostParams
+		if err := decode(params, &p); err != nil {
+			return p, err
+		}
+		return p, p.Validate(tool)
+	}
+	return &gateway.Action{
+		Tool: tool, Category: cat, EditableText: "text",
+		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Cost: func(params json.RawMessage) float64 {
+			p, _ := parse(params)
+			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))
+		},
+		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
+			p, err := parse(params)
+			if err != nil {
+				return gateway.Result{}, err
+			}
+			x, err := client(d)
+			if err != nil {
+				return gateway.Result{}, err
+			}
+			tw, info, err := x.PostTweet(ctx, xapi.PostParams{Text: p.Text, ReplyTo: p.InReplyToID, QuoteOf: p.QuotedTweetID, MediaIDs: p.MediaIDs})
+			if err != nil {
+				return gateway.Result{RetryCount: info.RetryCount}, err
+			}
+			recordOriginal(ctx, d, tool, tw.ID, p)
+			return gateway.Result{
+				Data:       PostedTweet{ID: tw.ID, Text: tw.Text},
+				Rollback:   rb("x_delete_tweet", map[string]any{"tweet_id": tw.ID}, "Delete the post to reverse (deletes always need approval)."),
+				RetryCount: info.RetryCount,
+			}, nil
+		},
+	}
+}
+
+// recordOriginal keeps our own posts for analytics; best effort, since the
+// post itself already happened and is in the audit row.
+func recordOriginal(ctx context.Context, d Deps, tool, id string, p PostParams) {
+	if d.DB == nil {
+		return
+	}
+	now := store.FormatTime(d.now())
+	if tool == "x_reply_to_tweet" {
+		_, _ = d.DB.ExecContext(ctx, `INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at) VALUES (?, ?, ?, ?, ?)`,
+			accountOf(d), p.InReplyToID, id, p.Text, now)
+		_, _ = d.DB.ExecContext(ctx, `UPDATE discovered_tweets SET replied_to = 1, reply_tweet_id = ? WHERE account_id = ? AND tweet_id = ?`,
+			id, accountOf(d), p.InReplyToID)
+		return
+	}
+	_, _ = d.DB.ExecContext(ctx, `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, 'tweet', ?, ?)`,
+		accountOf(d), id, p.Text, now)
+}
+
+func accountOf(d Deps) string {
+	if d.AccountID == "" {
+		return "default"
+	}
+	return d.AccountID
+}
+
+// TweetIDParams are the stored parameters of tools that take one tweet.
+type TweetIDParams struct {
+	TweetID string `json:"tweet_id"`
+}
+
+// DeletedTweet is x_delete_tweet's data.
+type DeletedTweet struct {
+	Deleted bool   `json:"deleted"`
+	TweetID string `json:"tweet_id"`
+}
+
+func deleteAction(d Deps) *gateway.Action {
+	return &gateway.Action{
+		Tool: "x_delete_tweet", Category: policy.CatDelete,
+		Validate: func(params json.RawMessage) error {
+			var p TweetIDParams
+			if err := decode(params, &p); err != nil {
+				return err
+			}
+			return CheckID("tweet_id", p.TweetID)
+		},
+		Cost: func(json.RawMessage) float64 { return xapi.EstimateCost("DELETE", "/2/tweets/:id", 1, false) },
+		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
+			var p TweetIDParams
+			if err := decode(params, &p); err != nil {
+				return gateway.Result{}, err
+			}
+			x, err := client(d)
+			if err != nil {
+				return gateway.Result{}, err
+			}
+			ok, info, err := x.DeleteTweet(ctx, p.TweetID)
+			if err != nil {
+				return gateway.Result{RetryCount: info.RetryCount}, err
+			}
+			return gateway.Result{Data: DeletedTweet{Deleted: ok, TweetID: p.TweetID},
+				Rollback: irreversible("Deletion is permanent."), RetryCount: info.RetryCount}, nil
+		},
+	}
+}

@@ -1,0 +1,138 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// MaxThreadTweets bounds one thread.
+const MaxThreadTweets = 25
+
+// ThreadParams are x_post_thread's stored parameters: every tweet and every
+// tweet's media, all part of the fingerprint.
+type ThreadParams struct {
+	Tweets   []string   `json:"tweets"`
+	MediaIDs [][]string `json:"media_ids,omitempty"`
+}
+
+// Validate checks every tweet; errors name the offending index.
+func (p ThreadParams) Validate() error {
+	if len(p.Tweets) == 0 {
+		return apperr.New(apperr.InvalidInput, "tweets: at least one tweet is required")
+	}
+	if len(p.Tweets) > MaxThreadTweets {
+		return apperr.New(apperr.InvalidInput, "tweets: %d given, at most %d", len(p.Tweets), MaxThreadTweets)
+	}
+	if len(p.MediaIDs) > len(p.Tweets) {
+		return apperr.New(apperr.InvalidInput, "media_ids: %d lists for %d tweets", len(p.MediaIDs), len(p.Tweets))
+	}
+	for i, t := range p.Tweets {
+		if err := CheckText("tweets", t, i, false); err != nil {
+			return err
+		}
+	}
+	for i, ids := range p.MediaIDs {
+		if err := checkMedia(fmt.Sprintf("media_ids[%d]", i), ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PostedThread is x_post_thread's data.
+type PostedThread struct {
+	ThreadTweetIDs []string `json:"thread_tweet_ids"`
+	TweetCount     int      `json:"tweet_count"`
+	RootTweetID    string   `json:"root_tweet_id"`
+}
+
+// ThreadFailure is the data of a thread_partial_failure.
+type ThreadFailure struct {
+	PostedTweetIDs []string `json:"posted_tweet_ids"`
+	FailedAtIndex  int      `json:"failed_at_index"`
+	Cause          string   `json:"cause"`
+}
+
+func threadRollback(ids []string) *envelope.Rollback {
+	if len(ids) == 0 {
+		return irreversible("Nothing was posted.")
+	}
+	rev := make([]string, len(ids))
+	for i, id := range ids {
+		rev[len(ids)-1-i] = id
+	}
+	return rb("x_delete_tweet", map[string]any{"tweet_ids": rev}, "Delete each tweet with x_delete_tweet, last first.")
+}
+
+func threadAction(d Deps) *gateway.Action {
+	parse := func(params json.RawMessage) (ThreadParams, error) {
+		var p ThreadParams
+		if err := decode(params, &p); err != nil {
+			return p, err
+		}
+		return p, p.Validate()
+	}
+	return &gateway.Action{
+		Tool: "x_post_thread", Category: policy.CatThread,
+		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Cost: func(params json.RawMessage) float64 {
+			p, _ := parse(params)
+			var sum float64
+			for _, t := range p.Tweets {
+				sum += xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(t))
+			}
+			return sum
+		},
+		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
+			p, err := parse(params)
+			if err != nil {
+				return gateway.Result{}, err
+			}
+			x, err := client(d)
+			if err != nil {
+				return gateway.Result{}, err
+			}
+			var ids []string
+			retries := 0
+			for i, text := range p.Tweets {
+				pp := xapi.PostParams{Text: text}
+				if i > 0 {
+					pp.ReplyTo = ids[i-1]
+				}
+				if i < len(p.MediaIDs) {
+					pp.MediaIDs = p.MediaIDs[i]
+				}
+				tw, info, err := x.PostTweet(ctx, pp)
+				retries += info.RetryCount
+				if err != nil {
+					if i == 0 {
+						return gateway.Result{RetryCount: retries}, err
+					}
+					cause := apperr.As(err)
+					fail := ThreadFailure{PostedTweetIDs: ids, FailedAtIndex: i, Cause: string(cause.Code) + ": " + cause.Message}
+					e := apperr.New(apperr.ThreadPartial, "thread broke at tweet %d after posting %d tweets (%s); do not repost it whole", i, len(ids), cause.Code)
+					e.Data = fail
+					return gateway.Result{Data: fail, Rollback: threadRollback(ids), RetryCount: retries}, e
+				}
+				ids = append(ids, tw.ID)
+			}
+			if d.DB != nil {
+				_, _ = d.DB.ExecContext(ctx, `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, 'thread', ?, ?)`,
+					accountOf(d), ids[0], p.Tweets[0], store.FormatTime(d.now()))
+			}
+			return gateway.Result{
+				Data:       PostedThread{ThreadTweetIDs: ids, TweetCount: len(ids), RootTweetID: ids[0]},
+				Rollback:   threadRollback(ids),
+				RetryCount: retries,
+			}, nil
+		},
+	}
+}

@@ -1,0 +1,191 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xrequest"
+)
+
+// RawParams are the stored parameters of the universal request tools. They
+// keep header values so an approved request replays exactly; the audit
+// summary and the fingerprint leave header values out.
+type RawParams struct {
+	Method  string        `json:"method"`
+	Host    string        `json:"host"`
+	Path    string        `json:"path"`
+	Query   []xrequest.KV `json:"query,omitempty"`
+	Headers []xrequest.KV `json:"headers,omitempty"`
+	Body    string        `json:"body,omitempty"`
+}
+
+// Check validates the request with the guardrails.
+func (p RawParams) Check() (*xrequest.Checked, error) {
+	return xrequest.Check(xrequest.Request{Method: p.Method, Host: p.Host, Path: p.Path, Query: p.Query, Headers: p.Headers, Body: p.Body})
+}
+
+// RateLimitInfo is seed 000's rate_limit object.
+type RateLimitInfo struct {
+	Remaining         int   `json:"remaining"`
+	ResetAt           int64 `json:"reset_at"`
+	RecommendedWaitMS int64 `json:"recommended_wait_ms"`
+}
+
+// RawData is seed 000's response data.
+type RawData struct {
+	Status    int               `json:"status"`
+	Headers   map[string]string `json:"headers"`
+	JSON      json.RawMessage   `json:"json,omitempty"`
+	BodyText  string            `json:"body_text,omitempty"`
+	RateLimit *RateLimitInfo    `json:"rate_limit,omitempty"`
+}
+
+// responseHeaders are the only response headers returned to agents.
+var responseHeaders = []string{"content-type", "x-rate-limit-limit", "x-rate-limit-remaining", "x-rate-limit-reset", "location"}
+
+// BuildRawData shapes X's answer for the agent.
+func BuildRawData(r *xapi.RawResponse) RawData {
+	d := RawData{Status: r.Status, Headers: map[string]string{}}
+	for _, h := range responseHeaders {
+		if v := r.Header.Get(h); v != "" {
+			d.Headers[h] = v
+		}
+	}
+	if strings.Contains(r.Header.Get("Content-Type"), "json") && json.Valid(r.Body) {
+		d.JSON = json.RawMessage(r.Body)
+	} else if len(r.Body) > 0 {
+		d.BodyText = string(r.Body)
+	}
+	if rl := r.RateLimit; rl != nil && rl.HasWindow {
+		d.RateLimit = &RateLimitInfo{Remaining: rl.Remaining, ResetAt: rl.Reset.Unix(), RecommendedWaitMS: rl.RecommendedWaitMS}
+	}
+	return d
+}
+
+// Send performs a checked request.
+func Send(ctx context.Context, x *xapi.Client, c *xrequest.Checked) (*xapi.RawResponse, error) {
+	return x.Raw(ctx, xapi.RawRequest{Method: c.Method, Host: c.Host, Path: c.Path, Query: c.Query, Header: c.Header, Body: c.Body})
+}
+
+func universalActions(d Deps) []*gateway.Action {
+	var out []*gateway.Action
+	for tool, method := range map[string]string{"x_post": http.MethodPost, "x_put": http.MethodPut, "x_delete": http.MethodDelete} {
+		tool, method := tool, method
+		parse := func(params json.RawMessage) (*xrequest.Checked, error) {
+			var p RawParams
+			if err := decode(params, &p); err != nil {
+				return nil, err
+			}
+			if p.Method != method {
+				return nil, apperr.New(apperr.InvalidInput, "method: %s sends %s, not %q", tool, method, p.Method)
+			}
+			return p.Check()
+		}
+		out = append(out, &gateway.Action{
+			Tool: tool, Category: policy.CatUniversal,
+			Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+			Classify: func(params json.RawMessage) policy.Category {
+				c, err := parse(params)
+				if err != nil {
+					return policy.CatUniversal
+				}
+				// A DELETE of a tweet is a delete whatever tool sends it, so the
+				// always-approve-deletes hard rule holds here too.
+				if xrequest.ClassifyChecked(c).Kind == xrequest.KindTweetDelete {
+					return policy.CatDelete
+				}
+				return policy.CatUniversal
+			},
+			Fingerprint: func(params json.RawMessage) ([]byte, error) {
+				c, err := parse(params)
+				if err != nil {
+					return nil, err
+				}
+				return xrequest.CanonicalJSON(c)
+			},
+			Summary: func(params json.RawMessage) any {
+				c, err := parse(params)
+				if err != nil {
+					return map[string]any{"invalid": true}
+				}
+				return xrequest.Summary(c)
+			},
+			Cost: func(params json.RawMessage) float64 {
+				c, err := parse(params)
+				if err != nil {
+					return 0
+				}
+				return xapi.EstimateWrite(c.Method, c.Path, c.Body)
+			},
+			Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
+				c, err := parse(params)
+				if err != nil {
+					return gateway.Result{}, err
+				}
+				x, err := client(d)
+				if err != nil {
+					return gateway.Result{}, err
+				}
+				resp, err := Send(ctx, x, c)
+				if err != nil {
+					return gateway.Result{}, err
+				}
+				data := BuildRawData(resp)
+				return gateway.Result{
+					Data:       data,
+					Rollback:   rawRollback(c, resp),
+					RetryCount: resp.RetryCount,
+					// X answered, so the tool succeeded (seed D-016); a 5xx to a
+					// write still leaves the effect unknown in the audit.
+					Unknown: resp.OutcomeUnknown,
+				}, nil
+			},
+		})
+	}
+	return out
+}
+
+// rawRollback infers the inverse of a universal request when it is known.
+func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback {
+	if resp.Status >= 300 {
+		return irreversible("X did not apply the request (status " + http.StatusText(resp.Status) + "); nothing to undo.")
+	}
+	e := xrequest.ClassifyChecked(c)
+	switch e.Kind {
+	case xrequest.KindTweetCreate:
+		var body struct {
+			Data struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(resp.Body, &body) == nil && body.Data.ID != "" {
+			return rb("x_delete_tweet", map[string]any{"tweet_id": body.Data.ID}, "Delete the post to reverse.")
+		}
+	case xrequest.KindLike:
+		return rb("x_unlike_tweet", map[string]any{"tweet_id": e.TweetID}, "Unlike to reverse.")
+	case xrequest.KindUnlike:
+		return rb("x_like_tweet", map[string]any{"tweet_id": e.TweetID}, "Like again to reverse.")
+	case xrequest.KindFollow:
+		return rb("x_unfollow_user", map[string]any{"target_user_id": e.TargetUserID}, "Unfollow to reverse.")
+	case xrequest.KindUnfollow:
+		return rb("x_follow_user", map[string]any{"target_user_id": e.TargetUserID}, "Follow again to reverse.")
+	case xrequest.KindRetweet:
+		return rb("x_unretweet", map[string]any{"tweet_id": e.TweetID}, "Unretweet to reverse.")
+	case xrequest.KindUnretweet:
+		return rb("x_retweet", map[string]any{"tweet_id": e.TweetID}, "Retweet again to reverse.")
+	case xrequest.KindBookmark:
+		return rb("x_unbookmark_tweet", map[string]any{"tweet_id": e.TweetID}, "Remove the bookmark to reverse.")
+	case xrequest.KindUnbookmark:
+		return rb("x_bookmark_tweet", map[string]any{"tweet_id": e.TweetID}, "Bookmark again to reverse.")
+	case xrequest.KindTweetDelete:
+		return irreversible("Deletion is permanent.")
+	}
+	return irreversible("No known inverse for " + c.Method + " " + c.Path + ".")
+}

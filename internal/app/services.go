@@ -1,0 +1,191 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xauth"
+)
+
+// usageRecorder writes the X cost ledger.
+type usageRecorder struct{ db *store.DB }
+
+func (u usageRecorder) RecordXUsage(ctx context.Context, r xapi.Usage) error {
+	_, err := u.db.ExecContext(ctx, `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
+	return err
+}
+
+// policyService joins the pure engine with the stored counters.
+type policyService struct {
+	eng *policy.Engine
+	ctr *policy.Counters
+}
+
+func (p policyService) Check(ctx context.Context, req policy.Request) (policy.Decision, error) {
+	return p.eng.Check(ctx, p.ctr, req)
+}
+
+func (p policyService) Consume(ctx context.Context, req policy.Request) error {
+	return p.ctr.Consume(ctx, p.eng.Limits(), req)
+}
+
+// PolicyConfig converts the [mcp_policy] section.
+func PolicyConfig(c *config.Config) policy.Config {
+	p := c.MCPPolicy
+	out := policy.Config{
+		EnforceForMutations: p.EnforceForMutations,
+		RequireApprovalFor:  p.RequireApprovalFor,
+		BlockedTools:        p.BlockedTools,
+		DryRunMutations:     p.DryRunMutations,
+		MaxMutationsPerHour: p.MaxMutationsPerHour,
+		Template:            p.Template,
+		DailyBudgetUSD:      p.DailyBudgetUSD,
+	}
+	for _, r := range p.Rules {
+		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled,
+			Action: policy.Action{Type: r.Action.Type, Reason: r.Action.Reason}}
+		rule.Conditions.Tools = r.Conditions.Tools
+		rule.Conditions.Modes = r.Conditions.Modes
+		for _, cat := range r.Conditions.Categories {
+			rule.Conditions.Categories = append(rule.Conditions.Categories, policy.Category(cat))
+		}
+		if w := r.Conditions.ScheduleWindow; w != nil {
+			rule.Conditions.Schedule = &policy.Schedule{StartHour: w.StartHour, EndHour: w.EndHour, Timezone: w.Timezone, Days: w.Days}
+		}
+		out.Rules = append(out.Rules, rule)
+	}
+	for _, l := range p.RateLimits {
+		out.RateLimits = append(out.RateLimits, policy.Limit{Key: l.Key, Dimension: l.Dimension, MatchValue: l.MatchValue,
+			Max: l.MaxCount, PeriodSeconds: l.PeriodSeconds})
+	}
+	return out
+}
+
+// MutationTools are the tools the gateway can execute; policy names are
+// checked against them.
+func MutationTools() map[string]bool {
+	known := map[string]bool{}
+	for _, a := range actions.All(actions.Deps{}) {
+		known[a.Tool] = true
+	}
+	for _, t := range extraMutationTools {
+		known[t] = true
+	}
+	return known
+}
+
+// extraMutationTools are gateway actions registered outside package actions.
+var extraMutationTools = []string{"compose_tweet", "propose_and_queue_replies"}
+
+// NewPolicyEngine validates and compiles the policy.
+func NewPolicyEngine(c *config.Config) (*policy.Engine, error) {
+	known := MutationTools()
+	eng, err := policy.NewEngine(PolicyConfig(c), func(t string) bool { return known[t] })
+	if err != nil {
+		return nil, apperr.Wrap(apperr.ConfigError, err, "mcp_policy: %v", err)
+	}
+	return eng, nil
+}
+
+// startX builds the token manager and the X client. A missing token is not
+// fatal: X tools answer x_not_configured with the next step.
+func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *http.Client) {
+	cfg := a.Cfg
+	mgr, err := xauth.NewManager(xauth.Options{
+		ClientID: cfg.XAPI.ClientID, ClientSecret: cfg.XAPI.ClientSecret,
+		AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL,
+		TokenPath: cfg.TokenFile(), Now: a.Now, HTTPClient: httpClient,
+	})
+	if err != nil {
+		a.XErr = err
+		return
+	}
+	var usage xapi.UsageRecorder
+	if a.DB != nil {
+		usage = usageRecorder{a.DB}
+	}
+	if bases == nil {
+		bases = map[string]string{
+			"api.x.com": cfg.XAPI.APIBaseURL, "upload.x.com": cfg.XAPI.UploadBaseURL, "upload.twitter.com": cfg.XAPI.LegacyUploadURL,
+		}
+	}
+	client, err := xapi.New(xapi.Options{
+		BaseURLs: bases, Tokens: mgr, Usage: usage, AccountID: "default",
+		Timeout: time.Duration(cfg.XAPI.TimeoutSeconds) * time.Second, MaxBodyBytes: cfg.XAPI.MaxBodyBytes,
+		MaxAttempts: cfg.XAPI.MaxAttempts, MaxRateLimitWait: time.Duration(cfg.XAPI.MaxRateLimitWaitS) * time.Second,
+		Now: a.Now, Logger: a.Log, HTTPClient: httpClient,
+	})
+	if err != nil {
+		a.XErr = err
+		return
+	}
+	if _, err := mgr.AccessToken(ctx); err != nil {
+		// Keep the client: the token may appear later (`tuitbot auth` in
+		// another terminal) and the manager re-reads the file.
+		a.Log.Info("X not authenticated yet", "reason", err)
+	}
+	a.xc = client
+}
+
+// XClient returns the X client or why there is none.
+func (a *App) XClient() (*xapi.Client, error) {
+	if a.xc != nil {
+		return a.xc, nil
+	}
+	if a.XErr != nil {
+		return nil, apperr.Wrap(apperr.XNotConfigured, a.XErr, "X is not configured (%v); run `tuitbot auth` or use --sandbox", a.XErr)
+	}
+	return nil, apperr.New(apperr.XNotConfigured, "X is not configured; run `tuitbot auth` or use --sandbox")
+}
+
+// startGateway builds the policy and the gateway.
+func (a *App) startGateway(ctx context.Context) error {
+	eng, err := NewPolicyEngine(a.Cfg)
+	if err != nil {
+		return err
+	}
+	ctr := policy.NewCounters(a.DB.DB, "default", a.Now)
+	if err := ctr.Sync(ctx, eng.Limits()); err != nil {
+		return fmt.Errorf("policy limits: %w", err)
+	}
+	a.Policy, a.Counters = eng, ctr
+	cfg := a.Cfg
+	g, err := gateway.New(ctx, gateway.Options{
+		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: "default", Now: a.Now, Logger: a.Log,
+		Mode:           func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
+		MemoryWindow:   time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
+		DBWindow:       time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
+		ApprovalTTL:    time.Duration(cfg.Gateway.ApprovalExpiryHours) * time.Hour,
+		AuditRetention: time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
+		LockDir:        filepath.Join(cfg.Home, "locks"),
+	})
+	if err != nil {
+		return err
+	}
+	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: "default", Now: a.Now})
+	a.Gateway = g
+	a.OnClose(g.Close)
+	return nil
+}
+
+// RequireGateway returns the gateway or why it is unavailable.
+func (a *App) RequireGateway() (*gateway.Gateway, error) {
+	if a.Gateway != nil {
+		return a.Gateway, nil
+	}
+	if a.GatewayErr != nil {
+		return nil, apperr.Wrap(apperr.DBError, a.GatewayErr, "the mutation gateway is unavailable: %v", a.GatewayErr)
+	}
+	return nil, apperr.New(apperr.DBError, "the mutation gateway is unavailable: no database")
+}

@@ -1,0 +1,260 @@
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/policy"
+)
+
+// Approval statuses.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved" // claimed by a reviewer, replay running
+	ApprovalExecuted = "executed"
+	ApprovalFailed   = "failed"
+	ApprovalRejected = "rejected"
+	ApprovalExpired  = "expired"
+)
+
+func (g *Gateway) enqueue(ctx context.Context, c Call, params json.RawMessage, hash string, d policy.Decision) (int64, error) {
+	now := g.opts.Now()
+	res, err := g.opts.DB.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
+		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+		g.opts.AccountID, c.Tool, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
+		ts(now), ts(now.Add(g.opts.ApprovalTTL)))
+	if err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
+	}
+	return res.LastInsertId()
+}
+
+// ApprovalItem is one queued call.
+type ApprovalItem struct {
+	ID             int64           `json:"id"`
+	Tool           string          `json:"tool_name"`
+	Params         json.RawMessage `json:"params"`
+	OriginalParams json.RawMessage `json:"original_params"`
+	Edited         bool            `json:"edited"`
+	MatchedRuleID  string          `json:"matched_rule_id"`
+	Reason         string          `json:"reason"`
+	Caller         string          `json:"caller"`
+	Loop           string          `json:"loop,omitempty"`
+	Status         string          `json:"status"`
+	CreatedAt      string          `json:"created_at"`
+	ExpiresAt      string          `json:"expires_at"`
+	ReviewedAt     string          `json:"reviewed_at,omitempty"`
+	ReviewedBy     string          `json:"reviewed_by,omitempty"`
+	ReviewNotes    string          `json:"review_notes,omitempty"`
+	CorrelationID  string          `json:"correlation_id,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	ErrorCode      string          `json:"error_code,omitempty"`
+	ErrorMessage   string          `json:"error_message,omitempty"`
+}
+
+const approvalCols = `id, tool_name, params_json, original_params, matched_rule_id, reason, caller, loop_name, status,
+	created_at, expires_at, COALESCE(reviewed_at,''), COALESCE(reviewed_by,''), COALESCE(review_notes,''),
+	COALESCE(correlation_id,''), result_json, COALESCE(error_code,''), COALESCE(error_message,'')`
+
+func scanApproval(sc interface{ Scan(...any) error }) (ApprovalItem, error) {
+	var it ApprovalItem
+	var params, orig string
+	var result sql.NullString
+	err := sc.Scan(&it.ID, &it.Tool, &params, &orig, &it.MatchedRuleID, &it.Reason, &it.Caller, &it.Loop, &it.Status,
+		&it.CreatedAt, &it.ExpiresAt, &it.ReviewedAt, &it.ReviewedBy, &it.ReviewNotes, &it.CorrelationID, &result,
+		&it.ErrorCode, &it.ErrorMessage)
+	if err != nil {
+		return it, err
+	}
+	it.Params, it.OriginalParams = json.RawMessage(params), json.RawMessage(orig)
+	it.Edited = params != orig
+	if result.Valid && json.Valid([]byte(result.String)) {
+		it.Result = json.RawMessage(result.String)
+	}
+	return it, nil
+}
+
+// ExpireStale marks pending items past their expiry as expired.
+func (g *Gateway) ExpireStale(ctx context.Context) (int64, error) {
+	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = 'expired' WHERE account_id = ? AND status = 'pending' AND expires_at <= ?`,
+		g.opts.AccountID, ts(g.opts.Now()))
+	if err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "expire approvals: %v", err)
+	}
+	return res.RowsAffected()
+}
+
+// Pending lists pending items, oldest first.
+func (g *Gateway) Pending(ctx context.Context, limit int) ([]ApprovalItem, error) {
+	if _, err := g.ExpireStale(ctx); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT `+approvalCols+` FROM approval_queue WHERE account_id = ? AND status = 'pending'
+		ORDER BY id LIMIT ?`, g.opts.AccountID, limit)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
+	}
+	defer rows.Close()
+	out := []ApprovalItem{}
+	for rows.Next() {
+		it, err := scanApproval(rows)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// PendingCount counts pending items.
+func (g *Gateway) PendingCount(ctx context.Context) (int, error) {
+	if _, err := g.ExpireStale(ctx); err != nil {
+		return 0, err
+	}
+	var n int
+	err := g.opts.DB.QueryRowContext(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending'`, g.opts.AccountID).Scan(&n)
+	if err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "count approvals: %v", err)
+	}
+	return n, nil
+}
+
+// Item returns one queued call.
+func (g *Gateway) Item(ctx context.Context, id int64) (*ApprovalItem, error) {
+	if _, err := g.ExpireStale(ctx); err != nil {
+		return nil, err
+	}
+	it, err := scanApproval(g.opts.DB.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approval_queue WHERE id = ? AND account_id = ?`, id, g.opts.AccountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, apperr.New(apperr.NotFound, "no approval item %d", id)
+	}
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read approval item: %v", err)
+	}
+	return &it, nil
+}
+
+// claim moves a pending item to next, failing clearly when it is not
+// pending (already decided, expired, or claimed by another reviewer).
+func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes string) (*ApprovalItem, error) {
+	it, err := g.Item(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?
+		WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
+		next, ts(g.opts.Now()), reviewer, notes, id, g.opts.AccountID, ts(g.opts.Now()))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "update approval item: %v", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
+	}
+	it.Status = next
+	return it, nil
+}
+
+// Reject rejects a pending item.
+func (g *Gateway) Reject(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, error) {
+	if _, err := g.claim(ctx, id, ApprovalRejected, reviewer, notes); err != nil {
+		return nil, err
+	}
+	return g.Item(ctx, id)
+}
+
+// Edit replaces the editable text of a pending item; the original stays
+// beside it for the diff. The edited call is validated like a new one.
+func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalItem, error) {
+	it, err := g.Item(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if it.Status != ApprovalPending {
+		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
+	}
+	act, ok := g.actions[it.Tool]
+	if !ok || act.EditableText == "" {
+		return nil, apperr.New(apperr.ValidationError, "approval item %d (%s) has no editable text", id, it.Tool)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(it.Params, &m); err != nil {
+		return nil, apperr.Wrap(apperr.InternalError, err, "stored params of item %d are corrupt", id)
+	}
+	if _, ok := m[act.EditableText]; !ok {
+		return nil, apperr.New(apperr.ValidationError, "approval item %d has no %s to edit", id, act.EditableText)
+	}
+	m[act.EditableText] = text
+	params, err := CanonicalOf(m)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.InvalidInput, err, "edited params cannot be encoded")
+	}
+	if act.Validate != nil {
+		if err := act.Validate(params); err != nil {
+			return nil, err
+		}
+	}
+	hash, err := hashOf(act, params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ? WHERE id = ? AND status = 'pending'`,
+		string(params), hash, id)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "edit approval item: %v", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is no longer pending", id)
+	}
+	return g.Item(ctx, id)
+}
+
+// Approve replays exactly the queued call (as edited) through the gateway.
+// Only the approval outcome is bypassed: denials, limits, idempotency and
+// audit all apply. The outcome is stored on the item.
+func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, Response, error) {
+	it, err := g.claim(ctx, id, ApprovalApproved, reviewer, notes)
+	if err != nil {
+		return nil, Response{}, err
+	}
+	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: "approval", Loop: it.Loop, approvalID: id})
+	status := ApprovalExecuted
+	var result any = resp.Data
+	var code, msg sql.NullString
+	if runErr != nil {
+		status = ApprovalFailed
+		e := apperr.As(runErr)
+		code = sql.NullString{String: string(e.Code), Valid: true}
+		msg = sql.NullString{String: e.Message, Valid: true}
+		result = e.Data
+	} else if resp.Kind == Routed || resp.Kind == DryRun {
+		// A policy rule (not approval) still intercepted the replay, e.g.
+		// dry_run_mutations: nothing ran.
+		status = ApprovalFailed
+		code = sql.NullString{String: string(apperr.ValidationError), Valid: true}
+		msg = sql.NullString{String: "policy answered " + string(resp.Kind) + " on replay; nothing was executed", Valid: true}
+	}
+	var resultJSON sql.NullString
+	if result != nil {
+		if b, err := json.Marshal(result); err == nil {
+			resultJSON = sql.NullString{String: string(b), Valid: true}
+		}
+	}
+	ctx = context.WithoutCancel(ctx)
+	if _, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = ?, correlation_id = ?, result_json = ?, error_code = ?, error_message = ?
+		WHERE id = ?`, status, resp.CorrelationID, resultJSON, code, msg, id); err != nil {
+		return nil, resp, apperr.Wrap(apperr.DBError, err, "record approval outcome: %v", err)
+	}
+	final, err := g.Item(ctx, id)
+	if err != nil {
+		return nil, resp, err
+	}
+	return final, resp, runErr
+}
+

@@ -1,0 +1,443 @@
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
+)
+
+// Audit text columns are capped so a huge body cannot bloat the table;
+// truncation is rune-safe.
+const (
+	maxSummaryBytes = 1000
+	maxResultBytes  = 64 << 10
+)
+
+func ts(t time.Time) string { return store.FormatTime(t) }
+
+func auditSummary(act *Action, params json.RawMessage) string {
+	var v any = params
+	if act.Summary != nil {
+		v = act.Summary(params)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return tweettext.TruncateBytes(string(b), maxSummaryBytes)
+}
+
+type priorRow struct {
+	hash, status, corr, errCode string
+	result                      sql.NullString
+}
+
+// checkDuplicate looks for an earlier identical call: a caller key reused
+// with other parameters is an error; a recent success is a duplicate; a
+// recent pending, unknown or interrupted attempt blocks the repeat; an item
+// already waiting for approval is returned instead of queueing it twice.
+func (g *Gateway) checkDuplicate(ctx context.Context, c Call, hash string) (*Response, error) {
+	return g.checkDuplicateQ(ctx, g.opts.DB, c, hash)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash string) (*Response, error) {
+	now := g.opts.Now()
+	if c.IdempotencyKey != "" {
+		var p priorRow
+		err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+			FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
+			ORDER BY id DESC LIMIT 1`, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
+			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+		case p.hash != hash:
+			return nil, apperr.New(apperr.IdempotencyConflict,
+				"idempotency_key %q was already used (correlation id %s) with different parameters; use a new key for a different request", c.IdempotencyKey, p.corr)
+		default:
+			if r, err := g.priorOutcome(ctx, q, c, p); r != nil || err != nil {
+				return r, err
+			}
+		}
+	}
+	var p priorRow
+	err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+		FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ? AND created_at >= ?
+		AND status IN ('pending','success','unknown','interrupted','failure')
+		ORDER BY id DESC LIMIT 1`, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	default:
+		if r, err := g.priorOutcome(ctx, q, c, p); r != nil || err != nil {
+			return r, err
+		}
+	}
+	if c.approvalID == 0 {
+		var id int64
+		err := q.QueryRowContext(ctx, `SELECT id FROM approval_queue WHERE account_id = ? AND tool_name = ? AND params_hash = ?
+			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1`,
+			g.opts.AccountID, c.Tool, hash, ts(now)).Scan(&id)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
+		default:
+			return &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
+				"routed_to_approval": true, "approval_queue_id": id, "duplicate": true,
+				"reason": "an identical request is already waiting for approval",
+			}}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRow) (*Response, error) {
+	switch p.status {
+	case statusSuccess:
+		var cached any
+		if p.result.Valid {
+			if err := json.Unmarshal([]byte(p.result.String), &cached); err != nil {
+				cached = p.result.String
+			}
+		}
+		corr := uuid.NewString()
+		now := g.opts.Now()
+		if _, err := q.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
+			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
+			VALUES (?, NULLIF(?,''), ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			corr, c.IdempotencyKey, c.Tool, p.hash, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
+			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
+		}
+		return &Response{Kind: Duplicate, CorrelationID: p.corr, Data: duplicateData(p.corr, cached)}, nil
+	case statusPending:
+		return nil, apperr.New(apperr.MutationInFlight,
+			"an identical %s (correlation id %s) is still running; wait for it and check get_mutation_detail instead of retrying", c.Tool, p.corr).
+			With("original_correlation_id", p.corr)
+	case statusUnknown, statusInterrupted:
+		return nil, apperr.New(apperr.OutcomeUnverified,
+			"an identical %s (correlation id %s) ended with an unknown outcome; verify on X first (for example read the timeline or get_tweet_by_id), it is never retried automatically", c.Tool, p.corr).
+			With("original_correlation_id", p.corr)
+	case statusFailure:
+		if p.errCode == string(apperr.ThreadPartial) {
+			return nil, apperr.New(apperr.OutcomeUnverified,
+				"this thread was already partially posted (correlation id %s); see get_mutation_detail for the posted ids and post only the remainder", p.corr).
+				With("original_correlation_id", p.corr)
+		}
+	}
+	return nil, nil
+}
+
+func callerOf(c Call) string {
+	if c.approvalID != 0 {
+		return "approval"
+	}
+	if c.Caller == "" {
+		return "mcp"
+	}
+	return c.Caller
+}
+
+// insertPending re-checks for duplicates and writes the pending row in one
+// write transaction, so two processes cannot both start the same call.
+func (g *Gateway) insertPending(ctx context.Context, c Call, hash, corr, summary string, start time.Time) (*Response, error) {
+	var dup *Response
+	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := g.checkDuplicateQ(ctx, tx, c, hash)
+		if err != nil {
+			return err
+		}
+		if r != nil && r.Kind != Routed {
+			dup = r
+			return nil
+		}
+		var approval any
+		if c.approvalID != 0 {
+			approval = c.approvalID
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
+			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at)
+			VALUES (?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+			corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
+		if err != nil {
+			return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
+		return nil, apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+	}
+	return dup, nil
+}
+
+func (g *Gateway) complete(ctx context.Context, corr, status string, res Result, execErr error, elapsed time.Duration) error {
+	var resultJSON, resultSummary, rollback, errCode, errMsg sql.NullString
+	data := res.Data
+	if execErr != nil {
+		e := apperr.As(execErr)
+		errCode = sql.NullString{String: string(e.Code), Valid: true}
+		errMsg = sql.NullString{String: tweettext.TruncateBytes(e.Message, maxSummaryBytes), Valid: true}
+		if data == nil {
+			data = e.Data
+		}
+	}
+	if data != nil {
+		if b, err := json.Marshal(data); err == nil {
+			resultJSON = sql.NullString{String: tweettext.TruncateBytes(string(b), maxResultBytes), Valid: true}
+			resultSummary = sql.NullString{String: tweettext.TruncateBytes(string(b), maxSummaryBytes), Valid: true}
+		}
+	}
+	if res.Rollback != nil {
+		if b, err := json.Marshal(res.Rollback); err == nil {
+			rollback = sql.NullString{String: string(b), Valid: true}
+		}
+	}
+	_, err := g.opts.DB.ExecContext(ctx, `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
+		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
+		WHERE correlation_id = ?`, status, resultJSON, resultSummary, rollback, errCode, errMsg,
+		elapsed.Milliseconds(), ts(g.opts.Now()), corr)
+	return err
+}
+
+func (g *Gateway) logDecision(ctx context.Context, c Call, cat policy.Category, d policy.Decision) {
+	meta, _ := json.Marshal(map[string]any{
+		"tool_name": c.Tool, "category": cat, "decision": d.Outcome, "reason": d.Reason,
+		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
+	})
+	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
+		policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[d.Outcome]
+	if _, err := g.opts.DB.ExecContext(ctx, `INSERT INTO action_log (account_id, action_type, status, message, metadata, created_at)
+		VALUES (?, 'mcp_policy', ?, ?, ?, ?)`, g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())); err != nil {
+		g.opts.Logger.Warn("action_log write failed", "error", err)
+	}
+}
+
+// lockInstance takes an exclusive lock on this process's liveness file.
+// While the process lives the lock is held; the kernel drops it when the
+// process dies, however it dies.
+func (g *Gateway) lockInstance() (func(), error) {
+	dir := g.lockDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("gateway lock dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "gateway-"+g.instance+".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("gateway lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("gateway lock: %w", err)
+	}
+	return func() {
+		_ = os.Remove(path)
+		_ = f.Close()
+	}, nil
+}
+
+func (g *Gateway) lockDir() string {
+	if g.opts.LockDir != "" {
+		return g.opts.LockDir
+	}
+	return filepath.Join(filepath.Dir(g.opts.DB.Path), "locks")
+}
+
+// ownerAlive reports whether the process that wrote a row still holds its
+// liveness lock.
+func (g *Gateway) ownerAlive(owner string) bool {
+	if owner == g.instance {
+		return true
+	}
+	if owner == "" || strings.ContainsAny(owner, `/\.`) {
+		return false
+	}
+	path := filepath.Join(g.lockDir(), "gateway-"+owner+".lock")
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	_ = os.Remove(path)
+	return false
+}
+
+// recover marks rows left pending by dead processes as interrupted. They
+// are never retried automatically: the call may or may not have reached X.
+func (g *Gateway) recover(ctx context.Context) error {
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT DISTINCT owner FROM mutation_audit WHERE status = 'pending'`)
+	if err != nil {
+		return fmt.Errorf("recover audit: %w", err)
+	}
+	var owners []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			rows.Close()
+			return err
+		}
+		owners = append(owners, o)
+	}
+	rows.Close()
+	for _, o := range owners {
+		if g.ownerAlive(o) {
+			continue
+		}
+		res, err := g.opts.DB.ExecContext(ctx, `UPDATE mutation_audit SET status = 'interrupted', completed_at = ?,
+			error_code = ?, error_message = 'the process stopped before the outcome was recorded; verify on X before repeating'
+			WHERE status = 'pending' AND owner = ?`, ts(g.opts.Now()), string(apperr.XOutcomeUnknown), o)
+		if err != nil {
+			return fmt.Errorf("recover audit: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			g.opts.Logger.Warn("marked mutations of a stopped process as interrupted", "rows", n)
+		}
+	}
+	return nil
+}
+
+func (g *Gateway) applyRetention(ctx context.Context) error {
+	cut := ts(g.opts.Now().Add(-g.opts.AuditRetention))
+	if _, err := g.opts.DB.ExecContext(ctx, `DELETE FROM mutation_audit WHERE created_at < ? AND status != 'pending'`, cut); err != nil {
+		return fmt.Errorf("audit retention: %w", err)
+	}
+	if _, err := g.opts.DB.ExecContext(ctx, `DELETE FROM action_log WHERE created_at < ?`, cut); err != nil {
+		return fmt.Errorf("action log retention: %w", err)
+	}
+	return nil
+}
+
+// AuditEntry is one mutation_audit row.
+type AuditEntry struct {
+	CorrelationID  string             `json:"correlation_id"`
+	IdempotencyKey string             `json:"idempotency_key,omitempty"`
+	Tool           string             `json:"tool_name"`
+	ParamsHash     string             `json:"params_hash"`
+	ParamsSummary  string             `json:"params_summary"`
+	Status         string             `json:"status"`
+	Result         json.RawMessage    `json:"result,omitempty"`
+	ErrorCode      string             `json:"error_code,omitempty"`
+	ErrorMessage   string             `json:"error_message,omitempty"`
+	Rollback       *envelope.Rollback `json:"rollback,omitempty"`
+	ElapsedMS      int64              `json:"elapsed_ms"`
+	AccountID      string             `json:"account_id"`
+	Caller         string             `json:"caller"`
+	Loop           string             `json:"loop,omitempty"`
+	ApprovalID     int64              `json:"approval_id,omitempty"`
+	DuplicateOf    string             `json:"duplicate_of,omitempty"`
+	CreatedAt      string             `json:"created_at"`
+	CompletedAt    string             `json:"completed_at,omitempty"`
+}
+
+// AuditFilter narrows Recent.
+type AuditFilter struct {
+	Tool, Status string
+	Since        time.Time
+	Limit        int
+}
+
+const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, params_hash, params_summary, status,
+	result_json, COALESCE(error_code,''), COALESCE(error_message,''), rollback_action, COALESCE(elapsed_ms,0),
+	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,'')`
+
+func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
+	var e AuditEntry
+	var result, rollback sql.NullString
+	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
+		&result, &e.ErrorCode, &e.ErrorMessage, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
+		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt)
+	if err != nil {
+		return e, err
+	}
+	if result.Valid && json.Valid([]byte(result.String)) {
+		e.Result = json.RawMessage(result.String)
+	}
+	if rollback.Valid {
+		var rb envelope.Rollback
+		if json.Unmarshal([]byte(rollback.String), &rb) == nil {
+			e.Rollback = &rb
+		}
+	}
+	return e, nil
+}
+
+// Recent lists audit rows, newest first.
+func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	if f.Limit <= 0 || f.Limit > 100 {
+		f.Limit = 20
+	}
+	q := `SELECT ` + auditCols + ` FROM mutation_audit WHERE account_id = ?`
+	args := []any{g.opts.AccountID}
+	if f.Tool != "" {
+		q += ` AND tool_name = ?`
+		args = append(args, f.Tool)
+	}
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	if !f.Since.IsZero() {
+		q += ` AND created_at >= ?`
+		args = append(args, ts(f.Since))
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := g.opts.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	}
+	defer rows.Close()
+	out := []AuditEntry{}
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Detail returns one audit row.
+func (g *Gateway) Detail(ctx context.Context, corr string) (*AuditEntry, error) {
+	row := g.opts.DB.QueryRowContext(ctx, `SELECT `+auditCols+` FROM mutation_audit WHERE correlation_id = ? AND account_id = ?`, corr, g.opts.AccountID)
+	e, err := scanAudit(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, apperr.New(apperr.NotFound, "no mutation with correlation_id %q", corr)
+	}
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	}
+	return &e, nil
+}

@@ -1,0 +1,475 @@
+// Package gateway is the one path to a side effect. Every mutation — typed
+// tools, universal requests, media, compose, queued replies, approvals and
+// the autopilot — calls Do, which runs: validate → duplicate check → policy →
+// durable pending audit row → execute → complete.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// Result is what an executed action returns.
+type Result struct {
+	Data     any
+	Rollback *envelope.Rollback
+	// RetryCount is how often the X client retried.
+	RetryCount int
+	// Unknown marks a result whose effect on X is uncertain even though the
+	// call itself returned (a raw write answered with a 5xx); the audit row
+	// records unknown and identical repeats are blocked.
+	Unknown bool
+}
+
+// Action describes how one mutation tool runs from its stored parameters,
+// so an approved item replays exactly what was queued.
+type Action struct {
+	Tool     string
+	Category policy.Category
+	// Validate checks parameters (lengths, ids) before anything else; it runs
+	// again when an approved item is replayed, after any human edit.
+	Validate func(params json.RawMessage) error
+	// Execute performs the side effect.
+	Execute func(ctx context.Context, params json.RawMessage) (Result, error)
+	// Classify may refine the category from the parameters (a universal
+	// DELETE of a tweet is a delete).
+	Classify func(params json.RawMessage) policy.Category
+	// Cost estimates the X spend in USD, for the budget limit.
+	Cost func(params json.RawMessage) float64
+	// Summary renders an audit-safe view of the parameters (no secrets, no
+	// header values). Nil means the canonical parameters themselves.
+	Summary func(params json.RawMessage) any
+	// EditableText names the parameter a human may edit before approving.
+	EditableText string
+	// Fingerprint may supply the idempotency material when not every stored
+	// parameter changes the effect (header values of a universal request).
+	Fingerprint func(params json.RawMessage) ([]byte, error)
+}
+
+// Policy is the decision service the gateway consults.
+type Policy interface {
+	Check(ctx context.Context, req policy.Request) (policy.Decision, error)
+	Consume(ctx context.Context, req policy.Request) error
+}
+
+// Mode reports the operating mode and effective approval mode at call time.
+type Mode func() (mode string, approvalMode bool)
+
+// Options configure a Gateway.
+type Options struct {
+	DB        *store.DB
+	Policy    Policy
+	Mode      Mode
+	AccountID string
+	Now       func() time.Time
+	Logger    *slog.Logger
+	// MemoryWindow and DBWindow are the duplicate windows (30 s and 5 min).
+	MemoryWindow, DBWindow time.Duration
+	// KeyWindow is how long a caller's idempotency_key is remembered.
+	KeyWindow time.Duration
+	// ApprovalTTL is how long a queued item stays pending.
+	ApprovalTTL time.Duration
+	// AuditRetention is how long audit rows are kept.
+	AuditRetention time.Duration
+	// LockDir holds the per-process liveness locks used to tell a crashed
+	// process's pending rows from a live one's.
+	LockDir string
+}
+
+// Gateway runs mutations.
+type Gateway struct {
+	opts     Options
+	actions  map[string]*Action
+	memo     *memo
+	instance string
+	release  func()
+}
+
+// New opens the gateway: it takes this process's liveness lock, marks
+// pending rows of crashed processes interrupted, and applies audit retention.
+func New(ctx context.Context, opts Options) (*Gateway, error) {
+	if opts.DB == nil || opts.Policy == nil || opts.Mode == nil {
+		return nil, errors.New("gateway: DB, Policy and Mode are required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "default"
+	}
+	if opts.MemoryWindow <= 0 {
+		opts.MemoryWindow = 30 * time.Second
+	}
+	if opts.DBWindow <= 0 {
+		opts.DBWindow = 5 * time.Minute
+	}
+	if opts.KeyWindow <= 0 {
+		opts.KeyWindow = 24 * time.Hour
+	}
+	if opts.ApprovalTTL <= 0 {
+		opts.ApprovalTTL = 24 * time.Hour
+	}
+	if opts.AuditRetention <= 0 {
+		opts.AuditRetention = 90 * 24 * time.Hour
+	}
+	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: uuid.NewString()}
+	release, err := g.lockInstance()
+	if err != nil {
+		return nil, err
+	}
+	g.release = release
+	if err := g.recover(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	if err := g.applyRetention(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Close releases the liveness lock.
+func (g *Gateway) Close() error {
+	if g.release != nil {
+		g.release()
+		g.release = nil
+	}
+	return nil
+}
+
+// Register adds an action. Registering a tool twice is a programming error.
+func (g *Gateway) Register(a *Action) {
+	if _, dup := g.actions[a.Tool]; dup {
+		panic("gateway: action registered twice: " + a.Tool)
+	}
+	g.actions[a.Tool] = a
+}
+
+// Action returns the registered action for tool.
+func (g *Gateway) Action(tool string) (*Action, bool) {
+	a, ok := g.actions[tool]
+	return a, ok
+}
+
+// Call is one mutation request.
+type Call struct {
+	Tool           string
+	Params         any // marshalled and canonicalised; json.RawMessage is accepted as is
+	IdempotencyKey string
+	Caller         string // mcp, autopilot, approval, cli
+	Loop           string // autopilot loop name
+	// approvalID is set when replaying an approved item: only the approval
+	// outcome is bypassed; idempotency, limits, denials and audit apply.
+	approvalID int64
+}
+
+// Kind says what the gateway did with a call.
+type Kind string
+
+// The kinds of response.
+const (
+	Executed  Kind = "executed"
+	Routed    Kind = "routed_to_approval"
+	DryRun    Kind = "dry_run"
+	Duplicate Kind = "duplicate"
+)
+
+// Response is the gateway's answer. Data is the seed's envelope data for the
+// kind (the executed result, the routed/dry-run/duplicate objects).
+type Response struct {
+	Kind          Kind
+	Data          any
+	CorrelationID string
+	Rollback      *envelope.Rollback
+	RetryCount    int
+	ApprovalID    int64
+	// Unknown is set when the call returned but its effect is uncertain.
+	Unknown bool
+}
+
+// Do runs one mutation through the whole sequence.
+func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
+	act, ok := g.actions[c.Tool]
+	if !ok {
+		return Response{}, apperr.New(apperr.InternalError, "no gateway action for tool %s", c.Tool)
+	}
+	params, err := paramsJSON(c.Params)
+	if err != nil {
+		return Response{}, apperr.Wrap(apperr.InvalidInput, err, "parameters cannot be encoded")
+	}
+	// 1. Validate.
+	if act.Validate != nil {
+		if err := act.Validate(params); err != nil {
+			return Response{}, err
+		}
+	}
+	if len(c.IdempotencyKey) > 200 {
+		return Response{}, apperr.New(apperr.InvalidInput, "idempotency_key: at most 200 characters")
+	}
+	hash, err := hashOf(act, params)
+	if err != nil {
+		return Response{}, err
+	}
+	// 2. Duplicate check: identical concurrent calls coalesce in memory; the
+	// database covers other processes and restarts.
+	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
+	if !leader {
+		return slot.wait(ctx)
+	}
+	resp, err := g.run(ctx, act, c, params, hash)
+	slot.finish(resp, err, g.opts.Now())
+	return resp, err
+}
+
+func hashOf(act *Action, params json.RawMessage) (string, error) {
+	material := []byte(params)
+	if act.Fingerprint != nil {
+		var err error
+		if material, err = act.Fingerprint(params); err != nil {
+			return "", err
+		}
+	}
+	return Fingerprint(act.Tool, material), nil
+}
+
+func paramsJSON(p any) (json.RawMessage, error) {
+	switch v := p.(type) {
+	case json.RawMessage:
+		return Canonical(v)
+	case []byte:
+		return Canonical(v)
+	case nil:
+		return json.RawMessage("{}"), nil
+	}
+	return CanonicalOf(p)
+}
+
+func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawMessage, hash string) (Response, error) {
+	if dup, err := g.checkDuplicate(ctx, c, hash); err != nil || dup != nil {
+		if dup != nil {
+			return *dup, nil
+		}
+		return Response{}, err
+	}
+	// 3. Policy.
+	mode, approval := g.opts.Mode()
+	cat := act.Category
+	if act.Classify != nil {
+		cat = act.Classify(params)
+	}
+	preq := policy.Request{
+		Tool: c.Tool, Category: cat, Mode: mode, ApprovalMode: approval,
+		Now: g.opts.Now(), BypassApproval: c.approvalID != 0,
+	}
+	if act.Cost != nil {
+		preq.CostUSD = act.Cost(params)
+	}
+	dec, err := g.opts.Policy.Check(ctx, preq)
+	if err != nil {
+		return Response{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
+	}
+	g.logDecision(ctx, c, cat, dec)
+	switch dec.Outcome {
+	case policy.Deny:
+		e := apperr.New(dec.Code, "policy denied %s: %s (rule %s)", c.Tool, dec.Reason, dec.RuleID).
+			With("policy_decision", "denied").With("matched_rule_id", dec.RuleID)
+		if !dec.ResetAt.IsZero() {
+			e.With("rate_limit_reset", dec.ResetAt.UTC().Format(time.RFC3339))
+		}
+		return Response{}, e
+	case policy.DryRun:
+		return Response{Kind: DryRun, Data: map[string]any{
+			"dry_run": true, "would_execute": c.Tool, "params": string(params), "matched_rule_id": dec.RuleID,
+		}}, nil
+	case policy.RequireApproval:
+		id, err := g.enqueue(ctx, c, params, hash, dec)
+		if err != nil {
+			return Response{}, err
+		}
+		return Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
+			"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
+		}}, nil
+	case policy.Allow:
+	default:
+		return Response{}, apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
+	}
+	// 4. Durable pending row, in its own transaction, before any I/O.
+	corr := uuid.NewString()
+	summary := auditSummary(act, params)
+	start := g.opts.Now()
+	dup, err := g.insertPending(ctx, c, hash, corr, summary, start)
+	if err != nil || dup != nil {
+		if dup != nil {
+			return *dup, nil
+		}
+		return Response{}, err
+	}
+	// 5. Execute. A panic in an executor must not leave the row pending for
+	// this live process forever: record it as unknown.
+	res, execErr := g.execute(ctx, act, params)
+	// 6. Complete.
+	elapsed := g.opts.Now().Sub(start)
+	status := statusOf(execErr)
+	if status == statusSuccess && res.Unknown {
+		status = statusUnknown
+	}
+	if cerr := g.complete(context.WithoutCancel(ctx), corr, status, res, execErr, elapsed); cerr != nil {
+		g.opts.Logger.Error("audit completion failed", "correlation_id", corr, "error", cerr)
+	}
+	if status == statusSuccess || status == statusUnknown {
+		if err := g.opts.Policy.Consume(context.WithoutCancel(ctx), preq); err != nil {
+			g.opts.Logger.Error("policy counters not updated", "correlation_id", corr, "error", err)
+		}
+	}
+	if execErr != nil {
+		e := apperr.As(execErr)
+		e.With("correlation_id", corr)
+		return Response{CorrelationID: corr, RetryCount: res.RetryCount}, e
+	}
+	return Response{Kind: Executed, Data: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount, Unknown: res.Unknown}, nil
+}
+
+func (g *Gateway) execute(ctx context.Context, act *Action, params json.RawMessage) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = apperr.New(apperr.XOutcomeUnknown, "the action failed unexpectedly (%v); its effect on X is unknown", r)
+		}
+	}()
+	return act.Execute(ctx, params)
+}
+
+// Audit statuses.
+const (
+	statusPending     = "pending"
+	statusSuccess     = "success"
+	statusFailure     = "failure"
+	statusUnknown     = "unknown"
+	statusInterrupted = "interrupted"
+	statusDuplicate   = "duplicate"
+)
+
+func statusOf(err error) string {
+	if err == nil {
+		return statusSuccess
+	}
+	switch apperr.CodeOf(err) {
+	case apperr.XOutcomeUnknown:
+		return statusUnknown
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return statusUnknown
+	}
+	return statusFailure
+}
+
+// memo coalesces identical in-flight calls and remembers recent answers.
+type memo struct {
+	mu    sync.Mutex
+	slots map[string]*slot
+}
+
+type slot struct {
+	done    chan struct{}
+	resp    Response
+	err     error
+	expires time.Time
+	m       *memo
+	key     string
+	window  time.Duration
+}
+
+func newMemo() *memo { return &memo{slots: map[string]*slot{}} }
+
+// join returns the slot for key and whether the caller must run the call.
+func (m *memo) join(key string, now time.Time, window time.Duration) (*slot, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, s := range m.slots {
+		if !s.expires.IsZero() && now.After(s.expires) {
+			delete(m.slots, k)
+		}
+	}
+	if s, ok := m.slots[key]; ok {
+		return s, false
+	}
+	s := &slot{done: make(chan struct{}), m: m, key: key, window: window}
+	m.slots[key] = s
+	return s, true
+}
+
+func (s *slot) finish(resp Response, err error, now time.Time) {
+	s.m.mu.Lock()
+	s.resp, s.err = resp, err
+	if err != nil && !blocksRepeat(err) && !resp.Unknown {
+		// A clean failure or a denial may be retried at once.
+		delete(s.m.slots, s.key)
+	} else {
+		s.expires = now.Add(s.window)
+	}
+	s.m.mu.Unlock()
+	close(s.done)
+}
+
+// blocksRepeat reports errors after which an identical repeat must not run:
+// the outcome on X is unknown.
+func blocksRepeat(err error) bool {
+	return apperr.CodeOf(err) == apperr.XOutcomeUnknown
+}
+
+func (s *slot) wait(ctx context.Context) (Response, error) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return Response{}, ctx.Err()
+	}
+	return duplicateOf(s.resp, s.err)
+}
+
+// duplicateOf turns the leader's answer into what a follower receives.
+func duplicateOf(resp Response, err error) (Response, error) {
+	if err != nil || resp.Unknown {
+		if err == nil || blocksRepeat(err) {
+			return Response{}, apperr.New(apperr.OutcomeUnverified,
+				"an identical call just ended with an unknown outcome; verify on X (for example read the timeline) before retrying")
+		}
+		return Response{}, err
+	}
+	switch resp.Kind {
+	case Executed, Duplicate:
+		orig := resp.CorrelationID
+		cached := resp.Data
+		if resp.Kind == Duplicate {
+			if m, ok := resp.Data.(map[string]any); ok {
+				cached = m["cached_result"]
+			}
+		}
+		return Response{Kind: Duplicate, CorrelationID: orig, Data: duplicateData(orig, cached)}, nil
+	}
+	// Routed and dry-run answers are the same for an identical call.
+	return resp, nil
+}
+
+func duplicateData(orig string, cached any) map[string]any {
+	return map[string]any{
+		"duplicate":               true,
+		"original_correlation_id": orig,
+		"cached_result":           cached,
+		"message":                 fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig),
+	}
+}

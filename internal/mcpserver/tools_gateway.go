@@ -1,0 +1,223 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+)
+
+// RecentMutationsInput filters get_recent_mutations.
+type RecentMutationsInput struct {
+	Tool   string `json:"tool,omitempty" jsonschema:"only this tool"`
+	Status string `json:"status,omitempty" jsonschema:"pending, success, failure, unknown, interrupted or duplicate"`
+	Since  string `json:"since,omitempty" jsonschema:"RFC 3339 time; only newer rows"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
+}
+
+// CorrelationInput names one audit row.
+type CorrelationInput struct {
+	CorrelationID string `json:"correlation_id" jsonschema:"the correlation id from a mutation's meta"`
+}
+
+// ApprovalIDInput names one approval item.
+type ApprovalIDInput struct {
+	ID int64 `json:"id" jsonschema:"the approval_queue_id"`
+}
+
+// ReviewInput approves or rejects an item.
+type ReviewInput struct {
+	ID    int64  `json:"id" jsonschema:"the approval_queue_id"`
+	Notes string `json:"notes,omitempty" jsonschema:"review notes stored on the item"`
+}
+
+// MutationList is get_recent_mutations' data.
+type MutationList struct {
+	Mutations []gateway.AuditEntry `json:"mutations"`
+	Count     int                  `json:"count"`
+}
+
+// ApprovalList is list_pending_approvals' data.
+type ApprovalList struct {
+	Items []gateway.ApprovalItem `json:"items"`
+	Count int                    `json:"count"`
+}
+
+// PendingCount is get_pending_count's data.
+type PendingCount struct {
+	Pending int `json:"pending"`
+}
+
+// BatchApproval is approve_all's data.
+type BatchApproval struct {
+	Approved []int64          `json:"executed_ids"`
+	Failed   []map[string]any `json:"failed"`
+	MaxBatch int              `json:"max_batch"`
+}
+
+// PolicyStatus is get_policy_status' data.
+type PolicyStatus struct {
+	Mode                string                  `json:"mode"`
+	ApprovalMode        bool                    `json:"approval_mode"`
+	EnforceForMutations bool                    `json:"enforce_for_mutations"`
+	Template            string                  `json:"template,omitempty"`
+	Rules               []policy.Rule           `json:"rules"`
+	Limits              []policy.Limit          `json:"limits"`
+	Counters            map[string]policy.Usage `json:"counters"`
+}
+
+var dbErrors = []apperr.Code{apperr.DBError}
+
+func agentApproval(c *config.Config) bool { return c != nil && c.MCPPolicy.AllowAgentApproval }
+
+func gatewayTools() []*Tool {
+	local := func(name, title, cat, desc string, out any, errs ...apperr.Code) Spec {
+		return Spec{Name: name, Title: title, Category: cat, Description: desc, Needs: Needs{DB: true},
+			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: append(errs, apperr.DBError)}
+	}
+	approve := func(name, title, desc string, out any) Spec {
+		return Spec{Name: name, Title: title, Category: "approval", Description: desc, Mutation: true,
+			Needs: Needs{X: true, DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true, OpenWorld: true},
+			Output: out, Errors: mutationErrors(apperr.ApprovalNotPending, apperr.NotFound), Enabled: agentApproval}
+	}
+	return []*Tool{
+		def(local("get_recent_mutations", "Recent mutations", "analytics", "List recent mutation attempts from the audit trail, newest first.", MutationList{}),
+			func(ctx context.Context, c *Call, in RecentMutationsInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				f := gateway.AuditFilter{Tool: in.Tool, Status: in.Status, Limit: in.Limit}
+				if in.Since != "" {
+					t, err := time.Parse(time.RFC3339, in.Since)
+					if err != nil {
+						return Result{}, apperr.New(apperr.InvalidInput, "since: %q is not an RFC 3339 time", in.Since)
+					}
+					f.Since = t
+				}
+				if in.Limit < 0 || in.Limit > 100 {
+					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
+				}
+				rows, err := g.Recent(ctx, f)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: MutationList{Mutations: rows, Count: len(rows)}}, nil
+			}),
+		def(local("get_mutation_detail", "Mutation detail", "analytics", "Return one audit row by correlation id: parameters summary, status, result, error and rollback guidance.", gateway.AuditEntry{}, apperr.NotFound),
+			func(ctx context.Context, c *Call, in CorrelationInput) (Result, error) {
+				if in.CorrelationID == "" {
+					return Result{}, apperr.New(apperr.InvalidInput, "correlation_id: required")
+				}
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				e, err := g.Detail(ctx, in.CorrelationID)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: e}, nil
+			}),
+		def(local("list_pending_approvals", "Pending approvals", "approval", "List the calls waiting for human approval, with the exact parameters that approval would run.", ApprovalList{}),
+			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				items, err := g.Pending(ctx, 100)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: ApprovalList{Items: items, Count: len(items)}}, nil
+			}),
+		def(local("get_pending_count", "Pending approval count", "approval", "Count the calls waiting for human approval.", PendingCount{}),
+			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				n, err := g.PendingCount(ctx)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: PendingCount{Pending: n}}, nil
+			}),
+		def(local("get_approval_item", "Approval item", "approval", "Return one approval item, including its outcome once decided.", gateway.ApprovalItem{}, apperr.NotFound),
+			func(ctx context.Context, c *Call, in ApprovalIDInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				it, err := g.Item(ctx, in.ID)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: it}, nil
+			}),
+		def(local("get_policy_status", "Policy status", "policy", "Show the effective policy rules (with where each came from), the limits and their live counters.", PolicyStatus{}, apperr.PolicyError),
+			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+				a := c.App
+				if a.Policy == nil || a.Counters == nil {
+					return Result{}, apperr.New(apperr.PolicyError, "the policy engine is unavailable (no database)")
+				}
+				snap, err := a.Counters.Snapshot(ctx)
+				if err != nil {
+					return Result{}, apperr.Wrap(apperr.DBError, err, "read policy counters: %v", err)
+				}
+				return Result{Data: PolicyStatus{
+					Mode: a.Cfg.Mode, ApprovalMode: a.Cfg.EffectiveApprovalMode(),
+					EnforceForMutations: a.Cfg.MCPPolicy.EnforceForMutations, Template: a.Cfg.MCPPolicy.Template,
+					Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Counters: snap,
+				}}, nil
+			}),
+		def(approve("approve_item", "Approve item", "Approve a queued call and run exactly it through the gateway. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
+			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				it, resp, err := g.Approve(ctx, in.ID, "mcp_agent", in.Notes)
+				r := Result{Data: it}
+				r.Meta.CorrelationID, r.Meta.Rollback = resp.CorrelationID, resp.Rollback
+				return r, err
+			}),
+		def(approve("reject_item", "Reject item", "Reject a queued call. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
+			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				it, err := g.Reject(ctx, in.ID, "mcp_agent", in.Notes)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: it}, nil
+			}),
+		def(approve("approve_all", "Approve all", "Approve and run the pending calls, oldest first, up to max_batch_approve. Only registered when mcp_policy.allow_agent_approval is true.", BatchApproval{}),
+			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				max := c.App.Cfg.MaxBatchApprove
+				items, err := g.Pending(ctx, max)
+				if err != nil {
+					return Result{}, err
+				}
+				out := BatchApproval{Approved: []int64{}, Failed: []map[string]any{}, MaxBatch: max}
+				for _, it := range items {
+					if _, _, err := g.Approve(ctx, it.ID, "mcp_agent", "approve_all"); err != nil {
+						e := apperr.As(err)
+						out.Failed = append(out.Failed, map[string]any{"id": it.ID, "code": e.Code, "message": e.Message})
+						continue
+					}
+					out.Approved = append(out.Approved, it.ID)
+				}
+				return Result{Data: out}, nil
+			}),
+	}
+}

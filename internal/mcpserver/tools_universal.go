@@ -1,0 +1,176 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/xrequest"
+)
+
+// MaxPages caps x_get auto-pagination.
+const MaxPages = 10
+
+// XGetInput is x_get's input.
+type XGetInput struct {
+	Path         string        `json:"path" jsonschema:"API path starting with /, e.g. /2/users/me"`
+	Host         string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
+	Query        []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
+	Headers      []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; authorization and other sensitive headers are refused"`
+	AutoPaginate bool          `json:"auto_paginate,omitempty" jsonschema:"follow meta.next_token through pagination_token"`
+	MaxPages     int           `json:"max_pages,omitempty" jsonschema:"pages to fetch when auto_paginate is on (default and cap 10)"`
+}
+
+// XWriteInput is x_post's and x_put's input.
+type XWriteInput struct {
+	Path           string        `json:"path" jsonschema:"API path starting with /"`
+	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
+	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
+	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]"`
+	Body           string        `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
+	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
+}
+
+// XDeleteInput is x_delete's input.
+type XDeleteInput struct {
+	Path           string        `json:"path" jsonschema:"API path starting with /"`
+	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
+	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
+	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]"`
+	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
+}
+
+// Page is one auto-paginated page.
+type Page struct {
+	Page   int             `json:"page"`
+	Status int             `json:"status"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// PagedData is x_get's data with auto_paginate.
+type PagedData struct {
+	Pages      []Page                 `json:"pages"`
+	TotalPages int                    `json:"total_pages"`
+	RateLimit  *actions.RateLimitInfo `json:"rate_limit,omitempty"`
+	// Error is the failing page's error; the pages before it are kept.
+	Error *envelope.ErrorBody `json:"error,omitempty"`
+}
+
+func xGet(ctx context.Context, c *Call, in XGetInput) (Result, error) {
+	req := actions.RawParams{Method: http.MethodGet, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers}
+	if !in.AutoPaginate {
+		checked, err := req.Check()
+		if err != nil {
+			return Result{}, err
+		}
+		x, err := xclient(c)
+		if err != nil {
+			return Result{}, err
+		}
+		resp, err := actions.Send(ctx, x, checked)
+		if err != nil {
+			return Result{}, err
+		}
+		rc := resp.RetryCount
+		return Result{Data: actions.BuildRawData(resp), Meta: envelope.Meta{RetryCount: &rc}}, nil
+	}
+	var m envelope.Meta
+	pages := clamp("max_pages", in.MaxPages, MaxPages, 1, MaxPages, &m)
+	req.Query = xrequest.PaginationStripped(in.Query)
+	if _, err := req.Check(); err != nil {
+		return Result{}, err
+	}
+	x, err := xclient(c)
+	if err != nil {
+		return Result{}, err
+	}
+	out := PagedData{Pages: []Page{}}
+	next, retries := "", 0
+	for i := 1; i <= pages; i++ {
+		r := req
+		if next != "" {
+			r.Query = append(append([]xrequest.KV{}, req.Query...), xrequest.KV{Key: "pagination_token", Value: next})
+		}
+		checked, err := r.Check()
+		if err != nil {
+			return Result{}, err
+		}
+		resp, err := actions.Send(ctx, x, checked)
+		if err != nil {
+			// Keep what was fetched; report the failing page's error beside it.
+			e := apperr.As(err)
+			out.Error = &envelope.ErrorBody{Code: e.Code, Message: e.Message, Retryable: e.Retryable(), Extra: map[string]any{"page": i}}
+			break
+		}
+		retries += resp.RetryCount
+		d := actions.BuildRawData(resp)
+		out.RateLimit = d.RateLimit
+		body := d.JSON
+		if body == nil {
+			b, _ := json.Marshal(d.BodyText)
+			body = b
+		}
+		out.Pages = append(out.Pages, Page{Page: i, Status: resp.Status, Data: body})
+		if resp.Status >= 400 {
+			break
+		}
+		var meta struct {
+			Meta struct {
+				NextToken string `json:"next_token"`
+			} `json:"meta"`
+		}
+		next = ""
+		if json.Unmarshal(d.JSON, &meta) == nil {
+			next = meta.Meta.NextToken
+		}
+		if next == "" {
+			break
+		}
+	}
+	out.TotalPages = len(out.Pages)
+	m.Pagination = &envelope.Pagination{NextToken: next, ResultCount: out.TotalPages, HasMore: next != ""}
+	m.RetryCount = &retries
+	return Result{Data: out, Meta: m}, nil
+}
+
+func universalTools() []*Tool {
+	reqErrs := append(append([]apperr.Code{}, xErrors...), apperr.XRequestBlocked)
+	uni := func(name, title, desc string, h Hints) Spec {
+		s := writeSpec(name, title, desc, policy.CatUniversal, h, actions.RawData{}, apperr.XRequestBlocked)
+		return s
+	}
+	return []*Tool{
+		def(Spec{Name: "x_get", Title: "Raw GET", Category: "read", Needs: Needs{X: true}, Profiles: workflowOnly, Hints: readX, Errors: reqErrs,
+			Output:      actions.RawData{},
+			Description: "GET any X API v2 path on an allowed host, with optional auto-pagination. An HTTP error status is still success: read data.status."},
+			xGet),
+		def(uni("x_post", "Raw POST", "POST to any X API path on an allowed host. An HTTP error status is still success: read data.status.", Hints{Destructive: true, OpenWorld: true}),
+			func(ctx context.Context, c *Call, in XWriteInput) (Result, error) {
+				p := actions.RawParams{Method: http.MethodPost, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
+				if _, err := p.Check(); err != nil {
+					return Result{}, err
+				}
+				return mutate(ctx, c, "x_post", p, in.IdempotencyKey)
+			}),
+		def(uni("x_put", "Raw PUT", "PUT to any X API path on an allowed host. An HTTP error status is still success: read data.status.", Hints{Destructive: true, Idempotent: true, OpenWorld: true}),
+			func(ctx context.Context, c *Call, in XWriteInput) (Result, error) {
+				p := actions.RawParams{Method: http.MethodPut, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
+				if _, err := p.Check(); err != nil {
+					return Result{}, err
+				}
+				return mutate(ctx, c, "x_put", p, in.IdempotencyKey)
+			}),
+		def(uni("x_delete", "Raw DELETE", "DELETE any X API path on an allowed host. Deleting a tweet this way needs approval like x_delete_tweet.", removal),
+			func(ctx context.Context, c *Call, in XDeleteInput) (Result, error) {
+				p := actions.RawParams{Method: http.MethodDelete, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers}
+				if _, err := p.Check(); err != nil {
+					return Result{}, err
+				}
+				return mutate(ctx, c, "x_delete", p, in.IdempotencyKey)
+			}),
+	}
+}
