@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,8 +93,14 @@ func decodeFile(path string, cfg *Config) error {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var es Errors
+		var reported []string
 		for _, k := range und {
 			key := k.String()
+			// Keys inside an unknown table repeat the table's own error.
+			if slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(key, p+".") }) {
+				continue
+			}
+			reported = append(reported, key)
 			es = append(es, &FieldError{Key: key, Message: "unknown key; " + allowedHint(k)})
 		}
 		return es
@@ -98,27 +108,53 @@ func decodeFile(path string, cfg *Config) error {
 	return nil
 }
 
-// allowedHint lists the keys that are valid where an unknown key appeared.
+// allowedHint lists the keys that are valid where an unknown key appeared,
+// following the key's path through the Config struct (so a typo inside
+// [[mcp_policy.rules]] lists the rule keys, not the section's).
 func allowedHint(k toml.Key) string {
-	section := ""
-	if len(k) > 1 {
-		section = k[0]
-	}
-	var keys []string
-	for _, f := range Fields(&Config{}) {
-		if f.Section == section {
-			keys = append(keys, f.Key)
+	t := reflect.TypeOf(Config{})
+	for _, part := range k[:len(k)-1] {
+		sf, ok := fieldByTag(t, part)
+		if !ok {
+			break
 		}
-	}
-	if len(keys) == 0 {
-		var secs []string
-		for _, s := range Sections() {
-			secs = append(secs, "["+s+"]")
+		ft := sf.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
 		}
-		return "allowed sections: " + strings.Join(secs, ", ")
+		if ft.Kind() != reflect.Struct {
+			break
+		}
+		t = ft
+	}
+	var keys, secs []string
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("toml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if t == reflect.TypeOf(Config{}) && sf.Type.Kind() == reflect.Struct {
+			secs = append(secs, "["+tag+"]")
+			continue
+		}
+		keys = append(keys, tag)
 	}
 	sort.Strings(keys)
-	return "allowed keys here: " + strings.Join(keys, ", ")
+	hint := "allowed keys here: " + strings.Join(keys, ", ")
+	if len(secs) > 0 {
+		hint += "; allowed sections: " + strings.Join(secs, ", ")
+	}
+	return hint
+}
+
+func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if sf := t.Field(i); sf.Tag.Get("toml") == tag {
+			return sf, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // Field is one scalar or list key of the configuration.
@@ -238,6 +274,27 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 	return applied, nil
 }
 
+// operatorURL accepts https URLs and plain http to a loopback host. The host
+// is parsed, not prefix-matched, so http://127.0.0.1.example.com is refused.
+func operatorURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
 func setFromString(v reflect.Value, s string) error {
 	switch v.Kind() {
 	case reflect.String:
@@ -297,6 +354,20 @@ func (c *Config) Validate() error {
 			add(key, "must be greater than 0 (got %d)", v)
 		}
 	}
+	// NaN passes every range comparison below, so non-finite numbers are
+	// refused up front for every float key.
+	for _, f := range Fields(c) {
+		if f.Value.Kind() == reflect.Float64 {
+			if v := f.Value.Float(); math.IsNaN(v) || math.IsInf(v, 0) {
+				add(f.Name(), "must be a finite number (got %g)", v)
+			}
+		}
+	}
+	for i, r := range c.MCPPolicy.RateLimits {
+		if math.IsNaN(r.MaxCount) || math.IsInf(r.MaxCount, 0) {
+			add(fmt.Sprintf("mcp_policy.rate_limits[%d].max_count", i), "must be a finite number (got %g)", r.MaxCount)
+		}
+	}
 	oneOf("mode", c.Mode, "autopilot", "composer")
 	positive("max_batch_approve", c.MaxBatchApprove)
 	positive("x_api.timeout_seconds", c.XAPI.TimeoutSeconds)
@@ -312,8 +383,8 @@ func (c *Config) Validate() error {
 		"x_api.legacy_upload_base_url": c.XAPI.LegacyUploadURL, "x_api.authorize_url": c.XAPI.AuthorizeURL,
 		"x_api.token_url": c.XAPI.TokenURL,
 	} {
-		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") && !strings.HasPrefix(u, "http://localhost") {
-			add(key, "%q must be an https:// URL (plain http is allowed only for 127.0.0.1/localhost)", u)
+		if !operatorURL(u) {
+			add(key, "%q must be an https:// URL with a host (plain http is allowed only for 127.0.0.1/localhost)", u)
 		}
 	}
 	oneOf("llm.provider", c.LLM.Provider, "", "openai", "anthropic")

@@ -2,7 +2,9 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,24 +141,72 @@ func Reference() string {
 }
 
 // WriteExample writes the example file to path with mode 0600, refusing to
-// replace an existing file unless force is set.
+// replace an existing file unless force is set. The file is written to a
+// temporary name first and then moved into place, so a reader never sees a
+// half-written file and a replaced file never keeps a looser mode.
 func WriteExample(path string, force bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory; give a file path", path)
+		}
+		if !force {
+			return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+		}
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
+	tmp, err := os.CreateTemp(dir, ".config-*.tmp")
 	if err != nil {
-		if os.IsExist(err) {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once moved into place
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.WriteString(ExampleTOML()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if force {
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	// A hard link fails if path appeared since the check above, so a file
+	// created concurrently is never replaced without force.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+		}
+		// Some file systems have no hard links; exclusive creation still
+		// guarantees nothing is overwritten.
+		return writeExclusive(path)
+	}
+	return nil
+}
+
+func writeExclusive(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
 		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if _, err := f.WriteString(ExampleTOML()); err != nil {
 		f.Close()
+		os.Remove(path)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()

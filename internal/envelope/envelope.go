@@ -4,6 +4,7 @@ package envelope
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -41,23 +42,46 @@ func (e ErrorBody) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// UnmarshalJSON is the inverse, so tests and clients can read envelopes.
+// UnmarshalJSON is the inverse, so tests and clients can read envelopes. A
+// fixed field of the wrong type is an error naming it rather than a silent
+// zero value.
 func (e *ErrorBody) UnmarshalJSON(b []byte) error {
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	if v, ok := m["code"].(string); ok {
-		e.Code = apperr.Code(v)
+	if m == nil {
+		return nil // null leaves the value alone, as encoding/json does
 	}
-	e.Message, _ = m["message"].(string)
-	e.Retryable, _ = m["retryable"].(bool)
+	var out ErrorBody
+	if v, ok := m["code"]; ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return fmt.Errorf("envelope error.code: want a string, got %T", v)
+		}
+		out.Code = apperr.Code(s)
+	}
+	if v, ok := m["message"]; ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return fmt.Errorf("envelope error.message: want a string, got %T", v)
+		}
+		out.Message = s
+	}
+	if v, ok := m["retryable"]; ok {
+		r, isBool := v.(bool)
+		if !isBool {
+			return fmt.Errorf("envelope error.retryable: want a boolean, got %T", v)
+		}
+		out.Retryable = r
+	}
 	delete(m, "code")
 	delete(m, "message")
 	delete(m, "retryable")
 	if len(m) > 0 {
-		e.Extra = m
+		out.Extra = m
 	}
+	*e = out
 	return nil
 }
 
