@@ -32,7 +32,7 @@ type App struct {
 	DB    *store.DB
 	DBErr error
 
-	xc  *xapi.Client
+	xc   *xapi.Client
 	XErr error
 
 	Policy     *policy.Engine

@@ -257,4 +257,3 @@ func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string)
 	}
 	return final, resp, runErr
 }
-
