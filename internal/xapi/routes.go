@@ -81,7 +81,8 @@ func pathTemplate(path string) string {
 		}
 	}
 	for i, s := range segs {
-		if s != "" && isDigits(s) {
+		// Segment 1 is the API version ("2", "1.1") and stays literal.
+		if i > 1 && isDigits(s) {
 			segs[i] = ":id"
 		}
 	}
