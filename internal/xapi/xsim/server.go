@@ -371,10 +371,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 		resetConn(w)
 		return 0
 	case faultRateLimit:
-		for k := range hdr {
-			if k == "X-Rate-Limit-Remaining" {
-				hdr.Set(k, "0")
-			}
+		if hdr.Get("x-rate-limit-remaining") != "" {
+			hdr.Set("x-rate-limit-remaining", "0")
 		}
 		rep := errTooManyRequests()
 		rep.header = hdr
