@@ -98,6 +98,9 @@ func Login(ctx context.Context, o LoginOptions) (*Token, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tok.RefreshToken == "" {
+		fmt.Fprintln(o.Out, "Note: X issued no refresh token (the offline.access scope was not granted); run `tuitbot auth` again when the access token expires.")
+	}
 	if opts.TokenPath != "" {
 		if err := SaveToken(ctx, opts.TokenPath, tok); err != nil {
 			return nil, err

@@ -565,3 +565,18 @@ func TestLoginListenerOnlyServesCallbackPath(t *testing.T) {
 	}
 	br.page(t)
 }
+
+func TestLoginWarnsWithoutRefreshToken(t *testing.T) {
+	fx := newFakeX(t)
+	fx.omitRefresh = true
+	var out syncBuffer
+	br := newBrowser()
+	tok, err := Login(context.Background(), LoginOptions{Options: fx.options(""), CallbackAddr: "127.0.0.1:0", Out: &out, OpenBrowser: br.open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br.page(t)
+	if tok.RefreshToken != "" || !strings.Contains(out.String(), "no refresh token") {
+		t.Errorf("missing refresh token not reported: %q", out.String())
+	}
+}

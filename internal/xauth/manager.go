@@ -110,7 +110,8 @@ func (m *Manager) reloadIfChanged() error {
 		cur = nil
 	}
 	if cur != nil && m.tok != nil && m.info != nil &&
-		os.SameFile(cur, m.info) && cur.ModTime().Equal(m.info.ModTime()) && cur.Size() == m.info.Size() {
+		os.SameFile(cur, m.info) && cur.ModTime().Equal(m.info.ModTime()) && cur.Size() == m.info.Size() &&
+		cur.Mode() == m.info.Mode() {
 		return nil
 	}
 	t, info, err := readTokenFile(m.opts.TokenPath)
@@ -198,6 +199,14 @@ func (m *Manager) refreshLocked(ctx context.Context, held *Token, forced bool) (
 	}
 	if cur.RefreshToken == "" {
 		m.setToken(cur, info)
+		if forced {
+			return nil, apperr.New(apperr.XAuthExpired, "X no longer accepts the access token in %s and there is no refresh token%s", m.opts.TokenPath, reauthHint)
+		}
+		if m.opts.Now().Before(cur.ExpiresAt) {
+			// Nothing to refresh with, but the token still works for a
+			// while: use it rather than fail early.
+			return cur, nil
+		}
 		return nil, apperr.New(apperr.XAuthExpired, "the X access token in %s has expired and there is no refresh token%s", m.opts.TokenPath, reauthHint)
 	}
 	if m.opts.ClientID == "" {

@@ -3,6 +3,7 @@ package xauth
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -382,6 +383,7 @@ func TestNewManagerValidates(t *testing.T) {
 		{"http token URL", Options{ClientID: "c", TokenPath: "t", TokenURL: "http://example.com/token"}, "TokenURL"},
 		{"token URL with user", Options{ClientID: "c", TokenPath: "t", TokenURL: "https://u:p@example.com/token"}, "TokenURL"},
 		{"negative skew", Options{ClientID: "c", TokenPath: "t", RefreshSkew: -time.Second}, "RefreshSkew"},
+		{"skew near the token lifetime", Options{ClientID: "c", TokenPath: "t", RefreshSkew: 90 * time.Minute}, "RefreshSkew"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,4 +515,47 @@ func leaks(s string, secrets ...string) bool {
 		}
 	}
 	return false
+}
+
+func TestManagerWithoutRefreshTokenUsesTokenUntilExpiry(t *testing.T) {
+	fx := newFakeX(t)
+	clk := newFakeClock()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	at, _ := fx.issue()
+	if err := SaveToken(context.Background(), path, &Token{AccessToken: at, ExpiresAt: clk.Now().Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, fx, path, clk)
+	got, err := m.AccessToken(context.Background())
+	if err != nil || got != at {
+		t.Fatalf("AccessToken inside the skew without refresh token = %v; want the still-valid token", err)
+	}
+	if _, err := m.Refresh(context.Background()); apperr.CodeOf(err) != apperr.XAuthExpired {
+		t.Fatalf("forced Refresh without refresh token: err = %v, want x_auth_expired", err)
+	}
+	clk.Advance(2 * time.Minute)
+	if _, err := m.AccessToken(context.Background()); apperr.CodeOf(err) != apperr.XAuthExpired {
+		t.Fatalf("at expiry: err = %v, want x_auth_expired", err)
+	}
+	if fx.refreshCalls.Load() != 0 {
+		t.Error("called the token endpoint without a refresh token")
+	}
+}
+
+func TestManagerNoticesPermissionChange(t *testing.T) {
+	fx := newFakeX(t)
+	clk := newFakeClock()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	seed(t, fx, path, clk, time.Hour)
+	m := newManager(t, fx, path, clk)
+	if _, err := m.AccessToken(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.AccessToken(context.Background())
+	if apperr.CodeOf(err) != apperr.ConfigError || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("err = %v, want the shared-file refusal", err)
+	}
 }

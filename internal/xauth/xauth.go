@@ -41,6 +41,10 @@ const (
 	DefaultHTTPTimeout = 30 * time.Second
 )
 
+// maxRefreshSkew keeps the skew well under the 2 h lifetime of X access
+// tokens.
+const maxRefreshSkew = time.Hour
+
 // CallbackPath is the path of the redirect URI on the local callback
 // listener: http://<CallbackAddr>/callback.
 const CallbackPath = "/callback"
@@ -116,8 +120,9 @@ func (o Options) resolved() (Options, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.RefreshSkew < 0 {
-		return o, apperr.New(apperr.ConfigError, "refresh skew (Options.RefreshSkew) must not be negative, got %s", o.RefreshSkew)
+	if o.RefreshSkew < 0 || o.RefreshSkew > maxRefreshSkew {
+		// A skew near the token lifetime would refresh on every call.
+		return o, apperr.New(apperr.ConfigError, "refresh skew (Options.RefreshSkew) must be between 0 and %s, got %s", maxRefreshSkew, o.RefreshSkew)
 	}
 	if o.RefreshSkew == 0 {
 		o.RefreshSkew = DefaultRefreshSkew
