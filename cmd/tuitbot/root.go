@@ -61,6 +61,10 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.doctorCmd(),
 		c.mcpCmd(),
 		c.docsCmd(),
+		c.authCmd(),
+		c.approveCmd(),
+		c.auditCmd(),
+		c.xsimCmd(),
 	)
 	return root
 }

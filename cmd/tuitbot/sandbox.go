@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -18,8 +20,7 @@ func (c *cli) addSandboxFlags(cmd *cobra.Command) {
 // into the sandbox home so nothing touches a real account's data.
 func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (*app.App, error) {
 	if c.sandbox {
-		cfg.Home = filepath.Join(cfg.Home, "sandbox")
-		cfg.Storage.DBPath = ""
+		c.sandboxHome(cfg)
 		if c.sandboxState != "" {
 			cfg.Sandbox.StateFile = c.sandboxState
 		}
@@ -27,3 +28,12 @@ func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (
 	}
 	return app.New(ctx, cfg, opts)
 }
+
+// sandboxHome moves every file into the sandbox home, so nothing a sandbox
+// run does touches a real account's data.
+func (c *cli) sandboxHome(cfg *config.Config) {
+	cfg.Home = filepath.Join(cfg.Home, "sandbox")
+	cfg.Storage.DBPath = ""
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

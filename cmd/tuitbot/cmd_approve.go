@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+)
+
+func (c *cli) withGateway(cmd *cobra.Command, fn func(a *app.App, g *gateway.Gateway) error) error {
+	a, err := c.openApp(cmd)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	g, err := a.RequireGateway()
+	if err != nil {
+		return err
+	}
+	return fn(a, g)
+}
+
+func (c *cli) openApp(cmd *cobra.Command) (*app.App, error) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	log, err := c.logger(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c.build(cmd.Context(), cfg, app.Options{Logger: log})
+}
+
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError{fmt.Errorf("%q is not an approval id (a positive number; see `tuitbot approve list`)", s)}
+	}
+	return id, nil
+}
+
+func (c *cli) approveCmd() *cobra.Command {
+	var reviewer, notes string
+	cmd := &cobra.Command{
+		Use:   "approve",
+		Short: "Review the approval queue: list, show, approve, reject, edit",
+		Long: "Review calls that the policy routed to human approval. Approving replays exactly the queued\n" +
+			"call (as edited) through the gateway; idempotency, limits and audit still apply.",
+	}
+	cmd.PersistentFlags().StringVar(&reviewer, "reviewer", "cli", "name recorded as the reviewer")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List pending items",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				items, err := g.Pending(cmd.Context(), 500)
+				if err != nil {
+					return err
+				}
+				if len(items) == 0 {
+					fmt.Fprintln(c.stdout, "no pending items")
+					return nil
+				}
+				for _, it := range items {
+					fmt.Fprintf(c.stdout, "#%d  %-18s %s  (%s; expires %s)\n", it.ID, it.Tool, preview(it.Params), it.Reason, it.ExpiresAt)
+				}
+				return nil
+			})
+		},
+	}
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one item with its exact parameters (and the diff of any edit)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				it, err := g.Item(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				printItem(c.stdout, it)
+				return nil
+			})
+		},
+	}
+	approve := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve an item: run exactly the queued call now",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				it, _, err := g.Approve(cmd.Context(), id, reviewer, notes)
+				if it != nil {
+					printItem(c.stdout, it)
+				}
+				return err
+			})
+		},
+	}
+	approve.Flags().StringVar(&notes, "notes", "", "review notes")
+	reject := &cobra.Command{
+		Use:   "reject ID",
+		Short: "Reject an item",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				it, err := g.Reject(cmd.Context(), id, reviewer, notes)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "#%d rejected\n", it.ID)
+				return nil
+			})
+		},
+	}
+	reject.Flags().StringVar(&notes, "notes", "", "review notes")
+	var text string
+	edit := &cobra.Command{
+		Use:   "edit ID --text TEXT",
+		Short: "Edit the text of a pending item before approving it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("text") {
+				return usageError{fmt.Errorf("--text is required")}
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				it, err := g.Edit(cmd.Context(), id, text)
+				if err != nil {
+					return err
+				}
+				printItem(c.stdout, it)
+				return nil
+			})
+		},
+	}
+	edit.Flags().StringVar(&text, "text", "", "the new text")
+	cmd.AddCommand(list, show, approve, reject, edit)
+	return cmd
+}
+
+func preview(params json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(params, &m) == nil {
+		for _, k := range []string{"text", "tweet_id", "target_user_id", "path"} {
+			if v, ok := m[k].(string); ok {
+				return fmt.Sprintf("%s=%q", k, truncate(v, 60))
+			}
+		}
+	}
+	return truncate(string(params), 60)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func printItem(w io.Writer, it *gateway.ApprovalItem) {
+	fmt.Fprintf(w, "#%d %s [%s]\n  rule: %s (%s)\n  caller: %s  created: %s  expires: %s\n",
+		it.ID, it.Tool, it.Status, it.MatchedRuleID, it.Reason, it.Caller, it.CreatedAt, it.ExpiresAt)
+	fmt.Fprintf(w, "  params: %s\n", it.Params)
+	if it.Edited {
+		fmt.Fprintln(w, "  edited:")
+		for _, line := range diffParams(it.OriginalParams, it.Params) {
+			fmt.Fprintln(w, "    "+line)
+		}
+	}
+	if it.CorrelationID != "" {
+		fmt.Fprintf(w, "  correlation_id: %s\n", it.CorrelationID)
+	}
+	if len(it.Result) > 0 {
+		fmt.Fprintf(w, "  result: %s\n", it.Result)
+	}
+	if it.ErrorCode != "" {
+		fmt.Fprintf(w, "  error: %s: %s\n", it.ErrorCode, it.ErrorMessage)
+	}
+}
+
+// diffParams lists changed top-level keys as -old/+new lines.
+func diffParams(a, b json.RawMessage) []string {
+	var ma, mb map[string]any
+	_ = json.Unmarshal(a, &ma)
+	_ = json.Unmarshal(b, &mb)
+	keys := map[string]bool{}
+	for k := range ma {
+		keys[k] = true
+	}
+	for k := range mb {
+		keys[k] = true
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var out []string
+	for _, k := range sorted {
+		x, _ := json.Marshal(ma[k])
+		y, _ := json.Marshal(mb[k])
+		if string(x) != string(y) {
+			out = append(out, fmt.Sprintf("- %s: %s", k, x), fmt.Sprintf("+ %s: %s", k, y))
+		}
+	}
+	return out
+}
+
+func (c *cli) auditCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "audit", Short: "Read the mutation audit trail"}
+	var tool, status string
+	var limit int
+	recent := &cobra.Command{
+		Use:   "recent",
+		Short: "List recent mutations, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				rows, err := g.Recent(cmd.Context(), gateway.AuditFilter{Tool: tool, Status: status, Limit: limit})
+				if err != nil {
+					return err
+				}
+				if len(rows) == 0 {
+					fmt.Fprintln(c.stdout, "no mutations recorded")
+				}
+				for _, r := range rows {
+					fmt.Fprintf(c.stdout, "%s  %-11s %-18s %s  %s\n", r.CreatedAt, r.Status, r.Tool, r.CorrelationID, strings.TrimSpace(r.ErrorCode))
+				}
+				return nil
+			})
+		},
+	}
+	recent.Flags().StringVar(&tool, "tool", "", "only this tool")
+	recent.Flags().StringVar(&status, "status", "", "only this status")
+	recent.Flags().IntVar(&limit, "limit", 20, "rows (1-100)")
+	show := &cobra.Command{
+		Use:   "show CORRELATION_ID",
+		Short: "Show one mutation in full",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				e, err := g.Detail(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				b, _ := json.MarshalIndent(e, "", "  ")
+				fmt.Fprintln(c.stdout, string(b))
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(recent, show)
+	return cmd
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/xauth"
+)
+
+func (c *cli) authCmd() *cobra.Command {
+	var headless bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "auth",
+		Short: "Log in to X with OAuth 2.0 (PKCE) and store the tokens (0600)",
+		Long: "Log in to X with OAuth 2.0 PKCE. By default a one-shot listener on x_api.callback_addr\n" +
+			"(127.0.0.1:8080) receives the redirect; with --headless, paste the full redirected URL instead.\n" +
+			"Tokens are written atomically to ~/.tuitbot/tokens.json with mode 0600 and refreshed automatically.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if c.sandbox {
+				return usageError{fmt.Errorf("the sandbox logs in by itself; run `tuitbot mcp serve --sandbox`")}
+			}
+			if cfg.XAPI.ClientID == "" {
+				return fmt.Errorf("x_api.client_id is not set; create an X app with OAuth 2.0, then set it in %s or TUITBOT_X_API__CLIENT_ID", cfg.ConfigPath)
+			}
+			tok, err := xauth.Login(cmd.Context(), xauth.LoginOptions{
+				Options: xauth.Options{
+					ClientID: cfg.XAPI.ClientID, ClientSecret: cfg.XAPI.ClientSecret,
+					AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL, TokenPath: cfg.TokenFile(),
+				},
+				CallbackAddr: cfg.XAPI.CallbackAddr, Headless: headless, Timeout: timeout, Out: c.stderr, In: c.stdin,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "logged in; %s\n", tok)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&headless, "headless", false, "paste the redirected URL instead of running a local callback listener")
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the authorization")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the stored token's scopes and expiry (never the token)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			if c.sandbox {
+				c.sandboxHome(cfg)
+			}
+			st, err := xauth.Status(cfg.TokenFile(), time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, st.String())
+			return nil
+		},
+	}
+	cmd.AddCommand(status)
+	return cmd
+}
