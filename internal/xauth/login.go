@@ -102,7 +102,11 @@ func Login(ctx context.Context, o LoginOptions) (*Token, error) {
 		fmt.Fprintln(o.Out, "Note: X issued no refresh token (the offline.access scope was not granted); run `tuitbot auth` again when the access token expires.")
 	}
 	if opts.TokenPath != "" {
-		if err := SaveToken(ctx, opts.TokenPath, tok); err != nil {
+		// The code is spent by now; a login deadline that passes while
+		// waiting for the lock must not throw the new tokens away.
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+		defer scancel()
+		if err := SaveToken(sctx, opts.TokenPath, tok); err != nil {
 			return nil, err
 		}
 	}
