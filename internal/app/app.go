@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -42,6 +43,10 @@ type App struct {
 
 	// Sim is the in-process X emulator in sandbox mode.
 	Sim *Sandbox
+
+	llm    llm.Provider
+	LLMErr error
+	probe  llmProbe
 
 	closers []func() error
 }
@@ -94,6 +99,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if !opts.SkipX {
 		a.startX(ctx, bases, httpClient)
 	}
+	a.startLLM()
 	if a.DB != nil {
 		if err := a.startGateway(ctx); err != nil {
 			a.GatewayErr = err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // extraChecks covers the services outside the database.
@@ -25,13 +28,27 @@ func (a *App) tokenCheck() Check {
 	return Check{Name: "token", Status: "ok", Message: path}
 }
 
-func (a *App) llmCheck(ctx context.Context) Check {
-	if a.Cfg.LLM.Provider == "" {
-		return Check{Name: "llm", Status: "not_configured", Message: "set llm.provider and llm.model to enable content tools"}
-	}
-	return Check{Name: "llm", Status: "degraded", Message: "provider " + a.Cfg.LLM.Provider + " configured but not reachable from this build"}
-}
-
+// xCheck asks X who we are, with a short timeout, so a dead token or an
+// unreachable X shows up as one honest line.
 func (a *App) xCheck(ctx context.Context) Check {
-	return Check{Name: "x", Status: "not_configured", Message: "X client not started; run `tuitbot auth` or use --sandbox"}
+	x, err := a.XClient()
+	if err != nil {
+		return Check{Name: "x", Status: "not_configured", Message: apperr.As(err).Message}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	me, _, err := x.Me(ctx)
+	if err != nil {
+		e := apperr.As(err)
+		status := "error"
+		if e.Code == apperr.XNotConfigured {
+			status = "not_configured"
+		}
+		return Check{Name: "x", Status: status, Message: string(e.Code) + ": " + e.Message}
+	}
+	where := "X"
+	if a.Sim != nil {
+		where = "the sandbox emulator"
+	}
+	return Check{Name: "x", Status: "ok", Message: "authenticated as @" + me.Username + " on " + where}
 }

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// llmRecorder writes the LLM usage ledger.
+type llmRecorder struct{ db *store.DB }
+
+func (r llmRecorder) RecordLLMUsage(ctx context.Context, u llm.Usage) error {
+	_, err := r.db.ExecContext(ctx, `INSERT INTO llm_usage (provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, u.Provider, u.Model, u.Operation, u.InputTokens, u.OutputTokens, u.CostUSD, store.FormatTime(u.At))
+	return err
+}
+
+// LLMConfig converts the [llm] section.
+func (a *App) LLMConfig() llm.Config {
+	c := a.Cfg.LLM
+	return llm.Config{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv,
+		Timeout: time.Duration(c.TimeoutSeconds) * time.Second, MaxTokens: c.MaxTokens, Temperature: c.Temperature}
+}
+
+func (a *App) startLLM() {
+	if a.Cfg.LLM.Provider == "" {
+		a.LLMErr = apperr.New(apperr.LLMNotConfigured, "no LLM configured; set llm.provider and llm.model (and llm.api_key_env)")
+		return
+	}
+	var rec llm.UsageRecorder
+	if a.DB != nil {
+		rec = llmRecorder{a.DB}
+	}
+	p, err := llm.New(a.LLMConfig(), rec, a.Now)
+	if err != nil {
+		a.LLMErr = err
+		return
+	}
+	a.llm = p
+}
+
+// LLM returns the provider or why there is none.
+func (a *App) LLM() (llm.Provider, error) {
+	if a.llm != nil {
+		return a.llm, nil
+	}
+	if a.LLMErr != nil {
+		return nil, a.LLMErr
+	}
+	return nil, apperr.New(apperr.LLMNotConfigured, "no LLM configured; set llm.provider and llm.model")
+}
+
+// llmProbe caches the reachability probe: it costs a few tokens, and agents
+// may call health_check often.
+type llmProbe struct {
+	mu    sync.Mutex
+	at    time.Time
+	check Check
+}
+
+const llmProbeTTL = 5 * time.Minute
+
+func (a *App) llmCheck(ctx context.Context) Check {
+	p, err := a.LLM()
+	if err != nil {
+		status := "error"
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			status = "not_configured"
+		}
+		return Check{Name: "llm", Status: status, Message: apperr.As(err).Message}
+	}
+	a.probe.mu.Lock()
+	defer a.probe.mu.Unlock()
+	if !a.probe.at.IsZero() && a.Now().Sub(a.probe.at) < llmProbeTTL {
+		return a.probe.check
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err = p.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with OK."}}, MaxTokens: 5, Operation: "health_check"})
+	chk := Check{Name: "llm", Status: "ok", Message: p.Name() + " " + a.Cfg.LLM.Model + " answered"}
+	if err != nil {
+		chk = Check{Name: "llm", Status: "error", Message: apperr.As(err).Message}
+	}
+	a.probe.at, a.probe.check = a.Now(), chk
+	return chk
+}
