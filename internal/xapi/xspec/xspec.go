@@ -131,7 +131,7 @@ func (s *Spec) findRoute(r *http.Request) (*routers.Route, map[string]string, er
 	rr.URL = &u
 	route, params, err := s.router.FindRoute(rr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("xspec: %s %s is not in the spec: %w", r.Method, r.URL.Path, err)
+		return nil, nil, fmt.Errorf("%s %s is not in the spec: %w", r.Method, r.URL.Path, err)
 	}
 	return route, params, nil
 }
@@ -151,16 +151,34 @@ func (s *Spec) input(r *http.Request, body []byte) (*openapi3filter.RequestValid
 	return &openapi3filter.RequestValidationInput{Request: rr, PathParams: params, Route: route, Options: s.opts}, nil
 }
 
+// Violation is a request or response that does not conform to the document.
+type Violation struct {
+	Response bool // false: the request is at fault
+	Method   string
+	Path     string
+	Status   int // response status (responses only)
+	Err      error
+}
+
+func (v *Violation) Error() string {
+	if v.Response {
+		return fmt.Sprintf("xspec: response %d to %s %s: %v", v.Status, v.Method, v.Path, v.Err)
+	}
+	return fmt.Sprintf("xspec: request %s %s: %v", v.Method, v.Path, v.Err)
+}
+
+func (v *Violation) Unwrap() error { return v.Err }
+
 // ValidateRequest checks r (whose body is passed separately, as it may
 // already have been consumed) against the document: route, path, query and
 // header parameters, and the body schema. Authentication is not checked.
 func (s *Spec) ValidateRequest(r *http.Request, body []byte) error {
 	in, err := s.input(r, body)
 	if err != nil {
-		return err
+		return &Violation{Method: r.Method, Path: r.URL.Path, Err: err}
 	}
 	if err := openapi3filter.ValidateRequest(in.Request.Context(), in); err != nil {
-		return fmt.Errorf("xspec: request %s %s: %w", r.Method, r.URL.Path, err)
+		return &Violation{Method: r.Method, Path: r.URL.Path, Err: err}
 	}
 	return nil
 }
@@ -173,9 +191,12 @@ func (s *Spec) ValidateRequest(r *http.Request, body []byte) error {
 // them. Those bodies are checked against the RFC 7807 shape X uses instead
 // (string type, title and detail; status equal to the HTTP status).
 func (s *Spec) ValidateResponse(r *http.Request, status int, header http.Header, body []byte) error {
+	fail := func(err error) error {
+		return &Violation{Response: true, Method: r.Method, Path: r.URL.Path, Status: status, Err: err}
+	}
 	in, err := s.input(r, nil)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	if status >= 400 && isProblemJSON(header) {
 		var probe struct {
@@ -183,7 +204,7 @@ func (s *Spec) ValidateResponse(r *http.Request, status int, header http.Header,
 		}
 		if err := json.Unmarshal(body, &probe); err == nil && !s.problemTypes[probe.Type] {
 			if err := checkGenericProblem(status, body); err != nil {
-				return fmt.Errorf("xspec: response %d to %s %s: %w", status, r.Method, r.URL.Path, err)
+				return fail(err)
 			}
 			return nil
 		}
@@ -196,7 +217,7 @@ func (s *Spec) ValidateResponse(r *http.Request, status int, header http.Header,
 	}
 	out.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		return fmt.Errorf("xspec: response %d to %s %s: %w", status, r.Method, r.URL.Path, err)
+		return fail(err)
 	}
 	return nil
 }
@@ -230,7 +251,8 @@ func checkGenericProblem(status int, body []byte) error {
 }
 
 // RoundTripper validates every request and response passing through next and
-// hands each violation to report (which must be safe for concurrent use).
+// hands each violation (a *Violation) to report, which must be safe for
+// concurrent use.
 // Traffic is passed on unchanged whether or not it validates.
 func (s *Spec) RoundTripper(next http.RoundTripper, report func(error)) http.RoundTripper {
 	if next == nil {

@@ -1,0 +1,302 @@
+package xsim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xapi/xspec"
+)
+
+// specClient drives the emulator through xspec's validating transport.
+type specClient struct {
+	t      *testing.T
+	base   string
+	token  string
+	hc     *http.Client
+	mu     sync.Mutex
+	errs   []error
+	// badReq marks the next calls as deliberately invalid requests: their
+	// request violations are expected, their responses must still conform.
+	badReq bool
+	routes map[string]bool // "METHOD template" exercised
+	spec   *xspec.Spec
+}
+
+func (c *specClient) call(method, path, contentType string, body []byte) (int, map[string]any) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if tpl, err := c.spec.Route(req); err == nil {
+		c.routes[method+" "+tpl] = true
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return res.StatusCode, out
+}
+
+func (c *specClient) json(method, path string, v any) (int, map[string]any) {
+	c.t.Helper()
+	var b []byte
+	if v != nil {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	ct := ""
+	if b != nil {
+		ct = "application/json"
+	}
+	return c.call(method, path, ct, b)
+}
+
+func multipartBody(t *testing.T, fields map[string]string, file []byte) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for k, v := range fields {
+		if err := w.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if file != nil {
+		fw, err := w.CreateFormFile("media", "upload.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fw.Write(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.FormDataContentType(), buf.Bytes()
+}
+
+func pngBytes(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 4, 3))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func mp4Bytes(n int) []byte {
+	b := make([]byte, n)
+	copy(b, []byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"))
+	return b
+}
+
+func TestEmulatorConformsToSpec(t *testing.T) {
+	spec := xspec.FromEnv(t)
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	opts := xsim.DefaultOptions()
+	opts.World = xsim.DemoWorldAt(7, now)
+	opts.Now = func() time.Time { return now }
+	s := xsim.New(opts)
+	base, err := s.Start(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tok, _, _ := s.IssueToken("", s.AllScopes())
+	c := &specClient{t: t, base: base, token: tok, spec: spec, routes: map[string]bool{}}
+	c.hc = &http.Client{Transport: spec.RoundTripper(http.DefaultTransport, func(err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var v *xspec.Violation
+		if errors.As(err, &v) && !v.Response && c.badReq {
+			return
+		}
+		c.errs = append(c.errs, err)
+	})}
+
+	// Every /2 route the emulator serves must be in X's document.
+	for _, r := range s.Routes() {
+		method, path, _ := strings.Cut(r, " ")
+		if !strings.HasPrefix(path, "/2/") || strings.HasPrefix(path, "/2/oauth2/") {
+			continue
+		}
+		if !spec.HasOperation(method, path) {
+			t.Errorf("emulated route %s is not in X's OpenAPI document", r)
+		}
+	}
+
+	me := s.DemoUserID()
+	w := s.World()
+	var other, otherTweet string
+	for _, u := range w.Users {
+		if u.ID != me {
+			other = u.ID
+			break
+		}
+	}
+	for i := len(w.Tweets) - 1; i >= 0; i-- {
+		if tw := w.Tweets[i]; tw.AuthorID != me && tw.RetweetOf == "" {
+			otherTweet = tw.ID
+			break
+		}
+	}
+	tf := "tweet.fields=author_id,created_at,conversation_id,public_metrics,referenced_tweets,lang,entities,attachments,in_reply_to_user_id,edit_controls,possibly_sensitive,reply_settings,source"
+	pf := "post.fields=created_at,conversation_id,public_metrics,lang,entities,attachments"
+	uf := "user.fields=created_at,description,location,public_metrics,profile_image_url,protected,url,verified,verified_type"
+	ex := "expansions=author_id,referenced_posts,attachments.media_keys,in_reply_to_user_id,entities.mentions.username"
+	mf := "media.fields=media_key,type,width,height,alt_text,url,preview_image_url"
+	q := func(parts ...string) string { return "?" + strings.Join(parts, "&") }
+
+	// Writes first so reads see replies, quotes, media and retweets.
+	pngData := pngBytes(t)
+	ct, body := multipartBody(t, map[string]string{"media_category": "tweet_image"}, pngData)
+	status, up := c.call("POST", "/2/media/upload", ct, body)
+	if status != 200 {
+		t.Fatalf("simple upload: %d %v", status, up)
+	}
+	mediaID := up["data"].(map[string]any)["id"].(string)
+	c.json("POST", "/2/media/metadata", map[string]any{"id": mediaID, "metadata": map[string]any{"alt_text": map[string]any{"text": "a tiny image"}}})
+
+	video := mp4Bytes(1500)
+	_, ini := c.json("POST", "/2/media/upload/initialize", map[string]any{"media_type": "video/mp4", "total_bytes": len(video), "media_category": "tweet_video"})
+	vid := ini["data"].(map[string]any)["id"].(string)
+	for i, chunk := range [][]byte{video[:1000], video[1000:]} {
+		ct, body := multipartBody(t, map[string]string{"segment_index": fmt.Sprint(i)}, chunk)
+		if st, _ := c.call("POST", "/2/media/upload/"+vid+"/append", ct, body); st != 200 {
+			t.Fatalf("append %d: %d", i, st)
+		}
+	}
+	c.json("POST", "/2/media/upload/"+vid+"/finalize", nil)
+	for i := 0; i < 3; i++ {
+		c.json("GET", "/2/media/upload?command=STATUS&media_id="+vid, nil)
+	}
+	// JSON (base64) variants of the upload bodies.
+	c.json("POST", "/2/media/upload", map[string]any{"media": pngData, "media_category": "tweet_image"})
+
+	_, created := c.json("POST", "/2/tweets", map[string]any{"text": "spec check with media https://example.com", "media": map[string]any{"media_ids": []string{mediaID, vid}}})
+	mine := created["data"].(map[string]any)["id"].(string)
+	c.json("POST", "/2/tweets", map[string]any{"text": "a reply for the spec", "reply": map[string]any{"in_reply_to_tweet_id": otherTweet}})
+	c.json("POST", "/2/tweets", map[string]any{"text": "a quote for the spec", "quote_tweet_id": otherTweet})
+	c.json("POST", "/2/tweets", map[string]any{"text": "a quote for the spec"}) // 403 duplicate
+	c.json("POST", "/2/tweets", map[string]any{"text": ""})                     // 400
+	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
+	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
+	c.json("POST", "/2/users/"+other+"/likes", map[string]any{"tweet_id": otherTweet})
+	c.json("POST", "/2/users/"+me+"/retweets", map[string]any{"tweet_id": otherTweet})
+	c.json("POST", "/2/users/"+me+"/bookmarks", map[string]any{"tweet_id": otherTweet})
+	c.json("POST", "/2/users/"+me+"/following", map[string]any{"target_user_id": other})
+
+	reads := []string{
+		"/2/tweets/" + mine + q(tf, ex, uf, mf),
+		"/2/tweets/" + otherTweet + q(pf, "expansions=referenced_posts,author_id"),
+		"/2/tweets/1",
+		"/2/tweets" + q("ids="+mine+","+otherTweet+",1", tf, ex, uf),
+		"/2/tweets/search/recent" + q("query=golang", "max_results=10", tf, ex, uf),
+		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust OR golang) -is:retweet has:links"), "max_results=100", "sort_order=recency"),
+		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust")),
+		"/2/tweets/" + otherTweet + "/liking_users" + q(uf, "max_results=10"),
+		"/2/users/me" + q(uf, "expansions=pinned_post_id", tf),
+		"/2/users/" + other + q(uf),
+		"/2/users/1",
+		"/2/users" + q("ids="+me+","+other+",1", uf),
+		"/2/users/by/username/" + xsim.DemoUsername + q(uf),
+		"/2/users/by/username/nobody_at_all",
+		"/2/users/" + me + "/mentions" + q(tf, ex, uf, "max_results=5"),
+		"/2/users/" + me + "/tweets" + q(tf, ex, mf, "max_results=100", "exclude=replies"),
+		"/2/users/" + me + "/timelines/reverse_chronological" + q(tf, ex, uf, "max_results=20"),
+		"/2/users/" + other + "/timelines/reverse_chronological",
+		"/2/users/" + me + "/followers" + q(uf, "max_results=5"),
+		"/2/users/" + me + "/following" + q(uf, "max_results=1000"),
+		"/2/users/" + me + "/liked_tweets" + q(tf, ex, "max_results=5"),
+		"/2/users/" + me + "/bookmarks" + q(tf, ex, "max_results=5"),
+		"/2/usage/tweets" + q("days=7"),
+	}
+	for _, p := range reads {
+		c.json("GET", p, nil)
+	}
+	c.badReq = true
+	for _, p := range []string{
+		"/2/tweets/search/recent" + q("query=rust", "max_results=5"),
+		"/2/usage/tweets" + q("days=91"),
+		"/2/tweets/abc",
+	} {
+		if st, _ := c.json("GET", p, nil); st != 400 {
+			t.Errorf("GET %s = %d, want 400", p, st)
+		}
+	}
+	c.badReq = false
+	// Follow a next_token.
+	_, page := c.json("GET", "/2/users/"+me+"/followers?max_results=5", nil)
+	if tok, _ := page["meta"].(map[string]any)["next_token"].(string); tok != "" {
+		c.json("GET", "/2/users/"+me+"/followers?max_results=5&pagination_token="+tok, nil)
+	}
+	_, page = c.json("GET", "/2/tweets/search/recent?query=rust&max_results=10", nil)
+	if tok, _ := page["meta"].(map[string]any)["next_token"].(string); tok != "" {
+		c.json("GET", "/2/tweets/search/recent?query=rust&max_results=10&next_token="+tok, nil)
+	}
+
+	// Undo everything.
+	c.json("DELETE", "/2/users/"+me+"/likes/"+otherTweet, nil)
+	c.json("DELETE", "/2/users/"+me+"/retweets/"+otherTweet, nil)
+	c.json("DELETE", "/2/users/"+me+"/bookmarks/"+otherTweet, nil)
+	c.json("DELETE", "/2/users/"+me+"/following/"+other, nil)
+	c.json("DELETE", "/2/tweets/"+mine, nil)
+	c.json("DELETE", "/2/tweets/5", nil) // 404
+
+	// Error bodies: 401, 403 scope, 429.
+	c.token = "bogus"
+	c.json("GET", "/2/users/me", nil)
+	limited, _, _ := s.IssueToken("", []string{"tweet.read", "users.read"})
+	c.token = limited
+	c.json("POST", "/2/tweets", map[string]any{"text": "no scope"})
+	c.token = tok
+	s.SetFault("GET /2/users/me", xsim.Fault{RateLimitNext: 1})
+	c.json("GET", "/2/users/me", nil)
+	s.SetFault("GET /2/users/me", xsim.Fault{ErrorNext: 1})
+	c.json("GET", "/2/users/me", nil)
+
+	for _, err := range c.errs {
+		msg := err.Error()
+		if i := strings.Index(msg, "\n"); i > 0 {
+			msg = msg[:i]
+		}
+		t.Error(msg)
+	}
+	for _, r := range s.Routes() {
+		if strings.HasPrefix(r, "GET /i/") || strings.Contains(r, "/2/oauth2/") {
+			continue
+		}
+		if !c.routes[r] {
+			t.Errorf("route %s was not exercised", r)
+		}
+	}
+}
