@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -79,14 +80,8 @@ func MutationTools() map[string]bool {
 	for _, a := range actions.All(actions.Deps{}) {
 		known[a.Tool] = true
 	}
-	for _, t := range extraMutationTools {
-		known[t] = true
-	}
 	return known
 }
-
-// extraMutationTools are gateway actions registered outside package actions.
-var extraMutationTools = []string{"compose_tweet", "propose_and_queue_replies"}
 
 // NewPolicyEngine validates and compiles the policy.
 func NewPolicyEngine(c *config.Config) (*policy.Engine, error) {
@@ -188,4 +183,13 @@ func (a *App) RequireGateway() (*gateway.Gateway, error) {
 		return nil, apperr.Wrap(apperr.DBError, a.GatewayErr, "the mutation gateway is unavailable: %v", a.GatewayErr)
 	}
 	return nil, apperr.New(apperr.DBError, "the mutation gateway is unavailable: no database")
+}
+
+// Workflow returns the workflow operations service.
+func (a *App) Workflow() (*workflow.Service, error) {
+	db, err := a.RequireDB()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
+	}
+	return &workflow.Service{DB: db, X: a.XClient, AccountID: "default", Now: a.Now}, nil
 }

@@ -10,5 +10,6 @@ func Registry() []*Tool {
 	all = append(all, dryRunTools()...)
 	all = append(all, universalTools()...)
 	all = append(all, gatewayTools()...)
+	all = append(all, analyticsTools()...)
 	return all
 }
