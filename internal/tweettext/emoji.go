@@ -180,6 +180,9 @@ func emojiEnd(rs []rune, i int) int {
 		return -1
 	}
 	r := rs[i]
+	if r < 0xA9 && !isKeycapBase(r) {
+		return i // nothing below © starts an emoji
+	}
 	switch {
 	case isKeycapBase(r):
 		j := i + 1

@@ -50,14 +50,18 @@ type urlScanner struct {
 
 func newURLScanner(rs []rune) *urlScanner {
 	n := len(rs)
+	backing := make([]int, 4*(n+1))
 	s := &urlScanner{
 		rs:         rs,
-		runEnd:     make([]int, n+1),
-		underscore: make([]int, n+1),
-		host:       make([]int, n+1),
-		tldEnd:     make([]int, n+1),
+		runEnd:     backing[0 : n+1],
+		underscore: backing[n+1 : 2*(n+1)],
+		host:       backing[2*(n+1) : 3*(n+1)],
+		tldEnd:     backing[3*(n+1):],
 	}
 	s.runEnd[n], s.underscore[n], s.host[n] = n, n, -1
+	// Every position of a run shares the label end, so the TLD after it is
+	// looked up once per run.
+	tldFor, tldAfter := -1, -1
 	for p := n - 1; p >= 0; p-- {
 		r := rs[p]
 		s.host[p] = -1
@@ -83,8 +87,11 @@ func newURLScanner(rs []rune) *urlScanner {
 		if s.underscore[p] < e {
 			continue
 		}
-		if t := tldEndAt(rs, e+1); t > 0 {
-			s.host[p], s.tldEnd[p] = p, t
+		if tldFor != e {
+			tldFor, tldAfter = e, tldEndAt(rs, e+1)
+		}
+		if tldAfter > 0 {
+			s.host[p], s.tldEnd[p] = p, tldAfter
 		}
 	}
 	return s
@@ -464,8 +471,8 @@ func isURLSpaceRune(r rune) bool {
 // characters and directional marks. Note that '"' and '`' are not in its
 // punctuation list.
 func isDomainRune(r rune) bool {
-	if r < 0x80 && strings.ContainsRune(`!'#%&()*+,\-./:;<=>?@[]^_{|}~$`, r) {
-		return false
+	if r < 0x80 {
+		return asciiClasses[r]&clsNotDomain == 0
 	}
 	return !isURLSpaceRune(r) && !isInvalidRune(r) && !isDirectionalRune(r)
 }
@@ -474,10 +481,10 @@ func isDomainRune(r rune) bool {
 func isLabelRune(r rune) bool { return r == '-' || r == '_' || isDomainRune(r) }
 
 func isURLPrecedingRune(r rune) bool {
-	if isDirectionalRune(r) {
-		return true
+	if r < 0x80 {
+		return asciiClasses[r]&clsNotPreceding == 0
 	}
-	return !isASCIIAlnum(r) && !strings.ContainsRune("@＠$#＃", r) && !isInvalidRune(r)
+	return r != '＠' && r != '＃' && !isInvalidRune(r)
 }
 
 func isLatinAccentRune(r rune) bool {
@@ -494,25 +501,48 @@ func isLatinAccentRune(r rune) bool {
 func isCyrillicRune(r rune) bool { return r >= 0x400 && r <= 0x4FF }
 
 func isPathRune(r rune) bool {
-	if isASCIIAlnum(r) || isCyrillicRune(r) || isLatinAccentRune(r) || r == 0x2013 {
-		return true
+	if r < 0x80 {
+		return asciiClasses[r]&clsPath != 0
 	}
-	return r < 0x80 && strings.ContainsRune("!*';:=+,.$/%#[]-_~@|&", r)
+	return isCyrillicRune(r) || isLatinAccentRune(r) || r == 0x2013
 }
 
 func isPathEndRune(r rune) bool {
-	if isASCIIAlnum(r) || isCyrillicRune(r) || isLatinAccentRune(r) {
-		return true
+	if r < 0x80 {
+		return asciiClasses[r]&clsPathEnd != 0
 	}
-	return r < 0x80 && strings.ContainsRune("+-=_#/", r)
+	return isCyrillicRune(r) || isLatinAccentRune(r)
 }
 
-func isQueryRune(r rune) bool {
-	return isASCIIAlnum(r) || (r < 0x80 && strings.ContainsRune("!?*'@();:&=+$/%#[]-_.,~|", r))
-}
+func isQueryRune(r rune) bool { return r >= 0 && r < 0x80 && asciiClasses[r]&clsQuery != 0 }
 
-func isQueryEndRune(r rune) bool {
-	return isASCIIAlnum(r) || (r < 0x80 && strings.ContainsRune("-_&=#/", r))
-}
+func isQueryEndRune(r rune) bool { return r >= 0 && r < 0x80 && asciiClasses[r]&clsQueryEnd != 0 }
+
+// ASCII membership of the grammar's character classes, one bit per class.
+const (
+	clsNotDomain    = 1 << iota // the reference's punctuation and spaces
+	clsNotPreceding             // may not come right before a URL
+	clsPath
+	clsPathEnd
+	clsQuery
+	clsQueryEnd
+)
+
+// asciiClasses is computed once and only read afterwards.
+var asciiClasses = func() (t [128]uint8) {
+	set := func(bit uint8, chars string) {
+		for i := 0; i < len(chars); i++ {
+			t[chars[i]] |= bit
+		}
+	}
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	set(clsNotDomain, `!'#%&()*+,\-./:;<=>?@[]^_{|}~$`+" \t\n\v\f\r")
+	set(clsNotPreceding, alnum+"@$#")
+	set(clsPath, alnum+"!*';:=+,.$/%#[]-_~@|&")
+	set(clsPathEnd, alnum+"+-=_#/")
+	set(clsQuery, alnum+"!?*'@();:&=+$/%#[]-_.,~|")
+	set(clsQueryEnd, alnum+"-_&=#/")
+	return t
+}()
 
 func isASCIIHostRune(r rune) bool { return r == '-' || isASCIIAlnum(r) || isLatinAccentRune(r) }
