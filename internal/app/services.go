@@ -10,8 +10,10 @@ import (
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/scoring"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -192,4 +194,29 @@ func (a *App) Workflow() (*workflow.Service, error) {
 		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
 	}
 	return &workflow.Service{DB: db, X: a.XClient, AccountID: "default", Now: a.Now}, nil
+}
+
+// ScoringWeights converts the [scoring] section.
+func (a *App) ScoringWeights() scoring.Weights {
+	s := a.Cfg.Scoring
+	return scoring.Weights{Keyword: s.Keyword, Follower: s.Follower, Recency: s.Recency, Engagement: s.Engagement,
+		ReplyCount: s.ReplyCount, ContentType: s.ContentType}
+}
+
+// Keywords are what discovery and scoring look for.
+func (a *App) Keywords() []string {
+	b := a.Cfg.Business
+	out := append([]string{}, b.ProductKeywords...)
+	out = append(out, b.CompetitorKeywords...)
+	return append(out, b.IndustryTopics...)
+}
+
+// Discovery returns the discovery service.
+func (a *App) Discovery() (*discovery.Service, error) {
+	db, err := a.RequireDB()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
+	}
+	return &discovery.Service{DB: db, X: a.XClient, Keywords: a.Keywords(), Weights: a.ScoringWeights(),
+		Threshold: a.Cfg.Scoring.Threshold, AccountID: "default", Now: a.Now}, nil
 }

@@ -11,5 +11,6 @@ func Registry() []*Tool {
 	all = append(all, universalTools()...)
 	all = append(all, gatewayTools()...)
 	all = append(all, analyticsTools()...)
+	all = append(all, discoveryTools()...)
 	return all
 }
