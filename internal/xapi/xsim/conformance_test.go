@@ -23,12 +23,12 @@ import (
 
 // specClient drives the emulator through xspec's validating transport.
 type specClient struct {
-	t      *testing.T
-	base   string
-	token  string
-	hc     *http.Client
-	mu     sync.Mutex
-	errs   []error
+	t     *testing.T
+	base  string
+	token string
+	hc    *http.Client
+	mu    sync.Mutex
+	errs  []error
 	// badReq marks the next calls as deliberately invalid requests: their
 	// request violations are expected, their responses must still conform.
 	badReq bool

@@ -83,10 +83,6 @@ func errRouteNotFound() reply {
 	return blankProblem(http.StatusNotFound, "Not Found", "Sorry, that page does not exist.")
 }
 
-func errMethodNotAllowed() reply {
-	return blankProblem(http.StatusMethodNotAllowed, "Method Not Allowed", "The requested method is not allowed for this resource.")
-}
-
 func errInternal(status int) reply {
 	title := http.StatusText(status)
 	if title == "" {

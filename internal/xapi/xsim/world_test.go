@@ -1,0 +1,221 @@
+package xsim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDemoWorldIsDeterministicAndRich(t *testing.T) {
+	a, b := DemoWorldAt(9, testEpoch), DemoWorldAt(9, testEpoch)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed and time gave different worlds")
+	}
+	if c := DemoWorldAt(10, testEpoch); reflect.DeepEqual(a.Tweets, c.Tweets) {
+		t.Fatal("different seeds gave the same posts")
+	}
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Users) != 31 || len(a.Tweets) != 300 {
+		t.Fatalf("users %d tweets %d", len(a.Users), len(a.Tweets))
+	}
+	var mentions, replies, retweets, links, demoPosts int
+	for _, tw := range a.Tweets {
+		if tw.CreatedAt.Before(testEpoch.Add(-7*24*time.Hour)) || tw.CreatedAt.After(testEpoch) {
+			t.Fatalf("post %s at %v is outside the last 7 days", tw.ID, tw.CreatedAt)
+		}
+		if strings.Contains(tw.Text, "@"+DemoUsername) {
+			mentions++
+		}
+		if tw.InReplyToTweetID != "" {
+			replies++
+		}
+		if tw.RetweetOf != "" {
+			retweets++
+		}
+		if hasLink(tw.Text) {
+			links++
+		}
+		if tw.AuthorID == a.DemoUserID {
+			demoPosts++
+		}
+	}
+	for name, n := range map[string]int{"mentions": mentions, "replies": replies, "retweets": retweets, "links": links, "demo posts": demoPosts, "follows": len(a.Follows), "likes": len(a.Likes), "bookmarks": len(a.Bookmarks)} {
+		if n < 3 {
+			t.Errorf("only %d %s", n, name)
+		}
+	}
+}
+
+func TestSaveLoadWorldRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	id := e.post("persist me")
+	e.do("POST", "/2/users/"+e.me+"/likes", map[string]any{"tweet_id": e.someTweet()})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "world.json")
+	if err := SaveWorld(path, e.s.World()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode = %v", st.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), e.token) {
+		t.Fatal("world file contains a bearer token")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temp files left behind: %v", entries)
+	}
+	w, err := LoadWorld(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := New(Options{World: w, Now: e.clock.Now})
+	// The token issued before the save still works after a reload, since
+	// grants persist (as hashes).
+	e.s.Close()
+	base, err := s2.Start(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	e.base = base
+	r := e.get("/2/tweets/" + id)
+	if r.data()["text"] != "persist me" {
+		t.Fatalf("reloaded world lost the post: %s", r.raw)
+	}
+	if !reflect.DeepEqual(normalise(t, e.s.World()), normalise(t, s2.World())) {
+		t.Fatal("world changed across save/load")
+	}
+}
+
+func normalise(t *testing.T, w *World) map[string]any {
+	t.Helper()
+	w.SavedAt = time.Time{}
+	w.Billing = nil
+	w.Seen = nil
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestLoadWorldRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := DemoWorldAt(1, testEpoch)
+	write := func(name string, mutate func(*World)) string {
+		w := good.Clone()
+		mutate(w)
+		p := filepath.Join(dir, name)
+		if err := SaveWorld(p, w); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := map[string]string{
+		"version":        write("v.json", func(w *World) { w.Version = 99 }),
+		"demo user":      write("d.json", func(w *World) { w.DemoUserID = "1" }),
+		"bad user id":    write("u.json", func(w *World) { w.Users[1].ID = "abc" }),
+		"dup username":   write("n.json", func(w *World) { w.Users[2].Username = w.Users[1].Username }),
+		"orphan tweet":   write("t.json", func(w *World) { w.Tweets[0].AuthorID = "5" }),
+		"dangling like":  write("l.json", func(w *World) { w.Likes[0].To = "5" }),
+		"bad follow":     write("f.json", func(w *World) { w.Follows[0].To = "5" }),
+		"bad username":   write("b.json", func(w *World) { w.Users[1].Username = "has space" }),
+		"dup tweet":      write("dt.json", func(w *World) { w.Tweets[1].ID = w.Tweets[0].ID }),
+		"dangling bmark": write("bm.json", func(w *World) { w.Bookmarks[0].From = "5" }),
+	}
+	for name, p := range cases {
+		if _, err := LoadWorld(p); err == nil {
+			t.Errorf("%s: loaded", name)
+		}
+	}
+	garbage := filepath.Join(dir, "g.json")
+	_ = os.WriteFile(garbage, []byte("{not json"), 0o600)
+	if _, err := LoadWorld(garbage); err == nil {
+		t.Error("garbage loaded")
+	}
+	if _, err := LoadWorld(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file loaded")
+	}
+	if err := SaveWorld(filepath.Join(dir, "no", "such", "dir.json"), good); err == nil {
+		t.Error("save into a missing directory succeeded")
+	}
+	if err := SaveWorld(filepath.Join(dir, "nil.json"), nil); err == nil {
+		t.Error("nil world saved")
+	}
+}
+
+func TestWorldSnapshotIsACopy(t *testing.T) {
+	e := newEnv(t)
+	w := e.s.World()
+	w.Users[0].Name = "mutated"
+	w.Tweets = nil
+	if e.s.World().Users[0].Name == "mutated" || len(e.s.World().Tweets) == 0 {
+		t.Fatal("World() aliases server state")
+	}
+	// The Options world is copied too.
+	src := DemoWorldAt(3, testEpoch)
+	s := New(Options{World: src, Now: func() time.Time { return testEpoch }})
+	tok, _, _ := s.IssueToken("", s.AllScopes())
+	_ = tok
+	if len(src.Grants) != 0 {
+		t.Fatal("New mutated the caller's world")
+	}
+}
+
+func TestStartRefusesNonLoopback(t *testing.T) {
+	s := New(Options{World: DemoWorldAt(1, testEpoch)})
+	for _, addr := range []string{"0.0.0.0:0", "example.com:80", "10.0.0.1:0", "nonsense"} {
+		if _, err := s.Start(t.Context(), addr); err == nil {
+			t.Errorf("Start(%q) accepted", addr)
+		}
+	}
+	base, err := s.Start(t.Context(), "127.0.0.1:0")
+	if err != nil || !strings.HasPrefix(base, "http://127.0.0.1:") || s.URL() != base {
+		t.Fatalf("start: %v %q %q", err, base, s.URL())
+	}
+	if _, err := s.Start(t.Context(), ""); err == nil {
+		t.Error("second Start accepted")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+}
+
+func TestStartStopsWithContext(t *testing.T) {
+	s := New(Options{World: DemoWorldAt(1, testEpoch)})
+	ctx, cancel := context.WithCancel(context.Background())
+	base, err := s.Start(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := http.Get(base + "/2/users/me"); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("server still answering after its context ended")
+}
