@@ -2,6 +2,12 @@
 // twitter-text v3 weighted length (NFC first, CJK and emoji weigh two, every
 // link weighs 23, an emoji sequence weighs two however many code points it
 // has), and rune-safe truncation for everything else the product shortens.
+//
+// Counting follows twitter-text's parseTweet and URL extractor rule for rule
+// (the official conformance cases pass). Two tables are hand-maintained and
+// may lag X: the TLDs a link may end in, and the emoji grammar, which
+// follows UTS #51 sequences rather than a fixed list, so emoji newer than
+// twitter-text's list also count as one.
 package tweettext
 
 import (

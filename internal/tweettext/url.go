@@ -41,8 +41,8 @@ type urlScanner struct {
 	// underscore[p] is the first '_' at or after p within its run (or
 	// len(rs)); host names (unlike subdomains) may not contain one.
 	underscore []int
-	// host[p] is the label index at which the host's registrable name
-	// starts for a host beginning at p, or -1 when no host starts at p.
+	// host[p] is, for a host beginning at p, the index where its last label
+	// before the TLD starts, or -1 when no host starts at p.
 	host []int
 	// tldEnd[p] is the end of the TLD that follows the name label at p.
 	tldEnd []int
@@ -139,7 +139,7 @@ func tldFollowerOK(rs []rune, i int) bool {
 	return !(isASCIIAlnum(r) || r == '@' || r == '+' || r == '-')
 }
 
-// matchAt matches the URL grammar at rune index s.
+// matchAt matches the URL grammar starting at rune index st.
 func (s *urlScanner) matchAt(st int) (urlMatch, bool) {
 	rs := s.rs
 	n := len(rs)
