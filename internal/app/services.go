@@ -10,6 +10,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -219,4 +220,56 @@ func (a *App) Discovery() (*discovery.Service, error) {
 	}
 	return &discovery.Service{DB: db, X: a.XClient, Keywords: a.Keywords(), Weights: a.ScoringWeights(),
 		Threshold: a.Cfg.Scoring.Threshold, AccountID: "default", Now: a.Now}, nil
+}
+
+// Profile converts the [business] section for content generation.
+func (a *App) Profile() content.Profile {
+	b := a.Cfg.Business
+	return content.Profile{ProductName: b.ProductName, ProductDescription: b.ProductDescription, ProductURL: b.ProductURL,
+		TargetAudience: b.TargetAudience, BrandVoice: b.BrandVoice, ReplyStyle: b.ReplyStyle, ContentStyle: b.ContentStyle,
+		PersonaOpinions: b.PersonaOpinions, PersonaExperiences: b.PersonaExperiences, ContentPillars: b.ContentPillars,
+		ProductKeywords: b.ProductKeywords, CompetitorKeywords: b.CompetitorKeywords, IndustryTopics: b.IndustryTopics,
+		BannedPhrases: a.Cfg.Limits.BannedPhrases}
+}
+
+// Generator returns the content generator or why there is none.
+func (a *App) Generator() (*content.Generator, error) {
+	p, err := a.LLM()
+	if err != nil {
+		return nil, err
+	}
+	return content.NewGenerator(p, a.Profile()), nil
+}
+
+// Composer returns the draft and compose service.
+func (a *App) Composer() (*workflow.Composer, error) {
+	s, err := a.Workflow()
+	if err != nil {
+		return nil, err
+	}
+	g, err := a.RequireGateway()
+	if err != nil {
+		return nil, err
+	}
+	return &workflow.Composer{Service: s, Gateway: g, Generator: a.Generator,
+		ComposerMode: func() bool { return a.Cfg.Mode == "composer" }}, nil
+}
+
+// Replier returns the reply pipeline for caller (mcp, or autopilot with a
+// loop name).
+func (a *App) Replier(caller, loop string) (*workflow.Replier, error) {
+	s, err := a.Workflow()
+	if err != nil {
+		return nil, err
+	}
+	g, err := a.RequireGateway()
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.Discovery()
+	if err != nil {
+		return nil, err
+	}
+	return &workflow.Replier{Service: s, Gateway: g, Discovery: d, Generator: a.Generator,
+		BannedPhrases: a.Cfg.Limits.BannedPhrases, Caller: caller, Loop: loop}, nil
 }

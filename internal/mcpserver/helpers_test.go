@@ -247,6 +247,8 @@ func registryByName() map[string]*mcpserver.Tool {
 	return out
 }
 
+func defaultConfig() config.Config { return config.Default() }
+
 // expectedTools is what a profile should expose under cfg.
 func expectedTools(p mcpserver.Profile, cfg *config.Config) []string {
 	var out []string

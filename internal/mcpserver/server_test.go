@@ -154,7 +154,7 @@ func TestConfigGatedToolsFollowConfig(t *testing.T) {
 
 func TestSelectNarrowing(t *testing.T) {
 	reg := mcpserver.Registry()
-	wf := expectedTools(mcpserver.Workflow, nil)
+	wf := expectedDefault(mcpserver.Workflow)
 	if len(wf) < 3 {
 		t.Fatalf("need at least 3 workflow tools, have %v", wf)
 	}

@@ -12,5 +12,6 @@ func Registry() []*Tool {
 	all = append(all, gatewayTools()...)
 	all = append(all, analyticsTools()...)
 	all = append(all, discoveryTools()...)
+	all = append(all, contentTools()...)
 	return all
 }
