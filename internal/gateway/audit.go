@@ -43,8 +43,8 @@ func auditSummary(act *Action, params json.RawMessage) string {
 }
 
 type priorRow struct {
-	hash, status, corr, errCode string
-	result                      sql.NullString
+	hash, status, corr, errCode, dupOf string
+	result                             sql.NullString
 }
 
 // checkDuplicate looks for an earlier identical call: a caller key reused
@@ -64,10 +64,16 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	now := g.opts.Now()
 	if c.IdempotencyKey != "" {
 		var p priorRow
-		err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
-			FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
+		err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json,
+			COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
 			ORDER BY id DESC LIMIT 1`, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.dupOf)
+		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
+			// The key's latest use was answered as a duplicate: the outcome
+			// the key stands for is the original's, which may be older than
+			// the database window.
+			p, err = g.originalRow(ctx, q, p)
+		}
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -113,6 +119,20 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		}
 	}
 	return nil, nil
+}
+
+// originalRow reads the row a duplicate row points at.
+func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (priorRow, error) {
+	var p priorRow
+	err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`, g.opts.AccountID, dup.dupOf).
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The original aged out under retention; the duplicate's own record
+		// still says the call succeeded.
+		return priorRow{hash: dup.hash, status: statusSuccess, corr: dup.dupOf}, nil
+	}
+	return p, err
 }
 
 func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRow) (*Response, error) {

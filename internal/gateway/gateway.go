@@ -227,7 +227,13 @@ func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
 		return Response{}, err
 	}
 	// 2. Duplicate check: identical concurrent calls coalesce in memory; the
-	// database covers other processes and restarts.
+	// database covers other processes and restarts. The replay of an
+	// approved item never joins an agent's call in memory: that call may be
+	// the one answering "routed to approval", which is not an outcome the
+	// replay may adopt. The database checks still dedup it.
+	if c.approvalID != 0 {
+		return g.run(ctx, act, c, params, hash)
+	}
 	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
 	if !leader {
 		return slot.wait(ctx)
@@ -416,14 +422,26 @@ func (m *memo) join(key string, now time.Time, window time.Duration) (*slot, boo
 func (s *slot) finish(resp Response, err error, now time.Time) {
 	s.m.mu.Lock()
 	s.resp, s.err = resp, err
-	if err != nil && !blocksRepeat(err) && !resp.Unknown {
-		// A clean failure or a denial may be retried at once.
-		delete(s.m.slots, s.key)
-	} else {
+	if remember(resp, err) {
 		s.expires = now.Add(s.window)
+	} else {
+		delete(s.m.slots, s.key)
 	}
 	s.m.mu.Unlock()
 	close(s.done)
+}
+
+// remember reports whether an answer is kept for the memory window after
+// the call ends. Only what this process just executed is: its success, or an
+// outcome that blocks repeats. Everything else is re-derived from the
+// database on the next call, because a cached copy would be wrong there: a
+// routed answer would be handed to the approved replay, and a duplicate
+// answer would outlive the original's database window.
+func remember(resp Response, err error) bool {
+	if err != nil {
+		return blocksRepeat(err)
+	}
+	return resp.Kind == Executed
 }
 
 // blocksRepeat reports errors after which an identical repeat must not run:
