@@ -291,16 +291,19 @@ func compatRules(cfg Config, known func(string) bool) ([]Rule, []error) {
 	}
 
 	var rules []Rule
+	// A blocked tool stays blocked whatever a template or user rule allows:
+	// these denials sit in the built-in band, after the hard rules and
+	// before every allow rule.
+	for i, t := range blocked {
+		rules = append(rules, Rule{ID: "compat:blocked:" + t, Label: "blocked_tools", Priority: blockedPriorityStart + i,
+			Enabled: true, Source: SourceCompat, Conditions: Conditions{Tools: []string{t}},
+			Action: Action{Type: ActionDeny, Reason: fmt.Sprintf("tool '%s' is blocked", t)}})
+	}
 	prio := compatPriorityStart
 	add := func(r Rule) {
 		r.Priority, r.Enabled, r.Source = prio, true, SourceCompat
 		prio++
 		rules = append(rules, r)
-	}
-	for _, t := range blocked {
-		add(Rule{ID: "compat:blocked:" + t, Label: "blocked_tools",
-			Conditions: Conditions{Tools: []string{t}},
-			Action:     Action{Type: ActionDeny, Reason: fmt.Sprintf("tool '%s' is blocked", t)}})
 	}
 	if cfg.DryRunMutations {
 		add(Rule{ID: "compat:dry_run", Label: "dry_run_mutations",

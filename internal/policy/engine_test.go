@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 func TestNormalizeToolName(t *testing.T) {
@@ -92,9 +95,31 @@ func TestCompatRulePriorities(t *testing.T) {
 	if compat[0].ID != "compat:blocked:x_retweet" || compat[1].ID != "compat:dry_run" {
 		t.Errorf("compat order = %s, %s", compat[0].ID, compat[1].ID)
 	}
-	for i, r := range compat {
+	// blocked_tools sits in the built-in band so no allow rule can lift it;
+	// the other compat rules follow from 300.
+	if compat[0].Priority != 50 {
+		t.Errorf("%s priority = %d, want 50", compat[0].ID, compat[0].Priority)
+	}
+	for i, r := range compat[1:] {
 		if r.Priority != 300+i {
 			t.Errorf("%s priority = %d, want %d", r.ID, r.Priority, 300+i)
+		}
+	}
+}
+
+func TestBlockedToolBeatsAllowRules(t *testing.T) {
+	for _, tmpl := range []string{TemplateGrowthAggressive, TemplateAgencyMode, TemplateSafeDefault} {
+		cfg := DefaultConfig()
+		cfg.Template = tmpl
+		cfg.BlockedTools = []string{"x_like_tweet"}
+		cfg.RequireApprovalFor = nil
+		cfg.Rules = []Rule{{ID: "user:allow-likes", Priority: 200, Enabled: true,
+			Conditions: Conditions{Tools: []string{"x_like_tweet"}}, Action: Action{Type: ActionAllow}}}
+		e := mustEngine(t, cfg)
+		d := e.Decide(Request{Tool: "x_like_tweet", Category: CatEngage, Mode: ModeAutopilot, Now: time.Now()},
+			func(string) (float64, time.Time, bool) { return 0, time.Time{}, false })
+		if d.Outcome != Deny || d.Code != apperr.PolicyBlocked {
+			t.Errorf("%s: decision = %+v, want deny policy_denied_blocked", tmpl, d)
 		}
 	}
 }
@@ -258,11 +283,11 @@ func TestShadowWarnings(t *testing.T) {
 	cfg.BlockedTools = []string{"x_retweet"}
 	e := mustEngine(t, cfg)
 	w := strings.Join(e.Warnings(), "\n")
-	if !strings.Contains(w, `"compat:blocked:x_retweet"`) || !strings.Contains(w, "template:growth_aggressive:allow_all") {
-		t.Errorf("warnings do not name the shadowed blocked tool:\n%s", w)
+	if strings.Contains(w, `"compat:blocked:x_retweet"`) || !strings.Contains(w, "template:growth_aggressive:allow_all") {
+		t.Errorf("a blocked tool cannot be shadowed, approvals can:\n%s", w)
 	}
-	if got := len(e.Warnings()); got != 7 { // one blocked + six default approvals
-		t.Errorf("got %d warnings, want 7:\n%s", got, w)
+	if got := len(e.Warnings()); got != 6 { // the six default approvals
+		t.Errorf("got %d warnings, want 6:\n%s", got, w)
 	}
 
 	cfg = bare()

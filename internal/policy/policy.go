@@ -113,6 +113,9 @@ const (
 	HardBandMax         = 99
 	MinUserPriority     = 100
 	compatPriorityStart = 300
+	// blockedPriorityStart places blocked_tools denials inside the built-in
+	// band (below MinUserPriority), so no allow rule can lift them.
+	blockedPriorityStart = 50
 )
 
 // Action is what a matching rule does.
