@@ -268,22 +268,23 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 		}
 	}
 	// Likes and bookmarks.
+	after := func(t time.Time) time.Time { return minTime(t.Add(time.Duration(1+rng.IntN(120))*time.Minute), now) }
 	for k := 0; k < 20; k++ {
 		t := all[rng.IntN(len(all))]
 		if t.AuthorID != demo.ID {
-			st.like(Edge{From: demo.ID, To: t.ID, At: t.CreatedAt.Add(time.Duration(1+rng.IntN(120)) * time.Minute)})
+			st.like(Edge{From: demo.ID, To: t.ID, At: after(t.CreatedAt)})
 		}
 	}
 	for k := 0; k < 400; k++ {
 		t := all[rng.IntN(len(all))]
 		u := users[rng.IntN(len(users))]
 		if u.ID != t.AuthorID {
-			st.like(Edge{From: u.ID, To: t.ID, At: t.CreatedAt.Add(time.Duration(1+rng.IntN(120)) * time.Minute)})
+			st.like(Edge{From: u.ID, To: t.ID, At: after(t.CreatedAt)})
 		}
 	}
 	for k := 0; k < 5; k++ {
 		t := all[rng.IntN(len(all))]
-		st.bookmark(Edge{From: demo.ID, To: t.ID, At: t.CreatedAt.Add(time.Duration(1+rng.IntN(120)) * time.Minute)})
+		st.bookmark(Edge{From: demo.ID, To: t.ID, At: after(t.CreatedAt)})
 	}
 	if ids := st.byAuthor[demo.ID]; len(ids) > 0 {
 		demo.PinnedTweetID = ids[0]
@@ -291,4 +292,11 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 	w := st.snapshot(now)
 	w.SavedAt = time.Time{}
 	return w
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -64,26 +64,23 @@ type window struct {
 	used  int
 }
 
-// bucket counts one request in the window named key and reports whether the
-// budget was already spent. A window starts at its first request and resets
-// after its length, as X's fixed windows do.
-func (s *Server) bucket(key string, limit int, length time.Duration, now time.Time) (w *window, allowed bool) {
-	w = s.windows[key]
+// bucket returns the window named key, starting a new one when none is
+// running. A window starts at its first request and resets after its length,
+// as X's fixed windows do.
+func (s *Server) bucket(key string, length time.Duration, now time.Time) *window {
+	w := s.windows[key]
 	if w == nil || !now.Before(w.reset) {
 		w = &window{reset: now.Add(length)}
 		s.windows[key] = w
 	}
-	if w.used >= limit {
-		return w, false
-	}
-	w.used++
-	return w, true
+	return w
 }
 
 // takeRateLimit charges one request against the caller's windows for rt,
 // fills hdr with X's headers and reports whether the call must be refused.
-// Windows are counted even when enforcement is off so the headers stay
-// truthful.
+// A request is counted only when every window has room, so a refused call
+// does not eat into the daily budget. Windows are counted even when
+// enforcement is off so the headers stay truthful.
 func (s *Server) takeRateLimit(rt *route, userID, clientID string, now time.Time, hdr http.Header) bool {
 	lim, ok := s.limits[rt.key]
 	if !ok || lim.Limit <= 0 {
@@ -93,31 +90,36 @@ func (s *Server) takeRateLimit(rt *route, userID, clientID string, now time.Time
 	if win <= 0 {
 		win = window15m
 	}
-	limited := false
-	w, allowed := s.bucket("u|"+userID+"|"+rt.key, lim.Limit, win, now)
-	if !allowed {
-		limited = true
+	type budget struct {
+		w      *window
+		limit  int
+		prefix string // header prefix; "" for the primary window
 	}
-	hdr.Set("x-rate-limit-limit", strconv.Itoa(lim.Limit))
-	hdr.Set("x-rate-limit-remaining", strconv.Itoa(lim.Limit-w.used))
-	hdr.Set("x-rate-limit-reset", strconv.FormatInt(w.reset.Unix(), 10))
+	budgets := []budget{{s.bucket("u|"+userID+"|"+rt.key, win, now), lim.Limit, ""}}
 	if lim.UserDaily > 0 {
-		d, ok := s.bucket("u24|"+userID+"|"+rt.key, lim.UserDaily, 24*time.Hour, now)
-		if !ok {
-			limited = true
-		}
-		hdr.Set("x-user-limit-24hour-limit", strconv.Itoa(lim.UserDaily))
-		hdr.Set("x-user-limit-24hour-remaining", strconv.Itoa(lim.UserDaily-d.used))
-		hdr.Set("x-user-limit-24hour-reset", strconv.FormatInt(d.reset.Unix(), 10))
+		budgets = append(budgets, budget{s.bucket("u24|"+userID+"|"+rt.key, 24*time.Hour, now), lim.UserDaily, "x-user-limit-24hour-"})
 	}
 	if lim.AppDaily > 0 {
-		d, ok := s.bucket("a24|"+clientID+"|"+rt.key, lim.AppDaily, 24*time.Hour, now)
-		if !ok {
-			limited = true
-		}
-		hdr.Set("x-app-limit-24hour-limit", strconv.Itoa(lim.AppDaily))
-		hdr.Set("x-app-limit-24hour-remaining", strconv.Itoa(lim.AppDaily-d.used))
-		hdr.Set("x-app-limit-24hour-reset", strconv.FormatInt(d.reset.Unix(), 10))
+		budgets = append(budgets, budget{s.bucket("a24|"+clientID+"|"+rt.key, 24*time.Hour, now), lim.AppDaily, "x-app-limit-24hour-"})
 	}
-	return limited && s.opts.RateLimits
+	exhausted := false
+	for _, b := range budgets {
+		if b.w.used >= b.limit {
+			exhausted = true
+		}
+	}
+	refuse := exhausted && s.opts.RateLimits
+	for _, b := range budgets {
+		if !refuse && b.w.used < b.limit {
+			b.w.used++
+		}
+		p := b.prefix
+		if p == "" {
+			p = "x-rate-limit-"
+		}
+		hdr.Set(p+"limit", strconv.Itoa(b.limit))
+		hdr.Set(p+"remaining", strconv.Itoa(b.limit-b.w.used))
+		hdr.Set(p+"reset", strconv.FormatInt(b.w.reset.Unix(), 10))
+	}
+	return refuse
 }

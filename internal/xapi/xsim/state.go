@@ -19,13 +19,13 @@ type state struct {
 	tweets     map[string]*Tweet   // live tweets
 	order      []string            // live tweet ids, ascending
 	byAuthor   map[string][]string // author -> tweet ids ascending
-	deleted    map[string]bool
-	following  map[string][]Edge // follower -> edges
-	followers  map[string][]Edge // followee -> edges
-	likesBy    map[string][]Edge // user -> liked tweets
-	likers     map[string][]Edge // tweet -> users
-	bookmarks  map[string][]Edge // user -> bookmarked tweets
-	bookmarked map[string]int    // tweet -> bookmark count
+	deleted    map[string]string   // deleted post id -> its author
+	following  map[string][]Edge   // follower -> edges
+	followers  map[string][]Edge   // followee -> edges
+	likesBy    map[string][]Edge   // user -> liked tweets
+	likers     map[string][]Edge   // tweet -> users
+	bookmarks  map[string][]Edge   // user -> bookmarked tweets
+	bookmarked map[string]int      // tweet -> bookmark count
 	retweets   map[string]map[string]string
 	replies    map[string]int // tweet -> replies inside the world
 	quotes     map[string]int
@@ -44,7 +44,7 @@ func newState(w *World) *state {
 		byName:     map[string]string{},
 		tweets:     map[string]*Tweet{},
 		byAuthor:   map[string][]string{},
-		deleted:    map[string]bool{},
+		deleted:    map[string]string{},
 		following:  map[string][]Edge{},
 		followers:  map[string][]Edge{},
 		likesBy:    map[string][]Edge{},
@@ -88,8 +88,8 @@ func newState(w *World) *state {
 		m := w.Media[i]
 		s.media[m.ID] = &m
 	}
-	for _, id := range w.Deleted {
-		s.deleted[id] = true
+	for _, d := range w.Deleted {
+		s.deleted[d.To] = d.From
 	}
 	for i := range w.Grants {
 		g := w.Grants[i]
@@ -131,10 +131,10 @@ func (s *state) snapshot(now time.Time) *World {
 		w.Media = append(w.Media, *m)
 	}
 	slices.SortFunc(w.Media, func(a, b Media) int { return cmpID(a.ID, b.ID) })
-	for id := range s.deleted {
-		w.Deleted = append(w.Deleted, id)
+	for id, author := range s.deleted {
+		w.Deleted = append(w.Deleted, Edge{From: author, To: id})
 	}
-	slices.SortFunc(w.Deleted, cmpID)
+	slices.SortFunc(w.Deleted, func(a, b Edge) int { return cmpID(a.To, b.To) })
 	for _, g := range s.grants {
 		w.Grants = append(w.Grants, *g)
 	}
@@ -202,7 +202,7 @@ func (s *state) removeTweet(id string) {
 	delete(s.tweets, id)
 	s.order = removeSorted(s.order, id)
 	s.byAuthor[t.AuthorID] = removeSorted(s.byAuthor[t.AuthorID], id)
-	s.deleted[id] = true
+	s.deleted[id] = t.AuthorID
 	if t.InReplyToTweetID != "" {
 		s.replies[t.InReplyToTweetID]--
 	}

@@ -100,7 +100,7 @@ func (s *Server) tweetList(c *call, ids []string, po pageOpts) reply {
 				if uint64(i) < tok {
 					continue
 				}
-			} else if n, err := strconv.ParseUint(id, 10, 64); err != nil || n >= tok {
+			} else if v, err := strconv.ParseUint(id, 10, 64); err != nil || v >= tok {
 				continue
 			}
 		}
@@ -428,7 +428,7 @@ func (s *Server) handleDeleteTweet(c *call) reply {
 	}
 	t := s.st.tweets[id]
 	if t == nil {
-		if s.st.deleted[id] {
+		if s.st.deleted[id] == c.user.ID {
 			s.chargeWrite(c, BillContentManage)
 			return ok(map[string]any{"data": map[string]any{"deleted": true}})
 		}

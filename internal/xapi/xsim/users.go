@@ -322,7 +322,7 @@ func (s *Server) handleUnlike(c *call) reply {
 	if bad := idParam("tweet_id", tid); bad != nil {
 		return *bad
 	}
-	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
 		return errNotFound("tweet", "tweet_id", tid)
 	}
 	if s.st.unlike(c.user.ID, tid) {
@@ -418,7 +418,7 @@ func (s *Server) handleUnretweet(c *call) reply {
 	if bad := idParam("source_tweet_id", tid); bad != nil {
 		return *bad
 	}
-	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
 		return errNotFound("tweet", "source_tweet_id", tid)
 	}
 	if rid, done := s.st.retweets[tid][c.user.ID]; done {
@@ -452,7 +452,7 @@ func (s *Server) handleUnbookmark(c *call) reply {
 	if bad := idParam("tweet_id", tid); bad != nil {
 		return *bad
 	}
-	if s.st.tweets[tid] == nil && !s.st.deleted[tid] {
+	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
 		return errNotFound("tweet", "tweet_id", tid)
 	}
 	if s.st.unbookmark(c.user.ID, tid) {

@@ -21,7 +21,7 @@ type World struct {
 	Likes      []Edge    `json:"likes,omitempty"`     // From (user) likes To (tweet)
 	Bookmarks  []Edge    `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
 	Media      []Media   `json:"media,omitempty"`
-	Deleted    []string  `json:"deleted_tweet_ids,omitempty"`
+	Deleted    []Edge    `json:"deleted_tweets,omitempty"` // From: author, To: post id
 	Grants     []Grant   `json:"grants,omitempty"`
 	Billing    []Charge  `json:"billing,omitempty"`
 	Seen       []string  `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged

@@ -219,3 +219,30 @@ func TestStartStopsWithContext(t *testing.T) {
 	}
 	t.Fatal("server still answering after its context ended")
 }
+
+func TestPostAsAndUserIDByUsername(t *testing.T) {
+	e := newEnv(t)
+	gabe := e.s.UserIDByUsername("GOPHER_GABE")
+	if gabe == "" || e.s.UserIDByUsername("nobody_here") != "" {
+		t.Fatal("UserIDByUsername")
+	}
+	id, err := e.s.PostAs(gabe, "@"+DemoUsername+" ping from a test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.get("/2/users/" + e.me + "/mentions?max_results=5")
+	if r.list()[0].(map[string]any)["id"] != id {
+		t.Fatalf("newest mention is not the arranged post: %s", r.raw)
+	}
+	if _, err := e.s.PostAs(gabe, "reply", id); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][3]string{{"1", "x", ""}, {gabe, " ", ""}, {gabe, "x", "5"}} {
+		if _, err := e.s.PostAs(bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("PostAs%v accepted", bad)
+		}
+	}
+	if e.counter(CountTweetsCreated) != 0 {
+		t.Fatal("arranged posts counted as API side effects")
+	}
+}

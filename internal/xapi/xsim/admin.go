@@ -1,0 +1,51 @@
+package xsim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The methods below arrange a scenario directly, without HTTP, for tests and
+// demos. They are not X behaviour: they bypass rate limits, billing and the
+// side-effect counters (which count only what API calls applied).
+
+// UserIDByUsername returns the id of the account with that handle
+// (case-insensitive), or "" when there is none.
+func (s *Server) UserIDByUsername(username string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u := s.st.userByName(username); u != nil {
+		return u.ID
+	}
+	return ""
+}
+
+// PostAs publishes a post by userID now, as if that account had posted it on
+// X (for example another account mentioning the demo account). A non-empty
+// inReplyTo makes it a reply. It returns the new post id.
+func (s *Server) PostAs(userID, text, inReplyTo string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.users[userID] == nil {
+		return "", fmt.Errorf("xsim: PostAs: unknown user id %q", userID)
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", errors.New("xsim: PostAs: text is empty")
+	}
+	now := s.now()
+	t := &Tweet{AuthorID: userID, Text: text, CreatedAt: now.UTC(), Lang: guessLang(text), Source: "xsim"}
+	if inReplyTo != "" {
+		parent := s.st.tweets[inReplyTo]
+		if parent == nil {
+			return "", fmt.Errorf("xsim: PostAs: in-reply-to post %q does not exist", inReplyTo)
+		}
+		t.InReplyToTweetID, t.InReplyToUserID, t.ConversationID = parent.ID, parent.AuthorID, parent.ConversationID
+	}
+	t.ID = s.st.nextID(now)
+	if t.ConversationID == "" {
+		t.ConversationID = t.ID
+	}
+	s.st.addTweet(t)
+	return t.ID, nil
+}
