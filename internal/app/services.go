@@ -57,7 +57,7 @@ func PolicyConfig(c *config.Config) policy.Config {
 		DailyBudgetUSD:      p.DailyBudgetUSD,
 	}
 	for _, r := range p.Rules {
-		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled,
+		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled == nil || *r.Enabled,
 			Action: policy.Action{Type: r.Action.Type, Reason: r.Action.Reason}}
 		rule.Conditions.Tools = r.Conditions.Tools
 		rule.Conditions.Modes = r.Conditions.Modes
@@ -91,7 +91,8 @@ func NewPolicyEngine(c *config.Config) (*policy.Engine, error) {
 	known := MutationTools()
 	eng, err := policy.NewEngine(PolicyConfig(c), func(t string) bool { return known[t] })
 	if err != nil {
-		return nil, apperr.Wrap(apperr.ConfigError, err, "mcp_policy: %v", err)
+		e := apperr.As(err)
+		return nil, &apperr.Error{Code: apperr.ConfigError, Message: "mcp_policy: " + e.Message}
 	}
 	return eng, nil
 }

@@ -140,7 +140,7 @@ type PolicyRule struct {
 	ID         string           `toml:"id"`
 	Priority   int              `toml:"priority"`
 	Label      string           `toml:"label"`
-	Enabled    bool             `toml:"enabled"`
+	Enabled    *bool            `toml:"enabled"` // nil means enabled: a rule someone wrote should apply
 	Conditions PolicyConditions `toml:"conditions"`
 	Action     PolicyAction     `toml:"action"`
 }

@@ -101,16 +101,16 @@ type Input struct {
 // Breakdown is a score with its parts; each part is within [0, its weight]
 // and Total within [0, 100].
 type Breakdown struct {
-	Total            float64
-	KeywordRelevance float64
-	Follower         float64
-	Recency          float64
-	Engagement       float64
-	ReplyCount       float64
-	ContentType      float64
+	Total            float64 `json:"total"`
+	KeywordRelevance float64 `json:"keyword_relevance"`
+	Follower         float64 `json:"follower"`
+	Recency          float64 `json:"recency"`
+	Engagement       float64 `json:"engagement"`
+	ReplyCount       float64 `json:"reply_count"`
+	ContentType      float64 `json:"content_type"`
 	// MatchedKeywords are the configured keywords found in the text, as
 	// configured and in configured order.
-	MatchedKeywords []string
+	MatchedKeywords []string `json:"matched_keywords"`
 }
 
 // Scorer scores tweets against a keyword list. It is safe for concurrent
