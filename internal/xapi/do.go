@@ -22,10 +22,12 @@ import (
 
 // request is one logical call; exec turns it into one or more attempts.
 type request struct {
-	method    string
-	host      string
-	path      string
-	query     url.Values
+	method string
+	host   string
+	path   string
+	query  url.Values
+	// rawQuery, when set, is the already-encoded query and wins over query.
+	rawQuery  string
 	header    http.Header
 	body      []byte
 	ctype     string
@@ -34,6 +36,9 @@ type request struct {
 	class     retryClass
 	raw       bool
 	writeCost float64
+	// decode, when set, parses a 2xx body of a typed call; an error marks
+	// the answer as malformed. It returns the resources for the ledger.
+	decode func(body []byte) (*readResources, error)
 }
 
 func newRequest(method, host, path string, query url.Values, body []byte) *request {
@@ -83,7 +88,10 @@ type attemptResult struct {
 	tooLarge bool
 }
 
-var errBodyTooLarge = errors.New("response body exceeds the size limit")
+var (
+	errBodyTooLarge = errors.New("response body exceeds the size limit")
+	errMalformed    = errors.New("response body is not valid JSON")
+)
 
 func (c *Client) accessToken(ctx context.Context) (string, error) {
 	if c.tokens == nil {
@@ -135,6 +143,9 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 		return nil, err
 	}
 	target := buildURL(base, r.path, r.query)
+	if r.rawQuery != "" {
+		target += "?" + r.rawQuery
+	}
 	maxAttempts := c.maxAttempts
 	refreshed := false
 	for attempt := 1; ; attempt++ {
@@ -151,6 +162,7 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 			wait    time.Duration
 			applied bool
 			done    bool
+			rr      *readResources
 		)
 		switch {
 		case res.err != nil:
@@ -167,7 +179,7 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 			}
 		case res.status == http.StatusUnauthorized:
 			if !refreshed && c.tokens != nil {
-				c.recordUsage(ctx, r, attempt, res.status, res.body, false, apperr.XAuthExpired)
+				c.recordUsage(ctx, r, attempt, res.status, res.body, nil, false, apperr.XAuthExpired)
 				refreshed = true
 				tok, rerr := c.tokens.Refresh(ctx)
 				if rerr != nil || strings.TrimSpace(tok) == "" {
@@ -226,15 +238,24 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 			}
 		default:
 			applied = true
-			if r.raw || json.Valid(res.body) {
+			var derr error
+			switch {
+			case r.raw:
+			case r.decode != nil:
+				rr, derr = r.decode(res.body)
+			case !json.Valid(res.body):
+				derr = errMalformed
+			}
+			if derr == nil {
 				done = true
 				break
 			}
 			if r.class == classCreate {
-				failure = outcomeUnknown(r, "X's answer was not valid JSON")
+				failure = outcomeUnknown(r, "X's answer could not be read")
+				failure.Err = derr
 				break
 			}
-			failure = apperr.New(apperr.XNetworkError, "X's answer to %s was not valid JSON (cut off or malformed)", r.endpoint)
+			failure = apperr.Wrap(apperr.XNetworkError, derr, "X's answer to %s could not be read (cut off or malformed)", r.endpoint)
 			retry, wait = canRetry, c.backoff(attempt)
 		}
 
@@ -242,7 +263,7 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 		if failure != nil {
 			code = failure.Code
 		}
-		c.recordUsage(ctx, r, attempt, res.status, res.body, applied, code)
+		c.recordUsage(ctx, r, attempt, res.status, res.body, rr, applied, code)
 		if done {
 			if r.raw {
 				out.header = safeHeader(out.header, token)
@@ -268,9 +289,12 @@ func (c *Client) attempt(ctx context.Context, r *request, target, token string) 
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var gotConn atomic.Bool
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
-	})
+	if r.class == classCreate {
+		// Only creates need to know whether a connection ever existed.
+		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+		})
+	}
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
@@ -282,19 +306,20 @@ func (c *Client) attempt(ctx context.Context, r *request, target, token string) 
 	for k, vs := range r.header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	if r.ctype != "" && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", r.ctype)
+	// Keys are already canonical; direct assignment skips re-canonicalising.
+	if r.ctype != "" && len(req.Header["Content-Type"]) == 0 {
+		req.Header["Content-Type"] = []string{r.ctype}
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
+	if len(req.Header["Accept"]) == 0 {
+		req.Header["Accept"] = []string{"application/json"}
 	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "tuitbot")
+	if len(req.Header["User-Agent"]) == 0 {
+		req.Header["User-Agent"] = []string{"tuitbot"}
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header["Authorization"] = []string{"Bearer " + token}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return attemptResult{err: err, sent: c.maybeSent(err, gotConn.Load())}
+		return attemptResult{err: err, sent: c.maybeSent(err, r.class == classCreate, gotConn.Load())}
 	}
 	defer resp.Body.Close()
 	res := attemptResult{status: resp.StatusCode, header: resp.Header, sent: true}
@@ -317,12 +342,12 @@ func (c *Client) attempt(ctx context.Context, r *request, target, token string) 
 // maybeSent reports whether a failed exchange may have delivered the
 // request to X. Only failures before a connection existed prove it did not:
 // a dial error, or (with the standard transport, which reports connection
-// acquisition) no connection at all.
-func (c *Client) maybeSent(err error, gotConn bool) bool {
+// acquisition to the trace set up for creates) no connection at all.
+func (c *Client) maybeSent(err error, traced, gotConn bool) bool {
 	if isDialError(err) {
 		return false
 	}
-	if _, std := c.http.Transport.(*http.Transport); std && !gotConn {
+	if _, std := c.http.Transport.(*http.Transport); std && traced && !gotConn {
 		return false
 	}
 	return true

@@ -132,13 +132,18 @@ func dataIDs(data json.RawMessage) []string {
 // attemptCost returns the items and estimated cost of one attempt.
 // applied says whether a write may have taken effect: 2xx, 5xx, or a
 // transport failure after the request was sent.
-func (c *Client) attemptCost(r *request, status int, body []byte, applied bool, at time.Time) (items int, cost float64) {
+func (c *Client) attemptCost(r *request, status int, body []byte, decoded *readResources, applied bool, at time.Time) (items int, cost float64) {
 	ok := status >= 200 && status < 300
 	if r.method == "GET" || r.method == "HEAD" {
 		if !ok {
 			return 0, 0
 		}
-		rr := parseReadResources(body)
+		var rr readResources
+		if decoded != nil {
+			rr = *decoded
+		} else {
+			rr = parseReadResources(body)
+		}
 		unit, kind, perRequest := readPrice(r.tpl)
 		if perRequest {
 			return max(rr.items, 1), unit
@@ -161,12 +166,12 @@ func (c *Client) attemptCost(r *request, status int, body []byte, applied bool, 
 // recordUsage reports one attempt. A failing recorder is logged, never
 // returned: the X call already happened and its result must reach the
 // caller.
-func (c *Client) recordUsage(ctx context.Context, r *request, attempt, status int, body []byte, applied bool, code apperr.Code) {
+func (c *Client) recordUsage(ctx context.Context, r *request, attempt, status int, body []byte, decoded *readResources, applied bool, code apperr.Code) {
 	if c.usage == nil {
 		return
 	}
 	at := c.now()
-	items, cost := c.attemptCost(r, status, body, applied, at)
+	items, cost := c.attemptCost(r, status, body, decoded, applied, at)
 	u := Usage{
 		At:        at,
 		AccountID: c.account,

@@ -64,25 +64,42 @@ func newRateLimits() *rateLimits { return &rateLimits{m: map[string]RateLimitSta
 // parseRateLimit reads X's rate-limit headers; ok is false when none are
 // present.
 func parseRateLimit(h http.Header) (s RateLimitState, ok bool) {
-	if l, r, reset, found := parseWindow(h, "x-rate-limit-"); found {
+	if l, r, reset, found := parseWindow(h, windowHeaders); found {
 		s.HasWindow, s.Limit, s.Remaining, s.Reset = true, l, r, reset
 		ok = true
 	}
-	if l, r, reset, found := parseWindow(h, "x-user-limit-24hour-"); found {
+	if l, r, reset, found := parseWindow(h, userDayHeaders); found {
 		s.User24h = &DailyLimit{Limit: l, Remaining: r, Reset: reset}
 		ok = true
 	}
-	if l, r, reset, found := parseWindow(h, "x-app-limit-24hour-"); found {
+	if l, r, reset, found := parseWindow(h, appDayHeaders); found {
 		s.App24h = &DailyLimit{Limit: l, Remaining: r, Reset: reset}
 		ok = true
 	}
 	return s, ok
 }
 
+// The header names in canonical form, so lookups skip canonicalisation.
+var (
+	windowHeaders  = [3]string{"X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"}
+	userDayHeaders = [3]string{"X-User-Limit-24hour-Limit", "X-User-Limit-24hour-Remaining", "X-User-Limit-24hour-Reset"}
+	appDayHeaders  = [3]string{"X-App-Limit-24hour-Limit", "X-App-Limit-24hour-Remaining", "X-App-Limit-24hour-Reset"}
+)
+
+func headerValue(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // parseWindow needs at least remaining or reset to be well-formed; malformed
 // values are ignored rather than guessed.
-func parseWindow(h http.Header, prefix string) (limit, remaining int, reset time.Time, found bool) {
-	ls, rs, zs := h.Get(prefix+"limit"), h.Get(prefix+"remaining"), h.Get(prefix+"reset")
+func parseWindow(h http.Header, names [3]string) (limit, remaining int, reset time.Time, found bool) {
+	ls, rs, zs := headerValue(h, names[0]), headerValue(h, names[1]), headerValue(h, names[2])
+	if ls == "" && rs == "" && zs == "" {
+		return 0, 0, time.Time{}, false
+	}
 	var okL, okR, okZ bool
 	if v, err := strconv.Atoi(strings.TrimSpace(ls)); err == nil && v >= 0 {
 		limit, okL = v, true

@@ -44,6 +44,12 @@ type SearchParams struct {
 	PaginationToken string
 }
 
+// The default queries, encoded once: most single lookups send exactly these.
+var (
+	encodedTweetQuery = tweetQuery().Encode()
+	encodedUserQuery  = userQuery().Encode()
+)
+
 func tweetQuery() url.Values {
 	return url.Values{
 		"tweet.fields": {tweetFields},
@@ -106,53 +112,116 @@ func (p ListParams) apply(q url.Values, r listRange, sinceOK bool) error {
 	return nil
 }
 
-// getEnvelope runs a typed GET and decodes X's envelope.
-func getEnvelope[T any](ctx context.Context, c *Client, path string, q url.Values) (*envelope[T], CallInfo, error) {
-	res, err := c.exec(ctx, newRequest("GET", HostAPI, path, q, nil))
+// getEnvelope runs a typed GET and decodes X's envelope inside the retry
+// loop, so a cut-off or malformed answer counts as a failed attempt and the
+// ledger learns what was returned without parsing the body twice.
+func getEnvelope[W any](ctx context.Context, c *Client, path, query string, ids func(W) []string) (*envelope[W], CallInfo, error) {
+	var env envelope[W]
+	r := newRequest("GET", HostAPI, path, nil, nil)
+	r.rawQuery = query
+	r.decode = func(body []byte) (*readResources, error) {
+		env = envelope[W]{}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return nil, err
+		}
+		rr := &readResources{dataIDs: ids(env.Data)}
+		rr.items = len(rr.dataIDs)
+		env.Includes.resources(rr)
+		return rr, nil
+	}
+	res, err := c.exec(ctx, r)
 	if err != nil {
 		return nil, CallInfo{}, err
-	}
-	var env envelope[T]
-	if err := json.Unmarshal(res.body, &env); err != nil {
-		return nil, res.callInfo(), apperr.Wrap(apperr.XAPIError, err, "X's answer to GET %s did not have the expected shape", pathTemplate(path))
 	}
 	return &env, res.callInfo(), nil
 }
 
-// getOne fetches a single object; a 200 without data (X reports missing
+func tweetIDs(d []wireTweet) []string {
+	out := make([]string, len(d))
+	for i := range d {
+		out[i] = d[i].ID
+	}
+	return out
+}
+
+func userIDs(d []wireUser) []string {
+	out := make([]string, len(d))
+	for i := range d {
+		out[i] = d[i].ID
+	}
+	return out
+}
+
+func oneTweetID(d *wireTweet) []string {
+	if d == nil {
+		return nil
+	}
+	return []string{d.ID}
+}
+
+func oneUserID(d *wireUser) []string {
+	if d == nil {
+		return nil
+	}
+	return []string{d.ID}
+}
+
+// getOneTweet fetches a single post; a 200 without data (X reports missing
 // resources that way) becomes an error built from errors[].
-func getOne[T any](ctx context.Context, c *Client, path string, q url.Values) (*T, *envelope[*T], CallInfo, error) {
-	env, info, err := getEnvelope[*T](ctx, c, path, q)
+func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, CallInfo, error) {
+	env, info, err := getEnvelope(ctx, c, path, query, oneTweetID)
 	if err != nil {
-		return nil, nil, info, err
+		return nil, info, err
 	}
 	if env.Data == nil {
-		return nil, nil, info, classifyProblems(env.Errors)
+		return nil, info, classifyProblems(env.Errors)
 	}
-	return env.Data, env, info, nil
+	one := []Tweet{env.Data.convert()}
+	attachAuthors(one, convertUsers(env.Includes.Users))
+	return &one[0], info, nil
 }
 
-func getTweetPage(ctx context.Context, c *Client, path string, q url.Values) (*Page[Tweet], error) {
-	env, info, err := getEnvelope[[]Tweet](ctx, c, path, q)
+func getOneUser(ctx context.Context, c *Client, path, query string) (*User, CallInfo, error) {
+	env, info, err := getEnvelope(ctx, c, path, query, oneUserID)
+	if err != nil {
+		return nil, info, err
+	}
+	if env.Data == nil {
+		return nil, info, classifyProblems(env.Errors)
+	}
+	u := env.Data.convert()
+	return &u, info, nil
+}
+
+func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Tweet], error) {
+	env, info, err := getEnvelope(ctx, c, path, query, tweetIDs)
 	if err != nil {
 		return nil, err
 	}
-	attachAuthors(env.Data, env.Includes.Users)
-	return &Page[Tweet]{Data: env.Data, Includes: env.Includes, Meta: env.Meta, Errors: env.Errors, Call: info}, nil
+	p := &Page[Tweet]{Data: convertTweets(env.Data), Includes: env.Includes.convert(), Meta: env.Meta, Errors: env.Errors, Call: info}
+	if p.Data == nil {
+		p.Data = []Tweet{}
+	}
+	attachAuthors(p.Data, p.Includes.Users)
+	return p, nil
 }
 
-func getUserPage(ctx context.Context, c *Client, path string, q url.Values) (*Page[User], error) {
-	env, info, err := getEnvelope[[]User](ctx, c, path, q)
+func getUserPage(ctx context.Context, c *Client, path, query string) (*Page[User], error) {
+	env, info, err := getEnvelope(ctx, c, path, query, userIDs)
 	if err != nil {
 		return nil, err
 	}
-	return &Page[User]{Data: env.Data, Includes: env.Includes, Meta: env.Meta, Errors: env.Errors, Call: info}, nil
+	p := &Page[User]{Data: convertUsers(env.Data), Includes: env.Includes.convert(), Meta: env.Meta, Errors: env.Errors, Call: info}
+	if p.Data == nil {
+		p.Data = []User{}
+	}
+	return p, nil
 }
 
 // Me returns the authenticated user and caches its id for the write
 // endpoints, which need it in their paths.
 func (c *Client) Me(ctx context.Context) (*User, CallInfo, error) {
-	u, _, info, err := getOne[User](ctx, c, "/2/users/me", userQuery())
+	u, info, err := getOneUser(ctx, c, "/2/users/me", encodedUserQuery)
 	if err != nil {
 		return nil, info, err
 	}
@@ -195,13 +264,7 @@ func (c *Client) GetTweet(ctx context.Context, id string) (*Tweet, CallInfo, err
 	if err := checkID("tweet_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	t, env, info, err := getOne[Tweet](ctx, c, "/2/tweets/"+id, tweetQuery())
-	if err != nil {
-		return nil, info, err
-	}
-	one := []Tweet{*t}
-	attachAuthors(one, env.Includes.Users)
-	return &one[0], info, nil
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedTweetQuery)
 }
 
 // GetTweets fetches up to 100 posts; ids X cannot return are listed in
@@ -212,7 +275,7 @@ func (c *Client) GetTweets(ctx context.Context, ids []string) (*Page[Tweet], err
 	}
 	q := tweetQuery()
 	q.Set("ids", strings.Join(ids, ","))
-	return getTweetPage(ctx, c, "/2/tweets", q)
+	return getTweetPage(ctx, c, "/2/tweets", q.Encode())
 }
 
 // SearchRecent runs X's recent search (last 7 days).
@@ -230,7 +293,7 @@ func (c *Client) SearchRecent(ctx context.Context, p SearchParams) (*Page[Tweet]
 	if err := lp.apply(q, listRange{10, 100}, true); err != nil {
 		return nil, err
 	}
-	return getTweetPage(ctx, c, "/2/tweets/search/recent", q)
+	return getTweetPage(ctx, c, "/2/tweets/search/recent", q.Encode())
 }
 
 // GetUser fetches one user by id.
@@ -238,8 +301,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, CallInfo, error
 	if err := checkID("user_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	u, _, info, err := getOne[User](ctx, c, "/2/users/"+id, userQuery())
-	return u, info, err
+	return getOneUser(ctx, c, "/2/users/"+id, encodedUserQuery)
 }
 
 // GetUsers fetches up to 100 users by id.
@@ -249,7 +311,7 @@ func (c *Client) GetUsers(ctx context.Context, ids []string) (*Page[User], error
 	}
 	q := userQuery()
 	q.Set("ids", strings.Join(ids, ","))
-	return getUserPage(ctx, c, "/2/users", q)
+	return getUserPage(ctx, c, "/2/users", q.Encode())
 }
 
 // GetUserByUsername fetches one user by handle (without the @).
@@ -258,8 +320,7 @@ func (c *Client) GetUserByUsername(ctx context.Context, username string) (*User,
 	if !usernamePattern.MatchString(username) {
 		return nil, CallInfo{}, apperr.New(apperr.InvalidInput, "username: %q is not an X handle (1-15 letters, digits or _)", truncate(username, 40))
 	}
-	u, _, info, err := getOne[User](ctx, c, "/2/users/by/username/"+username, userQuery())
-	return u, info, err
+	return getOneUser(ctx, c, "/2/users/by/username/"+username, encodedUserQuery)
 }
 
 func (c *Client) tweetList(ctx context.Context, userID, field, suffix string, p ListParams, r listRange, sinceOK bool) (*Page[Tweet], error) {
@@ -271,7 +332,7 @@ func (c *Client) tweetList(ctx context.Context, userID, field, suffix string, p 
 	if err != nil {
 		return nil, err
 	}
-	return getTweetPage(ctx, c, "/2/users/"+id+suffix, q)
+	return getTweetPage(ctx, c, "/2/users/"+id+suffix, q.Encode())
 }
 
 func (c *Client) userList(ctx context.Context, userID, suffix string, p ListParams, r listRange) (*Page[User], error) {
@@ -283,7 +344,7 @@ func (c *Client) userList(ctx context.Context, userID, suffix string, p ListPara
 	if err != nil {
 		return nil, err
 	}
-	return getUserPage(ctx, c, "/2/users/"+id+suffix, q)
+	return getUserPage(ctx, c, "/2/users/"+id+suffix, q.Encode())
 }
 
 // Mentions lists posts mentioning userID ("" = the authenticated user).
@@ -330,5 +391,5 @@ func (c *Client) LikingUsers(ctx context.Context, tweetID string, p ListParams) 
 	if err := p.apply(q, listRange{1, 100}, false); err != nil {
 		return nil, err
 	}
-	return getUserPage(ctx, c, "/2/tweets/"+tweetID+"/liking_users", q)
+	return getUserPage(ctx, c, "/2/tweets/"+tweetID+"/liking_users", q.Encode())
 }

@@ -22,7 +22,8 @@ const (
 // is the ledger and rate-limit key; placeholders match one path segment.
 // Order matters only where templates overlap: literal segments are listed
 // before placeholders at the same depth.
-var routeTemplates = []string{
+var routeTemplates = splitTemplates(
+
 	"/2/tweets",
 	"/2/tweets/search/recent",
 	"/2/tweets/search/all",
@@ -61,6 +62,20 @@ var routeTemplates = []string{
 	"/2/media/upload/:id/finalize",
 	"/2/media/metadata",
 	"/2/usage/tweets",
+)
+
+// routeTemplate is a template split into segments once, at start-up.
+type routeTemplate struct {
+	tpl  string
+	segs []string
+}
+
+func splitTemplates(tpls ...string) []routeTemplate {
+	out := make([]routeTemplate, len(tpls))
+	for i, t := range tpls {
+		out[i] = routeTemplate{tpl: t, segs: strings.Split(t, "/")}
+	}
+	return out
 }
 
 // pathTemplate returns the template of a concrete path. Unknown paths keep
@@ -75,9 +90,9 @@ func pathTemplate(path string) string {
 		return "/"
 	}
 	segs := strings.Split(path, "/")
-	for _, tpl := range routeTemplates {
-		if matchTemplate(tpl, segs) {
-			return tpl
+	for _, rt := range routeTemplates {
+		if matchTemplate(rt.segs, segs) {
+			return rt.tpl
 		}
 	}
 	for i, s := range segs {
@@ -89,8 +104,7 @@ func pathTemplate(path string) string {
 	return strings.Join(segs, "/")
 }
 
-func matchTemplate(tpl string, segs []string) bool {
-	ts := strings.Split(tpl, "/")
+func matchTemplate(ts, segs []string) bool {
 	if len(ts) != len(segs) {
 		return false
 	}

@@ -27,18 +27,11 @@ type TweetMetrics struct {
 // UnmarshalJSON accepts both X's wire name retweet_count and the spec's
 // newer repost_count.
 func (m *TweetMetrics) UnmarshalJSON(b []byte) error {
-	type plain TweetMetrics
-	var aux struct {
-		plain
-		Repost *int64 `json:"repost_count"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	var w wireTweetMetrics
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*m = TweetMetrics(aux.plain)
-	if aux.Repost != nil && m.RetweetCount == 0 {
-		m.RetweetCount = *aux.Repost
-	}
+	*m = w.convert()
 	return nil
 }
 
@@ -110,24 +103,13 @@ type Tweet struct {
 }
 
 // UnmarshalJSON accepts X's wire names and the spec's post-era aliases
-// (referenced_posts, edit_history_post_ids).
+// (referenced_posts, edit_history_post_ids, repost_count).
 func (t *Tweet) UnmarshalJSON(b []byte) error {
-	type plain Tweet
-	var aux struct {
-		plain
-		ReferencedPosts    []ReferencedTweet `json:"referenced_posts"`
-		EditHistoryPostIDs []string          `json:"edit_history_post_ids"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	var w wireTweet
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*t = Tweet(aux.plain)
-	if t.ReferencedTweets == nil {
-		t.ReferencedTweets = aux.ReferencedPosts
-	}
-	if t.EditHistoryTweetIDs == nil {
-		t.EditHistoryTweetIDs = aux.EditHistoryPostIDs
-	}
+	*t = w.convert()
 	return nil
 }
 
@@ -145,18 +127,11 @@ type UserMetrics struct {
 
 // UnmarshalJSON accepts tweet_count and the spec's post_count.
 func (m *UserMetrics) UnmarshalJSON(b []byte) error {
-	type plain UserMetrics
-	var aux struct {
-		plain
-		PostCount *int64 `json:"post_count"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	var w wireUserMetrics
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*m = UserMetrics(aux.plain)
-	if aux.PostCount != nil && m.TweetCount == 0 {
-		m.TweetCount = *aux.PostCount
-	}
+	*m = w.convert()
 	return nil
 }
 
@@ -197,18 +172,11 @@ type Includes struct {
 
 // UnmarshalJSON accepts includes.tweets and the spec's includes.posts.
 func (in *Includes) UnmarshalJSON(b []byte) error {
-	type plain Includes
-	var aux struct {
-		plain
-		Posts []Tweet `json:"posts"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	var w wireIncludes
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*in = Includes(aux.plain)
-	if in.Tweets == nil {
-		in.Tweets = aux.Posts
-	}
+	*in = w.convert()
 	return nil
 }
 
@@ -232,12 +200,12 @@ type Page[T any] struct {
 	Call   CallInfo  `json:"-"`
 }
 
-// envelope is X's response shape.
+// envelope is X's response shape, decoded in one pass into wire types.
 type envelope[T any] struct {
-	Data     T         `json:"data"`
-	Includes Includes  `json:"includes"`
-	Meta     PageMeta  `json:"meta"`
-	Errors   []Problem `json:"errors"`
+	Data     T            `json:"data"`
+	Includes wireIncludes `json:"includes"`
+	Meta     PageMeta     `json:"meta"`
+	Errors   []Problem    `json:"errors"`
 }
 
 // attachAuthors points each post's Author at its expanded user.
@@ -253,5 +221,149 @@ func attachAuthors(ts []Tweet, users []User) {
 		if u, ok := byID[ts[i].AuthorID]; ok {
 			ts[i].Author = u
 		}
+	}
+}
+
+// The wire types mirror X's JSON including the spec's post-era aliases, with
+// no custom unmarshalers below them, so a response is scanned once; the
+// public types are built from them.
+
+type wireTweetMetrics struct {
+	Retweet    int64 `json:"retweet_count"`
+	Repost     int64 `json:"repost_count"`
+	Reply      int64 `json:"reply_count"`
+	Like       int64 `json:"like_count"`
+	Quote      int64 `json:"quote_count"`
+	Bookmark   int64 `json:"bookmark_count"`
+	Impression int64 `json:"impression_count"`
+}
+
+func (w *wireTweetMetrics) convert() TweetMetrics {
+	// Counts are never negative, so whichever spelling X used is the max.
+	return TweetMetrics{RetweetCount: max(w.Retweet, w.Repost), ReplyCount: w.Reply, LikeCount: w.Like,
+		QuoteCount: w.Quote, BookmarkCount: w.Bookmark, ImpressionCount: w.Impression}
+}
+
+type wireTweet struct {
+	ID                  string            `json:"id"`
+	Text                string            `json:"text"`
+	AuthorID            string            `json:"author_id"`
+	CreatedAt           time.Time         `json:"created_at"`
+	ConversationID      string            `json:"conversation_id"`
+	InReplyToUserID     string            `json:"in_reply_to_user_id"`
+	Lang                string            `json:"lang"`
+	PossiblySensitive   bool              `json:"possibly_sensitive"`
+	PublicMetrics       wireTweetMetrics  `json:"public_metrics"`
+	ReferencedTweets    []ReferencedTweet `json:"referenced_tweets"`
+	ReferencedPosts     []ReferencedTweet `json:"referenced_posts"`
+	Attachments         *Attachments      `json:"attachments"`
+	Entities            *Entities         `json:"entities"`
+	EditHistoryTweetIDs []string          `json:"edit_history_tweet_ids"`
+	EditHistoryPostIDs  []string          `json:"edit_history_post_ids"`
+}
+
+func (w *wireTweet) convert() Tweet {
+	t := Tweet{
+		ID: w.ID, Text: w.Text, AuthorID: w.AuthorID, CreatedAt: w.CreatedAt, ConversationID: w.ConversationID,
+		InReplyToUserID: w.InReplyToUserID, Lang: w.Lang, PossiblySensitive: w.PossiblySensitive,
+		PublicMetrics: w.PublicMetrics.convert(), ReferencedTweets: w.ReferencedTweets, Attachments: w.Attachments,
+		Entities: w.Entities, EditHistoryTweetIDs: w.EditHistoryTweetIDs,
+	}
+	if t.ReferencedTweets == nil {
+		t.ReferencedTweets = w.ReferencedPosts
+	}
+	if t.EditHistoryTweetIDs == nil {
+		t.EditHistoryTweetIDs = w.EditHistoryPostIDs
+	}
+	return t
+}
+
+type wireUserMetrics struct {
+	Followers int64 `json:"followers_count"`
+	Following int64 `json:"following_count"`
+	Tweets    int64 `json:"tweet_count"`
+	Posts     int64 `json:"post_count"`
+	Listed    int64 `json:"listed_count"`
+	Likes     int64 `json:"like_count"`
+}
+
+func (w *wireUserMetrics) convert() UserMetrics {
+	return UserMetrics{FollowersCount: w.Followers, FollowingCount: w.Following, TweetCount: max(w.Tweets, w.Posts),
+		ListedCount: w.Listed, LikeCount: w.Likes}
+}
+
+type wireUser struct {
+	ID              string          `json:"id"`
+	Name            string          `json:"name"`
+	Username        string          `json:"username"`
+	Description     string          `json:"description"`
+	Location        string          `json:"location"`
+	URL             string          `json:"url"`
+	ProfileImageURL string          `json:"profile_image_url"`
+	Protected       bool            `json:"protected"`
+	Verified        bool            `json:"verified"`
+	VerifiedType    string          `json:"verified_type"`
+	CreatedAt       time.Time       `json:"created_at"`
+	PublicMetrics   wireUserMetrics `json:"public_metrics"`
+}
+
+func (w *wireUser) convert() User {
+	return User{
+		ID: w.ID, Name: w.Name, Username: w.Username, Description: w.Description, Location: w.Location, URL: w.URL,
+		ProfileImageURL: w.ProfileImageURL, Protected: w.Protected, Verified: w.Verified, VerifiedType: w.VerifiedType,
+		CreatedAt: w.CreatedAt, PublicMetrics: w.PublicMetrics.convert(),
+	}
+}
+
+type wireIncludes struct {
+	Users  []wireUser  `json:"users"`
+	Tweets []wireTweet `json:"tweets"`
+	Posts  []wireTweet `json:"posts"`
+	Media  []MediaItem `json:"media"`
+}
+
+func (w *wireIncludes) convert() Includes {
+	in := Includes{Users: convertUsers(w.Users), Tweets: convertTweets(w.Tweets), Media: w.Media}
+	if in.Tweets == nil {
+		in.Tweets = convertTweets(w.Posts)
+	}
+	return in
+}
+
+func convertTweets(ws []wireTweet) []Tweet {
+	if ws == nil {
+		return nil
+	}
+	out := make([]Tweet, len(ws))
+	for i := range ws {
+		out[i] = ws[i].convert()
+	}
+	return out
+}
+
+func convertUsers(ws []wireUser) []User {
+	if ws == nil {
+		return nil
+	}
+	out := make([]User, len(ws))
+	for i := range ws {
+		out[i] = ws[i].convert()
+	}
+	return out
+}
+
+// resources lists what a decoded read returned, for the cost ledger.
+func (w *wireIncludes) resources(rr *readResources) {
+	for i := range w.Users {
+		rr.userIDs = append(rr.userIDs, w.Users[i].ID)
+	}
+	for i := range w.Tweets {
+		rr.postIDs = append(rr.postIDs, w.Tweets[i].ID)
+	}
+	for i := range w.Posts {
+		rr.postIDs = append(rr.postIDs, w.Posts[i].ID)
+	}
+	for i := range w.Media {
+		rr.mediaIDs = append(rr.mediaIDs, w.Media[i].MediaKey)
 	}
 }
