@@ -191,8 +191,12 @@ func (s *Server) redirectAllowed(u *url.URL) bool {
 // tokenClient finds the client id from HTTP Basic auth (confidential
 // clients) or the form (public clients).
 func (s *Server) tokenClient(c *call, form url.Values) (string, bool) {
-	if id, secret, ok := c.r.BasicAuth(); ok {
-		_ = secret // the emulator's client has no secret to check
+	if id, _, ok := c.r.BasicAuth(); ok {
+		// RFC 6749 §2.3.1: the id is form-encoded inside the Basic header. The
+		// emulator's client is public, so there is no secret to check.
+		if u, err := url.QueryUnescape(id); err == nil {
+			id = u
+		}
 		return id, id == s.opts.ClientID
 	}
 	id := form.Get("client_id")

@@ -3,6 +3,7 @@ package xsim
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -122,4 +123,17 @@ func (s *Server) takeRateLimit(rt *route, userID, clientID string, now time.Time
 		hdr.Set(p+"reset", strconv.FormatInt(b.w.reset.Unix(), 10))
 	}
 	return refuse
+}
+
+// SetRateLimit replaces the limit of one route ("POST /2/tweets") and
+// restarts its windows, so a test can exhaust it quickly.
+func (s *Server) SetRateLimit(route string, l RateLimit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits[route] = l
+	for k := range s.windows {
+		if strings.HasSuffix(k, "|"+route) {
+			delete(s.windows, k)
+		}
+	}
 }

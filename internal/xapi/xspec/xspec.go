@@ -94,6 +94,9 @@ func fromDoc(doc *openapi3.T) (*Spec, error) {
 		},
 		problemTypes: map[string]bool{},
 	}
+	if doc.Components == nil {
+		return s, nil
+	}
 	if p := doc.Components.Schemas["Problem"]; p != nil && p.Value != nil && p.Value.Discriminator != nil {
 		for typ := range p.Value.Discriminator.Mapping {
 			s.problemTypes[typ] = true

@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -141,3 +141,14 @@ func TestRoundTripperReportsAndPassesThrough(t *testing.T) {
 		t.Fatalf("violations = %v", got)
 	}
 }
+
+func newReq(t *testing.T, method, path string) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest(method, "http://127.0.0.1:1"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func jsonHeader() http.Header { return http.Header{"Content-Type": {"application/json"}} }
