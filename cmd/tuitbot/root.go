@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -98,20 +97,6 @@ func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
 	}
 	// Logs go to stderr only: stdout belongs to the MCP transport.
 	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l})), nil
-}
-
-// open loads config and builds the services.
-func (c *cli) open(ctx context.Context, opts app.Options) (*app.App, error) {
-	cfg, err := c.loadConfig()
-	if err != nil {
-		return nil, err
-	}
-	log, err := c.logger(cfg)
-	if err != nil {
-		return nil, err
-	}
-	opts.Logger = log
-	return app.New(ctx, cfg, opts)
 }
 
 func (c *cli) versionCmd() *cobra.Command {

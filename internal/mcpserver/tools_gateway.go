@@ -69,8 +69,6 @@ type PolicyStatus struct {
 	Counters            map[string]policy.Usage `json:"counters"`
 }
 
-var dbErrors = []apperr.Code{apperr.DBError}
-
 func agentApproval(c *config.Config) bool { return c != nil && c.MCPPolicy.AllowAgentApproval }
 
 func gatewayTools() []*Tool {
