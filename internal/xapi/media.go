@@ -229,7 +229,9 @@ func (c *Client) simpleUpload(ctx context.Context, p *UploadParams, cat string, 
 	if err != nil {
 		return nil, err
 	}
-	body, ctype, err := multipartBody([][2]string{{"media_category", cat}}, p.MediaType, data)
+	// The part is sent as octet-stream: X identifies the file from its bytes
+	// and the category, and its spec describes the part as binary.
+	body, ctype, err := multipartBody([][2]string{{"media_category", cat}}, "application/octet-stream", data)
 	if err != nil {
 		return nil, err
 	}

@@ -484,3 +484,32 @@ func mp4Bytes(n int) []byte {
 	}
 	return b
 }
+
+// surfaceEndpoints is every endpoint the typed client uses.
+var surfaceEndpoints = []string{
+	"GET /2/users/me", "GET /2/tweets/search/recent", "GET /2/tweets/:id", "GET /2/tweets", "GET /2/users/:id",
+	"GET /2/users/by/username/:username", "GET /2/users", "GET /2/users/:id/mentions", "GET /2/users/:id/tweets",
+	"GET /2/users/:id/timelines/reverse_chronological", "GET /2/users/:id/followers", "GET /2/users/:id/following",
+	"GET /2/users/:id/liked_tweets", "GET /2/users/:id/bookmarks", "GET /2/tweets/:id/liking_users",
+	"POST /2/users/:id/likes", "DELETE /2/users/:id/likes/:tweet_id", "POST /2/users/:id/retweets",
+	"DELETE /2/users/:id/retweets/:source_tweet_id", "POST /2/users/:id/bookmarks", "DELETE /2/users/:id/bookmarks/:tweet_id",
+	"POST /2/users/:id/following", "DELETE /2/users/:id/following/:target_user_id", "POST /2/media/upload",
+	"POST /2/media/upload/initialize", "POST /2/media/upload/:id/append", "POST /2/media/upload/:id/finalize",
+	"GET /2/media/upload", "POST /2/media/metadata", "POST /2/tweets", "DELETE /2/tweets/:id",
+}
+
+func TestSurfaceCoversEveryEndpoint(t *testing.T) {
+	s := newSim(t, nil)
+	exerciseSurface(t, s)
+	seen := map[string]bool{}
+	s.usage.mu.Lock()
+	for _, r := range s.usage.rows {
+		seen[r.Endpoint] = true
+	}
+	s.usage.mu.Unlock()
+	for _, e := range surfaceEndpoints {
+		if !seen[e] {
+			t.Errorf("the surface run never called %s", e)
+		}
+	}
+}
