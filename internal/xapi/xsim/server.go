@@ -1,9 +1,3 @@
-// Package xsim is an in-memory, stateful emulator of the X API v2 that
-// follows X's OpenAPI document: its paths, parameters, response shapes,
-// problem bodies, OAuth 2.0 PKCE flow, rate-limit headers and pay-per-use
-// billing. It listens on loopback only and stands in for X in tests and in
-// sandbox mode. Fault injection lets tests prove how a client behaves when X
-// is slow, flaky or applies a write but fails to answer.
 package xsim
 
 import (

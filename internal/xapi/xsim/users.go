@@ -183,6 +183,12 @@ func (s *Server) handleMentions(c *call) reply {
 		if t.AuthorID == u.ID || t.RetweetOf != "" {
 			continue
 		}
+		// X counts a reply to the user as a mention even when the text does
+		// not repeat the handle.
+		if t.InReplyToUserID == u.ID {
+			ids = append(ids, t.ID)
+			continue
+		}
 		for _, m := range mentionsOf(t.Text) {
 			if lower(m) == name {
 				ids = append(ids, t.ID)

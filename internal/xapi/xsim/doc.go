@@ -1,0 +1,45 @@
+// Package xsim is an in-memory, stateful emulator of the X API v2. It
+// listens on loopback only and stands in for X in tests and in sandbox mode.
+//
+// It follows X's OpenAPI document (paths, parameters, response shapes) and
+// X's live behaviour where the two differ:
+//
+//   - Field names: requests may use X's live spellings (tweet.fields,
+//     referenced_tweets.id, pinned_tweet_id) or the document's (post.fields,
+//     referenced_posts, pinned_post_id). Answers carry both where they differ:
+//     public_metrics has retweet_count and repost_count, tweet_count and
+//     post_count; includes has tweets and posts; created posts carry
+//     edit_history_tweet_ids and edit_history_post_ids.
+//   - Errors: 400/404 and the partial "errors" of lookups use the document's
+//     problem types (https://api.x.com/2/problems/invalid-request,
+//     .../resource-not-found). 401, 429 and generic 403s are
+//     application/problem+json with type "about:blank", as X sends them; the
+//     403 details for duplicate content, suspension and over-long text are
+//     the exported Detail* constants; missing scopes name the scopes and say
+//     "scope". Client-not-enrolled is X's client-forbidden body.
+//   - Lookups of missing ids answer 200 with "errors"; writes that name a
+//     missing post or user answer 404.
+//   - Writes act for the token's user only: a different path user id is 403.
+//     Likes, follows, reposts, bookmarks and deletes are idempotent on
+//     repeat (same answer, no second side effect, counters unchanged).
+//   - OAuth 2.0: GET /i/oauth2/authorize consents at once for the demo user;
+//     POST /2/oauth2/token does authorization_code with S256 PKCE and
+//     single-use refresh tokens; POST /2/oauth2/revoke. Grants persist in the
+//     World as SHA-256 hashes only.
+//   - Rate limits: X's per-user 15-minute limits (one table,
+//     defaultLimits), x-rate-limit-* headers on every authenticated answer,
+//     plus 24-hour user and app budgets for POST /2/tweets, likes and
+//     follows. Enforcement is on with DefaultOptions.
+//   - Billing: X's pay-per-use prices (Prices), reads per resource once per
+//     UTC day, writes per request, posts with a URL at the higher price;
+//     GET /2/usage/tweets reports X's usage object plus an itemised
+//     "billing" object.
+//   - Media: simple and chunked upload per the v2 document, X's size limits
+//     and types, video and GIF processing advanced by STATUS polls
+//     (pending -> in_progress -> succeeded), alt text via /2/media/metadata.
+//
+// Counters report side effects actually applied, and Fault injects latency,
+// 429s, 5xx, resets, hangs, broken bodies and apply-then-fail per route, so
+// tests can prove a client never repeats a write whose outcome it did not
+// see.
+package xsim
