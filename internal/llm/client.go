@@ -70,7 +70,7 @@ type call struct {
 	system      string
 	messages    []Message
 	maxTokens   int
-	temperature *float64 // nil: leave to the provider
+	temperature *float64
 }
 
 // result is what a backend extracts from a successful answer.
@@ -103,7 +103,6 @@ func (c *client) Complete(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lastErr error
 	for attempt := 0; ; attempt++ {
 		res, err := c.attempt(ctx, cl)
 		if err == nil {
@@ -119,22 +118,21 @@ func (c *client) Complete(ctx context.Context, req Request) (*Response, error) {
 			return nil, apperr.Wrap(apperr.LLMError, context.DeadlineExceeded,
 				"%s request timed out after %s (llm.timeout_seconds)", c.s.provider, c.s.timeout)
 		}
-		lastErr = err
 		retryable := !isAPI || ae.retryable()
 		if !retryable || attempt >= c.s.maxRetries {
-			return nil, c.failure(lastErr, attempt+1)
+			return nil, c.failure(err, attempt+1)
 		}
 		wait := backoff(attempt)
 		if isAPI && ae.RetryAfter > 0 {
 			if ae.RetryAfter > MaxRetryWait {
 				// Waiting longer than the cap would tie the caller up for
 				// minutes; report the wait instead so it can decide.
-				return nil, c.failure(lastErr, attempt+1)
+				return nil, c.failure(err, attempt+1)
 			}
 			wait = ae.RetryAfter
 		}
-		if err := c.sleep(ctx, wait); err != nil {
-			return nil, apperr.Wrap(apperr.LLMError, err, "%s request cancelled while waiting to retry", c.s.provider)
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return nil, apperr.Wrap(apperr.LLMError, serr, "%s request cancelled while waiting to retry", c.s.provider)
 		}
 	}
 }

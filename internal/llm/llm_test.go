@@ -737,3 +737,23 @@ func TestUnreadableSuccessBodyIsNotRetried(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelledWhileWaitingToRetry(t *testing.T) {
+	f := newFakeServer(t, reply{status: 429, header: map[string]string{"Retry-After": "5"},
+		body: `{"error":{"message":"slow down","type":"requests"}}`})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeper := func(ctx context.Context, d time.Duration) error {
+		cancel()
+		return ctx.Err()
+	}
+	p := mustNew(t, providerCases()[0].cfg(f.srv.URL), nil, WithSleeper(sleeper))
+	_, err := p.Complete(ctx, Request{Messages: userMsg("hi")})
+	ae := wantCode(t, err, apperr.LLMError)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(ae.Message, "waiting to retry") {
+		t.Errorf("error = %v", err)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}
