@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,7 +192,5 @@ func wantCode(t *testing.T, err error, code apperr.Code) *apperr.Error {
 	}
 	return ae
 }
-
-func counter() *atomic.Int64 { return &atomic.Int64{} }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

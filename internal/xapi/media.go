@@ -216,7 +216,7 @@ func (c *Client) UploadMedia(ctx context.Context, p UploadParams) (*Media, CallI
 		return nil, sum.info, err
 	}
 	if p.AltText != "" {
-		if err := c.SetAltText(ctx, m.ID, p.AltText, &sum.info); err != nil {
+		if err := c.setAltText(ctx, m.ID, p.AltText, &sum); err != nil {
 			return m, sum.info, err
 		}
 		m.AltText = p.AltText
@@ -344,8 +344,13 @@ func (c *Client) awaitProcessing(ctx context.Context, p *UploadParams, id string
 }
 
 // SetAltText attaches alt text to uploaded media (POST /2/media/metadata).
-// When sum is non-nil the call's wire facts are added to it.
-func (c *Client) SetAltText(ctx context.Context, mediaID, text string, sum *CallInfo) error {
+func (c *Client) SetAltText(ctx context.Context, mediaID, text string) (CallInfo, error) {
+	var sum callSum
+	err := c.setAltText(ctx, mediaID, text, &sum)
+	return sum.info, err
+}
+
+func (c *Client) setAltText(ctx context.Context, mediaID, text string, sum *callSum) error {
 	if err := checkID("media_id", mediaID); err != nil {
 		return err
 	}
@@ -359,14 +364,7 @@ func (c *Client) SetAltText(ctx context.Context, mediaID, text string, sum *Call
 		"id":       mediaID,
 		"metadata": map[string]any{"alt_text": map[string]string{"text": text}},
 	})
-	var s callSum
-	_, err := c.mediaCallRaw(ctx, "POST", "/2/media/metadata", nil, body, "application/json", &s)
-	if sum != nil {
-		sum.RetryCount += s.info.RetryCount
-		if s.info.RateLimit != nil {
-			sum.RateLimit = s.info.RateLimit
-		}
-	}
+	_, err := c.mediaCallRaw(ctx, "POST", "/2/media/metadata", nil, body, "application/json", sum)
 	return err
 }
 

@@ -18,19 +18,18 @@ import (
 
 // mediaServer is a small stand-in for X's v2 media endpoints.
 type mediaServer struct {
-	mu          sync.Mutex
-	t           *testing.T
-	simple      []byte
-	category    string
-	init        map[string]any
-	segments    map[int][]byte
-	states      []string // processing states returned by FINALIZE then each STATUS
-	checkAfter  int
-	altText     map[string]any
-	failAppend  int
-	initStatus  int
-	badID       bool
-	multipartOK bool
+	mu         sync.Mutex
+	t          *testing.T
+	simple     []byte
+	category   string
+	init       map[string]any
+	segments   map[int][]byte
+	states     []string // processing states returned by FINALIZE then each STATUS
+	checkAfter int
+	altText    map[string]any
+	failAppend int
+	initStatus int
+	badID      bool
 }
 
 func (m *mediaServer) nextState() map[string]any {
@@ -155,11 +154,17 @@ func TestSimpleImageUploadWithAltText(t *testing.T) {
 	if got, _ := json.Marshal(ms.altText); string(got) != want {
 		t.Fatalf("metadata body = %s", got)
 	}
+	if _, err := h.c.SetAltText(context.Background(), m.ID, "a cat, revised"); err != nil {
+		t.Fatal(err)
+	}
+	if ms.altText["metadata"].(map[string]any)["alt_text"].(map[string]any)["text"] != "a cat, revised" {
+		t.Fatalf("SetAltText body = %v", ms.altText)
+	}
 	if len(progress) != 2 || progress[0] != [2]int64{0, 3000} || progress[1] != [2]int64{3000, 3000} {
 		t.Fatalf("progress = %v", progress)
 	}
 	rows := h.usage.all()
-	if len(rows) != 2 || rows[0].Endpoint != "POST /2/media/upload" || !near(rows[0].CostUSD, PriceMediaUpload) ||
+	if len(rows) != 3 || rows[0].Endpoint != "POST /2/media/upload" || !near(rows[0].CostUSD, PriceMediaUpload) ||
 		rows[1].Endpoint != "POST /2/media/metadata" || !near(rows[1].CostUSD, PriceMediaMetadata) {
 		t.Fatalf("ledger = %+v", rows)
 	}
@@ -317,7 +322,7 @@ func TestUploadValidation(t *testing.T) {
 	if len(h.usage.all()) != 0 {
 		t.Fatalf("invalid uploads reached X")
 	}
-	if err := h.c.SetAltText(ctx, "abc", "x", nil); apperr.CodeOf(err) != apperr.InvalidInput {
+	if _, err := h.c.SetAltText(ctx, "abc", "x"); apperr.CodeOf(err) != apperr.InvalidInput {
 		t.Fatalf("SetAltText bad id = %v", err)
 	}
 }

@@ -171,3 +171,18 @@ func TestPathTemplate(t *testing.T) {
 		}
 	}
 }
+
+func TestRawServerErrorMarksPostOutcomeUnknown(t *testing.T) {
+	h := newHarness(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 502, `{"title":"Bad Gateway"}`)
+	})
+	ctx := context.Background()
+	post, err := h.c.Raw(ctx, RawRequest{Method: "POST", Path: "/2/tweets", Body: []byte(`{"text":"x"}`)})
+	if err != nil || post.Status != 502 || !post.OutcomeUnknown || post.RetryCount != 0 {
+		t.Fatalf("raw POST 502 = %+v, %v", post, err)
+	}
+	del, err := h.c.Raw(ctx, RawRequest{Method: "DELETE", Path: "/2/tweets/1"})
+	if err != nil || del.Status != 502 || del.OutcomeUnknown || del.RetryCount != 2 {
+		t.Fatalf("raw DELETE 502 = %+v, %v", del, err)
+	}
+}
