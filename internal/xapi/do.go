@@ -183,6 +183,12 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 				refreshed = true
 				tok, rerr := c.tokens.Refresh(ctx)
 				if rerr != nil || strings.TrimSpace(tok) == "" {
+					c.log.Warn("x access token refresh failed after 401", "endpoint", r.endpoint)
+					if r.raw {
+						// Raw callers get X's 401 as is, like any other status.
+						out.header = safeHeader(out.header, token)
+						return out, nil
+					}
 					e := apperr.Wrap(apperr.XAuthExpired, rerr, "X rejected the access token and refreshing it failed; run `tuitbot auth` to sign in again")
 					return nil, c.scrub(e.With("http_status", res.status), token, attempt-1)
 				}

@@ -204,6 +204,10 @@ func TestUnauthorizedRefreshesOnceAndRetriesOnce(t *testing.T) {
 		if !strings.Contains(e.Message, "tuitbot auth") || h.hits.get("GET /2/tweets/1") != 1 {
 			t.Fatalf("message=%q hits=%d", e.Message, h.hits.get("GET /2/tweets/1"))
 		}
+		res, err := h.c.Raw(context.Background(), RawRequest{Method: "GET", Path: "/2/tweets/1"})
+		if err != nil || res.Status != 401 {
+			t.Fatalf("raw with failed refresh = %+v, %v", res, err)
+		}
 	})
 }
 
