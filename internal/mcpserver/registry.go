@@ -202,7 +202,28 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 	if s.Properties == nil {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
+	dropNullable(s)
 	return s, nil
+}
+
+// dropNullable turns Go's nullable slices and pointers (["null", "array"])
+// into plain types: an absent argument already means "not given", and a
+// single type is what every client dialect understands.
+func dropNullable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && (s.Types[0] == "null" || s.Types[1] == "null") {
+		t := s.Types[0]
+		if t == "null" {
+			t = s.Types[1]
+		}
+		s.Type, s.Types = t, nil
+	}
+	for _, p := range s.Properties {
+		dropNullable(p)
+	}
+	dropNullable(s.Items)
 }
 
 // Annotations renders the hints for MCP.

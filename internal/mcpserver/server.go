@@ -209,7 +209,7 @@ func EnvelopeSchema() *jsonschema.Schema {
 		Required: []string{"success"},
 		Properties: map[string]*jsonschema.Schema{
 			"success": {Type: "boolean"},
-			"data":    {},
+			"data":    {AnyOf: []*jsonschema.Schema{{Type: "object"}, {Type: "array"}, {Type: "null"}}},
 			"error": {Type: "object", Required: []string{"code", "message", "retryable"}, Properties: map[string]*jsonschema.Schema{
 				"code": {Type: "string"}, "message": {Type: "string"}, "retryable": {Type: "boolean"},
 			}},

@@ -1,0 +1,45 @@
+// Drives the tuitbot MCP server with the official TypeScript SDK client over
+// stdio: handshake, tools/list, a read tool, a mutation routed to approval,
+// and an invalid call. Exits non-zero on any mismatch.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [bin, ...args] = process.argv.slice(2);
+if (!bin) {
+  console.error("usage: node client.mjs <tuitbot binary> [args...]");
+  process.exit(2);
+}
+
+function check(cond, msg) {
+  if (!cond) {
+    console.error("FAIL: " + msg);
+    process.exit(1);
+  }
+  console.log("ok: " + msg);
+}
+
+const transport = new StdioClientTransport({ command: bin, args, stderr: "ignore" });
+const client = new Client({ name: "interop", version: "1.0.0" });
+await client.connect(transport);
+check(client.getServerVersion()?.name === "tuitbot", "handshake names the server");
+
+const { tools } = await client.listTools();
+check(tools.length > 20, `tools/list returned ${tools.length} tools`);
+for (const t of tools) {
+  const a = t.annotations ?? {};
+  check(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"].every((k) => typeof a[k] === "boolean"),
+    `${t.name} sets all four hints`);
+}
+
+const me = await client.callTool({ name: "x_get_me", arguments: {} });
+check(me.structuredContent?.success === true && !me.isError, "x_get_me succeeds");
+check(me.structuredContent.data.username === "tuitbot_demo", "x_get_me reads the sandbox user");
+
+const post = await client.callTool({ name: "x_post_tweet", arguments: { text: "hello from the TypeScript SDK" } });
+check(post.structuredContent?.data?.routed_to_approval === true, "x_post_tweet is routed to approval by default");
+
+const bad = await client.callTool({ name: "x_like_tweet", arguments: { tweet_id: "not-an-id" } });
+check(bad.isError === true && bad.structuredContent?.error?.code === "invalid_input", "bad input gives invalid_input with isError");
+
+await client.close();
+console.log("interop: all checks passed");

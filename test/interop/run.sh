@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Interop checks against MCP clients other than our own: the TypeScript SDK
+# client and the MCP Inspector CLI. Needs Node.js and the npm registry.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(cd ../.. && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/tuitbot" "$root/cmd/tuitbot"
+export TUITBOT_HOME="$work/home"
+npm install --no-audit --no-fund --silent
+node client.mjs "$work/tuitbot" mcp serve --sandbox
+out=$(npx -y @modelcontextprotocol/inspector@2.12.0 --cli "$work/tuitbot" mcp serve --sandbox --method tools/list --strict 2>"$work/inspector.err")
+echo "$out" | grep -q '"name": "x_get_me"' || { echo "inspector: tools/list did not list x_get_me"; cat "$work/inspector.err"; exit 1; }
+if grep -qE '^(Error|Warning): tool' "$work/inspector.err"; then
+  echo "inspector: schema portability problems:"; grep -A3 -E '^(Error|Warning): tool' "$work/inspector.err"; exit 1
+fi
+echo "inspector: tools/list ok, schemas portable"
