@@ -41,6 +41,8 @@ type env struct {
 	token string
 	me    string
 	hc    *http.Client
+	// Lookups into the starting world, cached: World() copies everything.
+	cacheTweet string
 }
 
 func newEnv(t *testing.T, mutate ...func(*Options)) *env {
@@ -187,10 +189,19 @@ func (e *env) counter(name string) int64 {
 // someTweet returns a live post by another account.
 func (e *env) someTweet() string {
 	e.t.Helper()
+	if e.cacheTweet != "" {
+		e.s.mu.Lock()
+		live := e.s.st.tweets[e.cacheTweet] != nil
+		e.s.mu.Unlock()
+		if live {
+			return e.cacheTweet
+		}
+	}
 	w := e.s.World()
 	for i := len(w.Tweets) - 1; i >= 0; i-- {
 		t := w.Tweets[i]
 		if t.AuthorID != e.me && t.RetweetOf == "" {
+			e.cacheTweet = t.ID
 			return t.ID
 		}
 	}
@@ -200,11 +211,9 @@ func (e *env) someTweet() string {
 
 func (e *env) userID(name string) string {
 	e.t.Helper()
-	for _, u := range e.s.World().Users {
-		if u.Username == name {
-			return u.ID
-		}
+	id := e.s.UserIDByUsername(name)
+	if id == "" {
+		e.t.Fatalf("no user %s", name)
 	}
-	e.t.Fatalf("no user %s", name)
-	return ""
+	return id
 }

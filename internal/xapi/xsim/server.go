@@ -244,8 +244,11 @@ func (s *Server) DemoUserID() string {
 // World returns a deep copy of the current state, for SaveWorld.
 func (s *Server) World() *World {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.snapshot(s.now())
+	w := s.st.snapshot(s.now())
+	s.mu.Unlock()
+	// snapshot copies structs, but their slices still share arrays with the
+	// live state; a deep copy keeps callers from reaching into it.
+	return w.Clone()
 }
 
 // SetSuspended puts an account in (or out of) X's suspended state: its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -139,15 +140,28 @@ func (w *World) Clone() *World {
 	if w == nil {
 		return nil
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		// Every field is plain data; a marshal failure is a programming error.
-		panic(fmt.Sprintf("xsim: clone world: %v", err))
+	out := *w
+	out.Users = slices.Clone(w.Users)
+	out.Tweets = slices.Clone(w.Tweets)
+	for i := range out.Tweets {
+		out.Tweets[i].MediaKeys = slices.Clone(out.Tweets[i].MediaKeys)
 	}
-	var out World
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("xsim: clone world: %v", err))
+	out.Follows = slices.Clone(w.Follows)
+	out.Likes = slices.Clone(w.Likes)
+	out.Bookmarks = slices.Clone(w.Bookmarks)
+	out.Media = slices.Clone(w.Media)
+	for i := range out.Media {
+		out.Media[i].Segments = slices.Clone(out.Media[i].Segments)
+		out.Media[i].Head = slices.Clone(out.Media[i].Head)
 	}
+	out.Deleted = slices.Clone(w.Deleted)
+	out.Grants = slices.Clone(w.Grants)
+	for i := range out.Grants {
+		out.Grants[i].Scopes = slices.Clone(out.Grants[i].Scopes)
+	}
+	out.Billing = slices.Clone(w.Billing)
+	out.Seen = slices.Clone(w.Seen)
+	out.Suspended = slices.Clone(w.Suspended)
 	return &out
 }
 

@@ -246,3 +246,37 @@ func TestPostAsAndUserIDByUsername(t *testing.T) {
 		t.Fatal("arranged posts counted as API side effects")
 	}
 }
+
+func TestWorldSnapshotSlicesAreDeepCopies(t *testing.T) {
+	e := newEnv(t)
+	tok, _, _ := e.s.IssueToken("", []string{"tweet.read", "users.read"})
+	w := e.s.World()
+	for i := range w.Grants {
+		for j := range w.Grants[i].Scopes {
+			w.Grants[i].Scopes[j] = "tweet.write"
+		}
+	}
+	wantProblem(t, e.doTok("POST", "/2/tweets", tok, map[string]any{"text": "escalated?"}), 403, typeBlank)
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	w := DemoWorldAt(5, testEpoch)
+	w.Tweets[0].MediaKeys = []string{"3_1"}
+	w.Media = []Media{{ID: "1", Segments: []int{0}, Head: []byte{1}}}
+	w.Grants = []Grant{{Hash: "h", Scopes: []string{"tweet.read"}}}
+	c := w.Clone()
+	if !reflect.DeepEqual(w, c) {
+		t.Fatal("clone differs")
+	}
+	c.Tweets[0].MediaKeys[0] = "x"
+	c.Media[0].Segments[0] = 9
+	c.Media[0].Head[0] = 9
+	c.Grants[0].Scopes[0] = "x"
+	c.Users[0].Name = "x"
+	if w.Tweets[0].MediaKeys[0] != "3_1" || w.Media[0].Segments[0] != 0 || w.Media[0].Head[0] != 1 || w.Grants[0].Scopes[0] != "tweet.read" || w.Users[0].Name == "x" {
+		t.Fatal("clone shares memory with the original")
+	}
+	if (*World)(nil).Clone() != nil {
+		t.Fatal("nil clone")
+	}
+}
