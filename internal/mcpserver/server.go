@@ -16,6 +16,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
 // MaxArgumentBytes caps one call's arguments. The largest legitimate input
@@ -166,7 +167,9 @@ func cleanSchemaError(err error) string {
 	msg := err.Error()
 	msg = strings.ReplaceAll(msg, "validating root: ", "")
 	msg = strings.ReplaceAll(msg, "validating /properties/", "")
-	return msg
+	// The validator quotes the offending value; a huge argument must not
+	// come back in the error.
+	return tweettext.TruncateBytes(msg, 300)
 }
 
 func baseMeta(a *app.App, start time.Time) envelope.Meta {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -15,7 +16,7 @@ var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
 func NormalizeUsername(field, s string) (string, error) {
 	u := strings.TrimPrefix(strings.TrimSpace(s), "@")
 	if !usernameRE.MatchString(u) {
-		return "", apperr.New(apperr.InvalidInput, "%s: %q is not an X username (1-15 letters, digits or _)", field, s)
+		return "", apperr.New(apperr.InvalidInput, "%s: %q is not an X username (1-15 letters, digits or _)", field, tweettext.TruncateRunes(s, 40))
 	}
 	return u, nil
 }
