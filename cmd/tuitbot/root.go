@@ -64,6 +64,10 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.approveCmd(),
 		c.auditCmd(),
 		c.xsimCmd(),
+		c.runCmd(),
+		c.tickCmd(),
+		c.statusCmd(),
+		c.analyticsCmd(),
 	)
 	return root
 }

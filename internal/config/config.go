@@ -206,6 +206,11 @@ type Intervals struct {
 	TargetsSeconds   int `toml:"targets_check_seconds" doc:"Targets loop interval."`
 	AnalyticsSeconds int `toml:"analytics_seconds" doc:"Analytics loop interval."`
 	JitterPercent    int `toml:"jitter_percent" doc:"Random jitter added to every interval, in percent."`
+	// The publisher and housekeeping loops have no product-level pacing of
+	// their own; these keep them paced by config like every other loop.
+	PublisherSeconds    int      `toml:"publisher_seconds" doc:"How often the scheduled publisher looks for due drafts."`
+	HousekeepingSeconds int      `toml:"housekeeping_seconds" doc:"How often expired approval items are cleaned up."`
+	EnabledLoops        []string `toml:"enabled_loops" doc:"Autopilot loops that run: discovery, mentions, content, threads, targets, analytics, publisher, housekeeping."`
 }
 
 // Targets are accounts the targets loop watches.
@@ -276,6 +281,8 @@ func Default() Config {
 		Intervals: Intervals{
 			MentionsSeconds: 300, DiscoverySeconds: 900, ContentSeconds: 10800,
 			ThreadSeconds: 604800, TargetsSeconds: 1800, AnalyticsSeconds: 3600, JitterPercent: 20,
+			PublisherSeconds: 60, HousekeepingSeconds: 900,
+			EnabledLoops: []string{"discovery", "mentions", "content", "threads", "targets", "analytics", "publisher", "housekeeping"},
 		},
 		Targets: Targets{MaxTargetRepliesPerDay: 3},
 		Breaker: Breaker{ErrorThreshold: 5, CooldownSeconds: 600},

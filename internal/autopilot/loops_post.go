@@ -1,0 +1,400 @@
+package autopilot
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+)
+
+// slotGrace is how late a preferred slot may still be served.
+const slotGrace = time.Hour
+
+// spacing is the gap a loop keeps between its own posts whatever runs it
+// (the daemon's scheduler or cron's ticks); a little under the interval so
+// the post's own latency does not push a run to the next window.
+func spacing(interval time.Duration) time.Duration {
+	slack := min(interval/10, 5*time.Minute)
+	return interval - slack
+}
+
+// contentLoop posts one educational tweet about a content pillar, in the
+// preferred slots when configured, else once per content interval.
+func (r *Runner) contentLoop(it *iter) error {
+	ctx := it.work
+	now := r.now()
+	c, err := r.counts(ctx, now)
+	if err != nil {
+		return err
+	}
+	if c.Tweets >= r.cfg.Limits.MaxTweetsPerDay {
+		it.note("daily tweet cap reached (%d/%d)", c.Tweets, r.cfg.Limits.MaxTweetsPerDay)
+		return nil
+	}
+	const slotKey = "autopilot:content_slot"
+	slot, slotted := r.sched.currentSlot(now)
+	if slotted {
+		done, err := r.cursor(ctx, slotKey)
+		if err != nil {
+			return err
+		}
+		if done == ts(slot) || now.Sub(slot) > slotGrace {
+			next, _ := r.sched.nextSlot(now)
+			it.note("no open slot; next slot %s", ts(next))
+			return nil
+		}
+	} else {
+		last, err := r.lastAction(ctx, LoopContent)
+		if err != nil {
+			return err
+		}
+		if iv := r.interval(LoopContent); !last.IsZero() && now.Sub(last) < spacing(iv) {
+			it.note("last tweet %s; next after %s", ts(last), ts(last.Add(iv)))
+			return nil
+		}
+	}
+	gen, err := r.d.Generator()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			it.blocked = "tweets need an LLM: " + apperr.As(err).Message
+			it.note("%s", it.blocked)
+			return nil
+		}
+		return err
+	}
+	topic, err := r.pickTopic(ctx, "autopilot:content_topic")
+	if err != nil {
+		return err
+	}
+	if topic == "" {
+		it.blocked = "no topics: set business.content_pillars (or industry_topics or product_keywords)"
+		it.note("%s", it.blocked)
+		return nil
+	}
+	text, err := gen.GenerateTweet(ctx, topic, "")
+	a := action{Loop: it.loop, Kind: kindTweet, Topic: topic}
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.ValidationError {
+			return it.blockedAction(a, apperr.As(err).Message)
+		}
+		return err
+	}
+	a.Content = text
+	recent, err := r.recentTexts(ctx, kindTweet)
+	if err != nil {
+		return err
+	}
+	if err := workflow.CheckReply(text, r.cfg.Limits.BannedPhrases, recent); err != nil {
+		return it.blockedAction(a, apperr.As(err).Message)
+	}
+	if !it.pace() {
+		return nil
+	}
+	a, err = it.sendPost(gateway.Call{Tool: "x_post_tweet", Params: actions.PostParams{Text: text}}, a)
+	if a.Status == statusPosted && a.TweetID != "" {
+		r.tagOriginal(ctx, a.TweetID, topic)
+	}
+	if err != nil {
+		if isPolicyDenial(apperr.CodeOf(err)) {
+			it.retryAt = resetOf(err, r.now())
+		}
+		return err
+	}
+	if slotted && (a.Status == statusPosted || a.Status == statusQueued) {
+		if err := r.setCursor(ctx, slotKey, ts(slot)); err != nil {
+			return err
+		}
+	}
+	it.note("tweet about %q %s", topic, a.Status)
+	return nil
+}
+
+// threadsLoop posts one thread per thread interval (weekly by default),
+// within limits.max_threads_per_week.
+func (r *Runner) threadsLoop(it *iter) error {
+	ctx := it.work
+	now := r.now()
+	c, err := r.counts(ctx, now)
+	if err != nil {
+		return err
+	}
+	if c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek {
+		it.note("weekly thread cap reached (%d/%d)", c.ThreadsWeek, r.cfg.Limits.MaxThreadsPerWeek)
+		return nil
+	}
+	last, err := r.lastAction(ctx, LoopThreads)
+	if err != nil {
+		return err
+	}
+	if iv := r.interval(LoopThreads); !last.IsZero() && now.Sub(last) < spacing(iv) {
+		it.note("last thread %s; next after %s", ts(last), ts(last.Add(iv)))
+		return nil
+	}
+	gen, err := r.d.Generator()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			it.blocked = "threads need an LLM: " + apperr.As(err).Message
+			it.note("%s", it.blocked)
+			return nil
+		}
+		return err
+	}
+	topic, err := r.pickTopic(ctx, "autopilot:thread_topic")
+	if err != nil {
+		return err
+	}
+	if topic == "" {
+		it.blocked = "no topics: set business.content_pillars (or industry_topics or product_keywords)"
+		it.note("%s", it.blocked)
+		return nil
+	}
+	parts, err := gen.GenerateThread(ctx, topic, "")
+	a := action{Loop: it.loop, Kind: kindThread, Topic: topic}
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.ValidationError {
+			return it.blockedAction(a, apperr.As(err).Message)
+		}
+		return err
+	}
+	a.Content = strings.Join(parts, "\n---\n")
+	for _, p := range parts {
+		if err := workflow.CheckReply(p, r.cfg.Limits.BannedPhrases, nil); err != nil {
+			return it.blockedAction(a, apperr.As(err).Message)
+		}
+	}
+	if !it.pace() {
+		return nil
+	}
+	a, err = it.sendPost(gateway.Call{Tool: "x_post_thread", Params: actions.ThreadParams{Tweets: parts}}, a)
+	if a.Status == statusPosted && a.TweetID != "" {
+		r.tagOriginal(ctx, a.TweetID, topic)
+	}
+	if err != nil {
+		if isPolicyDenial(apperr.CodeOf(err)) {
+			it.retryAt = resetOf(err, r.now())
+		}
+		return err
+	}
+	it.note("thread of %d posts about %q %s", len(parts), topic, a.Status)
+	return nil
+}
+
+// tagOriginal records the topic and caller on the row the post action
+// wrote, for topic performance.
+func (r *Runner) tagOriginal(ctx context.Context, tweetID, topic string) {
+	_, _ = r.d.DB.ExecContext(ctx, `UPDATE original_tweets SET topic = ?, caller = ? WHERE account_id = ? AND tweet_id = ?`,
+		topic, Caller, r.d.AccountID, tweetID)
+}
+
+// pickTopic chooses the next topic: mostly the best measured topic (what
+// performed), sometimes a pillar in rotation (to keep learning), never the
+// same as last time when there is a choice.
+func (r *Runner) pickTopic(ctx context.Context, key string) (string, error) {
+	b := r.cfg.Business
+	var pillars []string
+	for _, list := range [][]string{b.ContentPillars, b.IndustryTopics, b.ProductKeywords} {
+		for _, p := range list {
+			if p = strings.TrimSpace(p); p != "" {
+				pillars = append(pillars, p)
+			}
+		}
+		if len(pillars) > 0 {
+			break
+		}
+	}
+	last, err := r.cursor(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	measured, err := r.d.Workflow.MeasuredTopics(ctx)
+	if err != nil {
+		return "", err
+	}
+	pick := ""
+	if r.rng.Float64() < 0.8 {
+		for _, m := range measured {
+			if m.Topic != last && (len(pillars) == 0 || containsFold(pillars, m.Topic)) {
+				pick = m.Topic
+				break
+			}
+		}
+	}
+	if pick == "" && len(pillars) > 0 {
+		start := r.rng.IntN(len(pillars))
+		for i := range pillars {
+			p := pillars[(start+i)%len(pillars)]
+			if p != last || len(pillars) == 1 {
+				pick = p
+				break
+			}
+		}
+	}
+	if pick != "" {
+		if err := r.setCursor(ctx, key, pick); err != nil {
+			return "", err
+		}
+	}
+	return pick, nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Draft statuses the publisher moves through.
+const (
+	draftScheduled  = "scheduled"
+	draftPublishing = "publishing"
+	draftPosted     = "posted"
+	draftQueued     = "queued"
+	draftFailed     = "failed"
+)
+
+// recoverPublishing fails drafts a dead process was publishing: whether X
+// took them is unknown, and a second attempt could post twice.
+func (r *Runner) recoverPublishing(ctx context.Context) error {
+	res, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE account_id = ? AND status = ?`,
+		draftFailed, ts(r.now()), r.d.AccountID, draftPublishing)
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "recover drafts: %v", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		r.log.Warn("scheduled drafts were being published when the autopilot stopped; marked failed, verify them on X",
+			"drafts", n)
+	}
+	return nil
+}
+
+// publisherLoop posts scheduled drafts that are due, through the gateway
+// (which queues them for approval when approval applies).
+func (r *Runner) publisherLoop(it *iter) error {
+	ctx := it.work
+	rows, err := r.d.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
+		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT 20`, r.d.AccountID, draftScheduled, ts(r.now()))
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
+	}
+	type due struct {
+		id                int64
+		kind, body, topic string
+	}
+	var list []due
+	for rows.Next() {
+		var d due
+		if err := rows.Scan(&d.id, &d.kind, &d.body, &d.topic); err != nil {
+			rows.Close()
+			return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
+		}
+		list = append(list, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	posted := 0
+	for _, d := range list {
+		if it.stopping() {
+			break
+		}
+		c, err := r.counts(ctx, r.now())
+		if err != nil {
+			return err
+		}
+		kind, tool := kindTweet, "x_post_tweet"
+		var params any = actions.PostParams{Text: d.body}
+		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
+		if d.kind == "thread" {
+			var tweets []string
+			if err := json.Unmarshal([]byte(d.body), &tweets); err != nil {
+				r.markDraft(ctx, d.id, draftFailed, sql.NullString{}, 0)
+				it.note("draft %d: stored thread is unreadable", d.id)
+				continue
+			}
+			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
+			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
+		}
+		if capped {
+			it.note("draft %d waits: the %s cap is reached", d.id, kind)
+			continue
+		}
+		// Claim the draft first: if the process dies mid-post, the draft is
+		// found in "publishing" and never posted a second time.
+		res, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ?`,
+			draftPublishing, ts(r.now()), d.id, r.d.AccountID, draftScheduled)
+		if err != nil {
+			return apperr.Wrap(apperr.DBError, err, "claim draft: %v", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			continue
+		}
+		if !it.pace() {
+			r.markDraft(ctx, d.id, draftScheduled, sql.NullString{}, 0)
+			break
+		}
+		a := action{Loop: it.loop, Kind: kind, Topic: d.topic, Content: d.body}
+		a, err = it.sendPost(gateway.Call{Tool: tool, Params: params, IdempotencyKey: "scheduled-draft-" + itoa(d.id)}, a)
+		switch {
+		case a.Status == statusPosted || a.Status == statusDuplicate:
+			r.markDraft(ctx, d.id, draftPosted, sql.NullString{String: a.TweetID, Valid: a.TweetID != ""}, 0)
+			if a.TweetID != "" && d.topic != "" {
+				r.tagOriginal(ctx, a.TweetID, d.topic)
+			}
+			posted++
+		case a.Status == statusQueued:
+			r.markDraft(ctx, d.id, draftQueued, sql.NullString{}, a.ApprovalID)
+		case a.Status == statusFailed && err != nil && apperr.As(err).Retryable(), a.Status == statusDenied:
+			// Nothing reached X: try again on a later run.
+			r.markDraft(ctx, d.id, draftScheduled, sql.NullString{}, 0)
+		default:
+			r.markDraft(ctx, d.id, draftFailed, sql.NullString{}, 0)
+		}
+		if err != nil {
+			if isPolicyDenial(apperr.CodeOf(err)) {
+				it.retryAt = resetOf(err, r.now())
+			}
+			return err
+		}
+	}
+	it.note("%s of %d due", plural(posted, "draft posted", "drafts posted"), len(list))
+	return nil
+}
+
+func (r *Runner) markDraft(ctx context.Context, id int64, status string, tweetID sql.NullString, approvalID int64) {
+	var approval any
+	if approvalID != 0 {
+		approval = approvalID
+	}
+	_, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, posted_tweet_id = COALESCE(?, posted_tweet_id),
+		approval_id = COALESCE(?, approval_id), updated_at = ? WHERE id = ? AND account_id = ?`,
+		status, tweetID, approval, ts(r.now()), id, r.d.AccountID)
+	if err != nil {
+		r.log.Error("draft status not updated", "draft_id", id, "status", status, "error", err)
+	}
+}
+
+// housekeepingLoop expires stale approval items.
+func (r *Runner) housekeepingLoop(it *iter) error {
+	n, err := r.d.Gateway.ExpireStale(it.work)
+	if err != nil {
+		return err
+	}
+	it.note("%s expired", plural(int(n), "approval item", "approval items"))
+	return nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

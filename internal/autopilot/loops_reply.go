@@ -1,0 +1,429 @@
+package autopilot
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/content"
+	"github.com/tuitbot/tuitbot/internal/discovery"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// freshness is how old a post may be for the autopilot to answer it: a
+// reply days later reads as a bot digging through history.
+const freshness = 24 * time.Hour
+
+// replyCand is a post a loop may answer.
+type replyCand struct {
+	TweetID, AuthorID, AuthorUsername, Text string
+	CreatedAt                               time.Time
+}
+
+// replyStep is what happened to one candidate.
+type replyStep int
+
+const (
+	replySkipped replyStep = iota // not answered; try the next candidate
+	replyDone                     // answered (posted or queued)
+	replyCapped                   // a daily cap is reached; stop the loop
+)
+
+// replyEnv is what every candidate of one iteration shares.
+type replyEnv struct {
+	me       string
+	replier  *workflow.Replier
+	gen      *content.Generator
+	mayBrand bool // the loop may mention the product at all
+}
+
+// newReplyEnv gets the pieces a reply loop needs; blocked is set (and the
+// error nil) when the loop cannot reply until configured.
+func (it *iter) newReplyEnv(x *xapi.Client, mayBrand bool) (*replyEnv, error) {
+	me, err := x.MyUserID(it.work)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := it.r.d.Replier(it.loop)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := it.r.d.Generator()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			it.blocked = "replies need an LLM: " + apperr.As(err).Message
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &replyEnv{me: me, replier: rp, gen: gen, mayBrand: mayBrand}, nil
+}
+
+// replyTo runs every safety check on one candidate before anything is
+// drafted, then drafts, checks the draft and sends it through the gateway.
+// The error is an X, LLM, gateway or database failure that ends the
+// iteration.
+func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
+	r := it.r
+	ctx := it.work
+	now := r.now()
+	switch {
+	case c.AuthorID == "":
+		// Without the author the per-author limit cannot be checked.
+		return replySkipped, nil
+	case c.AuthorID == env.me:
+		return replySkipped, nil
+	case !c.CreatedAt.IsZero() && now.Sub(c.CreatedAt) > freshness:
+		return replySkipped, nil
+	}
+	done, err := r.handled(ctx, c.TweetID)
+	if err != nil || done {
+		return replySkipped, err
+	}
+	counts, err := r.counts(ctx, now)
+	if err != nil {
+		return replySkipped, err
+	}
+	if counts.Replies >= r.cfg.Limits.MaxRepliesPerDay {
+		it.note("daily reply cap reached (%d/%d)", counts.Replies, r.cfg.Limits.MaxRepliesPerDay)
+		return replyCapped, nil
+	}
+	if it.loop == LoopTargets && counts.TargetReplies >= r.cfg.Targets.MaxTargetRepliesPerDay {
+		it.note("daily target reply cap reached (%d/%d)", counts.TargetReplies, r.cfg.Targets.MaxTargetRepliesPerDay)
+		return replyCapped, nil
+	}
+	n, err := r.authorReplies(ctx, c.AuthorID, now)
+	if err != nil {
+		return replySkipped, err
+	}
+	if n >= r.cfg.Limits.MaxRepliesPerAuthorPerDay {
+		return replySkipped, nil
+	}
+	if it.stopping() {
+		return replyCapped, nil
+	}
+	allow := env.mayBrand && r.mayMention(counts)
+	recent, err := r.recentTexts(ctx, kindReply)
+	if err != nil {
+		return replySkipped, err
+	}
+	a := action{Loop: it.loop, Kind: kindReply, TargetTweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername}
+	text, err := env.gen.GenerateReply(ctx, content.ReplyInput{TweetText: c.Text, TweetAuthor: c.AuthorUsername,
+		MentionProduct: allow, RecentReplies: recent})
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.ValidationError || apperr.CodeOf(err) == apperr.InvalidInput {
+			// The generator refused its own drafts (banned phrase, repeat):
+			// record it so the same post does not cost another draft.
+			return replySkipped, it.blockedAction(a, apperr.As(err).Message)
+		}
+		return replySkipped, err
+	}
+	a.Content = text
+	a.MentionsProduct = r.mentionsProduct(text)
+	if a.MentionsProduct && !allow {
+		return replySkipped, it.blockedAction(a, fmt.Sprintf("the draft mentions the product, which would exceed limits.product_mention_ratio (%.2f) or is not allowed in this loop",
+			r.cfg.Limits.ProductMentionRatio))
+	}
+	if !it.pace() {
+		return replyCapped, nil
+	}
+	out, err := env.replier.SendReply(ctx, workflow.ReplyTarget{TweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername},
+		text, a.MentionsProduct, recent)
+	a.CorrelationID = out.CorrelationID
+	switch out.Status {
+	case "blocked":
+		return replySkipped, it.blockedAction(a, out.Reason)
+	case "executed":
+		a.Status, a.TweetID = statusPosted, out.ReplyTweetID
+	case "queued":
+		a.Status, a.ApprovalID = statusQueued, out.ApprovalQueueID
+	case "duplicate":
+		a.Status = statusDuplicate
+	case "dry_run":
+		a.Status = statusDryRun
+	default:
+		a.Status, a.ErrorCode, a.Reason = statusOfErr(err), out.ErrorCode, out.Reason
+	}
+	if rerr := it.record(a); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		if isPolicyDenial(apperr.CodeOf(err)) {
+			it.retryAt = resetOf(err, r.now())
+		}
+		return replySkipped, err
+	}
+	if a.Status == statusPosted || a.Status == statusQueued {
+		return replyDone, nil
+	}
+	return replySkipped, nil
+}
+
+// discoveryLoop searches the next keyword (round-robin over product and
+// competitor keywords) from its remembered since_id, scores and stores every
+// post, and answers those over the threshold.
+func (r *Runner) discoveryLoop(it *iter) error {
+	ctx := it.work
+	var kws []string
+	for _, k := range append(append([]string{}, r.cfg.Business.ProductKeywords...), r.cfg.Business.CompetitorKeywords...) {
+		if k = strings.TrimSpace(k); k != "" {
+			kws = append(kws, k)
+		}
+	}
+	if len(kws) == 0 {
+		it.blocked = "no keywords: set business.product_keywords or business.competitor_keywords"
+		it.note("%s", it.blocked)
+		return nil
+	}
+	x, err := r.d.X()
+	if err != nil {
+		return err
+	}
+	rr, err := r.cursor(ctx, "autopilot:discovery_next")
+	if err != nil {
+		return err
+	}
+	i, _ := strconv.Atoi(rr)
+	kw := kws[((i%len(kws))+len(kws))%len(kws)]
+	if err := r.setCursor(ctx, "autopilot:discovery_next", strconv.Itoa((i+1)%len(kws))); err != nil {
+		return err
+	}
+	q := kw
+	if strings.ContainsAny(q, " \t") {
+		q = `"` + strings.ReplaceAll(q, `"`, "") + `"`
+	}
+	threshold := r.cfg.Scoring.Threshold
+	res, err := r.d.Discovery.Find(ctx, discovery.Query{Query: q, MinScore: threshold, Limit: 10})
+	if err != nil {
+		return err
+	}
+	it.note("searched %q: %d new, %d over the threshold", q, res.NewTweets, len(res.Candidates))
+	// Candidates stored by earlier runs are still in the feed: a run that
+	// stopped at a cap, or a process that died, does not lose them.
+	feed, err := r.d.Discovery.Feed(ctx, threshold, 20)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var cands []discovery.Candidate
+	for _, c := range append(res.Candidates, feed...) {
+		if !seen[c.TweetID] && !c.AlreadyReplied {
+			seen[c.TweetID] = true
+			cands = append(cands, c)
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].Score > cands[b].Score })
+	if len(cands) == 0 {
+		return nil
+	}
+	env, err := it.newReplyEnv(x, true)
+	if err != nil || env == nil {
+		return err
+	}
+	for _, c := range cands {
+		if it.stopping() {
+			break
+		}
+		created, _ := time.Parse(time.RFC3339, c.CreatedAt)
+		step, err := it.replyTo(env, replyCand{TweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername,
+			Text: c.Text, CreatedAt: created})
+		if err != nil {
+			return err
+		}
+		if step == replyCapped {
+			break
+		}
+	}
+	return nil
+}
+
+// mentionsLoop answers new mentions, oldest first, from a persisted since_id
+// cursor that only moves past mentions that were dealt with.
+func (r *Runner) mentionsLoop(it *iter) error {
+	ctx := it.work
+	x, err := r.d.X()
+	if err != nil {
+		return err
+	}
+	const key = "mentions_since_id"
+	since, err := r.cursor(ctx, key)
+	if err != nil {
+		return err
+	}
+	page, err := x.Mentions(ctx, "", xapi.ListParams{MaxResults: 20, SinceID: since})
+	if err != nil {
+		return err
+	}
+	tweets := page.Data
+	sort.SliceStable(tweets, func(a, b int) bool { return idLess(tweets[a].ID, tweets[b].ID) })
+	it.note("%s", plural(len(tweets), "new mention", "new mentions"))
+	if len(tweets) == 0 {
+		return nil
+	}
+	var env *replyEnv
+	cursor := since
+	defer func() {
+		if cursor != since {
+			_ = r.setCursor(ctx, key, cursor)
+		}
+	}()
+	for _, t := range tweets {
+		if it.stopping() {
+			return nil
+		}
+		if isRetweet(t) || r.now().Sub(t.CreatedAt) > freshness {
+			cursor = t.ID
+			continue
+		}
+		if env == nil {
+			if env, err = it.newReplyEnv(x, true); err != nil || env == nil {
+				return err
+			}
+		}
+		step, err := it.replyTo(env, candOf(t))
+		if err != nil {
+			return err
+		}
+		if step == replyCapped {
+			// Later runs see these mentions again (until they are stale).
+			return nil
+		}
+		cursor = t.ID
+	}
+	return nil
+}
+
+// targetsLoop watches the target accounts and answers at most one new post
+// per account per run, within targets.max_target_replies_per_day. It never
+// mentions the product: these are relationships, not leads.
+func (r *Runner) targetsLoop(it *iter) error {
+	ctx := it.work
+	stored, err := r.d.Workflow.Targets(ctx)
+	if err != nil {
+		return err
+	}
+	ids := map[string]string{}
+	for _, t := range stored {
+		ids[strings.ToLower(t.Username)] = t.UserID
+	}
+	var names []string
+	for _, a := range r.cfg.Targets.Accounts {
+		u, err := workflow.NormalizeUsername("targets.accounts", a)
+		if err != nil {
+			return apperr.New(apperr.ConfigError, "%s", apperr.As(err).Message)
+		}
+		if _, ok := ids[strings.ToLower(u)]; !ok {
+			ids[strings.ToLower(u)] = ""
+		}
+	}
+	for n := range ids {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		it.note("no target accounts (set targets.accounts or use add_target_account)")
+		return nil
+	}
+	x, err := r.d.X()
+	if err != nil {
+		return err
+	}
+	var env *replyEnv
+	replied := 0
+	for _, name := range names {
+		if it.stopping() {
+			break
+		}
+		uid := ids[name]
+		if uid == "" {
+			t, err := r.d.Workflow.AddTarget(ctx, name)
+			if err != nil {
+				if c := apperr.CodeOf(err); c == apperr.XNotFound || c == apperr.InvalidInput {
+					it.note("@%s: %s", name, apperr.As(err).Message)
+					continue
+				}
+				return err
+			}
+			uid = t.UserID
+		}
+		key := "target_since:" + uid
+		since, err := r.cursor(ctx, key)
+		if err != nil {
+			return err
+		}
+		page, err := x.UserTweets(ctx, uid, xapi.ListParams{MaxResults: 5, SinceID: since})
+		if err != nil {
+			return err
+		}
+		// Newest first: the freshest original post is the one worth a reply.
+		tweets := page.Data
+		sort.SliceStable(tweets, func(a, b int) bool { return idLess(tweets[b].ID, tweets[a].ID) })
+		for _, t := range tweets {
+			if isRetweet(t) || isReply(t) {
+				continue
+			}
+			if env == nil {
+				if env, err = it.newReplyEnv(x, false); err != nil || env == nil {
+					return err
+				}
+			}
+			step, err := it.replyTo(env, candOf(t))
+			if err != nil {
+				return err
+			}
+			if step == replyCapped {
+				it.note("%s to target accounts", plural(replied, "reply", "replies"))
+				return nil
+			}
+			if step == replyDone {
+				replied++
+				break
+			}
+		}
+		if page.Meta.NewestID != "" {
+			if err := r.setCursor(ctx, key, page.Meta.NewestID); err != nil {
+				return err
+			}
+		}
+	}
+	it.note("%s to target accounts", plural(replied, "reply", "replies"))
+	return nil
+}
+
+func candOf(t xapi.Tweet) replyCand {
+	c := replyCand{TweetID: t.ID, AuthorID: t.AuthorID, Text: t.Text, CreatedAt: t.CreatedAt}
+	if t.Author != nil {
+		c.AuthorUsername = t.Author.Username
+	}
+	return c
+}
+
+func isRetweet(t xapi.Tweet) bool {
+	for _, r := range t.ReferencedTweets {
+		if r.Type == "retweeted" {
+			return true
+		}
+	}
+	return false
+}
+
+func isReply(t xapi.Tweet) bool {
+	for _, r := range t.ReferencedTweets {
+		if r.Type == "replied_to" {
+			return true
+		}
+	}
+	return false
+}
+
+// idLess orders X ids (decimal strings) numerically.
+func idLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}

@@ -1,0 +1,346 @@
+package autopilot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// LoopResult is what one iteration of a loop did.
+type LoopResult struct {
+	Loop string `json:"loop"`
+	// Skipped says why the loop did not run (outside active hours, breaker
+	// open, waiting for a rate-limit reset, stopped).
+	Skipped   string    `json:"skipped,omitempty"`
+	Summary   string    `json:"summary,omitempty"`
+	Posted    int       `json:"posted"`
+	Queued    int       `json:"queued"`
+	Blocked   int       `json:"blocked"`
+	Error     string    `json:"error,omitempty"`
+	ErrorCode string    `json:"error_code,omitempty"`
+	NextRun   time.Time `json:"next_run,omitzero"`
+}
+
+// iter is one iteration of one loop.
+type iter struct {
+	r    *Runner
+	loop string
+	// work is never cancelled by the stop signal: a gateway call that has
+	// started completes and is recorded. stop is checked between steps.
+	work, stop context.Context
+	start      time.Time
+	res        *LoopResult
+	notes      []string
+	acted      bool
+	// retryAt is the earliest the loop may run again (a policy reset).
+	retryAt time.Time
+	// blocked is set when the loop cannot work until configured.
+	blocked string
+}
+
+func (it *iter) stopping() bool { return it.stop.Err() != nil }
+
+func (it *iter) note(format string, args ...any) {
+	it.notes = append(it.notes, fmt.Sprintf(format, args...))
+}
+
+// pace waits the action delay before every post but the first of an
+// iteration; false means the runner is stopping.
+func (it *iter) pace() bool {
+	if it.acted {
+		if d := it.r.actionDelay(); d > 0 {
+			if it.r.sleep(it.stop, d) != nil {
+				return false
+			}
+		}
+	}
+	it.acted = true
+	return !it.stopping()
+}
+
+func (r *Runner) loopFunc(name string) func(*iter) error {
+	switch name {
+	case LoopDiscovery:
+		return r.discoveryLoop
+	case LoopMentions:
+		return r.mentionsLoop
+	case LoopContent:
+		return r.contentLoop
+	case LoopThreads:
+		return r.threadsLoop
+	case LoopTargets:
+		return r.targetsLoop
+	case LoopAnalytics:
+		return r.analyticsLoop
+	case LoopPublisher:
+		return r.publisherLoop
+	case LoopHousekeeping:
+		return r.housekeepingLoop
+	}
+	return nil
+}
+
+// prepare loads the persisted state and repairs what a crash left behind.
+func (r *Runner) prepare(ctx context.Context) error {
+	if err := r.loadState(ctx); err != nil {
+		return err
+	}
+	r.authStop = ""
+	for _, st := range r.state {
+		// A state a previous process left is stale: it was running when it
+		// died, or it stopped on a token that `tuitbot auth` may have
+		// replaced since.
+		if st.State == StateRunning || st.State == StateStopped {
+			st.State = StateIdle
+			if err := r.saveState(ctx, st); err != nil {
+				return err
+			}
+		}
+	}
+	return r.recoverPublishing(ctx)
+}
+
+// Run is the daemon: it runs every loop when due until ctx is done, then
+// returns after the iteration in progress has finished its current step
+// (a gateway call that started completes and is recorded). It returns an
+// error only when it cannot continue (database failure, or every enabled
+// loop needs X and X rejected the token).
+func (r *Runner) Run(ctx context.Context) error {
+	if err := r.prepare(ctx); err != nil {
+		return err
+	}
+	mode, approval := r.cfg.Mode, r.cfg.EffectiveApprovalMode()
+	r.log.Info("autopilot started", "loops", strings.Join(r.loops, ","), "mode", mode, "approval_mode", approval,
+		"active_hours", r.sched.describe())
+	for {
+		if ctx.Err() != nil {
+			r.log.Info("autopilot stopped")
+			return nil
+		}
+		name, at := r.nextDue()
+		if name == "" {
+			return apperr.New(apperr.XAuthExpired, "%s; no loop is left to run", r.authStop)
+		}
+		if d := at.Sub(r.now()); d > 0 {
+			_ = r.sleep(ctx, d)
+			continue
+		}
+		if _, err := r.runOne(ctx, name, false); err != nil {
+			return err
+		}
+	}
+}
+
+// nextDue picks the loop that is due first; "" when none can run.
+func (r *Runner) nextDue() (string, time.Time) {
+	var best string
+	var at time.Time
+	for _, n := range r.loops {
+		if r.authStop != "" && usesX(n) {
+			continue
+		}
+		st := r.state[n]
+		due := st.NextRun
+		if st.PausedUntil.After(due) {
+			due = st.PausedUntil
+		}
+		if best == "" || due.Before(at) {
+			best, at = n, due
+		}
+	}
+	return best, at
+}
+
+// Tick runs one iteration of each of the runner's loops, skipping those
+// outside the active hours, paused by the breaker or waiting for a rate-limit
+// reset. The error is for failures that stop the tick itself (database).
+func (r *Runner) Tick(ctx context.Context) ([]LoopResult, error) {
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
+	var out []LoopResult
+	for _, n := range r.loops {
+		if ctx.Err() != nil {
+			break
+		}
+		res, err := r.runOne(ctx, n, true)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *res)
+	}
+	return out, nil
+}
+
+// runOne runs one iteration of a loop with its gates and records the
+// outcome in loop_state. The error is a database failure only; the loop's
+// own failure is in the result and the state.
+func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResult, error) {
+	st := r.state[name]
+	now := r.now()
+	res := &LoopResult{Loop: name}
+	switch {
+	case r.authStop != "" && usesX(name):
+		res.Skipped = r.authStop
+		st.State, st.LastError = StateStopped, r.authStop
+		return res, r.saveState(ctx, st)
+	case tick && st.PausedUntil.After(now):
+		if breakerState(st, r.cfg.Breaker.ErrorThreshold, now) == "open" {
+			res.Skipped = fmt.Sprintf("circuit breaker open after %s; paused until %s", plural(st.ConsecutiveErrors, "consecutive error", "consecutive errors"), ts(st.PausedUntil))
+		} else {
+			res.Skipped = "waiting for the rate-limit reset at " + ts(st.PausedUntil)
+		}
+		res.NextRun = st.PausedUntil
+		return res, nil
+	case posts(name) && !r.sched.active(now):
+		next := r.sched.nextActive(now)
+		res.Skipped = "outside active hours (" + r.sched.describe() + ")"
+		if next.IsZero() {
+			next = now.Add(24 * time.Hour)
+		} else {
+			res.Skipped += "; next window " + ts(next)
+		}
+		st.State, st.NextRun, res.NextRun = StateOutsideHours, next, next
+		return res, r.saveState(ctx, st)
+	}
+	st.State = StateRunning
+	if err := r.saveState(ctx, st); err != nil {
+		return nil, err
+	}
+	it := &iter{r: r, loop: name, work: context.WithoutCancel(ctx), stop: ctx, start: now, res: res}
+	err := r.loopFunc(name)(it)
+	res.Summary = strings.Join(it.notes, "; ")
+	r.finish(it, st, err)
+	res.NextRun = st.NextRun
+	if err != nil {
+		e := apperr.As(err)
+		res.Error, res.ErrorCode = e.Message, string(e.Code)
+	}
+	return res, r.saveState(context.WithoutCancel(ctx), st)
+}
+
+// finish updates the state after an iteration: pacing, rate-limit waits,
+// the circuit breaker and the auth stop.
+func (r *Runner) finish(it *iter, st *loopState, err error) {
+	end := r.now()
+	st.LastRun = it.start
+	st.Runs++
+	st.LastResult = it.res.Summary
+	next := r.plannedNext(it.loop, it.start, end)
+	threshold := r.cfg.Breaker.ErrorThreshold
+	wasOpen := breakerState(st, threshold, it.start) != "closed"
+	code := apperr.CodeOf(err)
+	switch {
+	case err == nil:
+		if wasOpen {
+			r.log.Info("circuit breaker closed: the probe run succeeded", "loop", it.loop)
+		}
+		st.ConsecutiveErrors, st.PausedUntil, st.BreakerOpenedAt, st.LastError = 0, time.Time{}, time.Time{}, ""
+		st.State = StateIdle
+		if it.blocked != "" {
+			st.State, st.LastError = StateBlocked, it.blocked
+		}
+	case code == apperr.XAuthExpired || code == apperr.XNotConfigured:
+		st.Errors++
+		r.authStop = fmt.Sprintf("X loops stopped: %s (run `tuitbot auth`, then restart the autopilot)", apperr.As(err).Message)
+		st.State, st.LastError = StateStopped, r.authStop
+		r.log.Error("X rejected the credentials; the X loops are stopped", "loop", it.loop, "next_step", "run `tuitbot auth`, then restart the autopilot", "error", apperr.As(err).Message)
+	case isPolicyDenial(code):
+		// The operator's own policy said no: not a fault of X, so the
+		// breaker does not count it; wait for the policy window if known.
+		st.State, st.LastError = StateIdle, describeErr(err)
+		if reset := resetOf(err, end); !reset.IsZero() {
+			st.State, st.PausedUntil = StateRateLimited, reset
+		}
+		r.log.Info("the policy denied an autopilot action", "loop", it.loop, "error", describeErr(err))
+	default:
+		st.Errors++
+		st.ConsecutiveErrors++
+		st.LastError = describeErr(err)
+		st.State = StateError
+		st.PausedUntil = time.Time{}
+		if code == apperr.XRateLimited {
+			reset := resetOf(err, end)
+			if reset.IsZero() {
+				reset = end.Add(15 * time.Minute)
+			}
+			st.State, st.PausedUntil = StateRateLimited, reset
+			r.log.Warn("X rate limit reached; the loop waits for X's reset", "loop", it.loop, "until", ts(reset))
+		} else {
+			r.log.Warn("autopilot loop failed", "loop", it.loop, "consecutive_errors", st.ConsecutiveErrors, "error", st.LastError)
+		}
+		if threshold > 0 && st.ConsecutiveErrors >= threshold {
+			until := end.Add(time.Duration(r.cfg.Breaker.CooldownSeconds) * time.Second)
+			if until.After(st.PausedUntil) {
+				st.PausedUntil = until
+			}
+			if !wasOpen {
+				st.BreakerOpenedAt = end
+			}
+			st.State = StatePaused
+			r.log.Warn("circuit breaker open: loop paused", "loop", it.loop, "consecutive_errors", st.ConsecutiveErrors,
+				"paused_until", ts(st.PausedUntil), "last_error", st.LastError)
+		}
+	}
+	if it.retryAt.After(next) {
+		next = it.retryAt
+	}
+	st.NextRun = next
+}
+
+// plannedNext is when a loop runs next in its normal rhythm: its interval
+// plus jitter from the start of this run, or the next preferred slot for
+// the content loop, never before the run ended.
+func (r *Runner) plannedNext(loop string, start, end time.Time) time.Time {
+	next := start.Add(r.jitter(r.interval(loop)))
+	if loop == LoopContent {
+		if slot, ok := r.sched.nextSlot(end); ok {
+			next = slot.Add(r.jitter(10*time.Minute) - 10*time.Minute)
+			if !next.After(end) {
+				next = slot
+			}
+		}
+	}
+	if next.Before(end) {
+		next = end
+	}
+	return next
+}
+
+func isPolicyDenial(c apperr.Code) bool {
+	switch c {
+	case apperr.PolicyBlocked, apperr.PolicyRateLimited, apperr.PolicyHardRule, apperr.PolicyUserRule, apperr.PolicyBudget:
+		return true
+	}
+	return false
+}
+
+func describeErr(err error) string {
+	e := apperr.As(err)
+	return string(e.Code) + ": " + e.Message
+}
+
+// resetOf reads when a rate limit resets from an error's extras.
+func resetOf(err error, now time.Time) time.Time {
+	e := apperr.As(err)
+	if e == nil || e.Extra == nil {
+		return time.Time{}
+	}
+	switch v := e.Extra["retry_after_ms"].(type) {
+	case int64:
+		return now.Add(time.Duration(v) * time.Millisecond)
+	case int:
+		return now.Add(time.Duration(v) * time.Millisecond)
+	case float64:
+		return now.Add(time.Duration(v) * time.Millisecond)
+	}
+	if s, ok := e.Extra["rate_limit_reset"].(string); ok {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
