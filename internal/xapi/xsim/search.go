@@ -21,13 +21,13 @@ const maxQueryLen = 512
 // the stack.
 const maxQueryDepth = 32
 
-// QueryError reports why a search query was refused.
-type QueryError struct {
+// queryError reports why a search query was refused.
+type queryError struct {
 	Pos int // byte offset in the query
 	Msg string
 }
 
-func (e *QueryError) Error() string { return fmt.Sprintf("query: %s (at position %d)", e.Msg, e.Pos) }
+func (e *queryError) Error() string { return fmt.Sprintf("query: %s (at position %d)", e.Msg, e.Pos) }
 
 type tokKind int
 
@@ -53,7 +53,7 @@ func lexQuery(q string) ([]qtoken, error) {
 		r, size := utf8.DecodeRuneInString(q[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			return nil, &QueryError{Pos: i, Msg: "invalid UTF-8"}
+			return nil, &queryError{Pos: i, Msg: "invalid UTF-8"}
 		case unicode.IsSpace(r):
 			i += size
 		case r == '(':
@@ -65,18 +65,18 @@ func lexQuery(q string) ([]qtoken, error) {
 		case r == '-':
 			next := i + 1
 			if next >= len(q) {
-				return nil, &QueryError{Pos: i, Msg: "negation '-' must be followed by a term"}
+				return nil, &queryError{Pos: i, Msg: "negation '-' must be followed by a term"}
 			}
 			nr, _ := utf8.DecodeRuneInString(q[next:])
 			if unicode.IsSpace(nr) || nr == ')' {
-				return nil, &QueryError{Pos: i, Msg: "negation '-' must be followed by a term"}
+				return nil, &queryError{Pos: i, Msg: "negation '-' must be followed by a term"}
 			}
 			toks = append(toks, qtoken{kind: tokNeg, pos: i})
 			i++
 		case r == '"':
 			end := strings.IndexByte(q[i+1:], '"')
 			if end < 0 {
-				return nil, &QueryError{Pos: i, Msg: "unterminated quoted phrase"}
+				return nil, &queryError{Pos: i, Msg: "unterminated quoted phrase"}
 			}
 			toks = append(toks, qtoken{kind: tokPhrase, text: q[i+1 : i+1+end], pos: i})
 			i += end + 2
@@ -88,7 +88,7 @@ func lexQuery(q string) ([]qtoken, error) {
 					break
 				}
 				if r == utf8.RuneError && size == 1 {
-					return nil, &QueryError{Pos: i, Msg: "invalid UTF-8"}
+					return nil, &queryError{Pos: i, Msg: "invalid UTF-8"}
 				}
 				i += size
 			}
@@ -241,10 +241,10 @@ type qparser struct {
 // parseQuery parses a recent-search query.
 func parseQuery(q string) (qnode, error) {
 	if strings.TrimSpace(q) == "" {
-		return nil, &QueryError{Pos: 0, Msg: "query is empty"}
+		return nil, &queryError{Pos: 0, Msg: "query is empty"}
 	}
 	if len(q) > maxQueryLen {
-		return nil, &QueryError{Pos: maxQueryLen, Msg: fmt.Sprintf("query is longer than %d characters", maxQueryLen)}
+		return nil, &queryError{Pos: maxQueryLen, Msg: fmt.Sprintf("query is longer than %d characters", maxQueryLen)}
 	}
 	toks, err := lexQuery(q)
 	if err != nil {
@@ -258,12 +258,12 @@ func parseQuery(q string) (qnode, error) {
 	if p.i < len(p.toks) {
 		t := p.toks[p.i]
 		if t.kind == tokRParen {
-			return nil, &QueryError{Pos: t.pos, Msg: "unbalanced ')'"}
+			return nil, &queryError{Pos: t.pos, Msg: "unbalanced ')'"}
 		}
-		return nil, &QueryError{Pos: t.pos, Msg: "unexpected token"}
+		return nil, &queryError{Pos: t.pos, Msg: "unexpected token"}
 	}
 	if !n.positive() {
-		return nil, &QueryError{Pos: 0, Msg: "query must contain at least one positive (non-negated) term"}
+		return nil, &queryError{Pos: 0, Msg: "query must contain at least one positive (non-negated) term"}
 	}
 	return n, nil
 }
@@ -317,7 +317,7 @@ func (p *qparser) parseAnd() (qnode, error) {
 		if t, ok := p.peek(); ok {
 			pos = t.pos
 		}
-		return nil, &QueryError{Pos: pos, Msg: "expected a term"}
+		return nil, &queryError{Pos: pos, Msg: "expected a term"}
 	}
 	if len(terms) == 1 {
 		return terms[0], nil
@@ -330,7 +330,7 @@ func (p *qparser) parseUnary() (qnode, error) {
 	if t.kind == tokNeg {
 		p.i++
 		if p.depth++; p.depth > maxQueryDepth {
-			return nil, &QueryError{Pos: t.pos, Msg: "query is nested too deeply"}
+			return nil, &queryError{Pos: t.pos, Msg: "query is nested too deeply"}
 		}
 		defer func() { p.depth-- }()
 		n, err := p.parseUnary()
@@ -345,13 +345,13 @@ func (p *qparser) parseUnary() (qnode, error) {
 func (p *qparser) parsePrimary() (qnode, error) {
 	t, ok := p.peek()
 	if !ok {
-		return nil, &QueryError{Pos: len(p.q), Msg: "expected a term"}
+		return nil, &queryError{Pos: len(p.q), Msg: "expected a term"}
 	}
 	switch t.kind {
 	case tokLParen:
 		p.i++
 		if p.depth++; p.depth > maxQueryDepth {
-			return nil, &QueryError{Pos: t.pos, Msg: "query is nested too deeply"}
+			return nil, &queryError{Pos: t.pos, Msg: "query is nested too deeply"}
 		}
 		n, err := p.parseOr()
 		p.depth--
@@ -360,7 +360,7 @@ func (p *qparser) parsePrimary() (qnode, error) {
 		}
 		c, ok := p.peek()
 		if !ok || c.kind != tokRParen {
-			return nil, &QueryError{Pos: t.pos, Msg: "unbalanced '('"}
+			return nil, &queryError{Pos: t.pos, Msg: "unbalanced '('"}
 		}
 		p.i++
 		return n, nil
@@ -368,14 +368,14 @@ func (p *qparser) parsePrimary() (qnode, error) {
 		p.i++
 		words := wordsOf(t.text, false)
 		if len(words) == 0 {
-			return nil, &QueryError{Pos: t.pos, Msg: "quoted phrase is empty"}
+			return nil, &queryError{Pos: t.pos, Msg: "quoted phrase is empty"}
 		}
 		return termNode{words: words}, nil
 	case tokWord:
 		p.i++
 		return p.word(t)
 	default:
-		return nil, &QueryError{Pos: t.pos, Msg: "expected a term"}
+		return nil, &queryError{Pos: t.pos, Msg: "expected a term"}
 	}
 }
 
@@ -386,24 +386,24 @@ func (p *qparser) word(t qtoken) (qnode, error) {
 		if isOperatorName(op) {
 			values, known := operatorValues(op)
 			if !known {
-				return nil, &QueryError{Pos: t.pos, Msg: fmt.Sprintf("Reference to invalid operator '%s'", op)}
+				return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("Reference to invalid operator '%s'", op)}
 			}
 			val := w[i+1:]
 			if val == "" {
-				return nil, &QueryError{Pos: t.pos, Msg: fmt.Sprintf("operator '%s:' needs a value", op)}
+				return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("operator '%s:' needs a value", op)}
 			}
 			switch op {
 			case "from", "to":
 				val = strings.ToLower(strings.TrimPrefix(val, "@"))
 				if !validUsername(val) && !isNumericID(val) {
-					return nil, &QueryError{Pos: t.pos, Msg: fmt.Sprintf("invalid value '%s' for operator '%s:'", w[i+1:], op)}
+					return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("invalid value '%s' for operator '%s:'", w[i+1:], op)}
 				}
 			case "url":
 				val = strings.ToLower(val)
 			default:
 				val = strings.ToLower(val)
 				if values != nil && !containsStr(values, val) {
-					return nil, &QueryError{Pos: t.pos, Msg: fmt.Sprintf("invalid value '%s' for operator '%s:'", w[i+1:], op)}
+					return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("invalid value '%s' for operator '%s:'", w[i+1:], op)}
 				}
 			}
 			return opNode{op: op, value: val}, nil
@@ -413,7 +413,7 @@ func (p *qparser) word(t qtoken) (qnode, error) {
 	if len(words) == 0 {
 		// Pure punctuation carries no searchable content; X ignores it, but
 		// an empty term would match everything, so refuse it.
-		return nil, &QueryError{Pos: t.pos, Msg: fmt.Sprintf("term '%s' has no searchable characters", w)}
+		return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("term '%s' has no searchable characters", w)}
 	}
 	return termNode{words: words}, nil
 }

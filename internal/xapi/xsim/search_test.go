@@ -106,8 +106,8 @@ func FuzzParseQuery(f *testing.F) {
 			if n != nil {
 				t.Fatal("node and error both set")
 			}
-			var qe *QueryError
-			if e, ok := err.(*QueryError); !ok || e.Pos < 0 || e.Pos > len(q)+maxQueryLen {
+			var qe *queryError
+			if e, ok := err.(*queryError); !ok || e.Pos < 0 || e.Pos > len(q)+maxQueryLen {
 				t.Fatalf("bad error %#v", err)
 			} else {
 				qe = e
