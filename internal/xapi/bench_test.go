@@ -4,11 +4,30 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 )
+
+// cpuNow is the process's user+system CPU time. Reported per op next to
+// ns/op because wall time on a shared machine swings with other load, while
+// CPU time measures the work done (client and in-process emulator alike).
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, start time.Duration) {
+	b.Helper()
+	if n := b.N; n > 0 {
+		b.ReportMetric(float64(cpuNow()-start)/float64(n), "cpu-ns/op")
+	}
+}
 
 type nopRecorder struct{}
 
@@ -53,11 +72,13 @@ func BenchmarkClientGetTweet(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := cpuNow()
 	for b.Loop() {
 		if _, _, err := c.GetTweet(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkBareHTTPGetTweet is the floor: a plain net/http GET of the same
@@ -86,7 +107,9 @@ func BenchmarkBareHTTPGetTweet(b *testing.B) {
 	get()
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := cpuNow()
 	for b.Loop() {
 		get()
 	}
+	reportCPU(b, start)
 }
