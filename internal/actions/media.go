@@ -82,11 +82,20 @@ func ConfinePath(path string, dirs []string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", apperr.New(apperr.InvalidInput, "file_path: required")
 	}
+	// A relative or ~ path is not inside a media directory either: it is
+	// blocked like any other outside path, not merely malformed.
 	if !filepath.IsAbs(path) {
-		return "", apperr.New(apperr.InvalidInput, "file_path: must be an absolute path inside a configured media directory (media.allowed_dirs)")
+		return "", apperr.New(apperr.MediaPathBlocked, "file_path: must be an absolute path inside a configured media directory (media.allowed_dirs)")
 	}
+	blocked := apperr.New(apperr.MediaPathBlocked, "file_path: %s is outside the media directories; put the file in one of media.allowed_dirs", filepath.Base(path))
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
+		// Say "cannot read" only for paths that would be inside a media
+		// directory; elsewhere the difference would tell an agent which
+		// files exist outside them.
+		if !within(filepath.Clean(path), dirs) {
+			return "", blocked
+		}
 		return "", apperr.Wrap(apperr.FileReadError, err, "file_path: cannot read %s", filepath.Base(path))
 	}
 	for _, d := range dirs {
@@ -94,8 +103,7 @@ func ConfinePath(path string, dirs []string) (string, error) {
 		if err != nil {
 			continue
 		}
-		rel, err := filepath.Rel(rd, real)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+		if inside(rd, real) {
 			st, err := os.Stat(real)
 			if err != nil {
 				return "", apperr.Wrap(apperr.FileReadError, err, "file_path: cannot read %s", filepath.Base(path))
@@ -106,7 +114,27 @@ func ConfinePath(path string, dirs []string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", apperr.New(apperr.MediaPathBlocked, "file_path: %s is outside the media directories; put the file in one of media.allowed_dirs", filepath.Base(path))
+	return "", blocked
+}
+
+// inside reports whether path is dir or below it (both cleaned).
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// within reports whether path lies lexically below one of dirs, as written
+// or with the directory's symlinks resolved.
+func within(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if inside(filepath.Clean(d), path) {
+			return true
+		}
+		if rd, err := filepath.EvalSymlinks(d); err == nil && inside(rd, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // PrepareUpload checks a file and computes its stored parameters.

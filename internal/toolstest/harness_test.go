@@ -7,6 +7,10 @@ package toolstest
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +27,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xauth"
 )
 
 // envOptions select how a test environment is configured.
@@ -38,6 +43,11 @@ type envOptions struct {
 	agentApproval bool
 	// configure may adjust the configuration last.
 	configure func(*config.Config)
+	// onX, when set, puts a loopback proxy between the App and an emulator
+	// the test starts itself, and runs before every request reaches it. The
+	// App then reaches X through operator configuration (base URLs), not
+	// through the sandbox.
+	onX func(r *http.Request)
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -102,7 +112,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: true})
+	var sim *xsim.Server
+	if o.onX != nil {
+		sim = startProxiedEmulator(t, &cfg, o.onX)
+	}
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
@@ -111,12 +125,49 @@ func newEnv(t *testing.T, o envOptions) *env {
 			t.Errorf("app.Close: %v", err)
 		}
 	})
-	if a.Sim == nil || a.Sim.Server == nil {
-		t.Fatal("the sandbox App did not start its own emulator")
+	if sim == nil {
+		if a.Sim == nil || a.Sim.Server == nil {
+			t.Fatal("the sandbox App did not start its own emulator")
+		}
+		sim = a.Sim.Server
 	}
-	e.Cfg, e.App, e.Sim = &cfg, a, a.Sim.Server
+	e.Cfg, e.App, e.Sim = &cfg, a, sim
 	e.connect()
 	return e
+}
+
+// startProxiedEmulator starts an emulator behind a hooking proxy, signs the
+// demo account in and points the configuration at the proxy.
+func startProxiedEmulator(t *testing.T, cfg *config.Config, hook func(*http.Request)) *xsim.Server {
+	t.Helper()
+	opts := xsim.DefaultOptions()
+	opts.Seed = cfg.Sandbox.Seed
+	sim := xsim.New(opts)
+	base, err := sim.Start(t.Context(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("start emulator: %v", err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hook(r)
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	cfg.XAPI.APIBaseURL, cfg.XAPI.UploadBaseURL, cfg.XAPI.LegacyUploadURL = proxy.URL, proxy.URL, proxy.URL
+	cfg.XAPI.ClientID = xsim.DefaultClientID
+	cfg.XAPI.AuthorizeURL = base + "/i/oauth2/authorize"
+	cfg.XAPI.TokenURL = base + "/2/oauth2/token"
+	access, refresh, ttl := sim.IssueToken(sim.DemoUserID(), sim.AllScopes())
+	tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresAt: time.Now().Add(ttl), Scopes: sim.AllScopes()}
+	if err := xauth.SaveToken(t.Context(), cfg.TokenFile(), tok); err != nil {
+		t.Fatalf("save token: %v", err)
+	}
+	return sim
 }
 
 func (e *env) connect() {

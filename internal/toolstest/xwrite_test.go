@@ -1,0 +1,264 @@
+package toolstest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+)
+
+// executed requires that a mutation ran (not routed, not deduplicated) and
+// carries a v4 correlation id and rollback guidance.
+func executed(t *testing.T, r result, v any) result {
+	t.Helper()
+	r.ok(t, v)
+	var kind struct {
+		Routed    bool `json:"routed_to_approval"`
+		Duplicate bool `json:"duplicate"`
+		DryRun    bool `json:"dry_run"`
+	}
+	_ = decodeInto(r.Data, &kind)
+	if kind.Routed || kind.Duplicate || kind.DryRun {
+		t.Fatalf("%s did not execute: %s", r.tool, r.Data)
+	}
+	requireV4(t, r.Meta.CorrelationID)
+	if r.Meta.Rollback == nil {
+		t.Fatalf("%s: no rollback guidance in meta", r.tool)
+	}
+	return r
+}
+
+// requireUndo checks reversible rollback guidance.
+func requireUndo(t *testing.T, rb *envelope.Rollback, tool string, params map[string]any) {
+	t.Helper()
+	if rb == nil || !rb.Reversible || rb.UndoTool != tool {
+		t.Fatalf("rollback %+v, want reversible via %s", rb, tool)
+	}
+	for k, v := range params {
+		if fmt.Sprint(rb.UndoParams[k]) != fmt.Sprint(v) {
+			t.Fatalf("rollback undo_params[%s] = %v, want %v", k, rb.UndoParams[k], v)
+		}
+	}
+}
+
+// audit reads one audit row through get_mutation_detail.
+func (e *env) audit(corr string) gateway.AuditEntry {
+	e.t.Helper()
+	var a gateway.AuditEntry
+	e.call("get_mutation_detail", map[string]any{"correlation_id": corr}).ok(e.t, &a)
+	return a
+}
+
+type routed struct {
+	Routed        bool   `json:"routed_to_approval"`
+	ApprovalID    int64  `json:"approval_queue_id"`
+	MatchedRuleID string `json:"matched_rule_id"`
+	Reason        string `json:"reason"`
+}
+
+func TestMutationTools(t *testing.T) {
+	e := newEnv(t, envOptions{permissive: true, agentApproval: true})
+	demo := e.Sim.DemoUserID()
+
+	t.Run("x_post_tweet", func(t *testing.T) {
+		before := e.counters()
+		text := "Shipping a dry-run mode today: see what an agent would do before it does it."
+		var p actions.PostedTweet
+		r := executed(t, e.call("x_post_tweet", map[string]any{"text": text}), &p)
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsCreated: 1})
+		tw, ok := e.tweetByID(p.ID)
+		if !ok || tw.Text != text || tw.AuthorID != demo {
+			t.Fatalf("post %s in the emulator: %+v (found %t)", p.ID, tw, ok)
+		}
+		requireUndo(t, r.Meta.Rollback, "x_delete_tweet", map[string]any{"tweet_id": p.ID})
+		a := e.audit(r.Meta.CorrelationID)
+		if a.Status != "success" || a.Tool != "x_post_tweet" || a.Caller != "mcp" || a.Rollback == nil || a.Rollback.UndoTool != "x_delete_tweet" {
+			t.Fatalf("audit row %+v", a)
+		}
+
+		// The same call again is answered from the first result.
+		before = e.counters()
+		var dup struct {
+			Duplicate bool               `json:"duplicate"`
+			Original  string             `json:"original_correlation_id"`
+			Cached    actions.PostedTweet `json:"cached_result"`
+		}
+		e.call("x_post_tweet", map[string]any{"text": text}).ok(t, &dup)
+		e.requireDelta(before, nil)
+		if !dup.Duplicate || dup.Original != r.Meta.CorrelationID || dup.Cached.ID != p.ID {
+			t.Fatalf("repeat answered %+v, want a duplicate of %s", dup, r.Meta.CorrelationID)
+		}
+
+		e.call("x_post_tweet", map[string]any{"text": "  "}).fails(t, apperr.InvalidInput).mentions(t, "text")
+		e.call("x_post_tweet", map[string]any{"text": "hi", "media_ids": []string{"12x"}}).fails(t, apperr.InvalidInput).mentions(t, "media_ids[0]")
+		e.call("x_post_tweet", map[string]any{"text": "hi", "media_ids": []string{"1", "2", "3", "4", "5"}}).fails(t, apperr.InvalidInput).mentions(t, "media_ids")
+		e.call("x_post_tweet", map[string]any{"text": "hi", "in_reply_to_id": "1"}).fails(t, apperr.InvalidInput).mentions(t, "in_reply_to_id")
+		e.requireDelta(before, nil)
+	})
+
+	t.Run("x_reply_to_tweet", func(t *testing.T) {
+		target := e.demoTweet(nil)
+		before := e.counters()
+		text := "We hit the same thing; moving retries behind one gateway fixed the double posts."
+		var p actions.PostedTweet
+		r := executed(t, e.call("x_reply_to_tweet", map[string]any{"text": text, "in_reply_to_id": target.ID}), &p)
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsCreated: 1})
+		tw, ok := e.tweetByID(p.ID)
+		if !ok || tw.InReplyToTweetID != target.ID || tw.Text != text {
+			t.Fatalf("reply %s: %+v, want a reply to %s", p.ID, tw, target.ID)
+		}
+		requireUndo(t, r.Meta.Rollback, "x_delete_tweet", map[string]any{"tweet_id": p.ID})
+		requireRejectsIDs(t, e, "x_reply_to_tweet", "in_reply_to_id", func(id string) map[string]any {
+			return map[string]any{"text": "a reply", "in_reply_to_id": id}
+		})
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsCreated: 1})
+	})
+
+	t.Run("x_quote_tweet", func(t *testing.T) {
+		target := e.demoTweet(func(tw xsim.Tweet) bool { return tw.QuoteOf == "" })
+		media := uploadPNG(t, e, "quote.png", 7)
+		before := e.counters()
+		text := "The part about audit trails is the one most teams skip."
+		var p actions.PostedTweet
+		r := executed(t, e.call("x_quote_tweet", map[string]any{"text": text, "quoted_tweet_id": target.ID, "media_ids": []string{media}}), &p)
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsCreated: 1})
+		tw, ok := e.tweetByID(p.ID)
+		if !ok || tw.QuoteOf != target.ID || len(tw.MediaKeys) != 1 {
+			t.Fatalf("quote %s: %+v, want a quote of %s with the media attached", p.ID, tw, target.ID)
+		}
+		requireUndo(t, r.Meta.Rollback, "x_delete_tweet", map[string]any{"tweet_id": p.ID})
+		requireRejectsIDs(t, e, "x_quote_tweet", "quoted_tweet_id", func(id string) map[string]any {
+			return map[string]any{"text": "a quote", "quoted_tweet_id": id}
+		})
+	})
+
+	t.Run("x_delete_tweet", func(t *testing.T) {
+		var p actions.PostedTweet
+		executed(t, e.call("x_post_tweet", map[string]any{"text": "This one is going away shortly, sorry."}), &p)
+		before := e.counters()
+		var q routed
+		r := e.call("x_delete_tweet", map[string]any{"tweet_id": p.ID}).ok(t, &q)
+		// The policy here lets everything else run directly; deletes still
+		// go to a human.
+		if !q.Routed || q.ApprovalID == 0 || !strings.HasPrefix(q.MatchedRuleID, "hard:") || r.Meta.CorrelationID != "" {
+			t.Fatalf("delete answered %s, want routed to approval by a hard rule", r.Data)
+		}
+		e.requireDelta(before, nil)
+		if _, ok := e.tweetByID(p.ID); !ok {
+			t.Fatal("the post was deleted before approval")
+		}
+		var it gateway.ApprovalItem
+		ar := e.call("approve_item", map[string]any{"id": q.ApprovalID}).ok(t, &it)
+		if it.Status != gateway.ApprovalExecuted || it.Tool != "x_delete_tweet" {
+			t.Fatalf("approved item %+v", it)
+		}
+		requireV4(t, ar.Meta.CorrelationID)
+		if rb := ar.Meta.Rollback; rb == nil || rb.Reversible {
+			t.Fatalf("delete rollback %+v, want irreversible guidance", rb)
+		}
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsDeleted: 1})
+		if _, ok := e.tweetByID(p.ID); ok {
+			t.Fatal("the post still exists after the approved delete")
+		}
+		e.call("approve_item", map[string]any{"id": q.ApprovalID}).fails(t, apperr.ApprovalNotPending)
+		e.requireDelta(before, map[string]int64{xsim.CountTweetsDeleted: 1})
+		requireRejectsIDs(t, e, "x_delete_tweet", "tweet_id", func(id string) map[string]any { return map[string]any{"tweet_id": id} })
+	})
+
+	// Engagement pairs: do, repeat (X-idempotent: no second side effect at
+	// X, the gateway answers duplicate), undo.
+	pairs := []struct {
+		do, undo         string
+		doCount, unCount string
+		state            func(w *xsim.World, tweet string) bool
+	}{
+		{"x_like_tweet", "x_unlike_tweet", xsim.CountLikes, xsim.CountUnlikes, func(w *xsim.World, id string) bool { return hasEdge(w.Likes, demo, id) }},
+		{"x_retweet", "x_unretweet", xsim.CountRetweets, xsim.CountUnretweets, func(w *xsim.World, id string) bool {
+			return slices.ContainsFunc(w.Tweets, func(t xsim.Tweet) bool { return t.RetweetOf == id && t.AuthorID == demo })
+		}},
+		{"x_bookmark_tweet", "x_unbookmark_tweet", xsim.CountBookmarks, xsim.CountUnbookmarks, func(w *xsim.World, id string) bool { return hasEdge(w.Bookmarks, demo, id) }},
+	}
+	used := map[string]bool{}
+	for _, pc := range pairs {
+		t.Run(pc.do+"+"+pc.undo, func(t *testing.T) {
+			w := e.Sim.World()
+			target := e.demoTweet(func(tw xsim.Tweet) bool { return !used[tw.ID] && !pc.state(w, tw.ID) })
+			used[target.ID] = true
+			before := e.counters()
+			var en actions.Engagement
+			r := executed(t, e.call(pc.do, map[string]any{"tweet_id": target.ID}), &en)
+			if !en.Active || en.TweetID != target.ID || en.Tool != pc.do {
+				t.Fatalf("%s data %+v", pc.do, en)
+			}
+			requireUndo(t, r.Meta.Rollback, pc.undo, map[string]any{"tweet_id": target.ID})
+			e.requireDelta(before, map[string]int64{pc.doCount: 1})
+			if !pc.state(e.Sim.World(), target.ID) {
+				t.Fatalf("%s: the emulator does not show the new state", pc.do)
+			}
+			// A retry of the same call is a duplicate: no second call to X.
+			var dup struct {
+				Duplicate bool `json:"duplicate"`
+			}
+			e.call(pc.do, map[string]any{"tweet_id": target.ID}).ok(t, &dup)
+			if !dup.Duplicate {
+				t.Fatalf("%s repeated: not a duplicate", pc.do)
+			}
+			e.requireDelta(before, map[string]int64{pc.doCount: 1})
+
+			ru := executed(t, e.call(pc.undo, map[string]any{"tweet_id": target.ID}), &en)
+			if en.Active || en.TweetID != target.ID {
+				t.Fatalf("%s data %+v", pc.undo, en)
+			}
+			requireUndo(t, ru.Meta.Rollback, pc.do, map[string]any{"tweet_id": target.ID})
+			e.requireDelta(before, map[string]int64{pc.doCount: 1, pc.unCount: 1})
+			if pc.state(e.Sim.World(), target.ID) {
+				t.Fatalf("%s: the emulator still shows the state", pc.undo)
+			}
+			if a := e.audit(ru.Meta.CorrelationID); a.Status != "success" || a.Tool != pc.undo {
+				t.Fatalf("audit of %s: %+v", pc.undo, a)
+			}
+			for _, tool := range []string{pc.do, pc.undo} {
+				requireRejectsIDs(t, e, tool, "tweet_id", func(id string) map[string]any { return map[string]any{"tweet_id": id} })
+			}
+			e.requireDelta(before, map[string]int64{pc.doCount: 1, pc.unCount: 1})
+		})
+	}
+
+	t.Run("x_follow_user+x_unfollow_user", func(t *testing.T) {
+		u := e.otherUser()
+		before := e.counters()
+		var fs actions.FollowState
+		r := executed(t, e.call("x_follow_user", map[string]any{"target_user_id": u.ID}), &fs)
+		if !fs.Following || fs.TargetUserID != u.ID {
+			t.Fatalf("follow data %+v", fs)
+		}
+		requireUndo(t, r.Meta.Rollback, "x_unfollow_user", map[string]any{"target_user_id": u.ID})
+		e.requireDelta(before, map[string]int64{xsim.CountFollows: 1})
+		if !hasEdge(e.Sim.World().Follows, demo, u.ID) {
+			t.Fatal("the emulator does not show the follow")
+		}
+		ru := executed(t, e.call("x_unfollow_user", map[string]any{"target_user_id": u.ID}), &fs)
+		if fs.Following {
+			t.Fatalf("unfollow data %+v", fs)
+		}
+		requireUndo(t, ru.Meta.Rollback, "x_follow_user", map[string]any{"target_user_id": u.ID})
+		e.requireDelta(before, map[string]int64{xsim.CountFollows: 1, xsim.CountUnfollows: 1})
+		if hasEdge(e.Sim.World().Follows, demo, u.ID) {
+			t.Fatal("the emulator still shows the follow")
+		}
+		for _, tool := range []string{"x_follow_user", "x_unfollow_user"} {
+			requireRejectsIDs(t, e, tool, "target_user_id", func(id string) map[string]any { return map[string]any{"target_user_id": id} })
+		}
+		e.requireDelta(before, map[string]int64{xsim.CountFollows: 1, xsim.CountUnfollows: 1})
+	})
+}
+
+func hasEdge(es []xsim.Edge, from, to string) bool {
+	return slices.ContainsFunc(es, func(e xsim.Edge) bool { return e.From == from && e.To == to })
+}
