@@ -85,8 +85,8 @@ func TestMutationTools(t *testing.T) {
 		// The same call again is answered from the first result.
 		before = e.counters()
 		var dup struct {
-			Duplicate bool               `json:"duplicate"`
-			Original  string             `json:"original_correlation_id"`
+			Duplicate bool                `json:"duplicate"`
+			Original  string              `json:"original_correlation_id"`
 			Cached    actions.PostedTweet `json:"cached_result"`
 		}
 		e.call("x_post_tweet", map[string]any{"text": text}).ok(t, &dup)
