@@ -143,7 +143,7 @@ func (e *faultEntry) matches(method, path string) bool {
 
 // planFaults decides, under s.mu, what the matching faults do to this call
 // and consumes the counted ones.
-func (s *Server) planFaults(rt *route, path string, _ *Grant) faultPlan {
+func (s *Server) planFaults(rt *route, path string) faultPlan {
 	var p faultPlan
 	for _, e := range s.faults {
 		// Match either the concrete path or the route's own pattern, so

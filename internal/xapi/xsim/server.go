@@ -318,28 +318,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 	c.body = body
 
 	hdr := http.Header{}
-	s.mu.Lock()
-	c.now = s.now()
-	if rt.api {
-		g, u := s.authenticate(r, c.now)
-		if g == nil {
-			s.mu.Unlock()
-			return s.write(w, r, errUnauthorized())
-		}
-		c.grant, c.user = g, u
-		if s.notEnrolled {
-			s.mu.Unlock()
-			return s.write(w, r, errClientNotEnrolled(g.ClientID))
-		}
-		if limited := s.takeRateLimit(rt, u.ID, g.ClientID, c.now, hdr); limited {
-			s.mu.Unlock()
-			rep := errTooManyRequests()
-			rep.header = hdr
-			return s.write(w, r, rep)
-		}
+	plan, early := s.admit(c, hdr)
+	if early != nil {
+		return s.write(w, r, *early)
 	}
-	plan := s.planFaults(rt, r.URL.Path, c.grant)
-	s.mu.Unlock()
 
 	// Faults that act before the request is processed.
 	if plan.latency > 0 {
@@ -386,17 +368,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 		return s.write(w, r, errClientNotEnrolled(id))
 	}
 
-	s.mu.Lock()
-	var rep reply
-	switch {
-	case rt.api && !hasScopes(c.grant.Scopes, rt.scopes):
-		rep = errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))
-	case rt.write && s.st.suspended[c.user.ID]:
-		rep = errSuspended()
-	default:
-		rep = rt.handle(c)
-	}
-	s.mu.Unlock()
+	rep := s.dispatch(c)
 	rep.header = mergeHeader(rep.header, hdr)
 
 	// Faults that act after the side effect has been applied.
@@ -414,6 +386,50 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 		return s.writeMangled(w, rep, false)
 	}
 	return s.write(w, r, rep)
+}
+
+// admit authenticates the call, charges its rate-limit windows and plans
+// its faults, all under the state lock. A non-nil reply ends the call.
+func (s *Server) admit(c *call, hdr http.Header) (faultPlan, *reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt, r := c.route, c.r
+	c.now = s.now()
+	if rt.api {
+		g, u := s.authenticate(r, c.now)
+		if g == nil {
+			rep := errUnauthorized()
+			return faultPlan{}, &rep
+		}
+		c.grant, c.user = g, u
+		if s.notEnrolled {
+			rep := errClientNotEnrolled(g.ClientID)
+			return faultPlan{}, &rep
+		}
+		if s.takeRateLimit(rt, u.ID, g.ClientID, c.now, hdr) {
+			rep := errTooManyRequests()
+			rep.header = hdr
+			return faultPlan{}, &rep
+		}
+	}
+	return s.planFaults(rt, r.URL.Path), nil
+}
+
+// dispatch runs the handler under the state lock. The deferred unlock keeps
+// a panicking handler (which net/http turns into a dropped connection) from
+// wedging the whole emulator.
+func (s *Server) dispatch(c *call) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := c.route
+	switch {
+	case rt.api && !hasScopes(c.grant.Scopes, rt.scopes):
+		return errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))
+	case rt.write && s.st.suspended[c.user.ID]:
+		return errSuspended()
+	default:
+		return rt.handle(c)
+	}
 }
 
 // maxHang bounds a timeout fault so a forgotten client cannot pin a
