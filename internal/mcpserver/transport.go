@@ -19,15 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ServeStdio runs srv on stdin/stdout until ctx ends or the client leaves.
-func ServeStdio(ctx context.Context, srv *mcp.Server) error {
-	err := srv.Run(ctx, &mcp.StdioTransport{})
-	if err != nil && ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
 // HTTPOptions configure the Streamable HTTP transport.
 type HTTPOptions struct {
 	Listen string // host:port
