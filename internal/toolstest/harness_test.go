@@ -48,6 +48,9 @@ type envOptions struct {
 	// App then reaches X through operator configuration (base URLs), not
 	// through the sandbox.
 	onX func(r *http.Request)
+	// now is the App's clock (and the sandbox emulator's); nil means the
+	// real one.
+	now func() time.Time
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -116,7 +119,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.onX != nil {
 		sim = startProxiedEmulator(t, &cfg, o.onX)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil})
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
