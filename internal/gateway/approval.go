@@ -20,9 +20,9 @@ const (
 	ApprovalExpired  = "expired"
 )
 
-func (g *Gateway) enqueue(ctx context.Context, c Call, params json.RawMessage, hash string, d policy.Decision) (int64, error) {
+func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash string, d policy.Decision) (int64, error) {
 	now := g.opts.Now()
-	res, err := g.opts.DB.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
+	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
 		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
 		g.opts.AccountID, c.Tool, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,

@@ -294,3 +294,34 @@ func TestApprovalReplayIsStillSubjectToDenyAndDedup(t *testing.T) {
 		}
 	})
 }
+
+func TestConcurrentIdenticalCallsQueueOneItem(t *testing.T) {
+	e := newEnv(t)
+	e.pol.set(approvalThenAllow)
+	other := e.open() // another process on the same database
+	const n = 40
+	ids := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		g := e.g
+		if i%2 == 1 {
+			g = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := g.Do(e.ctx, Call{Tool: fakeTool, Params: json.RawMessage(`{"text":"queue me"}`)})
+			ids[i], errs[i] = r.ApprovalID, err
+		}()
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] || ids[0] == 0 {
+			t.Fatalf("call %d: queue id %d (first %d) err %v", i, ids[i], ids[0], errs[i])
+		}
+	}
+	if n := e.countRows("approval_queue"); n != 1 {
+		t.Fatalf("%d approval items for one call", n)
+	}
+}

@@ -47,26 +47,20 @@ type priorRow struct {
 	result                             sql.NullString
 }
 
-// checkDuplicate looks for an earlier identical call: a caller key reused
-// with other parameters is an error; a recent success is a duplicate; a
-// recent pending, unknown or interrupted attempt blocks the repeat; an item
-// already waiting for approval is returned instead of queueing it twice.
-func (g *Gateway) checkDuplicate(ctx context.Context, c Call, hash string) (*Response, error) {
-	return g.checkDuplicateQ(ctx, g.opts.DB, c, hash)
-}
-
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// checkDuplicateQ looks for an earlier identical call: a caller key reused
+// with other parameters is an error; a recent success is a duplicate; a
+// recent pending, unknown or interrupted attempt blocks the repeat; an item
+// already waiting for approval is returned instead of queueing it twice.
 func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash string) (*Response, error) {
 	now := g.opts.Now()
 	if c.IdempotencyKey != "" {
 		var p priorRow
-		err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json,
-			COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
-			ORDER BY id DESC LIMIT 1`, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
+		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
 			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.dupOf)
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
@@ -88,10 +82,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		}
 	}
 	var p priorRow
-	err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
-		FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ? AND created_at >= ?
-		AND status IN ('pending','success','unknown','interrupted','failure')
-		ORDER BY id DESC LIMIT 1`, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
+	err := q.QueryRowContext(ctx, qPriorByHash, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
 		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -104,8 +95,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	}
 	if c.approvalID == 0 {
 		var id int64
-		err := q.QueryRowContext(ctx, `SELECT id FROM approval_queue WHERE account_id = ? AND tool_name = ? AND params_hash = ?
-			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1`,
+		err := q.QueryRowContext(ctx, qQueued,
 			g.opts.AccountID, c.Tool, hash, ts(now)).Scan(&id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -124,8 +114,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 // originalRow reads the row a duplicate row points at.
 func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (priorRow, error) {
 	var p priorRow
-	err := q.QueryRowContext(ctx, `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
-		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`, g.opts.AccountID, dup.dupOf).
+	err := q.QueryRowContext(ctx, qOriginal, g.opts.AccountID, dup.dupOf).
 		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The original aged out under retention; the duplicate's own record
@@ -146,9 +135,7 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 		}
 		corr := uuid.NewString()
 		now := g.opts.Now()
-		if _, err := q.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
-			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
-			VALUES (?, NULLIF(?,''), ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+		if _, err := q.ExecContext(ctx, qInsertDuplicate,
 			corr, c.IdempotencyKey, c.Tool, p.hash, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
 			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
@@ -182,40 +169,19 @@ func callerOf(c Call) string {
 	return c.Caller
 }
 
-// insertPending re-checks for duplicates and writes the pending row in one
-// write transaction, so two processes cannot both start the same call.
-func (g *Gateway) insertPending(ctx context.Context, c Call, hash, corr, summary string, start time.Time) (*Response, error) {
-	var dup *Response
-	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
-		r, err := g.checkDuplicateQ(ctx, tx, c, hash)
-		if err != nil {
-			return err
-		}
-		if r != nil && r.Kind != Routed {
-			dup = r
-			return nil
-		}
-		var approval any
-		if c.approvalID != 0 {
-			approval = c.approvalID
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
-			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at)
-			VALUES (?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-			corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
-		if err != nil {
-			return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
-		}
-		return nil
-	})
-	if err != nil {
-		var ae *apperr.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		return nil, apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+// insertPending writes the pending row; the caller's transaction has
+// already found no earlier identical call.
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, corr, summary string, start time.Time) error {
+	var approval any
+	if c.approvalID != 0 {
+		approval = c.approvalID
 	}
-	return dup, nil
+	_, err := q.ExecContext(ctx, qInsertPending,
+		corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+	}
+	return nil
 }
 
 func (g *Gateway) complete(ctx context.Context, corr, status string, res Result, execErr error, elapsed time.Duration) error {
@@ -240,22 +206,19 @@ func (g *Gateway) complete(ctx context.Context, corr, status string, res Result,
 			rollback = sql.NullString{String: string(b), Valid: true}
 		}
 	}
-	_, err := g.opts.DB.ExecContext(ctx, `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
-		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
-		WHERE correlation_id = ?`, status, resultJSON, resultSummary, rollback, errCode, errMsg,
+	_, err := poolQ{g.stmts}.ExecContext(ctx, qComplete, status, resultJSON, resultSummary, rollback, errCode, errMsg,
 		elapsed.Milliseconds(), ts(g.opts.Now()), corr)
 	return err
 }
 
-func (g *Gateway) logDecision(ctx context.Context, c Call, cat policy.Category, d policy.Decision) {
+func (g *Gateway) logDecision(ctx context.Context, q querier, c Call, cat policy.Category, d policy.Decision) {
 	meta, _ := json.Marshal(map[string]any{
 		"tool_name": c.Tool, "category": cat, "decision": d.Outcome, "reason": d.Reason,
 		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
 	})
 	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
 		policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[d.Outcome]
-	if _, err := g.opts.DB.ExecContext(ctx, `INSERT INTO action_log (account_id, action_type, status, message, metadata, created_at)
-		VALUES (?, 'mcp_policy', ?, ?, ?, ?)`, g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())); err != nil {
+	if _, err := q.ExecContext(ctx, qLogDecision, g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())); err != nil {
 		g.opts.Logger.Warn("action_log write failed", "error", err)
 	}
 }

@@ -6,6 +6,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,6 +96,7 @@ type Gateway struct {
 	memo     *memo
 	instance string
 	release  func()
+	stmts    *stmtCache
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
@@ -133,19 +135,26 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.release = release
-	if err := g.recover(ctx); err != nil {
+	if g.stmts, err = newStmtCache(ctx, opts.DB.DB); err != nil {
 		release()
 		return nil, err
 	}
+	if err := g.recover(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
 	if err := g.applyRetention(ctx); err != nil {
-		release()
+		g.Close()
 		return nil, err
 	}
 	return g, nil
 }
 
-// Close releases the liveness lock.
+// Close releases the liveness lock and the prepared statements.
 func (g *Gateway) Close() error {
+	if g.stmts != nil {
+		g.stmts.close()
+	}
 	if g.release != nil {
 		g.release()
 		g.release = nil
@@ -267,13 +276,9 @@ func paramsJSON(p any) (json.RawMessage, error) {
 }
 
 func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawMessage, hash string) (Response, error) {
-	if dup, err := g.checkDuplicate(ctx, c, hash); err != nil || dup != nil {
-		if dup != nil {
-			return *dup, nil
-		}
-		return Response{}, err
-	}
-	// 3. Policy.
+	// 3. Policy. Check only reads, so it runs before the write transaction
+	// below and never holds the write lock; its answer is used only if the
+	// duplicate check inside the transaction finds nothing.
 	mode, approval := g.opts.Mode()
 	cat := act.Category
 	if act.Classify != nil {
@@ -290,7 +295,55 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if err != nil {
 		return Response{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
 	}
-	g.logDecision(ctx, c, cat, dec)
+	switch dec.Outcome {
+	case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
+	default:
+		return Response{}, apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
+	}
+	// 2 and 4. One write transaction checks for an earlier identical call
+	// and, only when there is none, records the decision and its durable
+	// effect: the pending audit row (before any I/O) or the approval item.
+	// Two processes can therefore neither both start nor both queue the
+	// same call.
+	corr := uuid.NewString()
+	start := g.opts.Now()
+	var summary string
+	if dec.Outcome == policy.Allow {
+		summary = auditSummary(act, params)
+	}
+	var early *Response
+	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		q := txQ{g.stmts, tx}
+		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
+		if err != nil || dup != nil {
+			early = dup
+			return err
+		}
+		g.logDecision(ctx, q, c, cat, dec)
+		switch dec.Outcome {
+		case policy.RequireApproval:
+			id, err := g.enqueue(ctx, q, c, params, hash, dec)
+			if err != nil {
+				return err
+			}
+			early = &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
+				"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
+			}}
+		case policy.Allow:
+			return g.insertPending(ctx, q, c, hash, corr, summary, start)
+		}
+		return nil
+	})
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return Response{}, ae
+		}
+		return Response{}, apperr.Wrap(apperr.DBError, err, "record the mutation: %v", err)
+	}
+	if early != nil {
+		return *early, nil
+	}
 	switch dec.Outcome {
 	case policy.Deny:
 		e := apperr.New(dec.Code, "policy denied %s: %s (rule %s)", c.Tool, dec.Reason, dec.RuleID).
@@ -303,28 +356,6 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		return Response{Kind: DryRun, Data: map[string]any{
 			"dry_run": true, "would_execute": c.Tool, "params": string(params), "matched_rule_id": dec.RuleID,
 		}}, nil
-	case policy.RequireApproval:
-		id, err := g.enqueue(ctx, c, params, hash, dec)
-		if err != nil {
-			return Response{}, err
-		}
-		return Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
-			"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
-		}}, nil
-	case policy.Allow:
-	default:
-		return Response{}, apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
-	}
-	// 4. Durable pending row, in its own transaction, before any I/O.
-	corr := uuid.NewString()
-	summary := auditSummary(act, params)
-	start := g.opts.Now()
-	dup, err := g.insertPending(ctx, c, hash, corr, summary, start)
-	if err != nil || dup != nil {
-		if dup != nil {
-			return *dup, nil
-		}
-		return Response{}, err
 	}
 	// 5. Execute. A panic in an executor must not leave the row pending for
 	// this live process forever: record it as unknown.
@@ -388,6 +419,9 @@ func statusOf(err error) string {
 type memo struct {
 	mu    sync.Mutex
 	slots map[string]*slot
+	// swept is when expired slots were last dropped; sweeping on every call
+	// would make each call cost O(remembered calls).
+	swept time.Time
 }
 
 type slot struct {
@@ -406,12 +440,15 @@ func newMemo() *memo { return &memo{slots: map[string]*slot{}} }
 func (m *memo) join(key string, now time.Time, window time.Duration) (*slot, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k, s := range m.slots {
-		if !s.expires.IsZero() && now.After(s.expires) {
-			delete(m.slots, k)
+	if now.Sub(m.swept) >= window/4 || now.Before(m.swept) {
+		for k, s := range m.slots {
+			if expired(s, now) {
+				delete(m.slots, k)
+			}
 		}
+		m.swept = now
 	}
-	if s, ok := m.slots[key]; ok {
+	if s, ok := m.slots[key]; ok && !expired(s, now) {
 		return s, false
 	}
 	s := &slot{done: make(chan struct{}), m: m, key: key, window: window}
@@ -419,12 +456,16 @@ func (m *memo) join(key string, now time.Time, window time.Duration) (*slot, boo
 	return s, true
 }
 
+func expired(s *slot, now time.Time) bool {
+	return !s.expires.IsZero() && now.After(s.expires)
+}
+
 func (s *slot) finish(resp Response, err error, now time.Time) {
 	s.m.mu.Lock()
 	s.resp, s.err = resp, err
 	if remember(resp, err) {
 		s.expires = now.Add(s.window)
-	} else {
+	} else if s.m.slots[s.key] == s {
 		delete(s.m.slots, s.key)
 	}
 	s.m.mu.Unlock()

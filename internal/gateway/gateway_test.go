@@ -266,6 +266,22 @@ func TestCanonicalHashingIsOrderInsensitive(t *testing.T) {
 	}
 }
 
+func TestDuplicateAnswerWinsOverPolicy(t *testing.T) {
+	e := newEnv(t)
+	first := e.mustDo(json.RawMessage(`{"text":"once"}`), "")
+	e.clock.Advance(time.Minute)
+	for _, o := range []policy.Outcome{policy.Deny, policy.RequireApproval, policy.DryRun} {
+		e.pol.set(decision(o, "user:later"))
+		r, err := e.do(e.g, json.RawMessage(`{"text":"once"}`), "")
+		if err != nil || r.Kind != Duplicate || r.CorrelationID != first.CorrelationID {
+			t.Fatalf("%s after success: kind %q err %v", o, r.Kind, err)
+		}
+	}
+	if e.countRows("approval_queue") != 0 || e.act.count() != 1 {
+		t.Fatal("a duplicate was queued or executed")
+	}
+}
+
 func TestIdempotencyKeyReuseWithOtherParamsConflicts(t *testing.T) {
 	e := newEnv(t)
 	first := e.mustDo(json.RawMessage(`{"text":"one"}`), "agent-key-7")

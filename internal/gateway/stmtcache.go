@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The hot-path queries, prepared once per gateway.
+const (
+	qPriorByKey = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json,
+			COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
+			ORDER BY id DESC LIMIT 1`
+	qPriorByHash = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+		FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ? AND created_at >= ?
+		AND status IN ('pending','success','unknown','interrupted','failure')
+		ORDER BY id DESC LIMIT 1`
+	qQueued = `SELECT id FROM approval_queue WHERE account_id = ? AND tool_name = ? AND params_hash = ?
+			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1`
+	qOriginal = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`
+	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
+			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
+			VALUES (?, NULLIF(?,''), ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`
+	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
+			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at)
+			VALUES (?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
+	qComplete = `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
+		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
+		WHERE correlation_id = ?`
+	qLogDecision = `INSERT INTO action_log (account_id, action_type, status, message, metadata, created_at)
+		VALUES (?, 'mcp_policy', ?, ?, ?, ?)`
+)
+
+func hotQueries() []string {
+	return []string{qPriorByKey, qPriorByHash, qQueued, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+}
+
+// stmtCache keeps the hot-path statements prepared. SQLite spends most of a
+// small query's time parsing it, and the gateway runs the same handful of
+// queries for every mutation. Every statement is prepared when the gateway
+// opens: preparing later from inside a transaction would need a second pool
+// connection while the transaction holds the write lock, and with the pool
+// exhausted by writers waiting for that lock it would deadlock until the
+// busy timeout.
+type stmtCache struct {
+	db *sql.DB
+	m  map[string]*sql.Stmt // read-only after newStmtCache
+}
+
+func newStmtCache(ctx context.Context, db *sql.DB) (*stmtCache, error) {
+	c := &stmtCache{db: db, m: map[string]*sql.Stmt{}}
+	for _, q := range hotQueries() {
+		s, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("gateway: prepare statement: %w", err)
+		}
+		c.m[q] = s
+	}
+	return c, nil
+}
+
+func (c *stmtCache) close() {
+	for k, s := range c.m {
+		_ = s.Close()
+		delete(c.m, k)
+	}
+}
+
+// poolQ runs the prepared statement for a query on the connection pool, or
+// the plain query when it is not one of the hot queries.
+type poolQ struct{ c *stmtCache }
+
+func (q poolQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s, ok := q.c.m[query]; ok {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return q.c.db.QueryRowContext(ctx, query, args...)
+}
+
+func (q poolQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s, ok := q.c.m[query]; ok {
+		return s.ExecContext(ctx, args...)
+	}
+	return q.c.db.ExecContext(ctx, query, args...)
+}
+
+// txQ runs prepared statements inside a transaction; database/sql prepares
+// each at most once on the transaction's own connection and reuses it.
+type txQ struct {
+	c  *stmtCache
+	tx *sql.Tx
+}
+
+func (q txQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s, ok := q.c.m[query]; ok {
+		return q.tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	}
+	return q.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (q txQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s, ok := q.c.m[query]; ok {
+		return q.tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	}
+	return q.tx.ExecContext(ctx, query, args...)
+}
