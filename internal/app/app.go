@@ -47,6 +47,7 @@ type App struct {
 	llm    llm.Provider
 	LLMErr error
 	probe  llmProbe
+	xProbe llmProbe
 
 	closers []func() error
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 // extraChecks covers the services outside the database.
@@ -28,6 +29,10 @@ func (a *App) tokenCheck() Check {
 	return Check{Name: "token", Status: "ok", Message: path}
 }
 
+// xProbeTTL spaces out X probes: GET /2/users/me has a small rate limit
+// and agents may call health_check often.
+const xProbeTTL = 30 * time.Second
+
 // xCheck asks X who we are, with a short timeout, so a dead token or an
 // unreachable X shows up as one honest line.
 func (a *App) xCheck(ctx context.Context) Check {
@@ -35,6 +40,17 @@ func (a *App) xCheck(ctx context.Context) Check {
 	if err != nil {
 		return Check{Name: "x", Status: "not_configured", Message: apperr.As(err).Message}
 	}
+	a.xProbe.mu.Lock()
+	defer a.xProbe.mu.Unlock()
+	if !a.xProbe.at.IsZero() && a.Now().Sub(a.xProbe.at) < xProbeTTL {
+		return a.xProbe.check
+	}
+	chk := a.probeX(ctx, x)
+	a.xProbe.at, a.xProbe.check = a.Now(), chk
+	return chk
+}
+
+func (a *App) probeX(ctx context.Context, x *xapi.Client) Check {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	me, _, err := x.Me(ctx)

@@ -54,8 +54,9 @@ func (a *App) LLM() (llm.Provider, error) {
 	return nil, apperr.New(apperr.LLMNotConfigured, "no LLM configured; set llm.provider and llm.model")
 }
 
-// llmProbe caches the reachability probe: it costs a few tokens, and agents
-// may call health_check often.
+// llmProbe caches a reachability probe (LLM or X): the LLM probe costs a
+// few tokens, the X probe a rate-limited call, and agents may call
+// health_check often.
 type llmProbe struct {
 	mu    sync.Mutex
 	at    time.Time
