@@ -46,8 +46,8 @@ type App struct {
 
 	llm    llm.Provider
 	LLMErr error
-	probe  llmProbe
-	xProbe llmProbe
+	probe  probeCache
+	xProbe probeCache
 
 	closers []func() error
 }

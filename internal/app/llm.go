@@ -54,16 +54,16 @@ func (a *App) LLM() (llm.Provider, error) {
 	return nil, apperr.New(apperr.LLMNotConfigured, "no LLM configured; set llm.provider and llm.model")
 }
 
-// llmProbe caches a reachability probe (LLM or X): the LLM probe costs a
+// probeCache caches a reachability probe (LLM or X): the LLM probe costs a
 // few tokens, the X probe a rate-limited call, and agents may call
 // health_check often.
-type llmProbe struct {
+type probeCache struct {
 	mu    sync.Mutex
 	at    time.Time
 	check Check
 }
 
-const llmProbeTTL = 5 * time.Minute
+const probeCacheTTL = 5 * time.Minute
 
 func (a *App) llmCheck(ctx context.Context) Check {
 	p, err := a.LLM()
@@ -76,7 +76,7 @@ func (a *App) llmCheck(ctx context.Context) Check {
 	}
 	a.probe.mu.Lock()
 	defer a.probe.mu.Unlock()
-	if !a.probe.at.IsZero() && a.Now().Sub(a.probe.at) < llmProbeTTL {
+	if !a.probe.at.IsZero() && a.Now().Sub(a.probe.at) < probeCacheTTL {
 		return a.probe.check
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
