@@ -390,7 +390,7 @@ func (c *Client) mediaCall(ctx context.Context, method, path string, q url.Value
 		}
 		return nil, apperr.New(code, "X's answer to %s had no media data", r.endpoint)
 	}
-	if !idPattern.MatchString(env.Data.ID) {
+	if !isXID(env.Data.ID) {
 		return nil, apperr.New(apperr.MediaUploadError, "X's answer to %s carried no valid media id", r.endpoint)
 	}
 	return env.Data, nil

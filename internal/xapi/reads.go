@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,10 +21,22 @@ const (
 // MaxBatchIDs is X's limit of ids per batch lookup.
 const MaxBatchIDs = 100
 
-var (
-	idPattern       = regexp.MustCompile(`^[0-9]{1,19}$`)
-	usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
-)
+// isXID reports whether s is an X id: 1-19 ASCII digits.
+func isXID(s string) bool { return len(s) <= 19 && isDigits(s) }
+
+// isUsername reports whether s is an X handle: 1-15 of [A-Za-z0-9_].
+func isUsername(s string) bool {
+	if len(s) == 0 || len(s) > 15 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // ListParams page through a list endpoint. Zero values are omitted so X
 // applies its defaults.
@@ -63,7 +74,7 @@ func userQuery() url.Values {
 }
 
 func checkID(field, id string) error {
-	if !idPattern.MatchString(id) {
+	if !isXID(id) {
 		return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (1-19 digits)", field, truncate(id, 40))
 	}
 	return nil
@@ -115,14 +126,17 @@ func (p ListParams) apply(q url.Values, r listRange, sinceOK bool) error {
 // getEnvelope runs a typed GET and decodes X's envelope inside the retry
 // loop, so a cut-off or malformed answer counts as a failed attempt and the
 // ledger learns what was returned without parsing the body twice.
-func getEnvelope[W any](ctx context.Context, c *Client, path, query string, ids func(W) []string) (*envelope[W], CallInfo, error) {
+func getEnvelope[W any](ctx context.Context, c *Client, path, query string, ids func(W) []string, fast func(*fastScan, *W) bool) (*envelope[W], CallInfo, error) {
 	var env envelope[W]
 	r := newRequest("GET", HostAPI, path, nil, nil)
 	r.rawQuery = query
 	r.decode = func(body []byte) (*readResources, error) {
 		env = envelope[W]{}
-		if err := json.Unmarshal(body, &env); err != nil {
-			return nil, err
+		if !fastEnvelope(body, &env, fast) {
+			env = envelope[W]{}
+			if err := json.Unmarshal(body, &env); err != nil {
+				return nil, err
+			}
 		}
 		rr := &readResources{dataIDs: ids(env.Data)}
 		rr.items = len(rr.dataIDs)
@@ -169,7 +183,7 @@ func oneUserID(d *wireUser) []string {
 // getOneTweet fetches a single post; a 200 without data (X reports missing
 // resources that way) becomes an error built from errors[].
 func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, CallInfo, error) {
-	env, info, err := getEnvelope(ctx, c, path, query, oneTweetID)
+	env, info, err := getEnvelope(ctx, c, path, query, oneTweetID, fastOneTweet)
 	if err != nil {
 		return nil, info, err
 	}
@@ -182,7 +196,7 @@ func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, Ca
 }
 
 func getOneUser(ctx context.Context, c *Client, path, query string) (*User, CallInfo, error) {
-	env, info, err := getEnvelope(ctx, c, path, query, oneUserID)
+	env, info, err := getEnvelope(ctx, c, path, query, oneUserID, fastOneUser)
 	if err != nil {
 		return nil, info, err
 	}
@@ -194,7 +208,7 @@ func getOneUser(ctx context.Context, c *Client, path, query string) (*User, Call
 }
 
 func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Tweet], error) {
-	env, info, err := getEnvelope(ctx, c, path, query, tweetIDs)
+	env, info, err := getEnvelope(ctx, c, path, query, tweetIDs, fastTweets)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +221,7 @@ func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Twe
 }
 
 func getUserPage(ctx context.Context, c *Client, path, query string) (*Page[User], error) {
-	env, info, err := getEnvelope(ctx, c, path, query, userIDs)
+	env, info, err := getEnvelope(ctx, c, path, query, userIDs, fastUsers)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +260,7 @@ func (c *Client) MyUserID(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !idPattern.MatchString(u.ID) {
+	if !isXID(u.ID) {
 		return "", apperr.New(apperr.XAPIError, "X returned no usable id for the authenticated user")
 	}
 	return u.ID, nil
@@ -317,7 +331,7 @@ func (c *Client) GetUsers(ctx context.Context, ids []string) (*Page[User], error
 // GetUserByUsername fetches one user by handle (without the @).
 func (c *Client) GetUserByUsername(ctx context.Context, username string) (*User, CallInfo, error) {
 	username = strings.TrimPrefix(strings.TrimSpace(username), "@")
-	if !usernamePattern.MatchString(username) {
+	if !isUsername(username) {
 		return nil, CallInfo{}, apperr.New(apperr.InvalidInput, "username: %q is not an X handle (1-15 letters, digits or _)", truncate(username, 40))
 	}
 	return getOneUser(ctx, c, "/2/users/by/username/"+username, encodedUserQuery)
