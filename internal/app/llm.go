@@ -35,7 +35,7 @@ func (a *App) startLLM() {
 	if a.DB != nil {
 		rec = llmRecorder{a.DB}
 	}
-	p, err := llm.New(a.LLMConfig(), rec, a.Now)
+	p, err := llm.New(a.LLMConfig(), rec, a.Now, llm.WithLogger(a.Log))
 	if err != nil {
 		a.LLMErr = err
 		return
