@@ -20,11 +20,13 @@ const maxSeenPerDay = 1 << 20
 // which is the safe side for a budget.
 type ledger struct {
 	mu   sync.Mutex
-	day  string
-	seen map[string]struct{}
+	day  int // UTC days since the epoch
+	seen map[billedKey]struct{}
 }
 
-func newLedger() *ledger { return &ledger{seen: map[string]struct{}{}} }
+type billedKey struct{ kind, id string }
+
+func newLedger() *ledger { return &ledger{seen: map[billedKey]struct{}{}} }
 
 // billNew returns how many of ids were not billed yet today and marks them.
 // Resources without an id are always billed.
@@ -32,12 +34,15 @@ func (l *ledger) billNew(now time.Time, kind string, ids []string) int {
 	if kind == "" {
 		return len(ids)
 	}
-	day := now.UTC().Format(time.DateOnly)
+	day := int(now.Unix() / 86400)
+	if now.Unix() < 0 && now.Unix()%86400 != 0 {
+		day--
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.day != day {
+	if l.day != day || l.seen == nil {
 		l.day = day
-		l.seen = map[string]struct{}{}
+		l.seen = map[billedKey]struct{}{}
 	}
 	n := 0
 	for _, id := range ids {
@@ -45,7 +50,7 @@ func (l *ledger) billNew(now time.Time, kind string, ids []string) int {
 			n++
 			continue
 		}
-		key := kind + ":" + id
+		key := billedKey{kind, id}
 		if _, ok := l.seen[key]; ok {
 			continue
 		}

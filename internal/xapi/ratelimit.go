@@ -56,10 +56,12 @@ func (s RateLimitState) recommendedWait(now time.Time) int64 {
 
 type rateLimits struct {
 	mu sync.Mutex
-	m  map[string]RateLimitState
+	m  map[limitKey]RateLimitState
 }
 
-func newRateLimits() *rateLimits { return &rateLimits{m: map[string]RateLimitState{}} }
+type limitKey struct{ account, endpoint string }
+
+func newRateLimits() *rateLimits { return &rateLimits{m: map[limitKey]RateLimitState{}} }
 
 // parseRateLimit reads X's rate-limit headers; ok is false when none are
 // present.
@@ -127,7 +129,7 @@ func (r *rateLimits) update(account, endpoint string, h http.Header, now time.Ti
 		return nil
 	}
 	s.AccountID, s.Endpoint, s.ObservedAt = account, endpoint, now
-	key := account + "\x00" + endpoint
+	key := limitKey{account, endpoint}
 	r.mu.Lock()
 	if prev, had := r.m[key]; had {
 		// A response may carry only some header groups (24-hour quotas appear
