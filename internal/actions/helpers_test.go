@@ -1,0 +1,220 @@
+package actions
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+)
+
+// staticTokens hands the X client one fixed emulator token.
+type staticTokens struct{ tok string }
+
+func (s staticTokens) AccessToken(context.Context) (string, error) { return s.tok, nil }
+func (s staticTokens) Refresh(context.Context) (string, error)     { return s.tok, nil }
+
+// allowAll lets every call through, so the tests see each action's own
+// behaviour.
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, policy.Request) (policy.Decision, error) {
+	return policy.Decision{Outcome: policy.Allow}, nil
+}
+func (allowAll) Consume(context.Context, policy.Request) error { return nil }
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// xenv is the real actions behind a real gateway, talking to the emulator.
+type xenv struct {
+	t     *testing.T
+	ctx   context.Context
+	sim   *xsim.Server
+	db    *store.DB
+	g     *gateway.Gateway
+	clock *testClock
+	token string
+	me    string
+}
+
+func newXEnv(t *testing.T) *xenv {
+	t.Helper()
+	ctx := context.Background()
+	clock := &testClock{t: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
+	opts := xsim.DefaultOptions()
+	opts.Now = clock.Now
+	opts.Seed = 7
+	opts.RateLimits = false
+	sim := xsim.New(opts)
+	base, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("start emulator: %v", err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	access, _, _ := sim.IssueToken(sim.DemoUserID(), sim.AllScopes())
+	x, err := xapi.New(xapi.Options{
+		BaseURLs: map[string]string{"api.x.com": base, "upload.x.com": base, "upload.twitter.com": base},
+		Tokens:   staticTokens{access}, AccountID: "default", Now: clock.Now, Timeout: 5 * time.Second,
+		BaseBackoff: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("x client: %v", err)
+	}
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "tuitbot.db"), store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatalf("open db: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	g, err := gateway.New(ctx, gateway.Options{DB: db, Policy: allowAll{}, Now: clock.Now, LockDir: filepath.Join(dir, "locks"),
+		Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
+	if err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clock.Now,
+		MediaDirs: []string{dir}})
+	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clock, token: access, me: sim.DemoUserID()}
+}
+
+// do runs a call that must execute.
+func (e *xenv) do(tool string, params any) gateway.Response {
+	e.t.Helper()
+	r, err := e.g.Do(e.ctx, gateway.Call{Tool: tool, Params: params})
+	if err != nil {
+		e.t.Fatalf("%s %v: %v", tool, params, err)
+	}
+	if r.Kind != gateway.Executed {
+		e.t.Fatalf("%s %v: kind %q", tool, params, r.Kind)
+	}
+	return r
+}
+
+// otherTweet returns the id of a tweet in the demo world not written by
+// the demo user.
+func (e *xenv) otherTweets(n int) []string {
+	e.t.Helper()
+	var out []string
+	for _, tw := range e.sim.World().Tweets {
+		if tw.AuthorID != e.me && tw.RetweetOf == "" {
+			out = append(out, tw.ID)
+			if len(out) == n {
+				return out
+			}
+		}
+	}
+	e.t.Fatalf("the demo world has fewer than %d foreign tweets", n)
+	return nil
+}
+
+// otherUser returns a public account that is not the demo user.
+func (e *xenv) otherUser() string {
+	e.t.Helper()
+	for _, u := range e.sim.World().Users {
+		if u.ID != e.me && !u.Protected {
+			return u.ID
+		}
+	}
+	e.t.Fatal("the demo world has no other public user")
+	return ""
+}
+
+// tweetExists reports whether the emulator holds a live tweet with id.
+func (e *xenv) tweetExists(id string) bool {
+	for _, tw := range e.sim.World().Tweets {
+		if tw.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// auditSummary returns the params_summary of the audit row for corr.
+func (e *xenv) auditSummary(corr string) string {
+	e.t.Helper()
+	var s string
+	if err := e.db.QueryRowContext(e.ctx, `SELECT params_summary FROM mutation_audit WHERE correlation_id = ?`, corr).Scan(&s); err != nil {
+		e.t.Fatalf("audit row %s: %v", corr, err)
+	}
+	return s
+}
+
+// dbText concatenates every text value of every table.
+func dbText(t *testing.T, ctx context.Context, db *sql.DB) string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	var b strings.Builder
+	for _, tb := range tables {
+		r, err := db.QueryContext(ctx, `SELECT * FROM "`+tb+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := r.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for r.Next() {
+			if err := r.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				switch x := v.(type) {
+				case string:
+					b.WriteString(x)
+				case []byte:
+					b.Write(x)
+				}
+				b.WriteByte('\n')
+			}
+		}
+		r.Close()
+	}
+	return b.String()
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

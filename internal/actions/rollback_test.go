@@ -1,0 +1,193 @@
+package actions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+func wantUndo(t *testing.T, tool string, got *envelope.Rollback, undo string, params map[string]any) {
+	t.Helper()
+	if got == nil || !got.Reversible || got.UndoTool != undo || !reflect.DeepEqual(got.UndoParams, params) || got.Note == "" {
+		t.Fatalf("%s rollback = %+v, want reversible %s %v", tool, got, undo, params)
+	}
+}
+
+func wantIrreversible(t *testing.T, tool string, got *envelope.Rollback) {
+	t.Helper()
+	if got == nil || got.Reversible || got.UndoTool != "" || got.Note == "" {
+		t.Fatalf("%s rollback = %+v, want irreversible with a note", tool, got)
+	}
+}
+
+func TestRollbackGuidancePerTool(t *testing.T) {
+	e := newXEnv(t)
+	foreign := e.otherTweets(4)
+	user := e.otherUser()
+
+	t.Run("post, reply and quote undo with x_delete_tweet of the new id", func(t *testing.T) {
+		for _, tc := range []struct {
+			tool   string
+			params PostParams
+		}{
+			{"x_post_tweet", PostParams{Text: "rollback post"}},
+			{"x_reply_to_tweet", PostParams{Text: "rollback reply", InReplyToID: foreign[0]}},
+			{"x_quote_tweet", PostParams{Text: "rollback quote", QuotedTweetID: foreign[1]}},
+		} {
+			r := e.do(tc.tool, tc.params)
+			posted, ok := r.Data.(PostedTweet)
+			if !ok || posted.ID == "" || posted.Text != tc.params.Text || !e.tweetExists(posted.ID) {
+				t.Fatalf("%s data %#v", tc.tool, r.Data)
+			}
+			wantUndo(t, tc.tool, r.Rollback, "x_delete_tweet", map[string]any{"tweet_id": posted.ID})
+		}
+	})
+
+	t.Run("thread undoes with per-id deletes, last first", func(t *testing.T) {
+		r := e.do("x_post_thread", ThreadParams{Tweets: []string{"thread one", "thread two", "thread three"}})
+		th := r.Data.(PostedThread)
+		if len(th.ThreadTweetIDs) != 3 || th.RootTweetID != th.ThreadTweetIDs[0] {
+			t.Fatalf("thread data %#v", th)
+		}
+		ids := th.ThreadTweetIDs
+		wantUndo(t, "x_post_thread", r.Rollback, "x_delete_tweet",
+			map[string]any{"tweet_ids": []string{ids[2], ids[1], ids[0]}})
+	})
+
+	t.Run("engagement pairs undo each other", func(t *testing.T) {
+		tw := foreign[2]
+		for _, tc := range []struct{ tool, undo string }{
+			{"x_like_tweet", "x_unlike_tweet"}, {"x_unlike_tweet", "x_like_tweet"},
+			{"x_retweet", "x_unretweet"}, {"x_unretweet", "x_retweet"},
+			{"x_bookmark_tweet", "x_unbookmark_tweet"}, {"x_unbookmark_tweet", "x_bookmark_tweet"},
+		} {
+			r := e.do(tc.tool, TweetIDParams{TweetID: tw})
+			eng := r.Data.(Engagement)
+			if eng.TweetID != tw || eng.Tool != tc.tool || eng.Active != !strings.Contains(tc.tool, "_un") {
+				t.Fatalf("%s data %#v", tc.tool, eng)
+			}
+			wantUndo(t, tc.tool, r.Rollback, tc.undo, map[string]any{"tweet_id": tw})
+		}
+		for _, tc := range []struct{ tool, undo string }{
+			{"x_follow_user", "x_unfollow_user"}, {"x_unfollow_user", "x_follow_user"},
+		} {
+			r := e.do(tc.tool, UserIDParams{TargetUserID: user})
+			wantUndo(t, tc.tool, r.Rollback, tc.undo, map[string]any{"target_user_id": user})
+		}
+		c := e.sim.Counters()
+		for _, k := range []string{"likes", "unlikes", "retweets", "unretweets", "bookmarks", "unbookmarks", "follows", "unfollows"} {
+			if c[k] != 1 {
+				t.Fatalf("emulator counter %s = %d, want 1 (%v)", k, c[k], c)
+			}
+		}
+	})
+
+	t.Run("delete is irreversible", func(t *testing.T) {
+		posted := e.do("x_post_tweet", PostParams{Text: "to be deleted"}).Data.(PostedTweet)
+		r := e.do("x_delete_tweet", TweetIDParams{TweetID: posted.ID})
+		if d := r.Data.(DeletedTweet); !d.Deleted || d.TweetID != posted.ID || e.tweetExists(posted.ID) {
+			t.Fatalf("delete data %#v", d)
+		}
+		wantIrreversible(t, "x_delete_tweet", r.Rollback)
+	})
+
+	t.Run("universal requests infer the inverse", func(t *testing.T) {
+		raw := func(method, path, body string) RawParams {
+			return RawParams{Method: method, Host: "api.x.com", Path: path, Body: body}
+		}
+		before := e.sim.Counters()["tweets_created"]
+		r := e.do("x_post", raw("POST", "/2/tweets", `{"text":"raw post rollback"}`))
+		data := r.Data.(RawData)
+		var body struct {
+			Data struct{ ID string } `json:"data"`
+		}
+		if err := json.Unmarshal(data.JSON, &body); err != nil || body.Data.ID == "" || data.Status != 201 {
+			t.Fatalf("x_post data %+v (%v)", data, err)
+		}
+		if got := e.sim.Counters()["tweets_created"]; got != before+1 {
+			t.Fatalf("tweets_created %d, want %d", got, before+1)
+		}
+		wantUndo(t, "x_post /2/tweets", r.Rollback, "x_delete_tweet", map[string]any{"tweet_id": body.Data.ID})
+
+		likes := fmt.Sprintf("/2/users/%s/likes", e.me)
+		r = e.do("x_post", raw("POST", likes, `{"tweet_id":"`+foreign[3]+`"}`))
+		wantUndo(t, "x_post likes", r.Rollback, "x_unlike_tweet", map[string]any{"tweet_id": foreign[3]})
+		r = e.do("x_delete", raw("DELETE", likes+"/"+foreign[3], ""))
+		wantUndo(t, "x_delete likes", r.Rollback, "x_like_tweet", map[string]any{"tweet_id": foreign[3]})
+
+		follows := fmt.Sprintf("/2/users/%s/following", e.me)
+		r = e.do("x_post", raw("POST", follows, `{"target_user_id":"`+user+`"}`))
+		wantUndo(t, "x_post follow", r.Rollback, "x_unfollow_user", map[string]any{"target_user_id": user})
+
+		r = e.do("x_delete", raw("DELETE", "/2/tweets/"+body.Data.ID, ""))
+		wantIrreversible(t, "x_delete tweet", r.Rollback)
+		if e.tweetExists(body.Data.ID) {
+			t.Fatal("x_delete did not delete the tweet")
+		}
+
+		// X refused the request: nothing to undo.
+		r = e.do("x_post", raw("POST", "/2/tweets", `{"text":""}`))
+		if r.Data.(RawData).Status < 400 {
+			t.Fatalf("empty post answered %d", r.Data.(RawData).Status)
+		}
+		wantIrreversible(t, "x_post refused", r.Rollback)
+	})
+}
+
+func TestThreadPartialFailureRollsBackPostedTweets(t *testing.T) {
+	e := newXEnv(t)
+	// The third tweet repeats the first: X refuses it as duplicate content.
+	_, err := e.g.Do(e.ctx, gatewayCall("x_post_thread", ThreadParams{Tweets: []string{"partial a", "partial b", "partial a"}}))
+	if err == nil {
+		t.Fatal("the broken thread reported success")
+	}
+	ae := asAppErr(t, err)
+	if ae.Code != "thread_partial_failure" {
+		t.Fatalf("code %s: %v", ae.Code, err)
+	}
+	fail, ok := ae.Data.(ThreadFailure)
+	if !ok || len(fail.PostedTweetIDs) != 2 || fail.FailedAtIndex != 2 || !strings.HasPrefix(fail.Cause, "x_duplicate_content") {
+		t.Fatalf("failure data %#v", ae.Data)
+	}
+	var status, rollback string
+	if err := e.db.QueryRowContext(e.ctx, `SELECT status, rollback_action FROM mutation_audit WHERE tool_name = 'x_post_thread'`).Scan(&status, &rollback); err != nil {
+		t.Fatal(err)
+	}
+	want := mustJSON(t, threadRollback(fail.PostedTweetIDs))
+	if status != "failure" || rollback != want || !strings.Contains(rollback, fmt.Sprintf(`["%s","%s"]`, fail.PostedTweetIDs[1], fail.PostedTweetIDs[0])) {
+		t.Fatalf("audit status %q rollback %s", status, rollback)
+	}
+}
+
+func TestRawRollbackForUnknownEndpointIsIrreversible(t *testing.T) {
+	c, err := RawParams{Method: "POST", Host: "api.x.com", Path: "/2/lists", Body: `{"name":"x"}`}.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := rawRollback(c, &xapi.RawResponse{Status: 201, Body: []byte(`{"data":{"id":"123","name":"x"}}`)})
+	wantIrreversible(t, "x_post /2/lists", rb)
+	if !strings.Contains(rb.Note, "/2/lists") {
+		t.Fatalf("note %q does not name the request", rb.Note)
+	}
+}
+
+func gatewayCall(tool string, params any) gateway.Call {
+	return gateway.Call{Tool: tool, Params: params}
+}
+
+func asAppErr(t *testing.T, err error) *apperr.Error {
+	t.Helper()
+	var ae *apperr.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("%T is not an *apperr.Error: %v", err, err)
+	}
+	return ae
+}
