@@ -1,0 +1,509 @@
+package autopilot_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xauth"
+)
+
+func tick(t *testing.T, r *autopilot.Runner) map[string]autopilot.LoopResult {
+	t.Helper()
+	res, err := r.Tick(context.Background())
+	if err != nil {
+		t.Fatalf("Tick: %v", err)
+	}
+	out := map[string]autopilot.LoopResult{}
+	for _, x := range res {
+		out[x.Loop] = x
+	}
+	return out
+}
+
+func wantCode(t *testing.T, err error, code apperr.Code, contains ...string) {
+	t.Helper()
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code != code {
+		t.Fatalf("error = %v, want %s", err, code)
+	}
+	for _, s := range contains {
+		if !strings.Contains(ae.Message, s) {
+			t.Errorf("message %q does not mention %q", ae.Message, s)
+		}
+	}
+}
+
+func TestLoopNamesAreValidated(t *testing.T) {
+	if n, err := autopilot.ParseLoop(" Discovery "); err != nil || n != autopilot.LoopDiscovery {
+		t.Errorf("ParseLoop(Discovery) = %q, %v", n, err)
+	}
+	_, err := autopilot.ParseLoop("bogus")
+	wantCode(t, err, apperr.InvalidInput, "loop:", `"bogus"`, strings.Join(autopilot.LoopNames(), ", "))
+
+	e := newEnv(t, func(c *config.Config) { c.Intervals.EnabledLoops = []string{"discovery", "analytics"} })
+	_, err = autopilot.FromApp(e.app, autopilot.Options{Loops: []string{"bogus"}})
+	wantCode(t, err, apperr.InvalidInput, "bogus", "discovery, ")
+	_, err = autopilot.FromApp(e.app, autopilot.Options{Loops: []string{"content"}})
+	wantCode(t, err, apperr.InvalidInput, "content", "intervals.enabled_loops")
+	r, err := autopilot.FromApp(e.app, autopilot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Loops(), ","); got != "discovery,analytics" {
+		t.Errorf("loops = %s, want only the enabled ones", got)
+	}
+
+	e.app.Cfg.Intervals.EnabledLoops = []string{"discovery", "teleport"}
+	_, err = autopilot.FromApp(e.app, autopilot.Options{})
+	wantCode(t, err, apperr.ConfigError, "intervals.enabled_loops", "teleport")
+	e.app.Cfg.Intervals.EnabledLoops = []string{"discovery"}
+	e.app.Cfg.Intervals.PublisherSeconds = 0
+	_, err = autopilot.FromApp(e.app, autopilot.Options{})
+	wantCode(t, err, apperr.ConfigError, "intervals.publisher_seconds")
+}
+
+func TestRunLockAllowsOneInstance(t *testing.T) {
+	home := t.TempDir()
+	l1, err := autopilot.AcquireRunLock(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = autopilot.AcquireRunLock(home)
+	var le *autopilot.LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("second lock: %v, want LockedError", err)
+	}
+	path := filepath.Join(home, autopilot.RunLockName)
+	if le.Path != path || le.PID != os.Getpid() {
+		t.Errorf("LockedError = %+v, want path %s and pid %d", le, path, os.Getpid())
+	}
+	for _, s := range []string{path, strconv.Itoa(os.Getpid()), "already running"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message %q does not name %q", err, s)
+		}
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("lock file: %v, mode %v", err, st.Mode())
+	}
+	if err := l1.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := autopilot.AcquireRunLock(home)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	if err := l2.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTickOutsideActiveHoursSkipsPostingLoops(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(3 * time.Hour))
+	res := tick(t, e.runner(e.app))
+	for _, n := range []string{autopilot.LoopDiscovery, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads,
+		autopilot.LoopTargets, autopilot.LoopPublisher} {
+		if !strings.Contains(res[n].Skipped, "outside active hours") || !strings.Contains(res[n].Skipped, "2026-03-02T08:00:00") {
+			t.Errorf("%s at 03:00: %+v", n, res[n])
+		}
+	}
+	for _, n := range []string{autopilot.LoopAnalytics, autopilot.LoopHousekeeping} {
+		if res[n].Skipped != "" || res[n].Error != "" {
+			t.Errorf("%s must run outside active hours: %+v", n, res[n])
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM follower_snapshots`); n != 1 {
+		t.Errorf("%d follower snapshots, want 1", n)
+	}
+	if n := e.count(`SELECT count(*) FROM mutation_audit`); n != 0 {
+		t.Errorf("%d mutations outside active hours", n)
+	}
+}
+
+func TestExpiredTokenStopsXLoopsWithNextStep(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	bad := &xauth.Token{AccessToken: "revoked-access", RefreshToken: "revoked-refresh", TokenType: "bearer",
+		ExpiresAt: e.clock.Now().Add(time.Hour), Scopes: e.sim.AllScopes()}
+	if err := xauth.SaveToken(context.Background(), e.app.Cfg.TokenFile(), bad); err != nil {
+		t.Fatal(err)
+	}
+	r := e.runner(e.app)
+	res := tick(t, r)
+	if res[autopilot.LoopHousekeeping].Error != "" || res[autopilot.LoopHousekeeping].Skipped != "" {
+		t.Errorf("housekeeping needs no X: %+v", res[autopilot.LoopHousekeeping])
+	}
+	// Loops run in order: those before the first X call work, the first
+	// one to meet the refused token fails, every later X loop is stopped.
+	failedAt := -1
+	for i, n := range r.Loops() {
+		x := res[n]
+		switch {
+		case x.ErrorCode == string(apperr.XAuthExpired):
+			if failedAt >= 0 {
+				t.Errorf("%s called X again after the token was refused", n)
+			}
+			failedAt = i
+		case failedAt < 0:
+			if x.Error != "" || x.Skipped != "" {
+				t.Errorf("%s before any X failure: %+v", n, x)
+			}
+		case !strings.Contains(x.Skipped, "run `tuitbot auth`"):
+			t.Errorf("%s after the token was refused: %+v", n, x)
+		}
+	}
+	if failedAt < 0 {
+		t.Fatal("no loop reported x_auth_expired")
+	}
+	stopped := map[string]bool{}
+	for _, n := range r.Loops()[failedAt:] {
+		stopped[n] = true
+	}
+	st, err := r.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range st.Loops {
+		if !stopped[l.Name] {
+			continue
+		}
+		if l.State != autopilot.StateStopped || !strings.Contains(l.LastError, "tuitbot auth") {
+			t.Errorf("status of %s: state %s, error %q", l.Name, l.State, l.LastError)
+		}
+	}
+
+	// Run gives up when no enabled loop can work without X.
+	e.app.Cfg.Intervals.EnabledLoops = []string{"mentions", "analytics"}
+	r2 := e.runner(e.app)
+	err = r2.Run(context.Background())
+	wantCode(t, err, apperr.XAuthExpired, "tuitbot auth", "no loop is left")
+}
+
+func TestBreakerPauseIsRespectedByTick(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.sim.SetFault("GET /2/users/:id/mentions", xsim.Fault{ErrorProbability: 1, ErrorStatus: 503})
+	for i := 1; i <= 3; i++ {
+		res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+		if res.Error == "" {
+			t.Fatalf("tick %d: mentions did not fail: %+v", i, res)
+		}
+		e.clock.set(e.clock.Now().Add(time.Minute))
+	}
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if !strings.Contains(res.Skipped, "circuit breaker open after 3 consecutive errors") {
+		t.Errorf("tick with the breaker open: %+v", res)
+	}
+	// After the cooldown the next tick is a probe; X works again, so the
+	// breaker closes.
+	e.sim.ClearFaults()
+	e.clock.set(e.clock.Now().Add(time.Duration(e.cfg.Breaker.CooldownSeconds) * time.Second))
+	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.Skipped != "" || res.Error != "" {
+		t.Errorf("probe: %+v", res)
+	}
+	st, _ := e.runner(e.app).Status(context.Background())
+	for _, l := range st.Loops {
+		if l.Name == autopilot.LoopMentions && (l.Breaker != "closed" || l.ConsecutiveErrors != 0 || l.Errors != 3) {
+			t.Errorf("after the probe: %+v", l)
+		}
+	}
+}
+
+func TestRateLimitWaitsForXReset(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.sim.SetFault("GET /2/users/:id/mentions", xsim.Fault{RateLimitNext: 1})
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.ErrorCode != string(apperr.XRateLimited) {
+		t.Fatalf("mentions: %+v", res)
+	}
+	st, _ := e.runner(e.app).Status(context.Background())
+	var m autopilot.LoopStatus
+	for _, l := range st.Loops {
+		if l.Name == autopilot.LoopMentions {
+			m = l
+		}
+	}
+	until, err := store.ParseTime(m.PausedUntil)
+	if m.State != autopilot.StateRateLimited || err != nil || !until.After(e.clock.Now()) || until.After(e.clock.Now().Add(15*time.Minute)) {
+		t.Fatalf("after a 429: %+v", m)
+	}
+	if m.Breaker != "closed" {
+		t.Errorf("one 429 opened the breaker: %+v", m)
+	}
+	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if !strings.Contains(res.Skipped, "rate-limit reset") {
+		t.Errorf("tick before the reset: %+v", res)
+	}
+	e.clock.set(until)
+	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.Skipped != "" || res.Error != "" {
+		t.Errorf("tick after the reset: %+v", res)
+	}
+}
+
+func TestPublisherPostsDueDrafts(t *testing.T) {
+	for _, mode := range []string{"autopilot", "composer"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, func(c *config.Config) { c.Mode = mode })
+			e.clock.set(day0.Add(9 * time.Hour))
+			now := e.clock.Now()
+			insert := func(kind, body, status string, at time.Time) int64 {
+				res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
+					VALUES (?, ?, 'Go tooling', 'mcp', ?, ?, ?, ?)`, kind, body, status, store.FormatTime(at), store.FormatTime(now), store.FormatTime(now))
+				if err != nil {
+					t.Fatal(err)
+				}
+				id, _ := res.LastInsertId()
+				return id
+			}
+			due := insert("tweet", "A scheduled tip about Go tooling.", "scheduled", now.Add(-time.Minute))
+			thread := insert("thread", `["First of a scheduled thread.","Second of a scheduled thread."]`, "scheduled", now.Add(-time.Second))
+			later := insert("tweet", "Not yet.", "scheduled", now.Add(time.Hour))
+			before := e.sim.Counters()[xsim.CountTweetsCreated]
+			res := tick(t, e.runner(e.app, autopilot.LoopPublisher))[autopilot.LoopPublisher]
+			if res.Error != "" {
+				t.Fatalf("publisher: %+v", res)
+			}
+			status := func(id int64) (string, string, int64) {
+				var s, tw string
+				var ap int64
+				if err := e.db().QueryRow(`SELECT status, COALESCE(posted_tweet_id,''), COALESCE(approval_id,0) FROM drafts WHERE id = ?`, id).Scan(&s, &tw, &ap); err != nil {
+					t.Fatal(err)
+				}
+				return s, tw, ap
+			}
+			created := e.sim.Counters()[xsim.CountTweetsCreated] - before
+			for _, id := range []int64{due, thread} {
+				s, tw, ap := status(id)
+				switch mode {
+				case "autopilot":
+					if s != "posted" || tw == "" {
+						t.Errorf("draft %d: %s %q, want posted with the tweet id", id, s, tw)
+					}
+				case "composer":
+					if s != "queued" || ap == 0 {
+						t.Errorf("draft %d: %s approval %d, want queued", id, s, ap)
+					}
+				}
+			}
+			if s, _, _ := status(later); s != "scheduled" {
+				t.Errorf("future draft is %s", s)
+			}
+			want := int64(3)
+			if mode == "composer" {
+				want = 0
+			}
+			if created != want {
+				t.Errorf("%d posts created, want %d", created, want)
+			}
+			if n := e.count(`SELECT count(*) FROM mutation_audit WHERE loop_name = 'publisher' AND caller = 'autopilot' AND idempotency_key LIKE 'scheduled-draft-%'`); mode == "autopilot" && n != 2 {
+				t.Errorf("%d publisher audit rows, want 2", n)
+			}
+		})
+	}
+}
+
+func TestPublisherNeverRepostsAfterACrash(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	now := store.FormatTime(e.clock.Now())
+	res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, status, scheduled_for, created_at, updated_at)
+		VALUES ('tweet', 'Was being posted when the process died.', 'publishing', ?, ?, ?)`, now, now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	before := e.sim.Counters()[xsim.CountTweetsCreated]
+	tick(t, e.runner(e.app, autopilot.LoopPublisher))
+	var s string
+	_ = e.db().QueryRow(`SELECT status FROM drafts WHERE id = ?`, id).Scan(&s)
+	if s != "failed" {
+		t.Errorf("interrupted draft is %s, want failed (verify on X)", s)
+	}
+	if got := e.sim.Counters()[xsim.CountTweetsCreated] - before; got != 0 {
+		t.Errorf("%d posts created for an interrupted draft", got)
+	}
+}
+
+func TestAnalyticsMeasuresPostsADayOld(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	res := tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
+	if res.Posted != 1 {
+		t.Fatalf("content: %+v", res)
+	}
+	var topic string
+	if err := e.db().QueryRow(`SELECT topic FROM original_tweets WHERE caller = 'autopilot'`).Scan(&topic); err != nil || topic == "" {
+		t.Fatalf("the posted tweet has no topic: %q %v", topic, err)
+	}
+	tick(t, e.runner(e.app, autopilot.LoopAnalytics))
+	if n := e.count(`SELECT count(*) FROM tweet_performance`); n != 0 {
+		t.Errorf("a post of the same hour was measured (%d rows)", n)
+	}
+	e.clock.set(day0.Add(34 * time.Hour))
+	res = tick(t, e.runner(e.app, autopilot.LoopAnalytics))[autopilot.LoopAnalytics]
+	if res.Error != "" || !strings.Contains(res.Summary, "1 post measured") {
+		t.Fatalf("analytics a day later: %+v", res)
+	}
+	wf, err := e.app.Workflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured, err := wf.MeasuredTopics(context.Background())
+	if err != nil || len(measured) != 1 || measured[0].Topic != topic {
+		t.Errorf("measured topics = %+v, %v; want %q", measured, err, topic)
+	}
+	if n := e.count(`SELECT count(*) FROM follower_snapshots`); n != 2 {
+		t.Errorf("%d snapshots, want 2", n)
+	}
+	tick(t, e.runner(e.app, autopilot.LoopAnalytics))
+	if n := e.count(`SELECT count(*) FROM tweet_performance`); n != 1 {
+		t.Errorf("a post was measured twice (%d rows)", n)
+	}
+}
+
+func TestTargetsAnswerOneNewPostPerAccountPerRun(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) {
+		c.Targets.Accounts = []string{"@kube_kai", "oss_olivia"}
+		c.Limits.MaxRepliesPerAuthorPerDay = 5
+		c.Targets.MaxTargetRepliesPerDay = 2
+	})
+	e.clock.set(day0.Add(9 * time.Hour))
+	var kai []string
+	for i := range 3 {
+		e.clock.set(e.clock.Now().Add(time.Minute))
+		kai = append(kai, e.postAs("kube_kai", "Paved roads, take "+strconv.Itoa(i)+": adoption beats mandates."))
+	}
+	res := tick(t, e.runner(e.app, autopilot.LoopTargets))[autopilot.LoopTargets]
+	if res.Error != "" {
+		t.Fatalf("targets: %+v", res)
+	}
+	replied := map[string]int{}
+	for _, p := range e.ourPosts(day0, e.clock.Now().Add(time.Hour)) {
+		replied[p.InReplyToTweetID]++
+	}
+	if replied[kai[2]] != 1 || replied[kai[0]]+replied[kai[1]] != 0 {
+		t.Errorf("replies %v: want exactly one, to the newest post %s", replied, kai[2])
+	}
+	if n := e.count(`SELECT count(*) FROM target_accounts WHERE user_id != ''`); n != 2 {
+		t.Errorf("%d resolved target accounts, want 2", n)
+	}
+	// The cursor moved past the other two: the next run has nothing new.
+	e.clock.set(e.clock.Now().Add(time.Hour))
+	res = tick(t, e.runner(e.app, autopilot.LoopTargets))[autopilot.LoopTargets]
+	if res.Posted != 0 {
+		t.Errorf("second run answered old posts: %+v", res)
+	}
+	// The daily target cap holds across accounts and runs.
+	for i := range 3 {
+		e.clock.set(e.clock.Now().Add(time.Hour))
+		e.postAs("kube_kai", "More on paved roads, part "+strconv.Itoa(i)+".")
+		e.postAs("oss_olivia", "Maintainer life, part "+strconv.Itoa(i)+".")
+		tick(t, e.runner(e.app, autopilot.LoopTargets))
+	}
+	if n := e.count(`SELECT count(*) FROM autopilot_actions WHERE loop_name = 'targets' AND status = 'posted'`); n != 2 {
+		t.Errorf("%d target replies, want the cap of 2", n)
+	}
+	if n := e.count(`SELECT count(*) FROM autopilot_actions WHERE loop_name = 'targets' AND mentions_product = 1`); n != 0 {
+		t.Errorf("target replies mentioned the product %d times", n)
+	}
+}
+
+func TestRogueProductMentionsAreBlocked(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.Limits.ProductMentionRatio = 0 })
+	e.llm.set(func(f *fakeLLM) { f.rogueEvery = 1 })
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.postAs("rustacean_rae", "@tuitbot_demo what do you think of golang retries?")
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.Posted != 0 || res.Blocked == 0 {
+		t.Fatalf("mentions with a rogue LLM: %+v", res)
+	}
+	var reason string
+	_ = e.db().QueryRow(`SELECT reason FROM autopilot_actions WHERE status = 'blocked' LIMIT 1`).Scan(&reason)
+	if !strings.Contains(reason, "product_mention_ratio") {
+		t.Errorf("blocked reason %q", reason)
+	}
+	if n := e.count(`SELECT count(*) FROM mutation_audit`); n != 0 {
+		t.Errorf("%d gateway calls for blocked drafts", n)
+	}
+	// Blocked posts are not drafted again.
+	calls := e.llm.count("reply")
+	e.clock.set(e.clock.Now().Add(time.Hour))
+	tick(t, e.runner(e.app, autopilot.LoopMentions))
+	if got := e.llm.count("reply"); got != calls {
+		t.Errorf("blocked posts were drafted again (%d more LLM calls)", got-calls)
+	}
+}
+
+func TestBannedPhrasesNeverReachTheGateway(t *testing.T) {
+	e := newEnv(t, nil)
+	e.llm.set(func(f *fakeLLM) { f.banned = "check out" })
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.postAs("rustacean_rae", "@tuitbot_demo any golang tips?")
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.Posted != 0 || res.Blocked == 0 || res.Error != "" {
+		t.Fatalf("mentions with banned phrases: %+v", res)
+	}
+	if n := e.count(`SELECT count(*) FROM mutation_audit`); n != 0 {
+		t.Errorf("%d gateway calls with a banned phrase", n)
+	}
+}
+
+func TestStopLetsTheInFlightPostComplete(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	// The post takes a while on X; the stop signal arrives while it is on
+	// the wire.
+	e.sim.SetFault("POST /2/tweets", xsim.Fault{Latency: 1500 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := autopilot.FromApp(e.app, autopilot.Options{Loops: []string{autopilot.LoopContent}, Rand: rand.New(rand.NewPCG(1, 2)),
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			e.clock.set(e.clock.Now().Add(d))
+			return ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	// Cancel once the tweet has been drafted, i.e. the post is under way.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.llm.count("tweet") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+	var status string
+	if err := e.db().QueryRow(`SELECT status FROM mutation_audit WHERE tool_name = 'x_post_tweet'`).Scan(&status); err != nil || status != "success" {
+		t.Errorf("the in-flight post ended %q (%v), want success", status, err)
+	}
+	if got := len(e.ourPosts(day0, day0.Add(48*time.Hour))); got != 1 {
+		t.Errorf("%d posts on X, want the one in flight", got)
+	}
+	if n := e.count(`SELECT count(*) FROM loop_state WHERE state = 'running'`); n != 0 {
+		t.Errorf("a loop is left in state running after the stop")
+	}
+}
