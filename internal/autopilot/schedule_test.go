@@ -170,9 +170,9 @@ func TestMentionsProduct(t *testing.T) {
 	cfg.Business.ProductURL = "https://tuitpilot.example/"
 	r := &Runner{cfg: &cfg}
 	for text, want := range map[string]bool{
-		"we use TUITPILOT for this":                 true,
-		"see tuitpilot.example/docs":                true,
-		"nothing about it here":                     false,
+		"we use TUITPILOT for this":                true,
+		"see tuitpilot.example/docs":               true,
+		"nothing about it here":                    false,
 		"tuit pilot is two words and not the name": false,
 	} {
 		if got := r.mentionsProduct(text); got != want {
