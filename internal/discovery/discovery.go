@@ -138,6 +138,10 @@ func (s *Service) Find(ctx context.Context, q Query) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	me, err := x.MyUserID(ctx)
+	if err != nil {
+		return nil, err
+	}
 	page, err := x.SearchRecent(ctx, xapi.SearchParams{Query: q.Query, MaxResults: min(max(q.Limit*2, 10), 100), SinceID: since})
 	if err != nil {
 		return nil, err
@@ -146,6 +150,9 @@ func (s *Service) Find(ctx context.Context, q Query) (*Result, error) {
 	res := &Result{Candidates: []Candidate{}, TotalSearched: len(page.Data), Query: q.Query, Threshold: q.MinScore, SinceID: since, NewestID: page.Meta.NewestID}
 	var all []Candidate
 	for _, tw := range page.Data {
+		if !replyable(tw, me) {
+			continue
+		}
 		c := s.candidate(scorer, tw)
 		isNew, err := s.persist(ctx, c, q.Query)
 		if err != nil {
@@ -171,6 +178,21 @@ func (s *Service) Find(ctx context.Context, q Query) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// replyable reports whether a search hit is a reply opportunity at all: our
+// own posts are not (replying to ourselves), and neither are reposts, whose
+// conversation belongs to the original post.
+func replyable(tw xapi.Tweet, me string) bool {
+	if tw.AuthorID == me {
+		return false
+	}
+	for _, r := range tw.ReferencedTweets {
+		if r.Type == "retweeted" {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Service) candidate(sc *scoring.Scorer, tw xapi.Tweet) Candidate {

@@ -175,8 +175,31 @@ func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	return d, nil
 }
 
+// syncQueued brings queued drafts up to date with their approval items.
+// Approval replays the queued post through the gateway, which knows nothing
+// of drafts, so a draft learns the outcome here: executed means posted;
+// rejected, expired or failed gives the text back as a draft, so nothing is
+// silently dropped.
+func (s *Service) syncQueued(ctx context.Context) error {
+	now := s.ts(s.Now())
+	_, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'posted', updated_at = ?,
+		posted_tweet_id = COALESCE(json_extract(a.result_json, '$.id'), json_extract(a.result_json, '$.root_tweet_id'))
+		FROM approval_queue a WHERE a.id = drafts.approval_id AND drafts.account_id = ? AND drafts.status = 'queued'
+		AND a.status = 'executed'`, now, s.account())
+	if err != nil {
+		return dbErr(err, "update queued drafts")
+	}
+	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'draft', approval_id = NULL, updated_at = ?
+		FROM approval_queue a WHERE a.id = drafts.approval_id AND drafts.account_id = ? AND drafts.status = 'queued'
+		AND (a.status IN ('rejected', 'expired', 'failed') OR (a.status = 'pending' AND a.expires_at <= ?))`, now, s.account(), now)
+	return dbErr(err, "update queued drafts")
+}
+
 // Drafts lists drafts, optionally by status, newest first.
 func (s *Service) Drafts(ctx context.Context, status string) ([]Draft, error) {
+	if err := s.syncQueued(ctx); err != nil {
+		return nil, err
+	}
 	q := `SELECT ` + draftCols + ` FROM drafts WHERE account_id = ? AND status != 'deleted'`
 	args := []any{s.account()}
 	if status != "" {
@@ -201,6 +224,9 @@ func (s *Service) Drafts(ctx context.Context, status string) ([]Draft, error) {
 
 // Draft returns one draft.
 func (s *Service) Draft(ctx context.Context, id int64) (*Draft, error) {
+	if err := s.syncQueued(ctx); err != nil {
+		return nil, err
+	}
 	d, err := scanDraft(s.DB.QueryRowContext(ctx, `SELECT `+draftCols+` FROM drafts WHERE account_id = ? AND id = ? AND status != 'deleted'`, s.account(), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, apperr.New(apperr.NotFound, "draft_id: no draft %d", id)
