@@ -28,6 +28,9 @@ type Service struct {
 	Now       func() time.Time
 }
 
+// MaxQueryLength is X's limit on a recent-search query.
+const MaxQueryLength = 512
+
 // Query is one find_reply_opportunities request.
 type Query struct {
 	Query    string
@@ -122,6 +125,11 @@ func (s *Service) Find(ctx context.Context, q Query) (*Result, error) {
 	}
 	if strings.TrimSpace(q.Query) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "query: required (or set business.product_keywords)")
+	}
+	// X refuses longer recent-search queries with a bare 400; say which
+	// field is wrong before spending a request.
+	if len(q.Query) > MaxQueryLength {
+		return nil, apperr.New(apperr.InvalidInput, "query: %d characters, X accepts at most %d (pass a shorter query or fewer business keywords)", len(q.Query), MaxQueryLength)
 	}
 	if q.Limit <= 0 {
 		q.Limit = 10
