@@ -14,7 +14,9 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -505,5 +507,32 @@ func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM loop_state WHERE state = 'running'`); n != 0 {
 		t.Errorf("a loop is left in state running after the stop")
+	}
+}
+
+func TestPanickingLoopIsOnlyThatLoopsFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	db, _ := e.app.RequireDB()
+	wf, _ := e.app.Workflow()
+	disc, _ := e.app.Discovery()
+	r, err := autopilot.New(autopilot.Deps{
+		Cfg: e.app.Cfg, DB: db, Gateway: e.app.Gateway, Workflow: wf, Discovery: disc,
+		Replier:   func(loop string) (*workflow.Replier, error) { return e.app.Replier(autopilot.Caller, loop) },
+		Generator: func() (*content.Generator, error) { panic("generator exploded") },
+		X:         e.app.XClient, Now: e.clock.Now,
+	}, autopilot.Options{Loops: []string{autopilot.LoopContent, autopilot.LoopAnalytics}, Sleep: e.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tick(t, r)
+	if c := res[autopilot.LoopContent]; c.ErrorCode != string(apperr.InternalError) || !strings.Contains(c.Error, "generator exploded") {
+		t.Errorf("content: %+v", c)
+	}
+	if a := res[autopilot.LoopAnalytics]; a.Error != "" || a.Skipped != "" {
+		t.Errorf("analytics after the panic: %+v", a)
+	}
+	if _, err := autopilot.New(autopilot.Deps{Cfg: e.app.Cfg}, autopilot.Options{}); err == nil {
+		t.Error("New accepted missing dependencies")
 	}
 }

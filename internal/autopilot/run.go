@@ -211,7 +211,7 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 		return nil, err
 	}
 	it := &iter{r: r, loop: name, work: context.WithoutCancel(ctx), stop: ctx, start: now, res: res}
-	err := r.loopFunc(name)(it)
+	err := r.safely(it)
 	res.Summary = strings.Join(it.notes, "; ")
 	r.finish(it, st, err)
 	res.NextRun = st.NextRun
@@ -220,6 +220,21 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 		res.Error, res.ErrorCode = e.Message, string(e.Code)
 	}
 	return res, r.saveState(context.WithoutCancel(ctx), st)
+}
+
+// safely runs the loop; a panic in one loop is that loop's failure (the
+// breaker counts it), not the end of the daemon.
+func (r *Runner) safely(it *iter) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("autopilot loop panicked", "loop", it.loop, "panic", fmt.Sprint(p))
+			err = apperr.New(apperr.InternalError, "the %s loop failed unexpectedly: %v", it.loop, p)
+		}
+	}()
+	err = r.loopFunc(it.loop)(it)
+	r.log.Debug("autopilot loop ran", "loop", it.loop, "posted", it.res.Posted, "queued", it.res.Queued,
+		"blocked", it.res.Blocked, "summary", strings.Join(it.notes, "; "), "error", err)
+	return err
 }
 
 // finish updates the state after an iteration: pacing, rate-limit waits,
