@@ -219,8 +219,13 @@ func recordOriginal(ctx context.Context, d Deps, tool, id string, p PostParams) 
 	}
 	now := store.FormatTime(d.now())
 	if tool == "x_reply_to_tweet" {
-		_, _ = d.DB.ExecContext(ctx, `INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at) VALUES (?, ?, ?, ?, ?)`,
-			accountOf(d), p.InReplyToID, id, p.Text, now)
+		// The author comes from discovery when the target was discovered,
+		// so replies that ran through approval (which knows only the call)
+		// still count toward per-author limits and author context.
+		_, _ = d.DB.ExecContext(ctx, `INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at, author_id, author_username)
+			SELECT ?, ?, ?, ?, ?, COALESCE(MAX(author_id), ''), COALESCE(MAX(author_username), '')
+			FROM discovered_tweets WHERE account_id = ? AND tweet_id = ?`,
+			accountOf(d), p.InReplyToID, id, p.Text, now, accountOf(d), p.InReplyToID)
 		_, _ = d.DB.ExecContext(ctx, `UPDATE discovered_tweets SET replied_to = 1, reply_tweet_id = ? WHERE account_id = ? AND tweet_id = ?`,
 			id, accountOf(d), p.InReplyToID)
 		return

@@ -252,9 +252,14 @@ func report(t *testing.T, e *env, cands []discovery.Candidate, texts, replies ma
 	if rr.Count != n {
 		t.Fatalf("recent replies %+v", rr)
 	}
+	authors := map[string]string{}
+	for _, c := range cands {
+		authors[c.TweetID] = c.AuthorUsername
+	}
 	for _, r := range rr.Replies {
-		if replies[r.TargetTweetID] != r.ReplyTweetID || texts[r.TargetTweetID] != r.Content {
-			t.Fatalf("recent reply %+v", r)
+		// The author is known although approval replayed only the call.
+		if replies[r.TargetTweetID] != r.ReplyTweetID || texts[r.TargetTweetID] != r.Content || r.AuthorUsername != authors[r.TargetTweetID] {
+			t.Fatalf("recent reply %+v (author want @%s)", r, authors[r.TargetTweetID])
 		}
 	}
 	var today struct {

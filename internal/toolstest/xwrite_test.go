@@ -10,6 +10,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 )
 
@@ -114,6 +115,14 @@ func TestMutationTools(t *testing.T) {
 			t.Fatalf("reply %s: %+v, want a reply to %s", p.ID, tw, target.ID)
 		}
 		requireUndo(t, r.Meta.Rollback, "x_delete_tweet", map[string]any{"tweet_id": p.ID})
+		// Replies to posts discovery never saw are recorded all the same.
+		var rr struct {
+			Replies []workflow.Reply `json:"replies"`
+		}
+		e.call("get_recent_replies", map[string]any{}).ok(t, &rr)
+		if !slices.ContainsFunc(rr.Replies, func(x workflow.Reply) bool { return x.ReplyTweetID == p.ID && x.TargetTweetID == target.ID && x.Content == text }) {
+			t.Fatalf("recent replies %+v lack %s", rr.Replies, p.ID)
+		}
 		requireRejectsIDs(t, e, "x_reply_to_tweet", "in_reply_to_id", func(id string) map[string]any {
 			return map[string]any{"text": "a reply", "in_reply_to_id": id}
 		})
