@@ -120,7 +120,9 @@ func TestMutationTools(t *testing.T) {
 			Replies []workflow.Reply `json:"replies"`
 		}
 		e.call("get_recent_replies", map[string]any{}).ok(t, &rr)
-		if !slices.ContainsFunc(rr.Replies, func(x workflow.Reply) bool { return x.ReplyTweetID == p.ID && x.TargetTweetID == target.ID && x.Content == text }) {
+		if !slices.ContainsFunc(rr.Replies, func(x workflow.Reply) bool {
+			return x.ReplyTweetID == p.ID && x.TargetTweetID == target.ID && x.Content == text
+		}) {
 			t.Fatalf("recent replies %+v lack %s", rr.Replies, p.ID)
 		}
 		requireRejectsIDs(t, e, "x_reply_to_tweet", "in_reply_to_id", func(id string) map[string]any {
