@@ -406,14 +406,6 @@ func (e *env) tweetByID(id string) (xsim.Tweet, bool) {
 	return xsim.Tweet{}, false
 }
 
-func decodeJSON[T any](t *testing.T, raw []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("decode %T: %v: %.300s", v, err, raw)
-	}
-	return v
-}
 
 // knownBug stops a test at a check the product is known to fail, naming the
 // bug (reported to the package's owner). The checks before it have run;

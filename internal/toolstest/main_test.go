@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +34,11 @@ func TestMain(m *testing.M) {
 func buildCLI(dir string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		root := os.Getenv("GOROOT")
+		if root == "" {
+			return "", fmt.Errorf("no go tool on PATH and GOROOT unset: %w", err)
+		}
+		goTool = filepath.Join(root, "bin", "go")
 	}
 	bin := filepath.Join(dir, "tuitbot")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
