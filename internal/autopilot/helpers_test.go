@@ -58,6 +58,7 @@ type fakeLLM struct {
 	replies    int
 	rogueEvery int
 	banned     string // when set, every reply contains it
+	fixed      string // when set, every reply is exactly this
 	calls      map[string]int
 }
 
@@ -135,6 +136,9 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if f.banned != "" {
 			text += " " + f.banned + " this."
+		}
+		if f.fixed != "" {
+			text = f.fixed
 		}
 	case strings.Contains(system, "You write posts"):
 		f.calls["tweet"]++

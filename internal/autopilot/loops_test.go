@@ -536,3 +536,121 @@ func TestPanickingLoopIsOnlyThatLoopsFailure(t *testing.T) {
 		t.Error("New accepted missing dependencies")
 	}
 }
+
+func TestContentPostsOncePerPreferredSlot(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.Schedule.PreferredTimes = []string{"09:15", "12:30"} })
+	post := func(h, m int) autopilot.LoopResult {
+		t.Helper()
+		e.clock.set(day0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute))
+		return tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
+	}
+	if r := post(9, 0); r.Posted != 0 || !strings.Contains(r.Summary, "next slot 2026-03-02T09:15") {
+		t.Errorf("09:00, before the first slot (yesterday's last slot is long gone): %+v", r)
+	}
+	if r := post(9, 20); r.Posted != 1 {
+		t.Errorf("09:20: %+v", r)
+	}
+	if r := post(9, 50); r.Posted != 0 || !strings.Contains(r.Summary, "next slot 2026-03-02T12:30") {
+		t.Errorf("09:50, slot already served: %+v", r)
+	}
+	if r := post(12, 31); r.Posted != 1 {
+		t.Errorf("12:31: %+v", r)
+	}
+	if r := post(14, 0); r.Posted != 0 {
+		t.Errorf("14:00: %+v", r)
+	}
+	if r := post(12+24, 40); r.Posted != 1 || r.NextRun.IsZero() {
+		t.Errorf("next day 12:40 (within the grace of the 12:30 slot): %+v", r)
+	}
+	// In the daemon the next run is the next slot.
+	if r := post(12+24, 50); !r.NextRun.Equal(day0.Add(48*time.Hour + 9*time.Hour + 15*time.Minute)) {
+		t.Errorf("next run after the last slot = %s, want tomorrow 09:15", r.NextRun)
+	}
+}
+
+func TestPublisherFailureModes(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.set(day0.Add(9 * time.Hour))
+	now := store.FormatTime(e.clock.Now())
+	add := func(text string) int64 {
+		res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, status, scheduled_for, created_at, updated_at)
+			VALUES ('tweet', ?, 'scheduled', ?, ?, ?)`, text, now, now, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		return id
+	}
+	status := func(id int64) string {
+		var s string
+		_ = e.db().QueryRow(`SELECT status FROM drafts WHERE id = ?`, id).Scan(&s)
+		return s
+	}
+	// A 429: nothing reached X, so the draft stays scheduled for later.
+	id := add("Rate limited first, posted later.")
+	e.sim.SetFault("POST /2/tweets", xsim.Fault{RateLimitNext: 1})
+	res := tick(t, e.runner(e.app, autopilot.LoopPublisher))[autopilot.LoopPublisher]
+	if res.ErrorCode != string(apperr.XRateLimited) || status(id) != "scheduled" {
+		t.Errorf("after a 429: %+v, draft %s", res, status(id))
+	}
+	e.sim.ClearFaults()
+	e.clock.set(e.clock.Now().Add(16 * time.Minute))
+	tick(t, e.runner(e.app, autopilot.LoopPublisher))
+	if status(id) != "posted" {
+		t.Errorf("after the reset the draft is %s, want posted", status(id))
+	}
+	// A 5xx on the post: X may have taken it, so the draft fails for a
+	// human to verify and is never posted again.
+	id2 := add("Outcome unknown.")
+	e.sim.SetFault("POST /2/tweets", xsim.Fault{ErrorNext: 1})
+	res = tick(t, e.runner(e.app, autopilot.LoopPublisher))[autopilot.LoopPublisher]
+	if res.ErrorCode != string(apperr.XOutcomeUnknown) || status(id2) != "failed" {
+		t.Errorf("after a 5xx: %+v, draft %s", res, status(id2))
+	}
+}
+
+func TestHousekeepingExpiresStaleApprovals(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.Mode = "composer" })
+	e.clock.set(day0.Add(9 * time.Hour))
+	res := tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
+	if res.Queued != 1 {
+		t.Fatalf("content in composer mode: %+v", res)
+	}
+	e.clock.set(e.clock.Now().Add(time.Duration(e.cfg.Gateway.ApprovalExpiryHours)*time.Hour + time.Minute))
+	res = tick(t, e.runner(e.app, autopilot.LoopHousekeeping))[autopilot.LoopHousekeeping]
+	if !strings.Contains(res.Summary, "1 approval item expired") {
+		t.Errorf("housekeeping: %+v", res)
+	}
+	if n := e.count(`SELECT count(*) FROM approval_queue WHERE status = 'expired'`); n != 1 {
+		t.Errorf("%d expired items, want 1", n)
+	}
+}
+
+func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
+	e := newEnv(t, nil)
+	e.llm.set(func(f *fakeLLM) { f.fixed = "Retries need jitter and a budget, or they turn an outage into a stampede." })
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.postAs("rustacean_rae", "@tuitbot_demo how do you do retries in golang?")
+	e.clock.set(e.clock.Now().Add(time.Minute))
+	e.postAs("cli_carla", "@tuitbot_demo retries in golang: what is your approach?")
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	// The first fresh mention gets the reply; every later one would repeat it.
+	if res.Posted != 1 || res.Blocked < 1 {
+		t.Fatalf("mentions with a repetitive LLM: %+v", res)
+	}
+	rows, err := e.db().Query(`SELECT reason FROM autopilot_actions WHERE status = 'blocked'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var reason string
+		_ = rows.Scan(&reason)
+		if !strings.Contains(reason, "repeat") && !strings.Contains(reason, "similar") {
+			t.Errorf("blocked for %q, want the similarity rule", reason)
+		}
+	}
+	if got := len(e.ourPosts(day0, e.clock.Now().Add(time.Hour))); got != 1 {
+		t.Errorf("%d replies on X, want 1", got)
+	}
+}
