@@ -20,8 +20,10 @@ func FuzzLoadFile(f *testing.F) {
 	f.Add([]byte("[scoring]\nthreshold = 1e400\n"))
 	f.Add([]byte("[nope]\na = 1\n"))
 	f.Add([]byte("\x00\xff[[["))
+	// One home per worker process: calls within a worker run one at a time,
+	// and a fresh directory per input would dominate the run time.
+	home := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		home := t.TempDir()
 		if err := os.WriteFile(filepath.Join(home, "config.toml"), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +64,9 @@ func FuzzEnvList(f *testing.F) {
 	for _, s := range []string{"", "a,b", " a , ,b ", ",,,", "x", "\t,\n", "é,ü"} {
 		f.Add(s)
 	}
+	home := f.TempDir()
 	f.Fuzz(func(t *testing.T, v string) {
-		e := env{"TUITBOT_HOME": t.TempDir(), "TUITBOT_BUSINESS__PRODUCT_KEYWORDS": v}
+		e := env{"TUITBOT_HOME": home, "TUITBOT_BUSINESS__PRODUCT_KEYWORDS": v}
 		cfg, _, err := config.Load(config.LoadOptions{Getenv: e.getenv, Environ: e.environ})
 		if err != nil {
 			t.Fatalf("a list value was rejected: %v", err)
