@@ -628,7 +628,9 @@ func TestHousekeepingExpiresStaleApprovals(t *testing.T) {
 
 func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
 	e := newEnv(t, nil)
-	e.llm.set(func(f *fakeLLM) { f.fixed = "Retries need jitter and a budget, or they turn an outage into a stampede." })
+	e.llm.set(func(f *fakeLLM) {
+		f.fixed = "Retries need jitter and a budget, or they turn an outage into a stampede."
+	})
 	e.clock.set(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo how do you do retries in golang?")
 	e.clock.set(e.clock.Now().Add(time.Minute))
