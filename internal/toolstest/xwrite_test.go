@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -272,4 +273,89 @@ func TestMutationTools(t *testing.T) {
 
 func hasEdge(es []xsim.Edge, from, to string) bool {
 	return slices.ContainsFunc(es, func(e xsim.Edge) bool { return e.From == from && e.To == to })
+}
+
+// TestGatedByDefault: with the default policy (approval mode on) every
+// mutation tool, media upload included, is queued for a human and nothing
+// reaches X; a caller's idempotency key is honoured.
+func TestGatedByDefault(t *testing.T) {
+	e := newEnv(t, envOptions{agentApproval: true})
+	path := writeFile(t, e.Media+"/gated.png", pngBytes(t, 61))
+	target := e.demoTweet(nil)
+	before := e.counters()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"x_post_tweet", map[string]any{"text": "Queued, not posted."}},
+		{"x_reply_to_tweet", map[string]any{"text": "Queued reply.", "in_reply_to_id": target.ID}},
+		{"x_quote_tweet", map[string]any{"text": "Queued quote.", "quoted_tweet_id": target.ID}},
+		{"x_post_thread", map[string]any{"tweets": []string{"a queued", "thread"}}},
+		{"x_like_tweet", map[string]any{"tweet_id": target.ID}},
+		{"x_unlike_tweet", map[string]any{"tweet_id": target.ID}},
+		{"x_retweet", map[string]any{"tweet_id": target.ID}},
+		{"x_unretweet", map[string]any{"tweet_id": target.ID}},
+		{"x_bookmark_tweet", map[string]any{"tweet_id": target.ID}},
+		{"x_unbookmark_tweet", map[string]any{"tweet_id": target.ID}},
+		{"x_follow_user", map[string]any{"target_user_id": target.AuthorID}},
+		{"x_unfollow_user", map[string]any{"target_user_id": target.AuthorID}},
+		{"x_delete_tweet", map[string]any{"tweet_id": target.ID}},
+		{"x_upload_media", map[string]any{"file_path": path, "alt_text": "gated"}},
+	} {
+		var q routed
+		r := e.call(c.tool, c.args).ok(t, &q)
+		if !q.Routed || q.ApprovalID == 0 || r.Meta.ApprovalMode == nil || !*r.Meta.ApprovalMode {
+			t.Fatalf("%s: %s, want routed to approval", c.tool, r.Data)
+		}
+		var it gateway.ApprovalItem
+		e.call("get_approval_item", map[string]any{"id": q.ApprovalID}).ok(t, &it)
+		if it.Tool != c.tool || it.Status != gateway.ApprovalPending {
+			t.Fatalf("%s: queued item %+v", c.tool, it)
+		}
+	}
+	e.requireDelta(before, nil)
+
+	// Approving the upload runs it: the media id comes back on the item.
+	var pending struct {
+		Items []gateway.ApprovalItem `json:"items"`
+	}
+	e.call("list_pending_approvals", map[string]any{}).ok(t, &pending)
+	i := slices.IndexFunc(pending.Items, func(it gateway.ApprovalItem) bool { return it.Tool == "x_upload_media" })
+	var it gateway.ApprovalItem
+	e.call("approve_item", map[string]any{"id": pending.Items[i].ID}).ok(t, &it)
+	var m actions.MediaResult
+	if err := decodeInto(it.Result, &m); err != nil || m.MediaID == "" || it.Status != gateway.ApprovalExecuted {
+		t.Fatalf("approved upload %+v", it)
+	}
+	e.requireDelta(before, map[string]int64{xsim.CountMediaUploaded: 1, xsim.CountMediaMetadata: 1})
+
+	t.Run("idempotency_key", func(t *testing.T) {
+		var a, b routed
+		e.call("x_post_tweet", map[string]any{"text": "Keyed post.", "idempotency_key": "k-1"}).ok(t, &a)
+		e.call("x_post_tweet", map[string]any{"text": "Keyed post.", "idempotency_key": "k-1"}).ok(t, &b)
+		if a.ApprovalID == 0 || b.ApprovalID != a.ApprovalID {
+			t.Fatalf("the same key and parameters queued %d and %d", a.ApprovalID, b.ApprovalID)
+		}
+		e.call("x_post_tweet", map[string]any{"text": "x", "idempotency_key": strings.Repeat("k", 201)}).fails(t, apperr.InvalidInput).mentions(t, "idempotency_key")
+		r := e.call("x_post_tweet", map[string]any{"text": "Other text, same key.", "idempotency_key": "k-1"})
+		if r.Success {
+			knownBug(t, "gateway: an idempotency_key whose first call was routed to approval is not remembered; reusing it with other parameters queues a second item (%s) instead of idempotency_key_conflict", r.Data)
+		}
+		r.fails(t, apperr.IdempotencyConflict)
+	})
+}
+
+// TestXNotConfigured: without a token file every X tool says how to sign
+// in, and gated calls record the failure.
+func TestXNotConfigured(t *testing.T) {
+	e := newEnv(t, envOptions{permissive: true})
+	if err := os.Remove(e.Cfg.TokenFile()); err != nil {
+		t.Fatal(err)
+	}
+	before := e.counters()
+	e.call("x_get_me", map[string]any{}).fails(t, apperr.XNotConfigured).mentions(t, "tuitbot auth")
+	e.call("find_reply_opportunities", map[string]any{}).fails(t, apperr.XNotConfigured)
+	r := e.call("x_post_tweet", map[string]any{"text": "No token, no post."}).fails(t, apperr.XNotConfigured)
+	requireAuditFailure(t, e, r, "failure", apperr.XNotConfigured)
+	e.requireDelta(before, nil)
 }
