@@ -56,6 +56,7 @@ func (it *iter) newReplyEnv(x *xapi.Client, mayBrand bool) (*replyEnv, error) {
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
 			it.blocked = "replies need an LLM: " + apperr.As(err).Message
+			it.note("%s", it.blocked)
 			return nil, nil
 		}
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -654,5 +655,27 @@ func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
 	}
 	if got := len(e.ourPosts(day0, e.clock.Now().Add(time.Hour))); got != 1 {
 		t.Errorf("%d replies on X, want 1", got)
+	}
+}
+
+func TestWithoutAnLLMTheDraftingLoopsSayWhy(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{TimeoutSeconds: 10, MaxTokens: 100} })
+	e.clock.set(day0.Add(9 * time.Hour))
+	e.postAs("rustacean_rae", "@tuitbot_demo golang retries?")
+	r := e.runner(e.app, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads)
+	res := tick(t, r)
+	for _, n := range r.Loops() {
+		if x := res[n]; x.Error != "" || !strings.Contains(x.Summary, "need an LLM") {
+			t.Errorf("%s without an LLM: %+v", n, x)
+		}
+	}
+	st, _ := r.Status(context.Background())
+	for _, l := range st.Loops {
+		if slices.Contains(r.Loops(), l.Name) && (l.State != autopilot.StateBlocked || !strings.Contains(l.LastError, "llm.provider") || l.Errors != 0) {
+			t.Errorf("status of %s: %+v", l.Name, l)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM mutation_audit`); n != 0 {
+		t.Errorf("%d gateway calls without an LLM", n)
 	}
 }

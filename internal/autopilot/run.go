@@ -182,11 +182,13 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 	st := r.state[name]
 	now := r.now()
 	res := &LoopResult{Loop: name}
+	// State writes must land even when the stop signal arrives meanwhile.
+	dbctx := context.WithoutCancel(ctx)
 	switch {
 	case r.authStop != "" && usesX(name):
 		res.Skipped = r.authStop
 		st.State, st.LastError = StateStopped, r.authStop
-		return res, r.saveState(ctx, st)
+		return res, r.saveState(dbctx, st)
 	case tick && st.PausedUntil.After(now):
 		if breakerState(st, r.cfg.Breaker.ErrorThreshold, now) == "open" {
 			res.Skipped = fmt.Sprintf("circuit breaker open after %s; paused until %s", plural(st.ConsecutiveErrors, "consecutive error", "consecutive errors"), ts(st.PausedUntil))
@@ -204,13 +206,13 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 			res.Skipped += "; next window " + ts(next)
 		}
 		st.State, st.NextRun, res.NextRun = StateOutsideHours, next, next
-		return res, r.saveState(ctx, st)
+		return res, r.saveState(dbctx, st)
 	}
 	st.State = StateRunning
-	if err := r.saveState(ctx, st); err != nil {
+	if err := r.saveState(dbctx, st); err != nil {
 		return nil, err
 	}
-	it := &iter{r: r, loop: name, work: context.WithoutCancel(ctx), stop: ctx, start: now, res: res}
+	it := &iter{r: r, loop: name, work: dbctx, stop: ctx, start: now, res: res}
 	err := r.safely(it)
 	res.Summary = strings.Join(it.notes, "; ")
 	r.finish(it, st, err)
@@ -219,7 +221,7 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 		e := apperr.As(err)
 		res.Error, res.ErrorCode = e.Message, string(e.Code)
 	}
-	return res, r.saveState(context.WithoutCancel(ctx), st)
+	return res, r.saveState(dbctx, st)
 }
 
 // safely runs the loop; a panic in one loop is that loop's failure (the
