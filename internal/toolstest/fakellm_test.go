@@ -121,12 +121,12 @@ func (f *fakeLLM) answer(prompt string) string {
 		s := replyTexts[f.replies%len(replyTexts)]
 		f.replies++
 		return s
+	case strings.Contains(p, "suggest exactly"):
+		return "Agent approval queues\nGo context propagation\nAudit trails for automation\nRate limit budgeting\nDry-run modes"
 	case strings.Contains(p, "thread"):
 		return "1/ Agents need guardrails before they touch production accounts.\n\n2/ Route every write through one gateway with policy and audit.\n\n" +
 			"3/ Let a human approve anything risky, then replay exactly what was approved.\n\n4/ Deduplicate retries so a timeout never becomes a double post.\n\n" +
 			"5/ Keep an audit row for every attempt, including the ones that failed.\n\n6/ Measure, then loosen the rules where the data says it is safe."
-	case strings.Contains(p, "topic"):
-		return "Agent approval queues\nGo context propagation\nAudit trails for automation\nRate limit budgeting\nDry-run modes"
 	case strings.Contains(p, "reply with ok"):
 		return "OK"
 	default:

@@ -207,7 +207,7 @@ func TestWorkflowTools(t *testing.T) {
 		}
 		var sg suggestions
 		e.call("suggest_topics", map[string]any{"count": 3}).ok(t, &sg)
-		if sg.Source != "llm" || len(sg.Topics) != 3 || sg.Topics[0].Topic == "" {
+		if sg.Source != "llm" || len(sg.Topics) != 3 || sg.Topics[0].Topic != "Agent approval queues" {
 			t.Fatalf("suggest_topics %+v", sg)
 		}
 	})
