@@ -228,7 +228,7 @@ func printStatus(w io.Writer, st *autopilot.Status) {
 	}
 	_ = tw.Flush()
 	for _, l := range st.Loops {
-		if l.LastError != "" {
+		if l.LastError != "" && l.LastError != l.LastResult {
 			fmt.Fprintf(w, "  %s: last error: %s\n", l.Name, l.LastError)
 		}
 		if l.LastResult != "" {

@@ -64,6 +64,20 @@ func (it *iter) newReplyEnv(x *xapi.Client, mayBrand bool) (*replyEnv, error) {
 	return &replyEnv{me: me, replier: rp, gen: gen, mayBrand: mayBrand}, nil
 }
 
+// canDraft reports whether replies can be drafted at all; without an LLM a
+// loop that only replies does not spend X reads it cannot act on.
+func (it *iter) canDraft() (bool, error) {
+	if _, err := it.r.d.Generator(); err != nil {
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			it.blocked = "replies need an LLM: " + apperr.As(err).Message
+			it.note("%s", it.blocked)
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
 // replyTo runs every safety check on one candidate before anything is
 // drafted, then drafts, checks the draft and sends it through the gateway.
 // The error is an X, LLM, gateway or database failure that ends the
@@ -246,6 +260,9 @@ func (r *Runner) discoveryLoop(it *iter) error {
 // cursor that only moves past mentions that were dealt with.
 func (r *Runner) mentionsLoop(it *iter) error {
 	ctx := it.work
+	if ok, err := it.canDraft(); !ok {
+		return err
+	}
 	x, err := r.d.X()
 	if err != nil {
 		return err
@@ -328,6 +345,9 @@ func (r *Runner) targetsLoop(it *iter) error {
 	if len(names) == 0 {
 		it.note("no target accounts (set targets.accounts or use add_target_account)")
 		return nil
+	}
+	if ok, err := it.canDraft(); !ok {
+		return err
 	}
 	x, err := r.d.X()
 	if err != nil {

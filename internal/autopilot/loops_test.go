@@ -678,4 +678,7 @@ func TestWithoutAnLLMTheDraftingLoopsSayWhy(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM mutation_audit`); n != 0 {
 		t.Errorf("%d gateway calls without an LLM", n)
 	}
+	if n := e.count(`SELECT count(*) FROM x_api_usage WHERE endpoint LIKE '%mentions%'`); n != 0 {
+		t.Errorf("mentions were bought (%d calls) although no reply could be drafted", n)
+	}
 }
