@@ -49,6 +49,7 @@ type App struct {
 	probe  probeCache
 	xProbe probeCache
 
+	sleep   func(ctx context.Context, d time.Duration) error
 	closers []func() error
 }
 
@@ -62,6 +63,9 @@ type Options struct {
 	SkipDB bool
 	// SkipX leaves the X client unbuilt.
 	SkipX bool
+	// Sleep is how the X client waits (backoff, rate-limit resets); tests
+	// and simulated days pass one that advances their clock. Nil sleeps.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // New builds the services for cfg.
@@ -72,7 +76,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now}
+	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
 	if !opts.SkipDB {
 		db, err := store.Open(ctx, cfg.DBFile(), store.Options{Now: opts.Now})
 		if err != nil {

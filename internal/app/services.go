@@ -123,7 +123,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 		BaseURLs: bases, Tokens: mgr, Usage: usage, AccountID: "default",
 		Timeout: time.Duration(cfg.XAPI.TimeoutSeconds) * time.Second, MaxBodyBytes: cfg.XAPI.MaxBodyBytes,
 		MaxAttempts: cfg.XAPI.MaxAttempts, MaxRateLimitWait: time.Duration(cfg.XAPI.MaxRateLimitWaitS) * time.Second,
-		Now: a.Now, Logger: a.Log, HTTPClient: httpClient,
+		Now: a.Now, Logger: a.Log, HTTPClient: httpClient, Sleep: a.sleep,
 	})
 	if err != nil {
 		a.XErr = err
