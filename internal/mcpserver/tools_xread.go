@@ -137,6 +137,32 @@ type TweetPageInput struct {
 
 func xclient(c *Call) (*xapi.Client, error) { return c.App.XClient() }
 
+// one runs a single-object read.
+func one[T any](c *Call, read func(*xapi.Client) (*T, xapi.CallInfo, error)) (Result, error) {
+	x, err := xclient(c)
+	if err != nil {
+		return Result{}, err
+	}
+	v, info, err := read(x)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Data: v, Meta: retryMeta(info)}, nil
+}
+
+// page runs a paged read and shapes it with wrap.
+func page[T any](c *Call, m envelope.Meta, wrap func(*xapi.Page[T], envelope.Meta) (Result, error), read func(*xapi.Client) (*xapi.Page[T], error)) (Result, error) {
+	x, err := xclient(c)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := read(x)
+	if err != nil {
+		return Result{}, err
+	}
+	return wrap(p, m)
+}
+
 func readSpec(name, title, desc string, profiles []Profile, out any) Spec {
 	return Spec{Name: name, Title: title, Description: desc, Category: "read", Needs: Needs{X: true},
 		Profiles: profiles, Hints: readX, Errors: xErrors, Output: out}
@@ -149,15 +175,7 @@ func xReadTools() []*Tool {
 				if err := actions.CheckID("tweet_id", in.TweetID); err != nil {
 					return Result{}, err
 				}
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				tw, info, err := x.GetTweet(ctx, in.TweetID)
-				if err != nil {
-					return Result{}, err
-				}
-				return Result{Data: tw, Meta: retryMeta(info)}, nil
+				return one(c, func(x *xapi.Client) (*xapi.Tweet, xapi.CallInfo, error) { return x.GetTweet(ctx, in.TweetID) })
 			}),
 		def(readSpec("x_get_user_by_username", "Get user by username", "Look up a user profile by @handle.", allProfiles, xapi.User{}),
 			func(ctx context.Context, c *Call, in UsernameInput) (Result, error) {
@@ -165,30 +183,14 @@ func xReadTools() []*Tool {
 				if name == "" {
 					return Result{}, apperr.New(apperr.InvalidInput, "username: required")
 				}
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				u, info, err := x.GetUserByUsername(ctx, name)
-				if err != nil {
-					return Result{}, err
-				}
-				return Result{Data: u, Meta: retryMeta(info)}, nil
+				return one(c, func(x *xapi.Client) (*xapi.User, xapi.CallInfo, error) { return x.GetUserByUsername(ctx, name) })
 			}),
 		def(readSpec("x_get_user_by_id", "Get user by id", "Look up a user profile by id.", allProfiles, xapi.User{}),
 			func(ctx context.Context, c *Call, in UserIDInput) (Result, error) {
 				if err := actions.CheckID("user_id", in.UserID); err != nil {
 					return Result{}, err
 				}
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				u, info, err := x.GetUser(ctx, in.UserID)
-				if err != nil {
-					return Result{}, err
-				}
-				return Result{Data: u, Meta: retryMeta(info)}, nil
+				return one(c, func(x *xapi.Client) (*xapi.User, xapi.CallInfo, error) { return x.GetUser(ctx, in.UserID) })
 			}),
 		def(readSpec("x_get_users_by_ids", "Get users by ids", "Look up 1 to 100 users by id; ids X cannot find are listed in errors.", apiProfiles, UserList{}),
 			func(ctx context.Context, c *Call, in UserIDsInput) (Result, error) {
@@ -200,15 +202,7 @@ func xReadTools() []*Tool {
 						return Result{}, err
 					}
 				}
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.GetUsers(ctx, in.UserIDs)
-				if err != nil {
-					return Result{}, err
-				}
-				return users(p, envelope.Meta{})
+				return page(c, envelope.Meta{}, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) { return x.GetUsers(ctx, in.UserIDs) })
 			}),
 		def(readSpec("x_search_tweets", "Search recent tweets", "Search the last 7 days of tweets with X's recent-search operators.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in SearchInput) (Result, error) {
@@ -221,15 +215,9 @@ func xReadTools() []*Tool {
 				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 10, 10, 100, &m)
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.SearchRecent(ctx, xapi.SearchParams{Query: q, MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
-				if err != nil {
-					return Result{}, err
-				}
-				return tweets(p, m)
+				return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
+					return x.SearchRecent(ctx, xapi.SearchParams{Query: q, MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
+				})
 			}),
 		def(readSpec("x_get_user_mentions", "Get mentions", "Get tweets mentioning the authenticated user.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in MentionsInput) (Result, error) {
@@ -238,34 +226,22 @@ func xReadTools() []*Tool {
 				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 20, 5, 100, &m)
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				me, err := x.MyUserID(ctx)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.Mentions(ctx, me, xapi.ListParams{MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
-				if err != nil {
-					return Result{}, err
-				}
-				return tweets(p, m)
+				return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
+					me, err := x.MyUserID(ctx)
+					if err != nil {
+						return nil, err
+					}
+					return x.Mentions(ctx, me, xapi.ListParams{MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
+				})
 			}),
 		userTweetList("x_get_user_tweets", "Get user tweets", "Get a user's recent tweets.", allProfiles, 10, 5, 100, (*xapi.Client).UserTweets),
 		def(readSpec("x_get_home_timeline", "Get home timeline", "Get the authenticated user's home timeline, newest first.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in PageInput) (Result, error) {
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 20, 1, 100, &m)
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.HomeTimeline(ctx, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
-				if err != nil {
-					return Result{}, err
-				}
-				return tweets(p, m)
+				return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
+					return x.HomeTimeline(ctx, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
+				})
 			}),
 		userUserList("x_get_followers", "Get followers", "Get a user's followers.", (*xapi.Client).Followers),
 		userUserList("x_get_following", "Get following", "Get the accounts a user follows.", (*xapi.Client).Following),
@@ -274,15 +250,9 @@ func xReadTools() []*Tool {
 			func(ctx context.Context, c *Call, in PageInput) (Result, error) {
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 10, 1, 100, &m)
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.Bookmarks(ctx, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
-				if err != nil {
-					return Result{}, err
-				}
-				return tweets(p, m)
+				return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
+					return x.Bookmarks(ctx, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
+				})
 			}),
 		def(readSpec("x_get_tweet_liking_users", "Get liking users", "Get the users who liked a tweet.", apiProfiles, UserList{}),
 			func(ctx context.Context, c *Call, in TweetPageInput) (Result, error) {
@@ -291,27 +261,13 @@ func xReadTools() []*Tool {
 				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 100, 1, 100, &m)
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				p, err := x.LikingUsers(ctx, in.TweetID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
-				if err != nil {
-					return Result{}, err
-				}
-				return users(p, m)
+				return page(c, m, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) {
+					return x.LikingUsers(ctx, in.TweetID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
+				})
 			}),
 		def(readSpec("x_get_me", "Get authenticated user", "Get the authenticated user's own profile.", apiProfiles, xapi.User{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				x, err := xclient(c)
-				if err != nil {
-					return Result{}, err
-				}
-				u, info, err := x.Me(ctx)
-				if err != nil {
-					return Result{}, err
-				}
-				return Result{Data: u, Meta: retryMeta(info)}, nil
+				return one(c, func(x *xapi.Client) (*xapi.User, xapi.CallInfo, error) { return x.Me(ctx) })
 			}),
 	}
 }
@@ -327,15 +283,9 @@ func userTweetList(name, title, desc string, profiles []Profile, def0, lo, hi in
 			}
 			var m envelope.Meta
 			n := clamp("max_results", in.MaxResults, def0, lo, hi, &m)
-			x, err := xclient(c)
-			if err != nil {
-				return Result{}, err
-			}
-			p, err := list(x, ctx, in.UserID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
-			if err != nil {
-				return Result{}, err
-			}
-			return tweets(p, m)
+			return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
+				return list(x, ctx, in.UserID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
+			})
 		})
 }
 
@@ -347,14 +297,8 @@ func userUserList(name, title, desc string, list userLister) *Tool {
 			}
 			var m envelope.Meta
 			n := clamp("max_results", in.MaxResults, 100, 1, 1000, &m)
-			x, err := xclient(c)
-			if err != nil {
-				return Result{}, err
-			}
-			p, err := list(x, ctx, in.UserID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
-			if err != nil {
-				return Result{}, err
-			}
-			return users(p, m)
+			return page(c, m, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) {
+				return list(x, ctx, in.UserID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
+			})
 		})
 }
