@@ -77,87 +77,56 @@ func (c *cli) approveCmd() *cobra.Command {
 			})
 		},
 	}
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one item with its exact parameters (and the diff of any edit)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
-				it, err := g.Item(cmd.Context(), id)
+	// byID builds a subcommand acting on one item.
+	byID := func(use, short string, run func(cmd *cobra.Command, g *gateway.Gateway, id int64) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use, Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				id, err := parseID(args[0])
 				if err != nil {
 					return err
 				}
-				printItem(c.stdout, it)
-				return nil
-			})
-		},
+				return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error { return run(cmd, g, id) })
+			},
+		}
 	}
-	approve := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Approve an item: run exactly the queued call now",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
-				it, _, err := g.Approve(cmd.Context(), id, reviewer, notes)
-				if it != nil {
-					printItem(c.stdout, it)
-				}
-				return err
-			})
-		},
-	}
+	show := byID("show ID", "Show one item with its exact parameters (and the diff of any edit)", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
+		it, err := g.Item(cmd.Context(), id)
+		if err != nil {
+			return err
+		}
+		printItem(c.stdout, it)
+		return nil
+	})
+	approve := byID("approve ID", "Approve an item: run exactly the queued call now", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
+		it, _, err := g.Approve(cmd.Context(), id, reviewer, notes)
+		if it != nil {
+			printItem(c.stdout, it)
+		}
+		return err
+	})
 	approve.Flags().StringVar(&notes, "notes", "", "review notes")
-	reject := &cobra.Command{
-		Use:   "reject ID",
-		Short: "Reject an item",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
-				it, err := g.Reject(cmd.Context(), id, reviewer, notes)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(c.stdout, "#%d rejected\n", it.ID)
-				return nil
-			})
-		},
-	}
+	reject := byID("reject ID", "Reject an item", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
+		it, err := g.Reject(cmd.Context(), id, reviewer, notes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "#%d rejected\n", it.ID)
+		return nil
+	})
 	reject.Flags().StringVar(&notes, "notes", "", "review notes")
 	var text string
-	edit := &cobra.Command{
-		Use:   "edit ID --text TEXT",
-		Short: "Edit the text of a pending item before approving it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("text") {
-				return usageError{fmt.Errorf("--text is required")}
-			}
-			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
-				it, err := g.Edit(cmd.Context(), id, text)
-				if err != nil {
-					return err
-				}
-				printItem(c.stdout, it)
-				return nil
-			})
-		},
-	}
+	edit := byID("edit ID --text TEXT", "Edit the text of a pending item before approving it", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
+		if !cmd.Flags().Changed("text") {
+			return usageError{fmt.Errorf("--text is required")}
+		}
+		it, err := g.Edit(cmd.Context(), id, text)
+		if err != nil {
+			return err
+		}
+		printItem(c.stdout, it)
+		return nil
+	})
 	edit.Flags().StringVar(&text, "text", "", "the new text")
 	cmd.AddCommand(list, show, approve, reject, edit)
 	return cmd
