@@ -325,3 +325,30 @@ func TestConcurrentIdenticalCallsQueueOneItem(t *testing.T) {
 		t.Fatalf("%d approval items for one call", n)
 	}
 }
+
+func TestInterruptedApprovalReplayIsMarkedFailedAtStart(t *testing.T) {
+	e := newEnv(t)
+	e.pol.set(approvalThenAllow)
+	id := e.queue(`{"text":"crashed"}`)
+	// A reviewer's process claimed the item and wrote the replay's pending
+	// row, then died.
+	if _, err := e.db.ExecContext(e.ctx, `UPDATE approval_queue SET status = 'approved' WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	corr := e.insertRow("dead-reviewer", statusPending, `{"text":"crashed"}`, e.clock.Now())
+	if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET approval_id = ? WHERE correlation_id = ?`, id, corr); err != nil {
+		t.Fatal(err)
+	}
+	other := e.queue(`{"text":"still waiting"}`)
+	e.open()
+	it, err := e.g.Item(e.ctx, id)
+	if err != nil || it.Status != ApprovalFailed || it.ErrorCode != string(apperr.XOutcomeUnknown) || it.CorrelationID != corr {
+		t.Fatalf("interrupted replay item: %+v %v", it, err)
+	}
+	if it, _ := e.g.Item(e.ctx, other); it.Status != ApprovalPending {
+		t.Fatalf("an unrelated pending item became %s", it.Status)
+	}
+	if e.act.count() != 0 {
+		t.Fatal("recovery executed something")
+	}
+}

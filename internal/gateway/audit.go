@@ -307,6 +307,16 @@ func (g *Gateway) recover(ctx context.Context) error {
 			g.opts.Logger.Warn("marked mutations of a stopped process as interrupted", "rows", n)
 		}
 	}
+	// An approved item whose replay was interrupted would otherwise stay
+	// "approved" for good: neither pending nor decided. Its outcome is as
+	// unknown as the audit row's.
+	if _, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = 'failed',
+		correlation_id = (SELECT correlation_id FROM mutation_audit m WHERE m.approval_id = approval_queue.id AND m.status = 'interrupted' ORDER BY m.id DESC LIMIT 1),
+		error_code = ?, error_message = 'the process stopped while running the approved call; verify on X before queueing it again'
+		WHERE status = 'approved' AND EXISTS (SELECT 1 FROM mutation_audit m WHERE m.approval_id = approval_queue.id AND m.status = 'interrupted')`,
+		string(apperr.XOutcomeUnknown)); err != nil {
+		return fmt.Errorf("recover approvals: %w", err)
+	}
 	return nil
 }
 
