@@ -227,9 +227,6 @@ func (a *agent) record(it item, e env) {
 // nothing may have reached X twice, every audit row must be terminal and
 // the database must be intact.
 func TestCrashNeverRepeatsAMutation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and repeatedly kills the server binary")
-	}
 	seed := *crashSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
