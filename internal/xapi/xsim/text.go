@@ -1,6 +1,7 @@
 package xsim
 
 import (
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -120,35 +121,9 @@ func displayURL(u string) string {
 	return d
 }
 
-// weightedLength approximates twitter-text v3: code points in the light
-// ranges count 1, others 2, and every URL counts 23.
-func weightedLength(text string) int {
-	runes := []rune(text)
-	n, pos := 0, 0
-	for _, w := range splitWords(text) {
-		if !isURLWord(w.text) {
-			continue
-		}
-		for ; pos < w.start; pos++ {
-			n += runeWeight(runes[pos])
-		}
-		n += 23
-		pos = w.end
-	}
-	for ; pos < len(runes); pos++ {
-		n += runeWeight(runes[pos])
-	}
-	return n
-}
-
-func runeWeight(r rune) int {
-	switch {
-	case r <= 4351, r >= 8192 && r <= 8205, r >= 8208 && r <= 8223, r >= 8242 && r <= 8247:
-		return 1
-	default:
-		return 2
-	}
-}
+// weightedLength is X's own rule: twitter-text v3 weighted length (emoji
+// sequences count 2, URLs 23).
+func weightedLength(text string) int { return tweettext.WeightedLength(text) }
 
 // wordsOf lower-cases text into matchable tokens: words keep a leading # or
 // @ and lose surrounding punctuation. With expand, a hashtag also yields
