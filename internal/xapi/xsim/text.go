@@ -1,10 +1,11 @@
 package xsim
 
 import (
-	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
 // tokenSpan is a word of a post with its position in code points, which is
