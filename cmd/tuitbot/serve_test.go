@@ -230,6 +230,7 @@ func TestServeStdioSurvivesMalformedLine(t *testing.T) {
 		`this is not json`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"health_check","arguments":{bad}}`,
 		`{"jsonrpc":"2.0","id":`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
 	} {
 		p.send(t, bad)
 		r := p.next(t, "malformed line")
