@@ -37,18 +37,18 @@ type TopicScore struct {
 // SuggestedTopic is one suggestion. AvgPerformance and Posts are set for
 // measured topics only.
 type SuggestedTopic struct {
-	Topic          string
-	Reason         string
-	AvgPerformance float64
-	Posts          int
+	Topic          string  `json:"topic"`
+	Reason         string  `json:"reason"`
+	AvgPerformance float64 `json:"avg_performance,omitempty"`
+	Posts          int     `json:"posts,omitempty"`
 }
 
 // Suggestions are topic ideas and where they came from.
 type Suggestions struct {
 	// Source is SourcePerformance when measured topics were ranked, or
 	// SourceLLM when the model proposed topics from the profile.
-	Source string
-	Topics []SuggestedTopic
+	Source string           `json:"source"`
+	Topics []SuggestedTopic `json:"topics"`
 }
 
 // SuggestTopics returns up to count topics (0 means DefaultTopicCount). When
@@ -170,17 +170,17 @@ type PlanInput struct {
 
 // ThreadPlan is a drafted thread with a heuristic read of it.
 type ThreadPlan struct {
-	Tweets []string
+	Tweets []string `json:"thread_tweets"`
 	// Structure is the structure asked for, or StructureFreeform.
-	Structure string
+	Structure string `json:"structure_used"`
 	// HookType classifies the first post: question, contrarian, story or
 	// statement.
-	HookType          string
-	FirstTweetPreview string
+	HookType          string `json:"hook_type"`
+	FirstTweetPreview string `json:"first_tweet_preview"`
 	// EstimatedPerformance is a heuristic, not a prediction: "high" when the
 	// topic matches the profile's industry topics, pillars or keywords,
 	// otherwise "medium".
-	EstimatedPerformance string
+	EstimatedPerformance string `json:"estimated_performance"`
 }
 
 // Hook types reported in ThreadPlan.HookType.

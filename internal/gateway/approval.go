@@ -23,10 +23,10 @@ const (
 func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash string, d policy.Decision) (int64, error) {
 	now := g.opts.Now()
 	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
-		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''))`,
 		g.opts.AccountID, c.Tool, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
-		ts(now), ts(now.Add(g.opts.ApprovalTTL)))
+		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey)
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}

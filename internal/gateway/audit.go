@@ -70,6 +70,9 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		}
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
+			if r, err := g.queuedByKey(ctx, q, c, hash); r != nil || err != nil {
+				return r, err
+			}
 		case err != nil:
 			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 		case p.hash != hash:
@@ -108,6 +111,47 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 			}}, nil
 		}
 	}
+	return nil, nil
+}
+
+// queuedByKey applies a caller's key to calls that went to approval: the
+// key with other parameters is a conflict, and the same call again gets the
+// queued item (or, once approved, the outcome of its replay).
+func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash string) (*Response, error) {
+	if c.approvalID != 0 {
+		return nil, nil
+	}
+	var id int64
+	var qhash, status, corr string
+	err := q.QueryRowContext(ctx, `SELECT id, params_hash, status, COALESCE(correlation_id,'') FROM approval_queue
+		WHERE account_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY id DESC LIMIT 1`,
+		g.opts.AccountID, c.IdempotencyKey, ts(g.opts.Now().Add(-g.opts.KeyWindow))).Scan(&id, &qhash, &status, &corr)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
+	case qhash != hash:
+		return nil, apperr.New(apperr.IdempotencyConflict,
+			"idempotency_key %q was already used (approval item %d) with different parameters; use a new key for a different request", c.IdempotencyKey, id)
+	}
+	switch status {
+	case ApprovalPending, ApprovalApproved:
+		return &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
+			"routed_to_approval": true, "approval_queue_id": id, "duplicate": true,
+			"reason": "this idempotency_key already queued the same call for approval",
+		}}, nil
+	case ApprovalExecuted:
+		if corr == "" {
+			return nil, nil
+		}
+		p, err := g.originalRow(ctx, q, priorRow{corr: corr, dupOf: corr, hash: hash})
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+		}
+		return g.priorOutcome(ctx, q, c, p)
+	}
+	// Rejected, expired or failed: the key may be used to try again.
 	return nil, nil
 }
 

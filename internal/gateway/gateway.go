@@ -377,7 +377,8 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if execErr != nil {
 		e := apperr.As(execErr)
 		e.With("correlation_id", corr)
-		return Response{CorrelationID: corr, RetryCount: res.RetryCount}, e
+		// A partial effect (a thread broken halfway) still has undo guidance.
+		return Response{CorrelationID: corr, RetryCount: res.RetryCount, Rollback: res.Rollback}, e
 	}
 	return Response{Kind: Executed, Data: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount, Unknown: res.Unknown}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,19 +107,17 @@ func (g *lineGuard) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// checkMessage accepts a JSON object (or a non-empty batch array) that
-// claims JSON-RPC 2.0; anything else gets a parse or invalid-request error.
+// checkMessage accepts one JSON-RPC 2.0 object whose id, if any, is a
+// string or an integer the SDK can echo back unchanged; anything else gets a
+// parse or invalid-request error here, because the SDK would end the whole
+// session on it.
 func checkMessage(line []byte) (id json.RawMessage, code int, msg string, ok bool) {
 	if !json.Valid(line) {
 		return nil, -32700, "parse error: the line is not valid JSON", false
 	}
 	trimmed := bytes.TrimSpace(line)
 	if trimmed[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(trimmed, &batch) != nil || len(batch) == 0 {
-			return nil, -32600, "invalid request: empty or malformed batch", false
-		}
-		return nil, 0, "", true
+		return nil, -32600, "invalid request: JSON-RPC batches are not supported; send one message per line", false
 	}
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -130,13 +129,39 @@ func checkMessage(line []byte) (id json.RawMessage, code int, msg string, ok boo
 	if trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
 		return nil, -32600, "invalid request: a JSON-RPC message must be an object", false
 	}
-	if m.JSONRPC != "2.0" {
-		return m.ID, -32600, `invalid request: "jsonrpc" must be "2.0"`, false
+	idOK := validID(m.ID)
+	echo := m.ID
+	if !idOK {
+		echo = nil
 	}
-	if m.Method == nil && m.Result == nil && m.Error == nil {
-		return m.ID, -32600, "invalid request: no method", false
+	switch {
+	case m.JSONRPC != "2.0":
+		return echo, -32600, `invalid request: "jsonrpc" must be "2.0"`, false
+	case !idOK:
+		return nil, -32600, "invalid request: id must be a string or an integer", false
+	case m.Method == nil && m.Result == nil && m.Error == nil:
+		return echo, -32600, "invalid request: no method", false
+	case m.Method == nil && len(m.ID) == 0:
+		return nil, -32600, "invalid request: a response needs the id of the request it answers", false
 	}
 	return nil, 0, "", true
+}
+
+// validID accepts an absent id (a notification), a string, or an integer
+// in int64 range.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		_, err := strconv.ParseInt(string(raw), 10, 64)
+		return err == nil
+	}
+	return false
 }
 
 func (g *lineGuard) reject(id json.RawMessage, code int, msg string) {

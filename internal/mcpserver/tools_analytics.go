@@ -26,9 +26,10 @@ type ActionLogInput struct {
 	ActionType string `json:"action_type,omitempty" jsonschema:"only this action type, e.g. mcp_policy"`
 }
 
-// LimitInput bounds a list.
-type LimitInput struct {
-	Limit int `json:"limit,omitempty" jsonschema:"rows, default 7"`
+// FollowerTrendInput is get_follower_trend's input.
+type FollowerTrendInput struct {
+	Limit        int  `json:"limit,omitempty" jsonschema:"snapshots, 1-1000, default 7"`
+	TakeSnapshot bool `json:"take_snapshot,omitempty" jsonschema:"read the follower count from X now and store a snapshot first"`
 }
 
 // UsernameTargetInput names a target account.
@@ -72,14 +73,21 @@ func analyticsTools() []*Tool {
 				st, err := s.Stats(ctx, orDefault(in.Days, 7))
 				return Result{Data: st}, err
 			}),
-		def(local("get_follower_trend", "Follower trend", "analytics", "List follower snapshots, newest first (taken by the analytics loop or `tuitbot analytics snapshot`).", []workflow.Snapshot{}),
-			func(ctx context.Context, c *Call, in LimitInput) (Result, error) {
+		def(Spec{Name: "get_follower_trend", Title: "Follower trend", Category: "analytics", Needs: Needs{DB: true, X: true},
+			Description: "List follower snapshots, newest first. take_snapshot reads X now and stores one first; the analytics loop and `tuitbot analytics snapshot` take them too.",
+			Profiles:    workflowOnly, Hints: readX, Output: []workflow.Snapshot{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			func(ctx context.Context, c *Call, in FollowerTrendInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
 					return Result{}, err
 				}
 				if in.Limit < 0 || in.Limit > 1000 {
 					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-1000")
+				}
+				if in.TakeSnapshot {
+					if _, err := s.TakeSnapshot(ctx); err != nil {
+						return Result{}, err
+					}
 				}
 				snaps, err := s.FollowerTrend(ctx, orDefault(in.Limit, 7), time.Time{})
 				return Result{Data: map[string]any{"snapshots": snaps}}, err

@@ -169,8 +169,10 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				return Result{Data: map[string]any{"thread_tweets": p.Tweets, "tweet_count": len(p.Tweets), "structure_used": p.Structure,
-					"hook_type": p.HookType, "first_tweet_preview": p.FirstTweetPreview, "estimated_performance": p.EstimatedPerformance}}, nil
+				return Result{Data: struct {
+					*content.ThreadPlan
+					TweetCount int `json:"tweet_count"`
+				}{p, len(p.Tweets)}}, nil
 			}),
 		def(Spec{Name: "suggest_topics", Title: "Suggest topics", Category: "content", Needs: Needs{DB: true, LLM: true},
 			Description: "Rank topics by measured performance; with no data yet, ask the LLM over the profile's pillars and keywords. Says which source it used.",

@@ -55,6 +55,13 @@ type UserList struct {
 	Errors []xapi.Problem `json:"errors,omitempty"`
 }
 
+// lookedUp shapes a batch user lookup, which X does not paginate.
+func lookedUp(p *xapi.Page[xapi.User], m envelope.Meta) (Result, error) {
+	r, err := users(p, m)
+	r.Meta.Pagination = nil
+	return r, err
+}
+
 func tweets(p *xapi.Page[xapi.Tweet], m envelope.Meta) (Result, error) {
 	data := TweetList{Tweets: p.Data, Errors: p.Errors}
 	if data.Tweets == nil {
@@ -202,7 +209,8 @@ func xReadTools() []*Tool {
 						return Result{}, err
 					}
 				}
-				return page(c, envelope.Meta{}, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) { return x.GetUsers(ctx, in.UserIDs) })
+				// A batch lookup is not a list endpoint: no pagination meta.
+				return page(c, envelope.Meta{}, lookedUp, func(x *xapi.Client) (*xapi.Page[xapi.User], error) { return x.GetUsers(ctx, in.UserIDs) })
 			}),
 		def(readSpec("x_search_tweets", "Search recent tweets", "Search the last 7 days of tweets with X's recent-search operators.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in SearchInput) (Result, error) {

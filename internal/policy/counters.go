@@ -23,9 +23,10 @@ func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano
 
 // Usage is one limit's state as of the counters' clock.
 type Usage struct {
-	Used, Max   float64
-	WindowStart time.Time
-	ResetAt     time.Time
+	Used        float64   `json:"used"`
+	Max         float64   `json:"max"`
+	WindowStart time.Time `json:"window_start"`
+	ResetAt     time.Time `json:"reset_at"`
 }
 
 // Counters are the per-account windowed limit counters, stored in the
