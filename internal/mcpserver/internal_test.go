@@ -59,7 +59,7 @@ func probeApp(t testing.TB) *app.App {
 	return a
 }
 
-func resolvedOf(t testing.TB, tool *Tool) *jsonschema.Resolved {
+func resolvedOf(t testing.TB, tool *Tool) func() (*jsonschema.Resolved, error) {
 	t.Helper()
 	s, err := tool.InputSchema()
 	if err != nil {
@@ -69,7 +69,7 @@ func resolvedOf(t testing.TB, tool *Tool) *jsonschema.Resolved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return func() (*jsonschema.Resolved, error) { return r, nil }
 }
 
 // probeSession serves the probe tool through the same handler wrapper the

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -95,10 +96,10 @@ func New(a *app.App, o Options) (*mcp.Server, []*Tool, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		resolved, err := schema.Resolve(nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("tool %s: resolve schema: %w", t.Name, err)
-		}
+		// Resolving every schema up front would double the server's start-up
+		// time; each is resolved on its tool's first call instead (the
+		// snapshot tests prove every schema resolves).
+		resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) { return schema.Resolve(nil) })
 		srv.AddTool(&mcp.Tool{
 			Name:         t.Name,
 			Title:        t.Title,
@@ -122,7 +123,7 @@ func instructions(p Profile) string {
 	return s
 }
 
-func handler(a *app.App, t *Tool, resolved *jsonschema.Resolved, surface *Surface) mcp.ToolHandler {
+func handler(a *app.App, t *Tool, resolved func() (*jsonschema.Resolved, error), surface *Surface) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := a.Now()
 		call := &Call{App: a, Req: req, Surface: surface}
@@ -145,7 +146,7 @@ func handler(a *app.App, t *Tool, resolved *jsonschema.Resolved, surface *Surfac
 	}
 }
 
-func invoke(ctx context.Context, c *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage) (Result, error) {
+func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.Resolved, error), raw json.RawMessage) (Result, error) {
 	if len(raw) > MaxArgumentBytes {
 		return Result{}, apperr.New(apperr.InvalidInput, "arguments are %d bytes; the limit is %d", len(raw), MaxArgumentBytes)
 	}
@@ -154,6 +155,10 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolved *jsonschema.Resolved
 		if err := json.Unmarshal(raw, &generic); err != nil {
 			return Result{}, apperr.New(apperr.InvalidInput, "arguments are not valid JSON: %v", err)
 		}
+	}
+	resolved, err := resolve()
+	if err != nil {
+		return Result{}, apperr.Wrap(apperr.InternalError, err, "tool %s: input schema does not resolve", t.Name)
 	}
 	if err := resolved.Validate(generic); err != nil {
 		return Result{}, apperr.New(apperr.InvalidInput, "arguments: %s", cleanSchemaError(err))
