@@ -25,11 +25,9 @@ check(client.getServerVersion()?.name === "tuitbot", "handshake names the server
 
 const { tools } = await client.listTools();
 check(tools.length > 20, `tools/list returned ${tools.length} tools`);
-for (const t of tools) {
-  const a = t.annotations ?? {};
-  check(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"].every((k) => typeof a[k] === "boolean"),
-    `${t.name} sets all four hints`);
-}
+const hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+const missing = tools.filter((t) => !hints.every((k) => typeof (t.annotations ?? {})[k] === "boolean")).map((t) => t.name);
+check(missing.length === 0, `every tool sets all four hints${missing.length ? " (missing: " + missing.join(", ") + ")" : ""}`);
 
 const me = await client.callTool({ name: "x_get_me", arguments: {} });
 check(me.structuredContent?.success === true && !me.isError, "x_get_me succeeds");
