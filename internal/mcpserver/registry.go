@@ -110,6 +110,8 @@ type Tool struct {
 	// Enabled, when set, decides from the configuration whether the tool is
 	// registered at all.
 	Enabled func(*config.Config) bool
+	// noArgs marks tools whose input has no fields.
+	noArgs bool
 
 	run func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error)
 }
@@ -139,6 +141,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
 		InputType: reflect.TypeFor[In](), Enabled: s.Enabled,
 	}
+	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
 	if s.Output != nil {
 		t.OutputType = reflect.TypeOf(s.Output)
 	}

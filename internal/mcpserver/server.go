@@ -156,14 +156,23 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 			return Result{}, apperr.New(apperr.InvalidInput, "arguments are not valid JSON: %v", err)
 		}
 	}
-	resolved, err := resolve()
-	if err != nil {
-		return Result{}, apperr.Wrap(apperr.InternalError, err, "tool %s: input schema does not resolve", t.Name)
-	}
-	if err := resolved.Validate(generic); err != nil {
-		return Result{}, apperr.New(apperr.InvalidInput, "arguments: %s", cleanSchemaError(err))
+	if !t.noArgs || !isEmptyObject(raw) {
+		resolved, err := resolve()
+		if err != nil {
+			return Result{}, apperr.Wrap(apperr.InternalError, err, "tool %s: input schema does not resolve", t.Name)
+		}
+		if err := resolved.Validate(generic); err != nil {
+			return Result{}, apperr.New(apperr.InvalidInput, "arguments: %s", cleanSchemaError(err))
+		}
 	}
 	return t.run(ctx, c, raw)
+}
+
+// isEmptyObject reports arguments that are absent, null or {}: for a tool
+// without parameters there is nothing to validate then.
+func isEmptyObject(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	return t == "" || t == "null" || t == "{}"
 }
 
 // cleanSchemaError keeps the validator's message, which names the property,
