@@ -148,9 +148,9 @@ func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes str
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?
-		WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
-		next, ts(g.opts.Now()), reviewer, notes, id, g.opts.AccountID, ts(g.opts.Now()))
+	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?,
+		claimed_by = ? WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
+		next, ts(g.opts.Now()), reviewer, notes, g.instance, id, g.opts.AccountID, ts(g.opts.Now()))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "update approval item: %v", err)
 	}

@@ -361,6 +361,43 @@ func (g *Gateway) recover(ctx context.Context) error {
 		string(apperr.XOutcomeUnknown)); err != nil {
 		return fmt.Errorf("recover approvals: %w", err)
 	}
+	return g.releaseDeadClaims(ctx)
+}
+
+// releaseDeadClaims puts items back in the queue that a dead process had
+// claimed but never started: with no audit row for the replay, nothing was
+// sent (the pending row is written before any I/O), so the human's
+// decision can simply be taken again.
+func (g *Gateway) releaseDeadClaims(ctx context.Context) error {
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT id, COALESCE(claimed_by,'') FROM approval_queue a WHERE status = 'approved'
+		AND NOT EXISTS (SELECT 1 FROM mutation_audit m WHERE m.approval_id = a.id)`)
+	if err != nil {
+		return fmt.Errorf("recover approvals: %w", err)
+	}
+	type claim struct {
+		id    int64
+		owner string
+	}
+	var claims []claim
+	for rows.Next() {
+		var c claim
+		if err := rows.Scan(&c.id, &c.owner); err != nil {
+			rows.Close()
+			return fmt.Errorf("recover approvals: %w", err)
+		}
+		claims = append(claims, c)
+	}
+	rows.Close()
+	for _, c := range claims {
+		if g.ownerAlive(c.owner) {
+			continue
+		}
+		if _, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = 'pending', reviewed_at = NULL, reviewed_by = NULL,
+			claimed_by = NULL WHERE id = ? AND status = 'approved'`, c.id); err != nil {
+			return fmt.Errorf("recover approvals: %w", err)
+		}
+		g.opts.Logger.Warn("approval item claimed by a stopped process is pending again; nothing was sent", "id", c.id)
+	}
 	return nil
 }
 
