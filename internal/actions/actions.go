@@ -253,31 +253,63 @@ type DeletedTweet struct {
 }
 
 func deleteAction(d Deps) *gateway.Action {
+	return tweetAction(d, "x_delete_tweet", policy.CatDelete, "DELETE", "/2/tweets/:id",
+		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+			ok, info, err := x.DeleteTweet(ctx, id)
+			return DeletedTweet{Deleted: ok, TweetID: id}, irreversible("Deletion is permanent."), info, err
+		})
+}
+
+// idParams are stored parameters that name one X object.
+type idParams interface {
+	TweetIDParams | UserIDParams
+}
+
+func idOf[P idParams](p P) (field, id string) {
+	switch v := any(p).(type) {
+	case TweetIDParams:
+		return "tweet_id", v.TweetID
+	case UserIDParams:
+		return "target_user_id", v.TargetUserID
+	}
+	return "", ""
+}
+
+// idAction builds an action on one X object: decode and validate the id,
+// get the client, run do, shape the result.
+func idAction[P idParams](d Deps, tool string, cat policy.Category, method, endpoint string,
+	do func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error)) *gateway.Action {
+	parse := func(params json.RawMessage) (string, error) {
+		var p P
+		if err := decode(params, &p); err != nil {
+			return "", err
+		}
+		field, id := idOf(p)
+		return id, CheckID(field, id)
+	}
 	return &gateway.Action{
-		Tool: "x_delete_tweet", Category: policy.CatDelete,
-		Validate: func(params json.RawMessage) error {
-			var p TweetIDParams
-			if err := decode(params, &p); err != nil {
-				return err
-			}
-			return CheckID("tweet_id", p.TweetID)
-		},
-		Cost: func(json.RawMessage) float64 { return xapi.EstimateCost("DELETE", "/2/tweets/:id", 1, false) },
+		Tool: tool, Category: cat,
+		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Cost:     func(json.RawMessage) float64 { return xapi.EstimateCost(method, endpoint, 1, false) },
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
-			var p TweetIDParams
-			if err := decode(params, &p); err != nil {
+			id, err := parse(params)
+			if err != nil {
 				return gateway.Result{}, err
 			}
 			x, err := client(d)
 			if err != nil {
 				return gateway.Result{}, err
 			}
-			ok, info, err := x.DeleteTweet(ctx, p.TweetID)
+			data, undo, info, err := do(ctx, x, id)
 			if err != nil {
 				return gateway.Result{RetryCount: info.RetryCount}, err
 			}
-			return gateway.Result{Data: DeletedTweet{Deleted: ok, TweetID: p.TweetID},
-				Rollback: irreversible("Deletion is permanent."), RetryCount: info.RetryCount}, nil
+			return gateway.Result{Data: data, Rollback: undo, RetryCount: info.RetryCount}, nil
 		},
 	}
+}
+
+func tweetAction(d Deps, tool string, cat policy.Category, method, endpoint string,
+	do func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error)) *gateway.Action {
+	return idAction[TweetIDParams](d, tool, cat, method, endpoint, do)
 }

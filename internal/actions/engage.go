@@ -2,8 +2,8 @@ package actions
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -45,94 +45,25 @@ func engageActions(d Deps) []*gateway.Action {
 	}
 	var out []*gateway.Action
 	for _, op := range ops {
-		op := op
-		out = append(out, &gateway.Action{
-			Tool: op.tool, Category: op.cat,
-			Validate: func(params json.RawMessage) error {
-				var p TweetIDParams
-				if err := decode(params, &p); err != nil {
-					return err
-				}
-				return CheckID("tweet_id", p.TweetID)
-			},
-			Cost: func(json.RawMessage) float64 { return xapi.EstimateCost(op.method, op.endpoint, 1, false) },
-			Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
-				var p TweetIDParams
-				if err := decode(params, &p); err != nil {
-					return gateway.Result{}, err
-				}
-				x, err := client(d)
-				if err != nil {
-					return gateway.Result{}, err
-				}
-				active, info, err := op.do(x, ctx, p.TweetID)
-				if err != nil {
-					return gateway.Result{RetryCount: info.RetryCount}, err
-				}
-				return gateway.Result{
-					Data:       Engagement{Tool: op.tool, Active: active, TweetID: p.TweetID},
-					Rollback:   rb(op.undo, map[string]any{"tweet_id": p.TweetID}, op.note),
-					RetryCount: info.RetryCount,
-				}, nil
-			},
-		})
-	}
-	validateUser := func(params json.RawMessage) error {
-		var p UserIDParams
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		return CheckID("target_user_id", p.TargetUserID)
+		out = append(out, tweetAction(d, op.tool, op.cat, op.method, op.endpoint,
+			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+				active, info, err := op.do(x, ctx, id)
+				return Engagement{Tool: op.tool, Active: active, TweetID: id}, rb(op.undo, map[string]any{"tweet_id": id}, op.note), info, err
+			}))
 	}
 	out = append(out,
-		&gateway.Action{
-			Tool: "x_follow_user", Category: policy.CatEngage, Validate: validateUser,
-			Cost: func(json.RawMessage) float64 { return xapi.EstimateCost("POST", "/2/users/:id/following", 1, false) },
-			Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
-				var p UserIDParams
-				if err := decode(params, &p); err != nil {
-					return gateway.Result{}, err
-				}
-				x, err := client(d)
-				if err != nil {
-					return gateway.Result{}, err
-				}
-				fr, info, err := x.Follow(ctx, p.TargetUserID)
-				if err != nil {
-					return gateway.Result{RetryCount: info.RetryCount}, err
-				}
-				return gateway.Result{
-					Data:       FollowState{Following: fr.Following, PendingFollow: fr.PendingFollow, TargetUserID: p.TargetUserID},
-					Rollback:   rb("x_unfollow_user", map[string]any{"target_user_id": p.TargetUserID}, "Unfollow to reverse."),
-					RetryCount: info.RetryCount,
-				}, nil
-			},
-		},
-		&gateway.Action{
-			Tool: "x_unfollow_user", Category: policy.CatEngage, Validate: validateUser,
-			Cost: func(json.RawMessage) float64 {
-				return xapi.EstimateCost("DELETE", "/2/users/:source_user_id/following/:target_user_id", 1, false)
-			},
-			Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
-				var p UserIDParams
-				if err := decode(params, &p); err != nil {
-					return gateway.Result{}, err
-				}
-				x, err := client(d)
-				if err != nil {
-					return gateway.Result{}, err
-				}
-				following, info, err := x.Unfollow(ctx, p.TargetUserID)
-				if err != nil {
-					return gateway.Result{RetryCount: info.RetryCount}, err
-				}
-				return gateway.Result{
-					Data:       FollowState{Following: following, TargetUserID: p.TargetUserID},
-					Rollback:   rb("x_follow_user", map[string]any{"target_user_id": p.TargetUserID}, "Follow again to reverse (a protected account must approve again)."),
-					RetryCount: info.RetryCount,
-				}, nil
-			},
-		},
+		idAction[UserIDParams](d, "x_follow_user", policy.CatEngage, "POST", "/2/users/:id/following",
+			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+				fr, info, err := x.Follow(ctx, id)
+				return FollowState{Following: fr.Following, PendingFollow: fr.PendingFollow, TargetUserID: id},
+					rb("x_unfollow_user", map[string]any{"target_user_id": id}, "Unfollow to reverse."), info, err
+			}),
+		idAction[UserIDParams](d, "x_unfollow_user", policy.CatEngage, "DELETE", "/2/users/:source_user_id/following/:target_user_id",
+			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+				following, info, err := x.Unfollow(ctx, id)
+				return FollowState{Following: following, TargetUserID: id},
+					rb("x_follow_user", map[string]any{"target_user_id": id}, "Follow again to reverse (a protected account must approve again)."), info, err
+			}),
 	)
 	return out
 }
