@@ -154,20 +154,17 @@ func (a *App) OnClose(f func() error) { a.closers = append(a.closers, f) }
 type Check struct {
 	Name    string `json:"name"`
 	Status  string `json:"status"` // ok, degraded, not_configured, error
-	Message string `json:"message"`
+	Message string `json:"message,omitempty"`
 }
 
 // Health checks config, database, token, LLM and X, one line each.
 func (a *App) Health(ctx context.Context) []Check {
 	var out []Check
-	out = append(out, Check{Name: "config", Status: "ok", Message: configMessage(a.Cfg)})
+	out = append(out, Check{Name: "config", Status: "ok", Message: fmt.Sprintf("mode=%s approval_mode=%t home=%s",
+		a.Cfg.Mode, a.Cfg.EffectiveApprovalMode(), a.Cfg.Home)})
 	out = append(out, a.dbCheck(ctx))
 	out = append(out, a.extraChecks(ctx)...)
 	return out
-}
-
-func configMessage(c *config.Config) string {
-	return fmt.Sprintf("mode=%s approval_mode=%t home=%s", c.Mode, c.EffectiveApprovalMode(), c.Home)
 }
 
 func (a *App) dbCheck(ctx context.Context) Check {

@@ -20,7 +20,7 @@ func (a *App) tokenCheck() Check {
 	st, err := os.Stat(path)
 	switch {
 	case os.IsNotExist(err):
-		return Check{Name: "token", Status: "not_configured", Message: "no token file; run `tuitbot auth` (or use --sandbox)"}
+		return Check{Name: "token", Status: "not_configured", Message: "run `tuitbot auth` (or use --sandbox)"}
 	case err != nil:
 		return Check{Name: "token", Status: "error", Message: err.Error()}
 	case st.Mode().Perm()&0o077 != 0:
@@ -56,11 +56,11 @@ func (a *App) probeX(ctx context.Context, x *xapi.Client) Check {
 	me, _, err := x.Me(ctx)
 	if err != nil {
 		e := apperr.As(err)
-		status := "error"
 		if e.Code == apperr.XNotConfigured {
-			status = "not_configured"
+			// The token check already says why and what to do.
+			return Check{Name: "x", Status: "not_configured", Message: "not authenticated"}
 		}
-		return Check{Name: "x", Status: status, Message: string(e.Code) + ": " + e.Message}
+		return Check{Name: "x", Status: "error", Message: string(e.Code) + ": " + e.Message}
 	}
 	where := "X"
 	if a.Sim != nil {
