@@ -64,21 +64,23 @@ func guidance(p Profile, caps Capabilities) []string {
 	return g
 }
 
-// HealthReport is health_check's data.
+// HealthReport is health_check's data: statuses only, so agents can poll
+// it cheaply; get_capabilities and `tuitbot doctor` give each service's
+// reason and next step.
 type HealthReport struct {
-	Status string      `json:"status"` // ok or degraded
-	Checks []app.Check `json:"checks"`
+	Status   string            `json:"status"` // ok or degraded
+	Services map[string]string `json:"services"`
 }
 
 func healthCheck(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-	checks := c.App.Health(ctx)
-	status := "ok"
-	for _, ch := range checks {
+	rep := HealthReport{Status: "ok", Services: map[string]string{}}
+	for _, ch := range c.App.Health(ctx) {
+		rep.Services[ch.Name] = ch.Status
 		if ch.Status != "ok" {
-			status = "degraded"
+			rep.Status = "degraded"
 		}
 	}
-	return Result{Data: HealthReport{Status: status, Checks: checks}}, nil
+	return Result{Data: rep}, nil
 }
 
 func getConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
@@ -127,7 +129,7 @@ func metaTools() []*Tool {
 		}, getCapabilities),
 		def(Spec{
 			Name: "health_check", Title: "Health check", Category: "health",
-			Description: "Check the database, token, LLM and X, one line each; degraded services are reported, not hidden.",
+			Description: "Check the configuration, database, token, LLM and X: one status each (ok, degraded, not_configured or error); degraded services are reported, not hidden. get_capabilities gives each service's reason and next step.",
 			Profiles:    allProfiles, Hints: readLocal, Output: HealthReport{},
 		}, healthCheck),
 		def(Spec{
