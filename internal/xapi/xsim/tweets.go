@@ -452,10 +452,5 @@ func (s *Server) handleLikingUsers(c *call) reply {
 	if s.st.tweets[id] == nil {
 		return ok(map[string]any{"errors": []any{notFoundItem("tweet", "id", id)}, "meta": map[string]any{"result_count": 0}})
 	}
-	es := s.st.likers[id]
-	ids := make([]string, 0, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		ids = append(ids, es[i].From)
-	}
-	return s.userList(c, ids, 1, 100, 100, BillUserRead)
+	return s.userList(c, latestEdges(s.st.likers[id], edgeFrom), 1, 100, 100, BillUserRead)
 }

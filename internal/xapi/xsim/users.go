@@ -225,17 +225,24 @@ func (s *Server) handleHomeTimeline(c *call) reply {
 	return s.tweetList(c, ids, pageOpts{lo: 1, hi: 100, def: 100, timeFilters: true})
 }
 
+// latestEdges lists one end of each edge, newest edge first.
+func latestEdges(es []Edge, end func(Edge) string) []string {
+	ids := make([]string, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		ids = append(ids, end(es[i]))
+	}
+	return ids
+}
+
+func edgeFrom(e Edge) string { return e.From }
+func edgeTo(e Edge) string   { return e.To }
+
 func (s *Server) handleFollowers(c *call) reply {
 	u, bad := s.pathUser(c, "id")
 	if bad != nil {
 		return *bad
 	}
-	es := s.st.followers[u.ID]
-	ids := make([]string, 0, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		ids = append(ids, es[i].From)
-	}
-	return s.userList(c, ids, 1, 1000, 100, BillFollowRead)
+	return s.userList(c, latestEdges(s.st.followers[u.ID], edgeFrom), 1, 1000, 100, BillFollowRead)
 }
 
 func (s *Server) handleFollowing(c *call) reply {
@@ -243,12 +250,7 @@ func (s *Server) handleFollowing(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
-	es := s.st.following[u.ID]
-	ids := make([]string, 0, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		ids = append(ids, es[i].To)
-	}
-	return s.userList(c, ids, 1, 1000, 100, BillFollowRead)
+	return s.userList(c, latestEdges(s.st.following[u.ID], edgeTo), 1, 1000, 100, BillFollowRead)
 }
 
 func (s *Server) handleLikedTweets(c *call) reply {
@@ -256,24 +258,14 @@ func (s *Server) handleLikedTweets(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
-	es := s.st.likesBy[u.ID]
-	ids := make([]string, 0, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		ids = append(ids, es[i].To)
-	}
-	return s.tweetList(c, ids, pageOpts{lo: 5, hi: 100, def: 100, byOffset: true})
+	return s.tweetList(c, latestEdges(s.st.likesBy[u.ID], edgeTo), pageOpts{lo: 5, hi: 100, def: 100, byOffset: true})
 }
 
 func (s *Server) handleBookmarks(c *call) reply {
 	if bad := s.selfUser(c, "id"); bad != nil {
 		return *bad
 	}
-	es := s.st.bookmarks[c.user.ID]
-	ids := make([]string, 0, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		ids = append(ids, es[i].To)
-	}
-	return s.tweetList(c, ids, pageOpts{lo: 1, hi: 100, def: 100, byOffset: true})
+	return s.tweetList(c, latestEdges(s.st.bookmarks[c.user.ID], edgeTo), pageOpts{lo: 1, hi: 100, def: 100, byOffset: true})
 }
 
 // tweetIDBody reads {"tweet_id": "..."} and checks that the post exists.
