@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
@@ -60,23 +61,9 @@ func (r *Runner) contentLoop(it *iter) error {
 			return nil
 		}
 	}
-	gen, err := r.d.Generator()
-	if err != nil {
-		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
-			it.blocked = "tweets need an LLM: " + apperr.As(err).Message
-			it.note("%s", it.blocked)
-			return nil
-		}
+	gen, topic, err := r.generatorAndTopic(it, "tweets", "autopilot:content_topic")
+	if gen == nil || err != nil {
 		return err
-	}
-	topic, err := r.pickTopic(ctx, "autopilot:content_topic")
-	if err != nil {
-		return err
-	}
-	if topic == "" {
-		it.blocked = "no topics: set business.content_pillars (or industry_topics or product_keywords)"
-		it.note("%s", it.blocked)
-		return nil
 	}
 	text, err := gen.GenerateTweet(ctx, topic, "")
 	a := action{Loop: it.loop, Kind: kindTweet, Topic: topic}
@@ -116,6 +103,31 @@ func (r *Runner) contentLoop(it *iter) error {
 	return nil
 }
 
+// generatorAndTopic returns the content generator and the next topic. A
+// nil generator with a nil error means the loop is blocked (no LLM, no
+// topics) and it has already said why.
+func (r *Runner) generatorAndTopic(it *iter, what, topicKey string) (*content.Generator, string, error) {
+	gen, err := r.d.Generator()
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
+			it.blocked = what + " need an LLM: " + apperr.As(err).Message
+			it.note("%s", it.blocked)
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	topic, err := r.pickTopic(it.work, topicKey)
+	if err != nil {
+		return nil, "", err
+	}
+	if topic == "" {
+		it.blocked = "no topics: set business.content_pillars (or industry_topics or product_keywords)"
+		it.note("%s", it.blocked)
+		return nil, "", nil
+	}
+	return gen, topic, nil
+}
+
 // threadsLoop posts one thread per thread interval (weekly by default),
 // within limits.max_threads_per_week.
 func (r *Runner) threadsLoop(it *iter) error {
@@ -137,23 +149,9 @@ func (r *Runner) threadsLoop(it *iter) error {
 		it.note("last thread %s; next after %s", ts(last), ts(last.Add(iv)))
 		return nil
 	}
-	gen, err := r.d.Generator()
-	if err != nil {
-		if apperr.CodeOf(err) == apperr.LLMNotConfigured {
-			it.blocked = "threads need an LLM: " + apperr.As(err).Message
-			it.note("%s", it.blocked)
-			return nil
-		}
+	gen, topic, err := r.generatorAndTopic(it, "threads", "autopilot:thread_topic")
+	if gen == nil || err != nil {
 		return err
-	}
-	topic, err := r.pickTopic(ctx, "autopilot:thread_topic")
-	if err != nil {
-		return err
-	}
-	if topic == "" {
-		it.blocked = "no topics: set business.content_pillars (or industry_topics or product_keywords)"
-		it.note("%s", it.blocked)
-		return nil
 	}
 	parts, err := gen.GenerateThread(ctx, topic, "")
 	a := action{Loop: it.loop, Kind: kindThread, Topic: topic}
