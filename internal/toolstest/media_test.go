@@ -223,7 +223,7 @@ func TestUploadMedia(t *testing.T) {
 			filepath.Join(e.Media, "..", "fakeuser", ".ssh", "id_rsa"),
 			"~/.ssh/id_rsa",
 			"../.ssh/id_rsa",
-			"/root/.ssh/id_rsa",
+			"/home/someone/.ssh/id_rsa",
 			filepath.Join(e.Home, "fakeuser", ".ssh", "id_ed25519"), // does not exist
 		} {
 			r := e.call("x_upload_media", map[string]any{"file_path": p}).fails(t, apperr.MediaPathBlocked)
