@@ -11,7 +11,9 @@ export TUITBOT_HOME="$work/home"
 npm install --no-audit --no-fund --silent
 node client.mjs "$work/tuitbot" mcp serve --sandbox
 out=$(npx -y @modelcontextprotocol/inspector@2.12.0 --cli "$work/tuitbot" mcp serve --sandbox --method tools/list --strict 2>"$work/inspector.err")
-echo "$out" | grep -q '"name": "x_get_me"' || { echo "inspector: tools/list did not list x_get_me"; cat "$work/inspector.err"; exit 1; }
+# A here-string, not a pipe: with pipefail, grep -q closing the pipe early
+# would fail the check on a correct listing.
+grep -q '"name": "x_get_me"' <<<"$out" || { echo "inspector: tools/list did not list x_get_me"; cat "$work/inspector.err"; exit 1; }
 if grep -qE '^(Error|Warning): tool' "$work/inspector.err"; then
   echo "inspector: schema portability problems:"; grep -A3 -E '^(Error|Warning): tool' "$work/inspector.err"; exit 1
 fi
