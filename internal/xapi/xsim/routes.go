@@ -43,14 +43,14 @@ func (s *Server) routeTable() []*route {
 		api("GET", "/2/users/{id}/liked_tweets", scopesLikeRead, false, s.handleLikedTweets),
 		api("GET", "/2/users/{id}/bookmarks", scopesBookRead, false, s.handleBookmarks),
 		// Graph and engagement writes.
-		api("POST", "/2/users/{id}/likes", scopesLikeWrite, true, s.handleLike),
-		api("DELETE", "/2/users/{id}/likes/{tweet_id}", scopesLikeWrite, true, s.handleUnlike),
+		api("POST", "/2/users/{id}/likes", scopesLikeWrite, true, s.edgeCreate((*state).like, CountLikes, BillInteraction, "liked")),
+		api("DELETE", "/2/users/{id}/likes/{tweet_id}", scopesLikeWrite, true, s.edgeDelete((*state).unlike, CountUnlikes, BillInteractionDel, "liked")),
 		api("POST", "/2/users/{id}/following", scopesFollowW, true, s.handleFollow),
 		api("DELETE", "/2/users/{source_user_id}/following/{target_user_id}", scopesFollowW, true, s.handleUnfollow),
 		api("POST", "/2/users/{id}/retweets", scopesTweetWrite, true, s.handleRetweet),
 		api("DELETE", "/2/users/{id}/retweets/{source_tweet_id}", scopesTweetWrite, true, s.handleUnretweet),
-		api("POST", "/2/users/{id}/bookmarks", scopesBookWrite, true, s.handleBookmark),
-		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.handleUnbookmark),
+		api("POST", "/2/users/{id}/bookmarks", scopesBookWrite, true, s.edgeCreate((*state).bookmark, CountBookmarks, BillBookmark, "bookmarked")),
+		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.edgeDelete((*state).unbookmark, CountUnbookmarks, BillBookmark, "bookmarked")),
 		// Media.
 		api("POST", "/2/media/upload", scopesMedia, true, s.handleMediaUpload),
 		api("GET", "/2/media/upload", scopesMedia, false, s.handleMediaStatus),

@@ -297,37 +297,56 @@ func (s *Server) tweetIDBody(c *call) (*Tweet, *reply) {
 	return t, nil
 }
 
-func (s *Server) handleLike(c *call) reply {
-	if bad := s.selfUser(c, "id"); bad != nil {
-		return *bad
+// edgeCreate handles POST /2/users/{id}/likes and /bookmarks: the body
+// names a post, and a repeat leaves the state (and the counter) unchanged.
+func (s *Server) edgeCreate(add func(*state, Edge) bool, counter, bill, flag string) func(*call) reply {
+	return func(c *call) reply {
+		if bad := s.selfUser(c, "id"); bad != nil {
+			return *bad
+		}
+		t, bad := s.tweetIDBody(c)
+		if bad != nil {
+			return *bad
+		}
+		if add(s.st, Edge{From: c.user.ID, To: t.ID, At: c.now.UTC()}) {
+			s.count(counter)
+		}
+		s.chargeWrite(c, bill)
+		return ok(map[string]any{"data": map[string]any{flag: true}})
 	}
-	t, bad := s.tweetIDBody(c)
-	if bad != nil {
-		return *bad
-	}
-	if s.st.like(Edge{From: c.user.ID, To: t.ID, At: c.now.UTC()}) {
-		s.count(CountLikes)
-	}
-	s.chargeWrite(c, BillInteraction)
-	return ok(map[string]any{"data": map[string]any{"liked": true}})
 }
 
-func (s *Server) handleUnlike(c *call) reply {
-	if bad := s.selfUser(c, "id"); bad != nil {
-		return *bad
+// edgeDelete handles DELETE /2/users/{id}/likes/{tweet_id} and
+// /bookmarks/{tweet_id}.
+func (s *Server) edgeDelete(remove func(st *state, user, tweet string) bool, counter, bill, flag string) func(*call) reply {
+	return func(c *call) reply {
+		if bad := s.selfUser(c, "id"); bad != nil {
+			return *bad
+		}
+		tid, bad := s.pathTweet(c, "tweet_id")
+		if bad != nil {
+			return *bad
+		}
+		if remove(s.st, c.user.ID, tid) {
+			s.count(counter)
+		}
+		s.chargeWrite(c, bill)
+		return ok(map[string]any{"data": map[string]any{flag: false}})
 	}
-	tid := c.r.PathValue("tweet_id")
-	if bad := idParam("tweet_id", tid); bad != nil {
-		return *bad
+}
+
+// pathTweet reads a post id from the path; a deleted post still counts as
+// known, so undoing an engagement on it is not a 404.
+func (s *Server) pathTweet(c *call, param string) (string, *reply) {
+	tid := c.r.PathValue(param)
+	if bad := idParam(param, tid); bad != nil {
+		return "", bad
 	}
 	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
-		return errNotFound("tweet", "tweet_id", tid)
+		r := errNotFound("tweet", param, tid)
+		return "", &r
 	}
-	if s.st.unlike(c.user.ID, tid) {
-		s.count(CountUnlikes)
-	}
-	s.chargeWrite(c, BillInteractionDel)
-	return ok(map[string]any{"data": map[string]any{"liked": false}})
+	return tid, nil
 }
 
 func (s *Server) handleFollow(c *call) reply {
@@ -412,12 +431,9 @@ func (s *Server) handleUnretweet(c *call) reply {
 	if bad := s.selfUser(c, "id"); bad != nil {
 		return *bad
 	}
-	tid := c.r.PathValue("source_tweet_id")
-	if bad := idParam("source_tweet_id", tid); bad != nil {
+	tid, bad := s.pathTweet(c, "source_tweet_id")
+	if bad != nil {
 		return *bad
-	}
-	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
-		return errNotFound("tweet", "source_tweet_id", tid)
 	}
 	if rid, done := s.st.retweets[tid][c.user.ID]; done {
 		s.st.removeTweet(rid)
@@ -425,37 +441,4 @@ func (s *Server) handleUnretweet(c *call) reply {
 	}
 	s.chargeWrite(c, BillInteractionDel)
 	return ok(map[string]any{"data": map[string]any{"retweeted": false}})
-}
-
-func (s *Server) handleBookmark(c *call) reply {
-	if bad := s.selfUser(c, "id"); bad != nil {
-		return *bad
-	}
-	t, bad := s.tweetIDBody(c)
-	if bad != nil {
-		return *bad
-	}
-	if s.st.bookmark(Edge{From: c.user.ID, To: t.ID, At: c.now.UTC()}) {
-		s.count(CountBookmarks)
-	}
-	s.chargeWrite(c, BillBookmark)
-	return ok(map[string]any{"data": map[string]any{"bookmarked": true}})
-}
-
-func (s *Server) handleUnbookmark(c *call) reply {
-	if bad := s.selfUser(c, "id"); bad != nil {
-		return *bad
-	}
-	tid := c.r.PathValue("tweet_id")
-	if bad := idParam("tweet_id", tid); bad != nil {
-		return *bad
-	}
-	if s.st.tweets[tid] == nil && s.st.deleted[tid] == "" {
-		return errNotFound("tweet", "tweet_id", tid)
-	}
-	if s.st.unbookmark(c.user.ID, tid) {
-		s.count(CountUnbookmarks)
-	}
-	s.chargeWrite(c, BillBookmark)
-	return ok(map[string]any{"data": map[string]any{"bookmarked": false}})
 }
