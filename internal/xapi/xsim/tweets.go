@@ -229,16 +229,7 @@ func (s *Server) handleGetTweets(c *call) reply {
 		in.forTweet(t)
 		found = append(found, id)
 	}
-	body := map[string]any{}
-	if len(data) > 0 {
-		body["data"] = data
-	}
-	if len(errs) > 0 {
-		body["errors"] = errs
-	}
-	if inc := in.object(); inc != nil {
-		body["includes"] = inc
-	}
+	body := batchBody(data, errs, in)
 	s.chargeReads(c, BillPostRead, append(found, in.tweetIDs...))
 	s.chargeReads(c, BillUserRead, in.userIDs)
 	return ok(body)

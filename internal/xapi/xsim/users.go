@@ -85,6 +85,22 @@ func (s *Server) handleGetUserByName(c *call) reply {
 	return s.oneUser(c, s.st.userByName(name), "username", name)
 }
 
+// batchBody is X's answer to a batch lookup: the found objects, an
+// errors[] item per missing id, and the expansions.
+func batchBody(data, errs []any, in *includer) map[string]any {
+	body := map[string]any{}
+	if len(data) > 0 {
+		body["data"] = data
+	}
+	if len(errs) > 0 {
+		body["errors"] = errs
+	}
+	if inc := in.object(); inc != nil {
+		body["includes"] = inc
+	}
+	return body
+}
+
 func (s *Server) handleGetUsers(c *call) reply {
 	ids, bad := splitIDs(c, "ids")
 	if bad != nil {
@@ -107,16 +123,7 @@ func (s *Server) handleGetUsers(c *call) reply {
 		in.forUser(u)
 		found = append(found, id)
 	}
-	body := map[string]any{}
-	if len(data) > 0 {
-		body["data"] = data
-	}
-	if len(errs) > 0 {
-		body["errors"] = errs
-	}
-	if inc := in.object(); inc != nil {
-		body["includes"] = inc
-	}
+	body := batchBody(data, errs, in)
 	s.chargeReads(c, BillUserRead, found)
 	s.chargeReads(c, BillPostRead, in.tweetIDs)
 	return ok(body)
