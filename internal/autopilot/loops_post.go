@@ -52,13 +52,8 @@ func (r *Runner) contentLoop(it *iter) error {
 			return nil
 		}
 	} else {
-		last, err := r.lastAction(ctx, LoopContent)
-		if err != nil {
+		if soon, err := r.tooSoon(it, LoopContent, "tweet", now); soon || err != nil {
 			return err
-		}
-		if iv := r.interval(LoopContent); !last.IsZero() && now.Sub(last) < spacing(iv) {
-			it.note("last tweet %s; next after %s", ts(last), ts(last.Add(iv)))
-			return nil
 		}
 	}
 	gen, topic, err := r.generatorAndTopic(it, "tweets", "autopilot:content_topic")
@@ -68,10 +63,7 @@ func (r *Runner) contentLoop(it *iter) error {
 	text, err := gen.GenerateTweet(ctx, topic, "")
 	a := action{Loop: it.loop, Kind: kindTweet, Topic: topic}
 	if err != nil {
-		if apperr.CodeOf(err) == apperr.ValidationError {
-			return it.blockedAction(a, apperr.As(err).Message)
-		}
-		return err
+		return it.generationFailed(a, err)
 	}
 	a.Content = text
 	recent, err := r.recentTexts(ctx, kindTweet)
@@ -128,6 +120,29 @@ func (r *Runner) generatorAndTopic(it *iter, what, topicKey string) (*content.Ge
 	return gen, topic, nil
 }
 
+// tooSoon reports (and notes) that the loop's last post is closer than its
+// interval allows.
+func (r *Runner) tooSoon(it *iter, loop, what string, now time.Time) (bool, error) {
+	last, err := r.lastAction(it.work, loop)
+	if err != nil {
+		return false, err
+	}
+	if iv := r.interval(loop); !last.IsZero() && now.Sub(last) < spacing(iv) {
+		it.note("last %s %s; next after %s", what, ts(last), ts(last.Add(iv)))
+		return true, nil
+	}
+	return false, nil
+}
+
+// generationFailed records a draft the generator refused (banned phrase,
+// similarity) as blocked; any other failure is the loop's error.
+func (it *iter) generationFailed(a action, err error) error {
+	if apperr.CodeOf(err) == apperr.ValidationError {
+		return it.blockedAction(a, apperr.As(err).Message)
+	}
+	return err
+}
+
 // threadsLoop posts one thread per thread interval (weekly by default),
 // within limits.max_threads_per_week.
 func (r *Runner) threadsLoop(it *iter) error {
@@ -141,13 +156,8 @@ func (r *Runner) threadsLoop(it *iter) error {
 		it.note("weekly thread cap reached (%d/%d)", c.ThreadsWeek, r.cfg.Limits.MaxThreadsPerWeek)
 		return nil
 	}
-	last, err := r.lastAction(ctx, LoopThreads)
-	if err != nil {
+	if soon, err := r.tooSoon(it, LoopThreads, "thread", now); soon || err != nil {
 		return err
-	}
-	if iv := r.interval(LoopThreads); !last.IsZero() && now.Sub(last) < spacing(iv) {
-		it.note("last thread %s; next after %s", ts(last), ts(last.Add(iv)))
-		return nil
 	}
 	gen, topic, err := r.generatorAndTopic(it, "threads", "autopilot:thread_topic")
 	if gen == nil || err != nil {
@@ -156,10 +166,7 @@ func (r *Runner) threadsLoop(it *iter) error {
 	parts, err := gen.GenerateThread(ctx, topic, "")
 	a := action{Loop: it.loop, Kind: kindThread, Topic: topic}
 	if err != nil {
-		if apperr.CodeOf(err) == apperr.ValidationError {
-			return it.blockedAction(a, apperr.As(err).Message)
-		}
-		return err
+		return it.generationFailed(a, err)
 	}
 	a.Content = strings.Join(parts, "\n---\n")
 	for _, p := range parts {
