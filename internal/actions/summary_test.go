@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
 
@@ -35,7 +36,7 @@ func TestAuditSummaryNeverHoldsHeaderValues(t *testing.T) {
 		t.Fatalf("params_summary %s", summary)
 	}
 	// With an allowing policy nothing else stores the parameters either.
-	if strings.Contains(dbText(t, e.ctx, e.db.DB), secret) {
+	if strings.Contains(storetest.AllText(t, e.ctx, e.db.DB), secret) {
 		t.Fatal("a header value reached the database")
 	}
 }

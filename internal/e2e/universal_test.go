@@ -9,6 +9,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // busiestAuthor returns the user with the most posts in the emulator world
@@ -231,7 +232,7 @@ func TestUniversalToolsEndToEnd(t *testing.T) {
 			if strings.Contains(logs, secret) {
 				t.Fatal("a log line holds a token")
 			}
-			if strings.Contains(dbText(t, h.ctx, h.a.DB.DB), secret) {
+			if strings.Contains(storetest.AllText(t, h.ctx, h.a.DB.DB), secret) {
 				t.Fatal("the database holds a token")
 			}
 		}
