@@ -215,3 +215,35 @@ func bodyString(body []byte, key string) string {
 	}
 	return ""
 }
+
+// Equivalent names the typed tool that does on X what a universal request
+// with this effect does, and that tool's policy category, so the request
+// gets the same policy as the typed tool. Tool is empty for a write no typed
+// tool covers (the caller applies the conservative default) and for reads.
+func (e Effect) Equivalent() (tool, category string) {
+	switch e.Kind {
+	case KindTweetCreate:
+		return "x_post_tweet", "write"
+	case KindTweetDelete:
+		return "x_delete_tweet", "delete"
+	case KindLike:
+		return "x_like_tweet", "engage"
+	case KindUnlike:
+		return "x_unlike_tweet", "engage"
+	case KindFollow:
+		return "x_follow_user", "engage"
+	case KindUnfollow:
+		return "x_unfollow_user", "engage"
+	case KindRetweet:
+		return "x_retweet", "engage"
+	case KindUnretweet:
+		return "x_unretweet", "engage"
+	case KindBookmark:
+		return "x_bookmark_tweet", "engage"
+	case KindUnbookmark:
+		return "x_unbookmark_tweet", "engage"
+	case KindMediaUpload:
+		return "x_upload_media", "media"
+	}
+	return "", ""
+}
