@@ -126,17 +126,14 @@ func (p ListParams) apply(q url.Values, r listRange, sinceOK bool) error {
 // getEnvelope runs a typed GET and decodes X's envelope inside the retry
 // loop, so a cut-off or malformed answer counts as a failed attempt and the
 // ledger learns what was returned without parsing the body twice.
-func getEnvelope[W any](ctx context.Context, c *Client, path, query string, ids func(W) []string, fast func(*fastScan, *W) bool) (*envelope[W], CallInfo, error) {
+func getEnvelope[W any](ctx context.Context, c *Client, path, query string, ids func(W) []string) (*envelope[W], CallInfo, error) {
 	var env envelope[W]
 	r := newRequest("GET", HostAPI, path, nil, nil)
 	r.rawQuery = query
 	r.decode = func(body []byte) (*readResources, error) {
 		env = envelope[W]{}
-		if !fastEnvelope(body, &env, fast) {
-			env = envelope[W]{}
-			if err := json.Unmarshal(body, &env); err != nil {
-				return nil, err
-			}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return nil, err
 		}
 		rr := &readResources{dataIDs: ids(env.Data)}
 		rr.items = len(rr.dataIDs)
@@ -183,7 +180,7 @@ func oneUserID(d *wireUser) []string {
 // getOneTweet fetches a single post; a 200 without data (X reports missing
 // resources that way) becomes an error built from errors[].
 func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, CallInfo, error) {
-	env, info, err := getEnvelope(ctx, c, path, query, oneTweetID, fastOneTweet)
+	env, info, err := getEnvelope(ctx, c, path, query, oneTweetID)
 	if err != nil {
 		return nil, info, err
 	}
@@ -196,7 +193,7 @@ func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, Ca
 }
 
 func getOneUser(ctx context.Context, c *Client, path, query string) (*User, CallInfo, error) {
-	env, info, err := getEnvelope(ctx, c, path, query, oneUserID, fastOneUser)
+	env, info, err := getEnvelope(ctx, c, path, query, oneUserID)
 	if err != nil {
 		return nil, info, err
 	}
@@ -208,7 +205,7 @@ func getOneUser(ctx context.Context, c *Client, path, query string) (*User, Call
 }
 
 func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Tweet], error) {
-	env, info, err := getEnvelope(ctx, c, path, query, tweetIDs, fastTweets)
+	env, info, err := getEnvelope(ctx, c, path, query, tweetIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +218,7 @@ func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Twe
 }
 
 func getUserPage(ctx context.Context, c *Client, path, query string) (*Page[User], error) {
-	env, info, err := getEnvelope(ctx, c, path, query, userIDs, fastUsers)
+	env, info, err := getEnvelope(ctx, c, path, query, userIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -213,18 +213,6 @@ func attachAuthors(ts []Tweet, users []User) {
 	if len(users) == 0 {
 		return
 	}
-	if len(users) <= 8 {
-		// A page's few authors are found faster by scanning than by a map.
-		for i := range ts {
-			for j := range users {
-				if users[j].ID == ts[i].AuthorID {
-					ts[i].Author = &users[j]
-					break
-				}
-			}
-		}
-		return
-	}
 	byID := make(map[string]*User, len(users))
 	for i := range users {
 		byID[users[i].ID] = &users[i]
