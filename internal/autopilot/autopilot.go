@@ -23,6 +23,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
@@ -48,22 +49,57 @@ const (
 // Caller is the gateway caller every loop uses.
 const Caller = "autopilot"
 
+// loopSpec is one autopilot loop: everything the runner needs to know about
+// it lives in its row of loopTable.
+type loopSpec struct {
+	name string
+	// seconds reads the loop's pace from [intervals].
+	seconds func(config.Intervals) int
+	// usesX loops stop when the X token has expired.
+	usesX bool
+	// posts loops sleep outside the active hours.
+	posts bool
+	run   func(*Runner, *iter) error
+}
+
+// loopTable lists every loop in the order a tick runs them.
+func loopTable() []loopSpec {
+	return []loopSpec{
+		{LoopHousekeeping, func(iv config.Intervals) int { return iv.HousekeepingSeconds }, false, false, (*Runner).housekeepingLoop},
+		{LoopPublisher, func(iv config.Intervals) int { return iv.PublisherSeconds }, true, true, (*Runner).publisherLoop},
+		{LoopMentions, func(iv config.Intervals) int { return iv.MentionsSeconds }, true, true, (*Runner).mentionsLoop},
+		{LoopDiscovery, func(iv config.Intervals) int { return iv.DiscoverySeconds }, true, true, (*Runner).discoveryLoop},
+		{LoopTargets, func(iv config.Intervals) int { return iv.TargetsSeconds }, true, true, (*Runner).targetsLoop},
+		{LoopContent, func(iv config.Intervals) int { return iv.ContentSeconds }, true, true, (*Runner).contentLoop},
+		{LoopThreads, func(iv config.Intervals) int { return iv.ThreadSeconds }, true, true, (*Runner).threadsLoop},
+		{LoopAnalytics, func(iv config.Intervals) int { return iv.AnalyticsSeconds }, true, false, (*Runner).analyticsLoop},
+	}
+}
+
+// loopByName returns a loop's row; ok is false for an unknown name.
+func loopByName(name string) (loopSpec, bool) {
+	for _, l := range loopTable() {
+		if l.name == name {
+			return l, true
+		}
+	}
+	return loopSpec{}, false
+}
+
 // LoopNames returns every loop in the order a tick runs them.
 func LoopNames() []string {
-	return []string{LoopHousekeeping, LoopPublisher, LoopMentions, LoopDiscovery, LoopTargets, LoopContent, LoopThreads, LoopAnalytics}
+	var out []string
+	for _, l := range loopTable() {
+		out = append(out, l.name)
+	}
+	return out
 }
 
 // usesX reports loops that call X; an expired token stops them.
-func usesX(loop string) bool { return loop != LoopHousekeeping }
+func usesX(loop string) bool { l, _ := loopByName(loop); return l.usesX }
 
 // posts reports loops that post to X; they sleep outside active hours.
-func posts(loop string) bool {
-	switch loop {
-	case LoopAnalytics, LoopHousekeeping:
-		return false
-	}
-	return true
-}
+func posts(loop string) bool { l, _ := loopByName(loop); return l.posts }
 
 // ParseLoop checks a loop name given on the command line. An unknown name is
 // invalid_input naming the field and listing the loops.
@@ -144,7 +180,7 @@ func New(d Deps, o Options) (*Runner, error) {
 		d.AccountID = "default"
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepTimer
+		o.Sleep = clock.Sleep
 	}
 	if o.Rand == nil {
 		seed := uint64(d.Now().UnixNano())
@@ -234,25 +270,9 @@ func (r *Runner) Loops() []string { return slices.Clone(r.loops) }
 
 // interval is a loop's configured pace.
 func (r *Runner) interval(loop string) time.Duration {
-	iv := r.cfg.Intervals
 	s := 0
-	switch loop {
-	case LoopDiscovery:
-		s = iv.DiscoverySeconds
-	case LoopMentions:
-		s = iv.MentionsSeconds
-	case LoopContent:
-		s = iv.ContentSeconds
-	case LoopThreads:
-		s = iv.ThreadSeconds
-	case LoopTargets:
-		s = iv.TargetsSeconds
-	case LoopAnalytics:
-		s = iv.AnalyticsSeconds
-	case LoopPublisher:
-		s = iv.PublisherSeconds
-	case LoopHousekeeping:
-		s = iv.HousekeepingSeconds
+	if l, ok := loopByName(loop); ok {
+		s = l.seconds(r.cfg.Intervals)
 	}
 	if s <= 0 {
 		s = 3600
@@ -280,20 +300,6 @@ func (r *Runner) actionDelay() time.Duration {
 		return time.Duration(lo) * time.Second
 	}
 	return time.Duration(lo+r.rng.IntN(hi-lo+1)) * time.Second
-}
-
-func sleepTimer(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func ts(t time.Time) string { return store.FormatTime(t) }

@@ -71,9 +71,9 @@ func TestSimulatedDayHoldsCapsAndSurvivesRestart(t *testing.T) {
 	// The account's own post about a keyword: discovery finds it and must
 	// not answer it.
 	self := ""
-	e.clock.set(day0.Add(7*time.Hour + 50*time.Minute))
+	e.clock.AdvanceTo(day0.Add(7*time.Hour + 50*time.Minute))
 	self = e.postAs(xsim.DemoUsername, "golang retries: our own post that discovery will find")
-	e.clock.set(day0)
+	e.clock.AdvanceTo(day0)
 
 	r1 := e.runner(e.app)
 	e.runUntil(r1, day0.Add(13*time.Hour))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
@@ -25,26 +26,6 @@ const product = "Tuitpilot"
 
 // day0 is a Monday, midnight UTC.
 var day0 = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-
-// clock is the injected clock every service of a test shares.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.t) {
-		c.t = t
-	}
-}
 
 // fakeLLM speaks the OpenAI chat-completions wire format and answers with
 // varied text, so similarity checks pass. What it writes depends on the
@@ -161,7 +142,7 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 // and the fake LLM.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *clock.Fake
 	llm   *fakeLLM
 	cfg   config.Config
 	app   *app.App
@@ -224,7 +205,7 @@ func baseConfig(home, llmURL string) config.Config {
 
 func newEnv(t *testing.T, configure func(*config.Config)) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{t: day0}, llm: newFakeLLM(t), rng: rand.New(rand.NewPCG(7, 11))}
+	e := &env{t: t, clock: clock.NewFake(day0), llm: newFakeLLM(t), rng: rand.New(rand.NewPCG(7, 11))}
 	e.cfg = baseConfig(t.TempDir(), e.llm.srv.URL)
 	if configure != nil {
 		configure(&e.cfg)
@@ -273,7 +254,7 @@ func (e *env) sleep(ctx context.Context, d time.Duration) error {
 	for len(e.injections) > 0 && !e.injections[0].at.After(target) {
 		in := e.injections[0]
 		e.injections = e.injections[1:]
-		e.clock.set(in.at)
+		e.clock.AdvanceTo(in.at)
 		if in.do != nil {
 			in.do()
 			continue
@@ -284,7 +265,7 @@ func (e *env) sleep(ctx context.Context, d time.Duration) error {
 			e.t.Errorf("injection at %s: %v", in.at.Format(time.RFC3339), err)
 		}
 	}
-	e.clock.set(target)
+	e.clock.AdvanceTo(target)
 	if stop {
 		e.cancel()
 		return context.Canceled

@@ -114,7 +114,7 @@ func TestRunLockAllowsOneInstance(t *testing.T) {
 
 func TestTickOutsideActiveHoursSkipsPostingLoops(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(3 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(3 * time.Hour))
 	res := tick(t, e.runner(e.app))
 	for _, n := range []string{autopilot.LoopDiscovery, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads,
 		autopilot.LoopTargets, autopilot.LoopPublisher} {
@@ -137,7 +137,7 @@ func TestTickOutsideActiveHoursSkipsPostingLoops(t *testing.T) {
 
 func TestExpiredTokenStopsXLoopsWithNextStep(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	bad := &xauth.Token{AccessToken: "revoked-access", RefreshToken: "revoked-refresh", TokenType: "bearer",
 		ExpiresAt: e.clock.Now().Add(time.Hour), Scopes: e.sim.AllScopes()}
 	if err := xauth.SaveToken(context.Background(), e.app.Cfg.TokenFile(), bad); err != nil {
@@ -196,14 +196,14 @@ func TestExpiredTokenStopsXLoopsWithNextStep(t *testing.T) {
 
 func TestBreakerPauseIsRespectedByTick(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.sim.SetFault("GET /2/users/:id/mentions", xsim.Fault{ErrorProbability: 1, ErrorStatus: 503})
 	for i := 1; i <= 3; i++ {
 		res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 		if res.Error == "" {
 			t.Fatalf("tick %d: mentions did not fail: %+v", i, res)
 		}
-		e.clock.set(e.clock.Now().Add(time.Minute))
+		e.clock.AdvanceTo(e.clock.Now().Add(time.Minute))
 	}
 	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if !strings.Contains(res.Skipped, "circuit breaker open after 3 consecutive errors") {
@@ -212,7 +212,7 @@ func TestBreakerPauseIsRespectedByTick(t *testing.T) {
 	// After the cooldown the next tick is a probe; X works again, so the
 	// breaker closes.
 	e.sim.ClearFaults()
-	e.clock.set(e.clock.Now().Add(time.Duration(e.cfg.Breaker.CooldownSeconds) * time.Second))
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Duration(e.cfg.Breaker.CooldownSeconds) * time.Second))
 	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if res.Skipped != "" || res.Error != "" {
 		t.Errorf("probe: %+v", res)
@@ -227,7 +227,7 @@ func TestBreakerPauseIsRespectedByTick(t *testing.T) {
 
 func TestRateLimitWaitsForXReset(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.sim.SetFault("GET /2/users/:id/mentions", xsim.Fault{RateLimitNext: 1})
 	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if res.ErrorCode != string(apperr.XRateLimited) {
@@ -251,7 +251,7 @@ func TestRateLimitWaitsForXReset(t *testing.T) {
 	if !strings.Contains(res.Skipped, "rate-limit reset") {
 		t.Errorf("tick before the reset: %+v", res)
 	}
-	e.clock.set(until)
+	e.clock.AdvanceTo(until)
 	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if res.Skipped != "" || res.Error != "" {
 		t.Errorf("tick after the reset: %+v", res)
@@ -262,7 +262,7 @@ func TestPublisherPostsDueDrafts(t *testing.T) {
 	for _, mode := range []string{"autopilot", "composer"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t, func(c *config.Config) { c.Mode = mode })
-			e.clock.set(day0.Add(9 * time.Hour))
+			e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 			now := e.clock.Now()
 			insert := func(kind, body, status string, at time.Time) int64 {
 				res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
@@ -322,7 +322,7 @@ func TestPublisherPostsDueDrafts(t *testing.T) {
 
 func TestPublisherNeverRepostsAfterACrash(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	now := store.FormatTime(e.clock.Now())
 	res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, status, scheduled_for, created_at, updated_at)
 		VALUES ('tweet', 'Was being posted when the process died.', 'publishing', ?, ?, ?)`, now, now, now)
@@ -344,7 +344,7 @@ func TestPublisherNeverRepostsAfterACrash(t *testing.T) {
 
 func TestAnalyticsMeasuresPostsADayOld(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	res := tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
 	if res.Posted != 1 {
 		t.Fatalf("content: %+v", res)
@@ -357,7 +357,7 @@ func TestAnalyticsMeasuresPostsADayOld(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM tweet_performance`); n != 0 {
 		t.Errorf("a post of the same hour was measured (%d rows)", n)
 	}
-	e.clock.set(day0.Add(34 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(34 * time.Hour))
 	res = tick(t, e.runner(e.app, autopilot.LoopAnalytics))[autopilot.LoopAnalytics]
 	if res.Error != "" || !strings.Contains(res.Summary, "1 post measured") {
 		t.Fatalf("analytics a day later: %+v", res)
@@ -385,10 +385,10 @@ func TestTargetsAnswerOneNewPostPerAccountPerRun(t *testing.T) {
 		c.Limits.MaxRepliesPerAuthorPerDay = 5
 		c.Targets.MaxTargetRepliesPerDay = 2
 	})
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	var kai []string
 	for i := range 3 {
-		e.clock.set(e.clock.Now().Add(time.Minute))
+		e.clock.AdvanceTo(e.clock.Now().Add(time.Minute))
 		kai = append(kai, e.postAs("kube_kai", "Paved roads, take "+strconv.Itoa(i)+": adoption beats mandates."))
 	}
 	res := tick(t, e.runner(e.app, autopilot.LoopTargets))[autopilot.LoopTargets]
@@ -406,14 +406,14 @@ func TestTargetsAnswerOneNewPostPerAccountPerRun(t *testing.T) {
 		t.Errorf("%d resolved target accounts, want 2", n)
 	}
 	// The cursor moved past the other two: the next run has nothing new.
-	e.clock.set(e.clock.Now().Add(time.Hour))
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
 	res = tick(t, e.runner(e.app, autopilot.LoopTargets))[autopilot.LoopTargets]
 	if res.Posted != 0 {
 		t.Errorf("second run answered old posts: %+v", res)
 	}
 	// The daily target cap holds across accounts and runs.
 	for i := range 3 {
-		e.clock.set(e.clock.Now().Add(time.Hour))
+		e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
 		e.postAs("kube_kai", "More on paved roads, part "+strconv.Itoa(i)+".")
 		e.postAs("oss_olivia", "Maintainer life, part "+strconv.Itoa(i)+".")
 		tick(t, e.runner(e.app, autopilot.LoopTargets))
@@ -429,7 +429,7 @@ func TestTargetsAnswerOneNewPostPerAccountPerRun(t *testing.T) {
 func TestRogueProductMentionsAreBlocked(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.Limits.ProductMentionRatio = 0 })
 	e.llm.set(func(f *fakeLLM) { f.rogueEvery = 1 })
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo what do you think of golang retries?")
 	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if res.Posted != 0 || res.Blocked == 0 {
@@ -445,7 +445,7 @@ func TestRogueProductMentionsAreBlocked(t *testing.T) {
 	}
 	// Blocked posts are not drafted again.
 	calls := e.llm.count("reply")
-	e.clock.set(e.clock.Now().Add(time.Hour))
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
 	tick(t, e.runner(e.app, autopilot.LoopMentions))
 	if got := e.llm.count("reply"); got != calls {
 		t.Errorf("blocked posts were drafted again (%d more LLM calls)", got-calls)
@@ -455,7 +455,7 @@ func TestRogueProductMentionsAreBlocked(t *testing.T) {
 func TestBannedPhrasesNeverReachTheGateway(t *testing.T) {
 	e := newEnv(t, nil)
 	e.llm.set(func(f *fakeLLM) { f.banned = "check out" })
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo any golang tips?")
 	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	if res.Posted != 0 || res.Blocked == 0 || res.Error != "" {
@@ -468,7 +468,7 @@ func TestBannedPhrasesNeverReachTheGateway(t *testing.T) {
 
 func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	// The post takes a while on X; the stop signal arrives while it is on
 	// the wire.
 	e.sim.SetFault("POST /2/tweets", xsim.Fault{Latency: 1500 * time.Millisecond})
@@ -476,7 +476,7 @@ func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	defer cancel()
 	r, err := autopilot.FromApp(e.app, autopilot.Options{Loops: []string{autopilot.LoopContent}, Rand: rand.New(rand.NewPCG(1, 2)),
 		Sleep: func(ctx context.Context, d time.Duration) error {
-			e.clock.set(e.clock.Now().Add(d))
+			e.clock.AdvanceTo(e.clock.Now().Add(d))
 			return ctx.Err()
 		}})
 	if err != nil {
@@ -513,7 +513,7 @@ func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 
 func TestPanickingLoopIsOnlyThatLoopsFailure(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	db, _ := e.app.RequireDB()
 	wf, _ := e.app.Workflow()
 	disc, _ := e.app.Discovery()
@@ -542,7 +542,7 @@ func TestContentPostsOncePerPreferredSlot(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.Schedule.PreferredTimes = []string{"09:15", "12:30"} })
 	post := func(h, m int) autopilot.LoopResult {
 		t.Helper()
-		e.clock.set(day0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute))
+		e.clock.AdvanceTo(day0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute))
 		return tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
 	}
 	if r := post(9, 0); r.Posted != 0 || !strings.Contains(r.Summary, "next slot 2026-03-02T09:15") {
@@ -571,7 +571,7 @@ func TestContentPostsOncePerPreferredSlot(t *testing.T) {
 
 func TestPublisherFailureModes(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	now := store.FormatTime(e.clock.Now())
 	add := func(text string) int64 {
 		res, err := e.db().Exec(`INSERT INTO drafts (content_type, content, status, scheduled_for, created_at, updated_at)
@@ -595,7 +595,7 @@ func TestPublisherFailureModes(t *testing.T) {
 		t.Errorf("after a 429: %+v, draft %s", res, status(id))
 	}
 	e.sim.ClearFaults()
-	e.clock.set(e.clock.Now().Add(16 * time.Minute))
+	e.clock.AdvanceTo(e.clock.Now().Add(16 * time.Minute))
 	tick(t, e.runner(e.app, autopilot.LoopPublisher))
 	if status(id) != "posted" {
 		t.Errorf("after the reset the draft is %s, want posted", status(id))
@@ -612,12 +612,12 @@ func TestPublisherFailureModes(t *testing.T) {
 
 func TestHousekeepingExpiresStaleApprovals(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.Mode = "composer" })
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	res := tick(t, e.runner(e.app, autopilot.LoopContent))[autopilot.LoopContent]
 	if res.Queued != 1 {
 		t.Fatalf("content in composer mode: %+v", res)
 	}
-	e.clock.set(e.clock.Now().Add(time.Duration(e.cfg.Gateway.ApprovalExpiryHours)*time.Hour + time.Minute))
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Duration(e.cfg.Gateway.ApprovalExpiryHours)*time.Hour + time.Minute))
 	res = tick(t, e.runner(e.app, autopilot.LoopHousekeeping))[autopilot.LoopHousekeeping]
 	if !strings.Contains(res.Summary, "1 approval item expired") {
 		t.Errorf("housekeeping: %+v", res)
@@ -632,9 +632,9 @@ func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
 	e.llm.set(func(f *fakeLLM) {
 		f.fixed = "Retries need jitter and a budget, or they turn an outage into a stampede."
 	})
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo how do you do retries in golang?")
-	e.clock.set(e.clock.Now().Add(time.Minute))
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Minute))
 	e.postAs("cli_carla", "@tuitbot_demo retries in golang: what is your approach?")
 	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
 	// The first fresh mention gets the reply; every later one would repeat it.
@@ -660,7 +660,7 @@ func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
 
 func TestWithoutAnLLMTheDraftingLoopsSayWhy(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{TimeoutSeconds: 10, MaxTokens: 100} })
-	e.clock.set(day0.Add(9 * time.Hour))
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo golang retries?")
 	r := e.runner(e.app, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads)
 	res := tick(t, r)

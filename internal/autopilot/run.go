@@ -61,28 +61,6 @@ func (it *iter) pace() bool {
 	return !it.stopping()
 }
 
-func (r *Runner) loopFunc(name string) func(*iter) error {
-	switch name {
-	case LoopDiscovery:
-		return r.discoveryLoop
-	case LoopMentions:
-		return r.mentionsLoop
-	case LoopContent:
-		return r.contentLoop
-	case LoopThreads:
-		return r.threadsLoop
-	case LoopTargets:
-		return r.targetsLoop
-	case LoopAnalytics:
-		return r.analyticsLoop
-	case LoopPublisher:
-		return r.publisherLoop
-	case LoopHousekeeping:
-		return r.housekeepingLoop
-	}
-	return nil
-}
-
 // prepare loads the persisted state and repairs what a crash left behind.
 func (r *Runner) prepare(ctx context.Context) error {
 	if err := r.loadState(ctx); err != nil {
@@ -233,7 +211,8 @@ func (r *Runner) safely(it *iter) (err error) {
 			err = apperr.New(apperr.InternalError, "the %s loop failed unexpectedly: %v", it.loop, p)
 		}
 	}()
-	err = r.loopFunc(it.loop)(it)
+	l, _ := loopByName(it.loop)
+	err = l.run(r, it)
 	r.log.Debug("autopilot loop ran", "loop", it.loop, "posted", it.res.Posted, "queued", it.res.Queued,
 		"blocked", it.res.Blocked, "summary", strings.Join(it.notes, "; "), "error", err)
 	return err

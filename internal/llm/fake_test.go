@@ -19,7 +19,7 @@ const testKey = "sk-test-SECRET0123456789abcdef"
 
 var fixedNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func clock() time.Time { return fixedNow }
+func fixedClock() time.Time { return fixedNow }
 
 // seen is one request as the fake server received it.
 type seen struct {
@@ -144,7 +144,7 @@ func (r *recorder) usages() []Usage {
 
 func mustNew(t *testing.T, cfg Config, rec UsageRecorder, opts ...Option) Provider {
 	t.Helper()
-	p, err := New(cfg, rec, clock, opts...)
+	p, err := New(cfg, rec, fixedClock, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

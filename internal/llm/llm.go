@@ -154,16 +154,3 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client 
 // WithLogger sets where non-fatal problems (a failed usage record) are logged.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

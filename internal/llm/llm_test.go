@@ -42,7 +42,7 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(tt.cfg, nil, clock)
+			p, err := New(tt.cfg, nil, fixedClock)
 			if p != nil {
 				t.Fatalf("want no provider, got %T", p)
 			}
@@ -58,7 +58,7 @@ func TestNewConfigErrors(t *testing.T) {
 
 func TestNewAcceptsLocalServerWithoutKey(t *testing.T) {
 	for _, base := range []string{"http://127.0.0.1:11434/v1", "http://localhost:1234/v1", "http://[::1]:8000/v1"} {
-		p, err := New(Config{Provider: "openai", Model: "llama3.1", BaseURL: base}, nil, clock)
+		p, err := New(Config{Provider: "openai", Model: "llama3.1", BaseURL: base}, nil, fixedClock)
 		if err != nil {
 			t.Fatalf("%s: %v", base, err)
 		}

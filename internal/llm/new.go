@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // Default endpoints used when Config.BaseURL is empty.
@@ -48,12 +49,12 @@ func New(cfg Config, rec UsageRecorder, now func() time.Time, opts ...Option) (P
 	if err != nil {
 		return nil, err
 	}
-	o := options{sleep: sleepCtx}
+	o := options{sleep: clock.Sleep}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.sleep == nil {
-		o.sleep = sleepCtx
+		o.sleep = clock.Sleep
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

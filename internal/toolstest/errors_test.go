@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
@@ -228,7 +228,7 @@ func TestAuthErrors(t *testing.T) {
 	})
 
 	t.Run("expired and the refresh token already spent", func(t *testing.T) {
-		clock := &fakeClock{now: time.Now()}
+		clock := clock.NewFake(time.Now())
 		e := newEnv(t, envOptions{permissive: true, now: clock.Now})
 		tok, err := xauth.LoadToken(e.Cfg.TokenFile())
 		if err != nil {
@@ -273,22 +273,4 @@ func oauthPost(t *testing.T, endpoint string, form url.Values) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST %s: %s", endpoint, resp.Status)
 	}
-}
-
-// fakeClock is an injectable clock tests move forward.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // Logical hosts a request may name. Callers never see or pass real base URLs.
@@ -192,7 +193,7 @@ func New(opts Options) (*Client, error) {
 		c.now = time.Now
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = clock.Sleep
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -248,20 +249,6 @@ func buildHTTPClient(in *http.Client) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // fakeX is a small stand-in for X's OAuth 2.0 endpoints: an authorize
@@ -258,26 +260,8 @@ func (f *fakeX) authMethod() string {
 	return f.lastAuth
 }
 
-// fakeClock is a settable clock safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newFakeClock() *clock.Fake {
+	return clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 func containsAll(s string, subs ...string) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // tokenSource is the interface the X API client consumes; the assertion
@@ -23,7 +24,7 @@ type tokenSource interface {
 var _ tokenSource = (*Manager)(nil)
 
 // seed writes a token the fake server recognises, expiring after ttl on clk.
-func seed(t *testing.T, fx *fakeX, path string, clk *fakeClock, ttl time.Duration) *Token {
+func seed(t *testing.T, fx *fakeX, path string, clk *clock.Fake, ttl time.Duration) *Token {
 	t.Helper()
 	at, rt := fx.issue()
 	tok := &Token{AccessToken: at, RefreshToken: rt, TokenType: "bearer", ExpiresAt: clk.Now().Add(ttl), Scopes: DefaultScopes()}
@@ -33,7 +34,7 @@ func seed(t *testing.T, fx *fakeX, path string, clk *fakeClock, ttl time.Duratio
 	return tok
 }
 
-func newManager(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Manager {
+func newManager(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Manager {
 	t.Helper()
 	o := fx.options(path)
 	o.Now = clk.Now
@@ -173,9 +174,9 @@ func TestManagerForcedRefreshBeforeAnyUse(t *testing.T) {
 func TestManagerAuthExpired(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Token
+		setup func(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Token
 	}{
-		{"expired without refresh token", func(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Token {
+		{"expired without refresh token", func(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Token {
 			at, _ := fx.issue()
 			tok := &Token{AccessToken: at, ExpiresAt: clk.Now().Add(-time.Minute)}
 			if err := SaveToken(context.Background(), path, tok); err != nil {
@@ -183,14 +184,14 @@ func TestManagerAuthExpired(t *testing.T) {
 			}
 			return tok
 		}},
-		{"refresh token unknown to X", func(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Token {
+		{"refresh token unknown to X", func(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Token {
 			tok := &Token{AccessToken: "AT-revoked", RefreshToken: "RT-revoked-value", ExpiresAt: clk.Now().Add(-time.Minute)}
 			if err := SaveToken(context.Background(), path, tok); err != nil {
 				t.Fatal(err)
 			}
 			return tok
 		}},
-		{"refresh rejected and echoed", func(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Token {
+		{"refresh rejected and echoed", func(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Token {
 			fx.echoInError = true
 			tok := &Token{AccessToken: "AT-echo", RefreshToken: "RT-echoed-back", ExpiresAt: clk.Now().Add(-time.Minute)}
 			if err := SaveToken(context.Background(), path, tok); err != nil {
@@ -198,7 +199,7 @@ func TestManagerAuthExpired(t *testing.T) {
 			}
 			return tok
 		}},
-		{"refresh token already spent", func(t *testing.T, fx *fakeX, path string, clk *fakeClock) *Token {
+		{"refresh token already spent", func(t *testing.T, fx *fakeX, path string, clk *clock.Fake) *Token {
 			tok := seed(t, fx, path, clk, -time.Minute)
 			other := newManager(t, fx, filepath.Join(t.TempDir(), "elsewhere.json"), clk)
 			// Spend the refresh token through another file, as a second

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // Environment of the helper process: when helperEnv is set the test binary
@@ -135,7 +136,7 @@ func (p *helperProc) finish(t *testing.T) string {
 func TestCrossProcessRefreshWaitsForTheLock(t *testing.T) {
 	fx := newFakeX(t)
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	clk := &fakeClock{now: time.Now()}
+	clk := clock.NewFake(time.Now())
 	seed(t, fx, path, clk, -time.Minute) // expired: the helper must refresh
 
 	unlock, err := lockTokenFile(context.Background(), path)
@@ -184,7 +185,7 @@ func TestCrossProcessConcurrentRefreshSpendsOnce(t *testing.T) {
 	fx := newFakeX(t)
 	fx.refreshDelay = 200 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	clk := &fakeClock{now: time.Now()}
+	clk := clock.NewFake(time.Now())
 	old := seed(t, fx, path, clk, -time.Minute)
 
 	h := startHelper(t, fx, path)

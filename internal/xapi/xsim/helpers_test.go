@@ -7,36 +7,20 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // testEpoch anchors every test world so results are reproducible.
 var testEpoch = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a started emulator with a fully scoped token for the demo user.
 type env struct {
 	t     *testing.T
 	s     *Server
-	clock *fakeClock
+	clock *clock.Fake
 	base  string
 	token string
 	me    string
@@ -47,9 +31,9 @@ type env struct {
 
 func newEnv(t *testing.T, mutate ...func(*Options)) *env {
 	t.Helper()
-	clock := &fakeClock{t: testEpoch}
+	clk := clock.NewFake(testEpoch)
 	opts := DefaultOptions()
-	opts.Now = clock.Now
+	opts.Now = clk.Now
 	opts.Seed = 42
 	opts.World = DemoWorldAt(42, testEpoch)
 	for _, m := range mutate {
@@ -62,7 +46,7 @@ func newEnv(t *testing.T, mutate ...func(*Options)) *env {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	tok, _, _ := s.IssueToken("", s.AllScopes())
-	return &env{t: t, s: s, clock: clock, base: base, token: tok, me: s.DemoUserID(),
+	return &env{t: t, s: s, clock: clk, base: base, token: tok, me: s.DemoUserID(),
 		hc: &http.Client{Timeout: 10 * time.Second}}
 }
 
