@@ -153,4 +153,3 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client 
 
 // WithLogger sets where non-fatal problems (a failed usage record) are logged.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
