@@ -51,55 +51,22 @@ const (
 // readPrice returns the per-resource price and resource kind of a GET
 // endpoint template. perRequest is true for endpoints billed per call.
 func readPrice(tpl string) (unit float64, kind string, perRequest bool) {
-	switch tpl {
-	case "/2/tweets", "/2/tweets/:id", "/2/tweets/search/recent", "/2/tweets/search/all",
-		"/2/tweets/:id/quote_tweets", "/2/users/:id/mentions", "/2/users/:id/tweets",
-		"/2/users/:id/timelines/reverse_chronological", "/2/users/:id/liked_tweets",
-		"/2/users/:id/bookmarks":
-		return PricePostRead, kindPost, false
-	case "/2/users", "/2/users/me", "/2/users/:id", "/2/users/by/username/:username", "/2/users/by",
-		"/2/users/search", "/2/tweets/:id/liking_users", "/2/tweets/:id/retweeted_by",
-		"/2/users/:id/blocking", "/2/users/:id/muting":
-		return PriceUserRead, kindUser, false
-	case "/2/users/:id/followers", "/2/users/:id/following":
-		return PriceFollowsRead, kindUser, false
-	case "/2/tweets/counts/recent":
-		return PriceCountsRecent, "", true
-	case "/2/tweets/counts/all":
-		return PriceCountsAll, "", true
-	case "/2/media/upload":
-		// STATUS polls belong to the upload already billed at INIT.
-		return 0, "", true
+	if r, ok := knownEndpoints.Lookup("GET", tpl); ok {
+		return r.Price.Unit, r.Price.Resource, r.Price.PerRequest
 	}
 	return PriceUnknownRead, "", false
 }
 
 // writePrice returns the per-request price of a non-GET request.
 func writePrice(method, tpl string, hasURL bool) float64 {
-	method = strings.ToUpper(method)
+	r, ok := knownEndpoints.Lookup(method, tpl)
 	switch {
-	case method == "POST" && tpl == "/2/tweets":
-		if hasURL {
-			return PricePostCreateWithURL
-		}
-		return PricePostCreate
-	case method == "DELETE" && tpl == "/2/tweets/:id":
-		return PriceInteractionDelete
-	case method == "POST" && (tpl == "/2/users/:id/likes" || tpl == "/2/users/:id/following" || tpl == "/2/users/:id/retweets"):
-		return PriceInteractionCreate
-	case method == "DELETE" && (tpl == "/2/users/:id/likes/:tweet_id" || tpl == "/2/users/:id/following/:target_user_id" ||
-		tpl == "/2/users/:id/retweets/:source_tweet_id"):
-		return PriceInteractionDelete
-	case tpl == "/2/users/:id/bookmarks" || tpl == "/2/users/:id/bookmarks/:tweet_id":
-		return PriceBookmark
-	case method == "POST" && tpl == "/2/media/metadata":
-		return PriceMediaMetadata
-	case method == "POST" && (tpl == "/2/media/upload" || tpl == "/2/media/upload/initialize"):
-		return PriceMediaUpload
-	case method == "POST" && (tpl == "/2/media/upload/:id/append" || tpl == "/2/media/upload/:id/finalize"):
-		return 0
+	case !ok:
+		return PriceUnknownWrite
+	case hasURL && r.Price.WithURL > 0:
+		return r.Price.WithURL
 	}
-	return PriceUnknownWrite
+	return r.Price.Unit
 }
 
 // splitEndpoint accepts "METHOD /path", "/path" or a concrete path and

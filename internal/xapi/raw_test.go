@@ -121,7 +121,7 @@ func TestRawPassesHeadersBodyAndReturnsEverything(t *testing.T) {
 	if res.Status != 418 || string(res.Body) != "teapot" || res.Header.Get("Content-Type") != "text/plain" {
 		t.Fatalf("response = %+v", res)
 	}
-	if res.RateLimit == nil || res.RateLimit.Remaining != 3 || res.Endpoint != "PUT /2/tweets/:id/hidden" {
+	if res.RateLimit == nil || res.RateLimit.Remaining != 3 || res.Endpoint != "PUT /2/tweets/:tweet_id/hidden" {
 		t.Fatalf("rate limit = %+v endpoint %q", res.RateLimit, res.Endpoint)
 	}
 	if got.Method != "PUT" || strings.Join(got.Header.Values("X-Custom"), ",") != "a,b" ||
@@ -155,7 +155,7 @@ func TestPathTemplate(t *testing.T) {
 		"/2/users/me":                                    "/2/users/me",
 		"/2/users/42/mentions":                           "/2/users/:id/mentions",
 		"/2/users/by/username/jack":                      "/2/users/by/username/:username",
-		"/2/users/42/following/9":                        "/2/users/:id/following/:target_user_id",
+		"/2/users/42/following/9":                        "/2/users/:source_user_id/following/:target_user_id",
 		"/2/users/42/likes/7/":                           "/2/users/:id/likes/:tweet_id",
 		"/2/media/upload/123/append":                     "/2/media/upload/:id/append",
 		"/2/lists/123/members/456":                       "/2/lists/:id/members/:id",

@@ -493,7 +493,7 @@ var surfaceEndpoints = []string{
 	"GET /2/users/:id/liked_tweets", "GET /2/users/:id/bookmarks", "GET /2/tweets/:id/liking_users",
 	"POST /2/users/:id/likes", "DELETE /2/users/:id/likes/:tweet_id", "POST /2/users/:id/retweets",
 	"DELETE /2/users/:id/retweets/:source_tweet_id", "POST /2/users/:id/bookmarks", "DELETE /2/users/:id/bookmarks/:tweet_id",
-	"POST /2/users/:id/following", "DELETE /2/users/:id/following/:target_user_id", "POST /2/media/upload",
+	"POST /2/users/:id/following", "DELETE /2/users/:source_user_id/following/:target_user_id", "POST /2/media/upload",
 	"POST /2/media/upload/initialize", "POST /2/media/upload/:id/append", "POST /2/media/upload/:id/finalize",
 	"GET /2/media/upload", "POST /2/media/metadata", "POST /2/tweets", "DELETE /2/tweets/:id",
 }

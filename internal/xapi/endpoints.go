@@ -1,0 +1,234 @@
+package xapi
+
+import "strings"
+
+// EffectKind says what a request to an endpoint does on X.
+type EffectKind string
+
+// The effect kinds of the endpoint table.
+const (
+	EffectRead   EffectKind = "read"
+	EffectCreate EffectKind = "create" // creates content: a post, an upload
+	EffectDelete EffectKind = "delete" // destroys content: deleting a post
+	EffectEngage EffectKind = "engage" // toggles a relation: like, follow, mute
+	EffectOther  EffectKind = "other"  // changes state but is none of the above
+)
+
+// Pricing says how X bills a request to an endpoint.
+type Pricing struct {
+	// Unit is the USD price per resource returned (reads) or per request.
+	Unit float64
+	// PerRequest marks reads billed per call rather than per resource.
+	PerRequest bool
+	// Resource is the kind of resource a read returns, for same-UTC-day
+	// deduplication; empty means no deduplication.
+	Resource string
+	// WithURL is the price of a post whose text holds a link (post creation
+	// only; 0 elsewhere).
+	WithURL float64
+}
+
+// Inverse is how the effect of a request is undone: the typed tool to call
+// and the one parameter it takes. Param names the id the undo needs; the
+// caller fills it from the request (the tweet or user the request named) or,
+// for a create, from the id X returned.
+type Inverse struct {
+	Tool  string
+	Param string
+	Note  string
+}
+
+// Endpoint is one X endpoint the product knows: the single place its
+// method, path, host, effect, retry behaviour, price, rate-limit key, the
+// typed tool that calls it and the undo of its effect are written down.
+type Endpoint struct {
+	Method string
+	// Path is the template; ":name" matches one path segment.
+	Path  string
+	Host  string
+	Kind  EffectKind
+	Retry retryClass
+	Price Pricing
+	// Tool is the typed MCP tool that performs this request, if any.
+	Tool string
+	// Undo is nil when the effect cannot be undone or is a read.
+	Undo *Inverse
+	// RawOnly rows are called by no typed method of the client; they are
+	// listed so universal requests to them are priced and classified.
+	RawOnly bool
+	segs    []string
+}
+
+// RateKey is the key X's rate limits and the cost ledger use for the
+// endpoint: "METHOD /template".
+func (e Endpoint) RateKey() string { return e.Method + " " + e.Path }
+
+// Irreversible reports a write whose effect has no undo.
+func (e Endpoint) Irreversible() bool { return e.Kind != EffectRead && e.Undo == nil }
+
+func read(path string, p Pricing) Endpoint {
+	return Endpoint{Method: "GET", Path: path, Host: HostAPI, Kind: EffectRead, Retry: classSafe, Price: p}
+}
+
+func perPost() Pricing   { return Pricing{Unit: PricePostRead, Resource: kindPost} }
+func perUser() Pricing   { return Pricing{Unit: PriceUserRead, Resource: kindUser} }
+func perFollow() Pricing { return Pricing{Unit: PriceFollowsRead, Resource: kindUser} }
+
+// rawOnly marks a row no typed call uses.
+func rawOnly(e Endpoint) Endpoint { e.RawOnly = true; return e }
+
+func undo(tool, param, note string) *Inverse { return &Inverse{Tool: tool, Param: param, Note: note} }
+
+// endpointTable lists every endpoint. Order matters only where templates
+// overlap: literal segments come before placeholders at the same depth.
+func endpointTable() []Endpoint {
+	return []Endpoint{
+		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
+			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet",
+			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse.")},
+		read("/2/tweets", perPost()),
+		read("/2/tweets/search/recent", perPost()),
+		rawOnly(read("/2/tweets/search/all", perPost())),
+		rawOnly(read("/2/tweets/counts/recent", Pricing{Unit: PriceCountsRecent, PerRequest: true})),
+		rawOnly(read("/2/tweets/counts/all", Pricing{Unit: PriceCountsAll, PerRequest: true})),
+		read("/2/tweets/:id", perPost()),
+		{Method: "DELETE", Path: "/2/tweets/:id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_delete_tweet"},
+		read("/2/tweets/:id/liking_users", perUser()),
+		rawOnly(read("/2/tweets/:id/retweeted_by", perUser())),
+		rawOnly(read("/2/tweets/:id/quote_tweets", perPost())),
+		{Method: "PUT", Path: "/2/tweets/:tweet_id/hidden", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
+			Price: Pricing{Unit: PriceUnknownWrite}, RawOnly: true},
+		read("/2/users", perUser()),
+		read("/2/users/me", perUser()),
+		rawOnly(read("/2/users/search", perUser())),
+		rawOnly(read("/2/users/by", perUser())),
+		read("/2/users/by/username/:username", perUser()),
+		read("/2/users/:id", perUser()),
+		read("/2/users/:id/mentions", perPost()),
+		read("/2/users/:id/tweets", perPost()),
+		read("/2/users/:id/timelines/reverse_chronological", perPost()),
+		read("/2/users/:id/followers", perFollow()),
+		read("/2/users/:id/following", perFollow()),
+		{Method: "POST", Path: "/2/users/:id/following", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_follow_user",
+			Undo: undo("x_unfollow_user", "target_user_id", "Unfollow to reverse.")},
+		{Method: "DELETE", Path: "/2/users/:source_user_id/following/:target_user_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unfollow_user",
+			Undo: undo("x_follow_user", "target_user_id", "Follow again to reverse (a protected account must approve again).")},
+		read("/2/users/:id/liked_tweets", perPost()),
+		{Method: "POST", Path: "/2/users/:id/likes", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_like_tweet",
+			Undo: undo("x_unlike_tweet", "tweet_id", "Unlike to reverse.")},
+		{Method: "DELETE", Path: "/2/users/:id/likes/:tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unlike_tweet",
+			Undo: undo("x_like_tweet", "tweet_id", "Like again to reverse.")},
+		{Method: "POST", Path: "/2/users/:id/retweets", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_retweet",
+			Undo: undo("x_unretweet", "tweet_id", "Unretweet to reverse.")},
+		{Method: "DELETE", Path: "/2/users/:id/retweets/:source_tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unretweet",
+			Undo: undo("x_retweet", "tweet_id", "Retweet again to reverse.")},
+		read("/2/users/:id/bookmarks", perPost()),
+		{Method: "POST", Path: "/2/users/:id/bookmarks", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceBookmark}, Tool: "x_bookmark_tweet",
+			Undo: undo("x_unbookmark_tweet", "tweet_id", "Remove the bookmark to reverse.")},
+		{Method: "DELETE", Path: "/2/users/:id/bookmarks/:tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceBookmark}, Tool: "x_unbookmark_tweet",
+			Undo: undo("x_bookmark_tweet", "tweet_id", "Bookmark again to reverse.")},
+		rawOnly(read("/2/users/:id/blocking", perUser())),
+		rawOnly(read("/2/users/:id/muting", perUser())),
+		// STATUS polls belong to the upload already billed at INIT.
+		read("/2/media/upload", Pricing{PerRequest: true}),
+		{Method: "POST", Path: "/2/media/upload", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
+			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media"},
+		{Method: "POST", Path: "/2/media/upload/initialize", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
+			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media"},
+		{Method: "POST", Path: "/2/media/upload/:id/append", Host: HostAPI, Kind: EffectOther, Retry: classSafe},
+		{Method: "POST", Path: "/2/media/upload/:id/finalize", Host: HostAPI, Kind: EffectOther, Retry: classSafe},
+		{Method: "POST", Path: "/2/media/metadata", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
+			Price: Pricing{Unit: PriceMediaMetadata}},
+		read("/2/usage/tweets", Pricing{PerRequest: true}),
+	}
+}
+
+// Endpoints is the endpoint table, split once. It is immutable: callers get
+// copies of rows.
+type Endpoints struct {
+	rows  []Endpoint
+	paths [][]string // distinct path templates, split, in table order
+	tpls  []string
+}
+
+// NewEndpoints builds the table.
+func NewEndpoints() *Endpoints {
+	e := &Endpoints{rows: endpointTable()}
+	seen := map[string]bool{}
+	for i := range e.rows {
+		r := &e.rows[i]
+		r.segs = strings.Split(r.Path, "/")
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			e.paths = append(e.paths, r.segs)
+			e.tpls = append(e.tpls, r.Path)
+		}
+	}
+	return e
+}
+
+// All returns every row.
+func (e *Endpoints) All() []Endpoint {
+	out := make([]Endpoint, len(e.rows))
+	copy(out, e.rows)
+	return out
+}
+
+// Lookup returns the row for a method and a concrete path (or a template);
+// ok is false for an endpoint the table does not know.
+func (e *Endpoints) Lookup(method, path string) (Endpoint, bool) {
+	tpl := e.Template(path)
+	m := strings.ToUpper(method)
+	for _, r := range e.rows {
+		if r.Method == m && r.Path == tpl {
+			return r, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// ByTool returns the rows a typed tool calls.
+func (e *Endpoints) ByTool(tool string) []Endpoint {
+	var out []Endpoint
+	for _, r := range e.rows {
+		if r.Tool == tool {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Template returns the template of a concrete path. Unknown paths keep their
+// literal segments except all-digit ones, which become ":id", so that per-id
+// paths never grow the rate-limit table without bound.
+func (e *Endpoints) Template(path string) string {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	path = strings.TrimRight(path, "/")
+	if path == "" {
+		return "/"
+	}
+	segs := strings.Split(path, "/")
+	for i, ts := range e.paths {
+		if matchTemplate(ts, segs) {
+			return e.tpls[i]
+		}
+	}
+	for i, s := range segs {
+		// Segment 1 is the API version ("2", "1.1") and stays literal.
+		if i > 1 && isDigits(s) {
+			segs[i] = ":id"
+		}
+	}
+	return strings.Join(segs, "/")
+}
