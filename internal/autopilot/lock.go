@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/tuitbot/tuitbot/internal/flock"
 )
 
 // RunLockName is the lock file in the home directory that keeps one
@@ -47,9 +48,9 @@ func AcquireRunLock(home string) (*RunLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, flock.ErrLocked) {
 			b := make([]byte, 32)
 			n, _ := f.ReadAt(b, 0)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
@@ -73,7 +74,7 @@ func (l *RunLock) Release() error {
 		return nil
 	}
 	_ = l.f.Truncate(0)
-	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := flock.Unlock(l.f)
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
@@ -280,7 +280,7 @@ func (g *Gateway) lockInstance() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("gateway lock: %w", err)
 	}
@@ -312,10 +312,10 @@ func (g *Gateway) ownerAlive(owner string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		return true
 	}
-	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	_ = flock.Unlock(f)
 	_ = os.Remove(path)
 	return false
 }
