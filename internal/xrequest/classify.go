@@ -3,6 +3,7 @@ package xrequest
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strings"
 )
 
@@ -23,138 +24,261 @@ const (
 	KindOther       = "other"
 )
 
-// Effect is what a universal request does on X, as far as the method and
-// path tell. UserID is the acting account named in the path
-// (/2/users/{id}/...); TweetID is the tweet the path names; TargetUserID is
-// the other account for unfollow. Ids that travel in the body or query
-// (like's tweet_id, follow's target_user_id) are filled by ClassifyChecked.
+// Variants of KindTweetCreate, told apart by the body (v2) or the query
+// (v1.1) rather than by the path.
+const (
+	VariantReply = "reply"
+	VariantQuote = "quote"
+)
+
+// Effect is what a universal request does on X.
+//
+// Endpoint names the endpoint-table row the request matched, as "METHOD
+// /path/template" (for example "DELETE /2/tweets/{tweet}"); it is empty
+// for a read and for a write no row covers. UserID is the acting account
+// named in the path (/2/users/{id}/...); TweetID is the tweet acted on;
+// TargetUserID is the other account of a follow or unfollow.
+//
+// For a tweet create, Variant is VariantReply when the request carries a
+// reply (v2 body "reply", v1.1 query in_reply_to_status_id) and
+// VariantQuote when it quotes (v2 body "quote_tweet_id", v1.1 query
+// attachment_url); a request doing both is a reply. ReplyTo and QuoteOf
+// hold the tweet replied to or quoted when the request names it readably.
+//
+// Ids that travel outside the path (body or query) and the variant are
+// filled by ClassifyChecked only.
 type Effect struct {
 	Kind         string
+	Endpoint     string
+	Variant      string
 	TweetID      string
 	UserID       string
 	TargetUserID string
+	ReplyTo      string
+	QuoteOf      string
 }
 
 // Mutates reports whether the effect changes state on X. Only GET is a
 // read; an unrecognised write is still a write.
 func (e Effect) Mutates() bool { return e.Kind != KindRead }
 
-// Classify recognises the X endpoints the gateway's hard rules and
-// rollback guidance care about, in both the v2 and the legacy v1.1 forms.
+// Fields an endpoint row can fill, named in path templates as {name} and
+// in idSource.field.
+const (
+	fieldUser   = "user"
+	fieldTweet  = "tweet"
+	fieldTarget = "target"
+	fieldMedia  = "media" // a media id in the path; recorded nowhere
+	fieldReply  = "reply"
+	fieldQuote  = "quote"
+)
+
+// Where an idSource looks.
+const (
+	inBody  = "body"
+	inQuery = "query"
+)
+
+// idSource is an id X takes outside the path: a top-level field of the
+// JSON body (or, with sub, a field of the object under key) or a query
+// parameter. For fieldReply and fieldQuote the presence of key alone sets
+// the variant, since X acts on the presence.
+type idSource struct {
+	in    string
+	key   string
+	sub   string
+	field string
+	// parse extracts the id from the raw value; nil keeps the value.
+	parse func(string) string
+}
+
+// endpoint is one row of the endpoint table.
+type endpoint struct {
+	method string
+	// path is a template of '/'-separated segments: fixed segments and
+	// {field} placeholders matching any one non-empty segment.
+	path string
+	kind string
+	// from lists ids taken from the body or query; a path placeholder for
+	// the same field wins.
+	from []idSource
+}
+
+// name is the row as Effect.Endpoint reports it.
+func (ep endpoint) name() string { return ep.method + " " + ep.path }
+
+func body(key, field string) idSource  { return idSource{in: inBody, key: key, field: field} }
+func query(key, field string) idSource { return idSource{in: inQuery, key: key, field: field} }
+
+// endpoints is the one table every universal write is classified against:
+// the X endpoints whose effect a typed tool also has, in the v2 and the
+// legacy v1.1 forms. A request matches a row when the method is equal
+// (ASCII case ignored) and the path, cut into segments as Classify does,
+// matches the template. No two rows may match the same request; a test
+// and a fuzz target hold the table to that.
 //
-// It errs towards recognising: the method is upper-cased, fixed path
-// segments match in any case, empty segments and a trailing slash are
-// ignored, and ids are not required to be numeric. A delete spelled oddly
-// must still be seen as a delete so the always-approve-deletes rule holds;
-// the path itself is validated by Check, not here. A path that passes
-// Check is classified in its canonical (decoded) form.
-func Classify(method, path string) Effect {
-	m := asciiLower(method)
-	if m == "get" {
-		return Effect{Kind: KindRead}
+// v1.1 endpoints take their ids as query parameters as well as in the path
+// (statuses/destroy/{id}.json and statuses/destroy.json?id=), and both
+// forms are rows, so neither spelling escapes the delete rules. The
+// ".json" suffix is not part of any template: Classify drops it from every
+// segment, so /1.1/statuses/destroy, /1.1/statuses/destroy.json and
+// /1.1/statuses/destroy/1.json all meet their row.
+//
+// It is built on each call rather than kept in a package variable so no
+// caller can change it.
+func endpoints() []endpoint {
+	tweetID := []idSource{body("tweet_id", fieldTweet)}
+	v11ID := []idSource{query("id", fieldTweet)}
+	v11User := []idSource{query("user_id", fieldTarget)}
+	v11Status := []idSource{
+		query("in_reply_to_status_id", fieldReply),
+		{in: inQuery, key: "attachment_url", field: fieldQuote, parse: statusID},
 	}
+	return []endpoint{
+		// v2.
+		{"POST", "/2/tweets", KindTweetCreate, []idSource{
+			{in: inBody, key: "reply", sub: "in_reply_to_tweet_id", field: fieldReply},
+			body("quote_tweet_id", fieldQuote),
+		}},
+		{"DELETE", "/2/tweets/{tweet}", KindTweetDelete, nil},
+		{"POST", "/2/users/{user}/likes", KindLike, tweetID},
+		{"DELETE", "/2/users/{user}/likes/{tweet}", KindUnlike, nil},
+		{"POST", "/2/users/{user}/retweets", KindRetweet, tweetID},
+		{"DELETE", "/2/users/{user}/retweets/{tweet}", KindUnretweet, nil},
+		{"POST", "/2/users/{user}/following", KindFollow, []idSource{body("target_user_id", fieldTarget)}},
+		{"DELETE", "/2/users/{user}/following/{target}", KindUnfollow, nil},
+		{"POST", "/2/users/{user}/bookmarks", KindBookmark, tweetID},
+		{"DELETE", "/2/users/{user}/bookmarks/{tweet}", KindUnbookmark, nil},
+		// v2 simple and chunked media upload, also the DM media variant.
+		{"POST", "/2/media/upload", KindMediaUpload, nil},
+		{"POST", "/2/media/upload/initialize", KindMediaUpload, nil},
+		{"POST", "/2/media/upload/{media}/append", KindMediaUpload, nil},
+		{"POST", "/2/media/upload/{media}/finalize", KindMediaUpload, nil},
+		{"POST", "/2/chat/media/upload/initialize", KindMediaUpload, nil},
+		{"POST", "/2/chat/media/upload/{media}/append", KindMediaUpload, nil},
+		{"POST", "/2/chat/media/upload/{media}/finalize", KindMediaUpload, nil},
+
+		// Legacy v1.1, still reachable on api.x.com and the upload hosts.
+		{"POST", "/1.1/statuses/update", KindTweetCreate, v11Status},
+		{"POST", "/1.1/statuses/update_with_media", KindTweetCreate, v11Status},
+		{"POST", "/1.1/statuses/destroy", KindTweetDelete, v11ID},
+		{"POST", "/1.1/statuses/destroy/{tweet}", KindTweetDelete, v11ID},
+		{"POST", "/1.1/statuses/retweet", KindRetweet, v11ID},
+		{"POST", "/1.1/statuses/retweet/{tweet}", KindRetweet, v11ID},
+		{"POST", "/1.1/statuses/unretweet", KindUnretweet, v11ID},
+		{"POST", "/1.1/statuses/unretweet/{tweet}", KindUnretweet, v11ID},
+		{"POST", "/1.1/favorites/create", KindLike, v11ID},
+		{"POST", "/1.1/favorites/create/{tweet}", KindLike, v11ID},
+		{"POST", "/1.1/favorites/destroy", KindUnlike, v11ID},
+		{"POST", "/1.1/favorites/destroy/{tweet}", KindUnlike, v11ID},
+		{"POST", "/1.1/friendships/create", KindFollow, v11User},
+		{"POST", "/1.1/friendships/create/{target}", KindFollow, v11User},
+		{"POST", "/1.1/friendships/destroy", KindUnfollow, v11User},
+		{"POST", "/1.1/friendships/destroy/{target}", KindUnfollow, v11User},
+		{"POST", "/1.1/media/upload", KindMediaUpload, nil},
+	}
+}
+
+// Classify recognises a universal request from its method and path alone,
+// against the endpoint table. A GET is always a read; a write that matches
+// no row is KindOther.
+//
+// It errs towards recognising: the method and fixed path segments match in
+// any ASCII case, empty segments and a trailing slash are ignored, a
+// ".json" suffix is dropped from every segment, matrix parameters are cut
+// off, and ids are not required to be numeric. A delete spelled oddly must
+// still be seen as a delete so the always-approve-deletes rule holds; the
+// path itself is validated by Check, not here. A path that passes Check is
+// classified in its canonical (decoded) form.
+func Classify(method, path string) Effect {
+	e, _ := classify(method, path)
+	return e
+}
+
+// classify is Classify that also returns the matched row, if any.
+func classify(method, path string) (Effect, *endpoint) {
+	if asciiLower(method) == "get" {
+		return Effect{Kind: KindRead}, nil
+	}
+	rows := endpoints()
+	segs := pathSegments(path)
+	matched := matchRows(rows, method, segs)
+	if len(matched) == 0 {
+		return Effect{Kind: KindOther}, nil
+	}
+	// The table test and the fuzz target keep this at one row; should two
+	// ever match, the first row wins so the answer stays deterministic.
+	ep := &rows[matched[0]]
+	e := Effect{Kind: ep.kind, Endpoint: ep.name()}
+	for i, t := range templateSegments(ep.path) {
+		if f, ok := placeholder(t); ok {
+			e.set(f, segs[i])
+		}
+	}
+	return e, ep
+}
+
+// matchRows returns the index of every row the request matches.
+func matchRows(rows []endpoint, method string, segs []string) []int {
+	var out []int
+	for i, ep := range rows {
+		if strings.EqualFold(ep.method, method) && segmentsMatch(templateSegments(ep.path), segs) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pathSegments cuts path into the segments rows are matched against. A
+// path that passes Check is decoded first; empty segments are dropped, and
+// each segment loses matrix parameters and a ".json" suffix.
+func pathSegments(path string) []string {
 	if p, err := checkPath(path); err == nil {
 		path = p
 	}
 	var segs []string
 	for s := range strings.SplitSeq(path, "/") {
-		if s != "" {
+		if i := strings.IndexByte(s, ';'); i >= 0 {
+			s = s[:i]
+		}
+		if s = jsonID(s); s != "" {
 			segs = append(segs, s)
 		}
 	}
-	switch m {
-	case "post":
-		return classifyPost(segs)
-	case "delete":
-		return classifyDelete(segs)
-	}
-	return Effect{Kind: KindOther}
+	return segs
 }
 
-// match reports whether segs has the given shape; "*" matches any one
-// segment and fixed segments compare ignoring ASCII case.
-func match(segs []string, shape ...string) bool {
-	if len(segs) != len(shape) {
+func templateSegments(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "/"), "/")
+}
+
+// placeholder returns the field a template segment {field} names.
+func placeholder(t string) (string, bool) {
+	if len(t) > 2 && t[0] == '{' && t[len(t)-1] == '}' {
+		return t[1 : len(t)-1], true
+	}
+	return "", false
+}
+
+// segmentsMatch reports whether segs has the template's shape: a
+// placeholder matches any one segment, a fixed segment matches ignoring
+// ASCII case.
+func segmentsMatch(tmpl, segs []string) bool {
+	if len(tmpl) != len(segs) {
 		return false
 	}
-	for i, want := range shape {
-		if want != "*" && !strings.EqualFold(segs[i], want) {
+	for i, t := range tmpl {
+		if _, ok := placeholder(t); ok {
+			continue
+		}
+		if !strings.EqualFold(t, segs[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func classifyPost(s []string) Effect {
-	switch {
-	case match(s, "2", "tweets"):
-		return Effect{Kind: KindTweetCreate}
-	case match(s, "2", "users", "*", "likes"):
-		return Effect{Kind: KindLike, UserID: s[2]}
-	case match(s, "2", "users", "*", "following"):
-		return Effect{Kind: KindFollow, UserID: s[2]}
-	case match(s, "2", "users", "*", "retweets"):
-		return Effect{Kind: KindRetweet, UserID: s[2]}
-	case match(s, "2", "users", "*", "bookmarks"):
-		return Effect{Kind: KindBookmark, UserID: s[2]}
-	case isMediaUpload(s):
-		return Effect{Kind: KindMediaUpload}
-
-	// Legacy v1.1 forms, still reachable on api.x.com and the upload hosts.
-	case match(s, "1.1", "statuses", "update.json"):
-		return Effect{Kind: KindTweetCreate}
-	case match(s, "1.1", "statuses", "destroy", "*"):
-		return Effect{Kind: KindTweetDelete, TweetID: jsonID(s[3])}
-	case match(s, "1.1", "statuses", "retweet", "*"):
-		return Effect{Kind: KindRetweet, TweetID: jsonID(s[3])}
-	case match(s, "1.1", "statuses", "unretweet", "*"):
-		return Effect{Kind: KindUnretweet, TweetID: jsonID(s[3])}
-	case match(s, "1.1", "favorites", "create.json"):
-		return Effect{Kind: KindLike}
-	case match(s, "1.1", "favorites", "destroy.json"):
-		return Effect{Kind: KindUnlike}
-	case match(s, "1.1", "friendships", "create.json"):
-		return Effect{Kind: KindFollow}
-	case match(s, "1.1", "friendships", "destroy.json"):
-		return Effect{Kind: KindUnfollow}
-	}
-	return Effect{Kind: KindOther}
-}
-
-func classifyDelete(s []string) Effect {
-	switch {
-	case match(s, "2", "tweets", "*"):
-		return Effect{Kind: KindTweetDelete, TweetID: s[2]}
-	case match(s, "2", "users", "*", "likes", "*"):
-		return Effect{Kind: KindUnlike, UserID: s[2], TweetID: s[4]}
-	case match(s, "2", "users", "*", "following", "*"):
-		return Effect{Kind: KindUnfollow, UserID: s[2], TargetUserID: s[4]}
-	case match(s, "2", "users", "*", "retweets", "*"):
-		return Effect{Kind: KindUnretweet, UserID: s[2], TweetID: s[4]}
-	case match(s, "2", "users", "*", "bookmarks", "*"):
-		return Effect{Kind: KindUnbookmark, UserID: s[2], TweetID: s[4]}
-	}
-	return Effect{Kind: KindOther}
-}
-
-// isMediaUpload matches the v2 simple and chunked upload endpoints (also
-// the DM media variant) and the v1.1 upload.
-func isMediaUpload(s []string) bool {
-	switch {
-	case match(s, "2", "media", "upload"),
-		match(s, "2", "media", "upload", "initialize"),
-		match(s, "2", "media", "upload", "*", "append"),
-		match(s, "2", "media", "upload", "*", "finalize"),
-		match(s, "2", "chat", "media", "upload", "initialize"),
-		match(s, "2", "chat", "media", "upload", "*", "append"),
-		match(s, "2", "chat", "media", "upload", "*", "finalize"),
-		match(s, "1.1", "media", "upload.json"):
-		return true
-	}
-	return false
-}
-
-// jsonID strips the ".json" suffix v1.1 puts after an id segment.
+// jsonID strips the ".json" suffix v1.1 puts after the last segment.
 func jsonID(seg string) string {
 	if len(seg) > len(".json") && strings.EqualFold(seg[len(seg)-len(".json"):], ".json") {
 		return seg[:len(seg)-len(".json")]
@@ -162,52 +286,108 @@ func jsonID(seg string) string {
 	return seg
 }
 
-// ClassifyChecked classifies c like Classify and also fills the ids that
-// X takes outside the path: tweet_id in the body of a v2 like, retweet or
-// bookmark, target_user_id in the body of a v2 follow, and the id / user_id
-// query parameters of the v1.1 favorites and friendships calls. Rollback
-// guidance needs these (undoing a like needs the tweet). An id that is
-// missing or not a string or number is left empty.
+// set fills one field unless it already holds a value: the path is read
+// first, and what the path names is what X acts on.
+func (e *Effect) set(field, v string) {
+	var dst *string
+	switch field {
+	case fieldUser:
+		dst = &e.UserID
+	case fieldTweet:
+		dst = &e.TweetID
+	case fieldTarget:
+		dst = &e.TargetUserID
+	case fieldReply:
+		dst = &e.ReplyTo
+	case fieldQuote:
+		dst = &e.QuoteOf
+	default:
+		return
+	}
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// ClassifyChecked classifies c like Classify and also reads what X takes
+// outside the path, as the matched row lists it: tweet_id in the body of a
+// v2 like, retweet or bookmark, target_user_id in the body of a v2 follow,
+// the id / user_id query parameters of the v1.1 forms, and whether a tweet
+// create is a reply or a quote. Rollback guidance needs the ids (undoing a
+// like needs the tweet); policy needs the variant. An id that is missing
+// or not a string or number is left empty.
 func ClassifyChecked(c *Checked) Effect {
 	if c == nil {
 		return Effect{Kind: KindOther}
 	}
-	e := Classify(c.Method, c.Path)
-	v11 := strings.HasPrefix(c.Path, "/1.1/")
-	switch e.Kind {
-	case KindLike, KindRetweet, KindBookmark:
-		if !v11 {
-			e.TweetID = bodyString(c.Body, "tweet_id")
-		}
-	case KindFollow:
-		if !v11 {
-			e.TargetUserID = bodyString(c.Body, "target_user_id")
-		}
+	e, ep := classify(c.Method, c.Path)
+	if ep == nil {
+		return e
 	}
-	if v11 {
-		switch e.Kind {
-		case KindLike, KindUnlike:
-			e.TweetID = c.Query.Get("id")
-		case KindFollow, KindUnfollow:
-			e.TargetUserID = c.Query.Get("user_id")
+	var obj map[string]any
+	if len(c.Body) > 0 {
+		obj = bodyObject(c.Body)
+	}
+	for _, src := range ep.from {
+		v, present := src.lookup(obj, c.Query)
+		if !present {
+			continue
 		}
+		switch src.field {
+		case fieldReply:
+			e.Variant = VariantReply
+		case fieldQuote:
+			if e.Variant == "" {
+				e.Variant = VariantQuote
+			}
+		}
+		if src.parse != nil {
+			v = src.parse(v)
+		}
+		e.set(src.field, v)
 	}
 	return e
 }
 
-// bodyString returns the top-level field key of a JSON object body as a
-// string, accepting a JSON string or number.
-func bodyString(body []byte, key string) string {
-	if len(body) == 0 {
-		return ""
+// lookup returns the source's value as a string ("" when it is not a
+// string or number) and whether the key is present at all (in the body:
+// with a non-null value).
+func (src idSource) lookup(obj map[string]any, q url.Values) (string, bool) {
+	if src.in == inQuery {
+		vs, ok := q[src.key]
+		if !ok || len(vs) == 0 {
+			return "", false
+		}
+		return vs[0], true
 	}
+	raw, ok := obj[src.key]
+	if !ok || raw == nil {
+		return "", false
+	}
+	if src.sub != "" {
+		inner, ok := raw.(map[string]any)
+		if !ok {
+			return "", true
+		}
+		raw = inner[src.sub]
+	}
+	return scalarString(raw), true
+}
+
+// bodyObject decodes a JSON object body, or returns nil.
+func bodyObject(body []byte) map[string]any {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
-		return ""
+		return nil
 	}
-	switch v := obj[key].(type) {
+	return obj
+}
+
+// scalarString accepts a JSON string or number.
+func scalarString(v any) string {
+	switch v := v.(type) {
 	case string:
 		return v
 	case json.Number:
@@ -216,13 +396,49 @@ func bodyString(body []byte, key string) string {
 	return ""
 }
 
+// statusID returns the tweet id of a status URL such as
+// https://x.com/jack/status/20, or "".
+func statusID(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	segs := strings.Split(strings.Trim(p.Path, "/"), "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if (segs[i] == "status" || segs[i] == "statuses") && isDigits(segs[i+1]) {
+			return segs[i+1]
+		}
+	}
+	return ""
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Equivalent names the typed tool that does on X what a universal request
 // with this effect does, and that tool's policy category, so the request
-// gets the same policy as the typed tool. Tool is empty for a write no typed
-// tool covers (the caller applies the conservative default) and for reads.
+// gets the same policy as the typed tool. A tweet create is x_reply_to_tweet
+// or x_quote_tweet when its Variant says so (Variant is filled by
+// ClassifyChecked). Tool is empty for a write no endpoint-table row covers
+// (the caller applies the conservative default) and for reads.
 func (e Effect) Equivalent() (tool, category string) {
 	switch e.Kind {
 	case KindTweetCreate:
+		switch e.Variant {
+		case VariantReply:
+			return "x_reply_to_tweet", "write"
+		case VariantQuote:
+			return "x_quote_tweet", "write"
+		}
 		return "x_post_tweet", "write"
 	case KindTweetDelete:
 		return "x_delete_tweet", "delete"

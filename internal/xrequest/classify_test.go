@@ -1,6 +1,9 @@
 package xrequest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
@@ -33,6 +36,19 @@ func TestClassify(t *testing.T) {
 		{"POST", "/1.1/favorites/destroy.json", Effect{Kind: KindUnlike}},
 		{"POST", "/1.1/friendships/create.json", Effect{Kind: KindFollow}},
 		{"POST", "/1.1/friendships/destroy.json", Effect{Kind: KindUnfollow}},
+		{"POST", "/1.1/statuses/destroy.json", Effect{Kind: KindTweetDelete}},
+		{"POST", "/1.1/statuses/destroy", Effect{Kind: KindTweetDelete}},
+		{"POST", "/1.1/statuses/destroy/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
+		{"POST", "/1.1/statuses/retweet.json", Effect{Kind: KindRetweet}},
+		{"POST", "/1.1/statuses/unretweet.json", Effect{Kind: KindUnretweet}},
+		{"POST", "/1.1/favorites/create/9.json", Effect{Kind: KindLike, TweetID: "9"}},
+		{"POST", "/1.1/favorites/destroy/9.json", Effect{Kind: KindUnlike, TweetID: "9"}},
+		{"POST", "/1.1/friendships/create/7.json", Effect{Kind: KindFollow, TargetUserID: "7"}},
+		{"POST", "/1.1/friendships/destroy/7.json", Effect{Kind: KindUnfollow, TargetUserID: "7"}},
+		{"POST", "/1.1/statuses/update_with_media.json", Effect{Kind: KindTweetCreate}},
+		{"POST", "/1.1/Statuses/Destroy.JSON", Effect{Kind: KindTweetDelete}},
+		// ".json" is dropped from every segment, wherever it is put.
+		{"POST", "/1.1/statuses/destroy.json/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
 
 		// Lenient spellings still classify, so hard rules cannot be dodged.
 		{"delete", "/2/tweets/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
@@ -40,6 +56,12 @@ func TestClassify(t *testing.T) {
 		{"DELETE", "/2/tweets/%31%32%33", Effect{Kind: KindTweetDelete, TweetID: "123"}},
 		{"DELETE", "//2//tweets//123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
 		{"DELETE", "/2/tweets/not-a-number", Effect{Kind: KindTweetDelete, TweetID: "not-a-number"}},
+		{"DELETE", "/2/tweets/123.json", Effect{Kind: KindTweetDelete, TweetID: "123"}},
+		// Matrix parameters are refused by Check; Classify, which may see an
+		// unchecked path, still cuts them off rather than missing a delete.
+		{"DELETE", "/2;/tweets/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
+		{"DELETE", "/2/tweets;/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
+		{"DELETE", "/2/tweets;v=1/123", Effect{Kind: KindTweetDelete, TweetID: "123"}},
 		{"post", "/2/TWEETS", Effect{Kind: KindTweetCreate}},
 		{"POST", "/2/users/42/LIKES/", Effect{Kind: KindLike, UserID: "42"}},
 
@@ -61,11 +83,148 @@ func TestClassify(t *testing.T) {
 		{"PATCH", "/2/tweets", Effect{Kind: KindOther}},
 		{"", "/2/tweets", Effect{Kind: KindOther}},
 		{"POST", "", Effect{Kind: KindOther}},
+		{"POST", "/2/tweets/.json", Effect{Kind: KindOther}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			if got := Classify(tt.method, tt.path); got != tt.want {
+			got := Classify(tt.method, tt.path)
+			if (got.Endpoint == "") != (tt.want.Kind == KindOther || tt.want.Kind == KindRead) {
+				t.Fatalf("Classify = %+v: Endpoint set for no row or missing for a row", got)
+			}
+			got.Endpoint = ""
+			if got != tt.want {
 				t.Fatalf("Classify = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEndpointTableUnambiguous checks every pair of rows: no request may
+// match two of them, so a request classifies to exactly one row or none.
+// A placeholder overlaps any segment; fixed segments overlap when equal
+// ignoring case.
+func TestEndpointTableUnambiguous(t *testing.T) {
+	rows := endpoints()
+	seen := map[string]bool{}
+	for i, a := range rows {
+		if seen[a.name()] {
+			t.Errorf("row %q appears twice", a.name())
+		}
+		seen[a.name()] = true
+		if a.method != "POST" && a.method != "DELETE" && a.method != "PUT" {
+			t.Errorf("row %q: method must be an upper-case write verb", a.name())
+		}
+		if !strings.HasPrefix(a.path, "/") || strings.Contains(a.path, ".json") || strings.Contains(a.path, ";") {
+			t.Errorf("row %q: template must start with '/' and carry no .json suffix or ';'", a.name())
+		}
+		for _, seg := range templateSegments(a.path) {
+			f, ok := placeholder(seg)
+			if seg == "" || strings.ContainsAny(seg, "{}") && !ok {
+				t.Errorf("row %q: bad segment %q", a.name(), seg)
+			}
+			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia {
+				t.Errorf("row %q: unknown placeholder %q", a.name(), seg)
+			}
+		}
+		for _, b := range rows[i+1:] {
+			if a.method == b.method && templatesOverlap(templateSegments(a.path), templateSegments(b.path)) {
+				t.Errorf("rows %q and %q can match the same request", a.name(), b.name())
+			}
+		}
+		// Every row's own template, with sample ids, matches it alone.
+		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4").Replace(a.path)
+		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
+			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
+		}
+		if tool, _ := (Effect{Kind: a.kind}).Equivalent(); tool == "" {
+			t.Errorf("row %q has kind %q with no equivalent tool", a.name(), a.kind)
+		}
+	}
+}
+
+func templatesOverlap(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		_, pa := placeholder(a[i])
+		_, pb := placeholder(b[i])
+		if !pa && !pb && !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestEquivalent names the typed tool and category for every kind, and the
+// reply and quote variants of a create.
+func TestEquivalent(t *testing.T) {
+	tests := []struct {
+		e              Effect
+		tool, category string
+	}{
+		{Effect{Kind: KindTweetCreate}, "x_post_tweet", "write"},
+		{Effect{Kind: KindTweetCreate, Variant: VariantReply}, "x_reply_to_tweet", "write"},
+		{Effect{Kind: KindTweetCreate, Variant: VariantQuote}, "x_quote_tweet", "write"},
+		{Effect{Kind: KindTweetDelete}, "x_delete_tweet", "delete"},
+		{Effect{Kind: KindLike}, "x_like_tweet", "engage"},
+		{Effect{Kind: KindUnlike}, "x_unlike_tweet", "engage"},
+		{Effect{Kind: KindFollow}, "x_follow_user", "engage"},
+		{Effect{Kind: KindUnfollow}, "x_unfollow_user", "engage"},
+		{Effect{Kind: KindRetweet}, "x_retweet", "engage"},
+		{Effect{Kind: KindUnretweet}, "x_unretweet", "engage"},
+		{Effect{Kind: KindBookmark}, "x_bookmark_tweet", "engage"},
+		{Effect{Kind: KindUnbookmark}, "x_unbookmark_tweet", "engage"},
+		{Effect{Kind: KindMediaUpload}, "x_upload_media", "media"},
+		{Effect{Kind: KindOther}, "", ""},
+		{Effect{Kind: KindRead}, "", ""},
+		{Effect{Kind: KindOther, Variant: VariantReply}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.e.Kind+"/"+tt.e.Variant, func(t *testing.T) {
+			if tool, cat := tt.e.Equivalent(); tool != tt.tool || cat != tt.category {
+				t.Fatalf("Equivalent = %q, %q; want %q, %q", tool, cat, tt.tool, tt.category)
+			}
+		})
+	}
+}
+
+// TestUniversalRequestEquivalentTool goes from a raw universal request to
+// the typed tool whose policy it gets, including the forms whose meaning is
+// in the body or the query.
+func TestUniversalRequestEquivalentTool(t *testing.T) {
+	tests := []struct {
+		name           string
+		req            Request
+		tool, category string
+	}{
+		{"post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi"}`}, "x_post_tweet", "write"},
+		{"reply", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet", "write"},
+		{"reply without id", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{}}`}, "x_reply_to_tweet", "write"},
+		{"quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6"}`}, "x_quote_tweet", "write"},
+		{"reply and quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet", "write"},
+		{"null reply is a post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":null}`}, "x_post_tweet", "write"},
+		{"v1.1 reply", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"in_reply_to_status_id", "5"}}}, "x_reply_to_tweet", "write"},
+		{"v1.1 quote", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"attachment_url", "https://x.com/a/status/6"}}}, "x_quote_tweet", "write"},
+		{"like", Request{Method: "POST", Path: "/2/users/1/likes", Body: `{"tweet_id":"2"}`}, "x_like_tweet", "engage"},
+		{"unlike", Request{Method: "DELETE", Path: "/2/users/1/likes/2"}, "x_unlike_tweet", "engage"},
+		{"retweet", Request{Method: "POST", Path: "/2/users/1/retweets", Body: `{"tweet_id":"2"}`}, "x_retweet", "engage"},
+		{"unretweet", Request{Method: "DELETE", Path: "/2/users/1/retweets/2"}, "x_unretweet", "engage"},
+		{"follow", Request{Method: "POST", Path: "/2/users/1/following", Body: `{"target_user_id":"3"}`}, "x_follow_user", "engage"},
+		{"unfollow", Request{Method: "DELETE", Path: "/2/users/1/following/3"}, "x_unfollow_user", "engage"},
+		{"bookmark", Request{Method: "POST", Path: "/2/users/1/bookmarks", Body: `{"tweet_id":"2"}`}, "x_bookmark_tweet", "engage"},
+		{"unbookmark", Request{Method: "DELETE", Path: "/2/users/1/bookmarks/2"}, "x_unbookmark_tweet", "engage"},
+		{"delete", Request{Method: "DELETE", Path: "/2/tweets/2"}, "x_delete_tweet", "delete"},
+		{"v1.1 delete, id in query", Request{Method: "POST", Path: "/1.1/statuses/destroy.json", Query: []KV{{"id", "2"}}}, "x_delete_tweet", "delete"},
+		{"media", Request{Method: "POST", Host: "upload.x.com", Path: "/2/media/upload/initialize", Body: `{}`}, "x_upload_media", "media"},
+		{"unknown write", Request{Method: "PUT", Path: "/2/tweets/2/hidden", Body: `{"hidden":true}`}, "", ""},
+		{"read", Request{Method: "GET", Path: "/2/tweets/2"}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, cat := ClassifyChecked(mustCheck(t, tt.req)).Equivalent()
+			if tool != tt.tool || cat != tt.category {
+				t.Fatalf("Equivalent = %q, %q; want %q, %q", tool, cat, tt.tool, tt.category)
 			}
 		})
 	}
@@ -112,10 +271,43 @@ func TestClassifyChecked(t *testing.T) {
 			Effect{Kind: KindRetweet, TweetID: "3"}},
 		{"delete path id", Request{Method: "DELETE", Path: "/2/tweets/8"}, Effect{Kind: KindTweetDelete, TweetID: "8"}},
 		{"read", Request{Method: "GET", Path: "/2/users/42/likes"}, Effect{Kind: KindRead}},
+
+		// v1.1 forms with the id in the query as well as in the path.
+		{"v1.1 delete query id", Request{Method: "POST", Path: "/1.1/statuses/destroy.json", Query: []KV{{"id", "8"}}},
+			Effect{Kind: KindTweetDelete, TweetID: "8"}},
+		{"v1.1 delete path id wins", Request{Method: "POST", Path: "/1.1/statuses/destroy/8.json", Query: []KV{{"id", "9"}}},
+			Effect{Kind: KindTweetDelete, TweetID: "8"}},
+		{"v1.1 retweet query id", Request{Method: "POST", Path: "/1.1/statuses/retweet.json", Query: []KV{{"id", "8"}}},
+			Effect{Kind: KindRetweet, TweetID: "8"}},
+		{"v1.1 unretweet query id", Request{Method: "POST", Path: "/1.1/statuses/unretweet.json", Query: []KV{{"id", "8"}}},
+			Effect{Kind: KindUnretweet, TweetID: "8"}},
+		{"v1.1 favorite path id", Request{Method: "POST", Path: "/1.1/favorites/create/8.json"},
+			Effect{Kind: KindLike, TweetID: "8"}},
+		{"v1.1 follow path id", Request{Method: "POST", Path: "/1.1/friendships/create/7.json"},
+			Effect{Kind: KindFollow, TargetUserID: "7"}},
+
+		// Replies and quotes stay tweet creates, with the variant and ids.
+		{"reply", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"a","reply":{"in_reply_to_tweet_id":"5"}}`},
+			Effect{Kind: KindTweetCreate, Variant: VariantReply, ReplyTo: "5"}},
+		{"reply not an object", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"a","reply":"5"}`},
+			Effect{Kind: KindTweetCreate, Variant: VariantReply}},
+		{"quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"a","quote_tweet_id":6}`},
+			Effect{Kind: KindTweetCreate, Variant: VariantQuote, QuoteOf: "6"}},
+		{"reply that quotes", Request{Method: "POST", Path: "/2/tweets", Body: `{"quote_tweet_id":"6","reply":{"in_reply_to_tweet_id":"5"}}`},
+			Effect{Kind: KindTweetCreate, Variant: VariantReply, ReplyTo: "5", QuoteOf: "6"}},
+		{"v1.1 reply", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"in_reply_to_status_id", "5"}}},
+			Effect{Kind: KindTweetCreate, Variant: VariantReply, ReplyTo: "5"}},
+		{"v1.1 quote", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"attachment_url", "https://twitter.com/jack/status/20"}}},
+			Effect{Kind: KindTweetCreate, Variant: VariantQuote, QuoteOf: "20"}},
+		{"v1.1 quote of no status", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"attachment_url", "https://x.com/jack"}}},
+			Effect{Kind: KindTweetCreate, Variant: VariantQuote}},
+		{"plain post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"a"}`}, Effect{Kind: KindTweetCreate}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ClassifyChecked(mustCheck(t, tt.req)); got != tt.want {
+			got := ClassifyChecked(mustCheck(t, tt.req))
+			got.Endpoint = ""
+			if got != tt.want {
 				t.Fatalf("ClassifyChecked = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -1,31 +1,63 @@
 package xrequest
 
 import (
+	"mime"
 	"net/http"
 	"strings"
 )
 
-// IsBlockedHeader reports whether a caller may not set the named header
-// (ASCII case ignored).
+// AllowedHeaders returns, in canonical form, the only request headers a
+// universal request may carry, in a fresh slice the caller may keep.
 //
-// Blocked are tuitbot's own fields (credentials, host), message framing
-// that would let a caller smuggle a second request (content-length,
-// transfer-encoding, connection and the other hop-by-hop fields), and
-// routing hints some front ends trust (forwarded-for style client
-// addresses, method and URL overrides). Method overrides matter most: they
-// could turn an ungated x_get into a write at a server that honours them.
-func IsBlockedHeader(name string) bool {
+// It is an allow-list because a block-list loses to the next routing hint
+// some front end trusts (X-Original-Host, X-Override-URL, Client-IP, ...):
+// anything not named here is refused. Each entry is a header X's API
+// documents or tolerates and that an agent can have a reason to set:
+//
+//   - Accept: content negotiation; X answers JSON, and an agent may say so
+//     explicitly (tuitbot sends application/json when it is absent).
+//   - Accept-Language: the language of localised strings in some answers
+//     (trends, error texts); it selects nothing on the account.
+//   - Content-Type: restated by agents that copy X's examples; only
+//     application/json is accepted, because the body is checked as JSON.
+//   - If-None-Match: a conditional read with an ETag X returned; it can
+//     only turn an answer into 304.
+//   - User-Agent: identifies the calling agent in X's logs; tuitbot sends
+//     its own when it is absent.
+//
+// Deliberately left out: Accept-Encoding (setting it by hand turns off the
+// transport's transparent decompression, so the JSON would arrive
+// compressed), caching and conditional-write headers X does not document,
+// and every credential, framing, forwarding and override header.
+func AllowedHeaders() []string {
+	return []string{"Accept", "Accept-Language", "Content-Type", "If-None-Match", "User-Agent"}
+}
+
+// headerAllowed reports whether a caller may set the named header (ASCII
+// case ignored).
+func headerAllowed(name string) bool {
 	n := asciiLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "cookie2", "set-cookie", "host",
-		"content-length", "transfer-encoding", "te", "trailer", "connection", "keep-alive",
-		"upgrade", "expect", "proxy-connection", "forwarded", "via",
-		"x-real-ip", "x-client-ip", "true-client-ip", "x-originating-ip",
-		"x-http-method-override", "x-http-method", "x-method-override",
-		"x-original-url", "x-rewrite-url":
-		return true
+	for _, a := range AllowedHeaders() {
+		if n == asciiLower(a) {
+			return true
+		}
 	}
-	return strings.HasPrefix(n, "x-forwarded-") || strings.HasPrefix(n, "proxy-")
+	return false
+}
+
+// checkContentType accepts application/json with at most a UTF-8 charset.
+// The body is validated as JSON; declaring another type (form encoding in
+// particular) would make X parse bytes that were never checked as what
+// they claim to be, and could hide parameters inside a JSON string.
+func checkContentType(v string) error {
+	mt, params, err := mime.ParseMediaType(v)
+	if err == nil && mt == "application/json" {
+		cs, hasCS := params["charset"]
+		if len(params) == 0 || (len(params) == 1 && hasCS && asciiLower(cs) == "utf-8") {
+			return nil
+		}
+	}
+	return blocked("headers", "value of \"Content-Type\" must be application/json (optionally with charset=utf-8); the body is sent as JSON")
 }
 
 // checkHeaders validates the caller's headers and returns them with
@@ -70,7 +102,7 @@ func checkHeaders(kvs []KV) (http.Header, error) {
 	var refused []string
 	seenRefused := map[string]bool{}
 	for _, kv := range kvs {
-		if !IsBlockedHeader(kv.Key) {
+		if headerAllowed(kv.Key) {
 			continue
 		}
 		n := asciiLower(kv.Key)
@@ -80,8 +112,20 @@ func checkHeaders(kvs []KV) (http.Header, error) {
 		}
 	}
 	if len(refused) > 0 {
-		return nil, blocked("headers", "may not set %s (tuitbot sets credentials and framing itself)",
-			strings.Join(refused, ", ")).With("blocked_headers", refused)
+		allowed := AllowedHeaders()
+		for i, a := range allowed {
+			allowed[i] = asciiLower(a)
+		}
+		return nil, blocked("headers", "may not set %s (only %s are allowed; tuitbot sets credentials, framing and routing itself)",
+			strings.Join(refused, ", "), strings.Join(allowed, ", ")).
+			With("blocked_headers", refused).With("allowed_headers", AllowedHeaders())
+	}
+	for _, kv := range kvs {
+		if asciiLower(kv.Key) == "content-type" {
+			if err := checkContentType(kv.Value); err != nil {
+				return nil, err
+			}
+		}
 	}
 	h := make(http.Header, len(kvs))
 	for _, kv := range kvs {

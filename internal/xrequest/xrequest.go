@@ -5,8 +5,8 @@
 // universal tools can reach any X endpoint, so this package is the SSRF and
 // request-smuggling boundary: a request that passes Check can only go to one
 // of three X hosts over HTTPS, with a path that means the same thing to every
-// decoder on the way, and without any header that tuitbot itself owns
-// (credentials, framing, routing).
+// decoder on the way, and with no header outside a short allow-list (see
+// AllowedHeaders), so credentials, framing and routing stay tuitbot's.
 //
 // Every failure is an *apperr.Error with code apperr.XRequestBlocked. Its
 // message starts with the parameter at fault ("method", "host", "path",
@@ -31,7 +31,8 @@ const (
 	DefaultHost = "api.x.com"
 	// MaxPathBytes bounds the path as given by the caller.
 	MaxPathBytes = 2048
-	// MaxHeaders bounds the number of caller-supplied headers.
+	// MaxHeaders bounds the number of caller-supplied headers before any
+	// is looked at; the allow-list and the duplicate rule leave far fewer.
 	MaxHeaders = 20
 	// MaxHeaderBytes bounds the sum of all header name and value lengths.
 	MaxHeaderBytes = 8 << 10
