@@ -14,7 +14,7 @@ func TestAuditSummaryNeverHoldsHeaderValues(t *testing.T) {
 	e := newXEnv(t)
 	const secret = "trace-secret-987"
 	p := RawParams{Method: "POST", Host: "api.x.com", Path: "/2/tweets", Body: `{"text":"with a header"}`,
-		Headers: []xrequest.KV{{Key: "X-Client-Trace", Value: secret}},
+		Headers: []xrequest.KV{{Key: "User-Agent", Value: secret}},
 		Query:   []xrequest.KV{{Key: "expansions", Value: "author_id"}}}
 	r := e.do("x_post", p)
 	summary := e.auditSummary(r.CorrelationID)
@@ -31,7 +31,7 @@ func TestAuditSummaryNeverHoldsHeaderValues(t *testing.T) {
 	if err := json.Unmarshal([]byte(summary), &s); err != nil {
 		t.Fatalf("params_summary is not JSON: %v: %s", err, summary)
 	}
-	if s.Method != "POST" || s.Path != "/2/tweets" || len(s.HeaderNames) != 1 || !strings.EqualFold(s.HeaderNames[0], "x-client-trace") ||
+	if s.Method != "POST" || s.Path != "/2/tweets" || len(s.HeaderNames) != 1 || !strings.EqualFold(s.HeaderNames[0], "user-agent") ||
 		s.BodyBytes == 0 || len(s.Query) != 1 || s.Query[0]["value"] != "author_id" {
 		t.Fatalf("params_summary %s", summary)
 	}

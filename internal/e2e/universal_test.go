@@ -155,7 +155,7 @@ func TestUniversalToolsEndToEnd(t *testing.T) {
 	t.Run("x_post creates a post and names its undo", func(t *testing.T) {
 		before := s.Counters()["tweets_created"]
 		e := callT("x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"hello from the universal tool"}`,
-			"headers": []map[string]string{{"key": "X-Trace", "value": "e2e-trace"}}})
+			"headers": []map[string]string{{"key": "User-Agent", "value": "e2e-agent"}}})
 		var d struct {
 			Status int `json:"status"`
 			JSON   struct {

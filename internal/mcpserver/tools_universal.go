@@ -20,7 +20,7 @@ type XGetInput struct {
 	Path         string        `json:"path" jsonschema:"API path starting with /, e.g. /2/users/me"`
 	Host         string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
 	Query        []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers      []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; authorization and other sensitive headers are refused"`
+	Headers      []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
 	AutoPaginate bool          `json:"auto_paginate,omitempty" jsonschema:"follow meta.next_token through pagination_token"`
 	MaxPages     int           `json:"max_pages,omitempty" jsonschema:"pages to fetch when auto_paginate is on (default and cap 10)"`
 }
@@ -30,7 +30,7 @@ type XWriteInput struct {
 	Path           string        `json:"path" jsonschema:"API path starting with /"`
 	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
 	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]"`
+	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
 	Body           string        `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
 	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
 }
@@ -40,7 +40,7 @@ type XDeleteInput struct {
 	Path           string        `json:"path" jsonschema:"API path starting with /"`
 	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
 	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]"`
+	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
 	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
 }
 
