@@ -50,11 +50,13 @@ func PolicyConfig(c *config.Config) policy.Config {
 	out := policy.Config{
 		EnforceForMutations: p.EnforceForMutations,
 		RequireApprovalFor:  p.RequireApprovalFor,
-		BlockedTools:        p.BlockedTools,
-		DryRunMutations:     p.DryRunMutations,
-		MaxMutationsPerHour: p.MaxMutationsPerHour,
-		Template:            p.Template,
-		DailyBudgetUSD:      p.DailyBudgetUSD,
+		// A list only counts as the user's when they wrote it.
+		RequireApprovalForSet: p.RequireApprovalForSet,
+		BlockedTools:          p.BlockedTools,
+		DryRunMutations:       p.DryRunMutations,
+		MaxMutationsPerHour:   p.MaxMutationsPerHour,
+		Template:              p.Template,
+		DailyBudgetUSD:        p.DailyBudgetUSD,
 	}
 	for _, r := range p.Rules {
 		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled == nil || *r.Enabled,
