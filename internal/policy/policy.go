@@ -3,8 +3,10 @@
 //
 // The decision itself (Engine.Decide) is pure: it reads only its arguments.
 // Windowed limits (call counts and estimated X spend) live in SQLite and are
-// read and updated through Counters, so the gateway can check before calling X
-// and consume only after a mutation actually ran.
+// read and updated through Counters. The gateway reserves a call's charge in
+// the same write transaction that decides it (Engine.ReserveTx), so
+// concurrent callers cannot together pass a limit, and releases it when the
+// call provably did not take effect.
 package policy
 
 import (
