@@ -228,3 +228,17 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("bad --transport exit %d, want 2", r.code)
 	}
 }
+
+// TestConfigValidatePrintsPolicyWarnings: configuration that can never
+// take effect is shown, and blocking a tool the default
+// require_approval_for names is valid.
+func TestConfigValidatePrintsPolicyWarnings(t *testing.T) {
+	h := newHome(t)
+	cfg := "[mcp_policy]\ntemplate = \"growth_aggressive\"\ndry_run_mutations = true\nblocked_tools = [\"x_post_tweet\"]\n"
+	if err := os.WriteFile(h.path("config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := h.ok(t, "config", "validate")
+	mustContain(t, "validate", v.stdout, "warning: dry_run_mutations is on",
+		`warning: rule "compat:approval:x_like_tweet"`, "configuration is valid")
+}

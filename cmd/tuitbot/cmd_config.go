@@ -87,6 +87,9 @@ func (c *cli) configCmd() *cobra.Command {
 			if err := app.ValidateAll(cfg); err != nil {
 				return err
 			}
+			for _, w := range app.PolicyWarnings(cfg) {
+				fmt.Fprintln(c.stdout, "warning:", w)
+			}
 			fmt.Fprintln(c.stdout, "configuration is valid")
 			return nil
 		},

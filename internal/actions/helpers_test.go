@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"sync"
@@ -25,10 +26,10 @@ func (s staticTokens) Refresh(context.Context) (string, error)     { return s.to
 // behaviour.
 type allowAll struct{}
 
-func (allowAll) Check(context.Context, policy.Request) (policy.Decision, error) {
-	return policy.Decision{Outcome: policy.Allow}, nil
+func (allowAll) Reserve(context.Context, *sql.Tx, policy.Request) (policy.Decision, policy.Reservation, error) {
+	return policy.Decision{Outcome: policy.Allow}, policy.Reservation{}, nil
 }
-func (allowAll) Consume(context.Context, policy.Request) error { return nil }
+func (allowAll) Release(context.Context, policy.Reservation) error { return nil }
 
 type testClock struct {
 	mu sync.Mutex

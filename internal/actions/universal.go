@@ -91,17 +91,19 @@ func universalActions(d Deps) []*gateway.Action {
 		out = append(out, &gateway.Action{
 			Tool: tool, Category: policy.CatUniversal,
 			Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
-			Classify: func(params json.RawMessage) policy.Category {
+			// The request gets the policy of the typed tool it does the work
+			// of (a DELETE of a tweet is x_delete_tweet, so the
+			// always-approve-deletes hard rule holds) as well as its own.
+			Equivalent: func(params json.RawMessage) (string, policy.Category, bool) {
 				c, err := parse(params)
 				if err != nil {
-					return policy.CatUniversal
+					return "", "", false
 				}
-				// A DELETE of a tweet is a delete whatever tool sends it, so the
-				// always-approve-deletes hard rule holds here too.
-				if xrequest.ClassifyChecked(c).Kind == xrequest.KindTweetDelete {
-					return policy.CatDelete
+				t, cat := xrequest.ClassifyChecked(c).Equivalent()
+				if t == "" || !policy.ValidCategory(policy.Category(cat)) {
+					return "", "", false
 				}
-				return policy.CatUniversal
+				return t, policy.Category(cat), true
 			},
 			Fingerprint: func(params json.RawMessage) ([]byte, error) {
 				c, err := parse(params)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -36,12 +37,12 @@ type policyService struct {
 	ctr *policy.Counters
 }
 
-func (p policyService) Check(ctx context.Context, req policy.Request) (policy.Decision, error) {
-	return p.eng.Check(ctx, p.ctr, req)
+func (p policyService) Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
+	return p.eng.ReserveTx(ctx, p.ctr, tx, req)
 }
 
-func (p policyService) Consume(ctx context.Context, req policy.Request) error {
-	return p.ctr.Consume(ctx, p.eng.Limits(), req)
+func (p policyService) Release(ctx context.Context, r policy.Reservation) error {
+	return p.ctr.Release(ctx, r)
 }
 
 // PolicyConfig converts the [mcp_policy] section.
@@ -50,11 +51,13 @@ func PolicyConfig(c *config.Config) policy.Config {
 	out := policy.Config{
 		EnforceForMutations: p.EnforceForMutations,
 		RequireApprovalFor:  p.RequireApprovalFor,
-		BlockedTools:        p.BlockedTools,
-		DryRunMutations:     p.DryRunMutations,
-		MaxMutationsPerHour: p.MaxMutationsPerHour,
-		Template:            p.Template,
-		DailyBudgetUSD:      p.DailyBudgetUSD,
+		// A list only counts as the user's when they wrote it.
+		RequireApprovalForSet: p.RequireApprovalForSet,
+		BlockedTools:          p.BlockedTools,
+		DryRunMutations:       p.DryRunMutations,
+		MaxMutationsPerHour:   p.MaxMutationsPerHour,
+		Template:              p.Template,
+		DailyBudgetUSD:        p.DailyBudgetUSD,
 	}
 	for _, r := range p.Rules {
 		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled == nil || *r.Enabled,

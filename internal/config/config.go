@@ -123,16 +123,21 @@ type MCP struct {
 
 // MCPPolicy configures the mutation policy (seed 003).
 type MCPPolicy struct {
-	EnforceForMutations bool         `toml:"enforce_for_mutations" doc:"Master switch for template, user and compat rules and limits. Hard rules always apply."`
-	RequireApprovalFor  []string     `toml:"require_approval_for" doc:"Tools routed to approval (compat key; unprefixed aliases accepted)."`
-	BlockedTools        []string     `toml:"blocked_tools" doc:"Tools always denied (compat key)."`
-	DryRunMutations     bool         `toml:"dry_run_mutations" doc:"Every mutation returns a dry-run envelope instead of executing."`
-	MaxMutationsPerHour int          `toml:"max_mutations_per_hour" doc:"Global hourly cap on executed mutations."`
-	Template            string       `toml:"template" doc:"Baseline rule set: safe_default, growth_aggressive or agency_mode (empty = none)."`
-	DailyBudgetUSD      float64      `toml:"daily_budget_usd" doc:"Daily cap on estimated X spend in USD (0 = no cap)."`
-	AllowAgentApproval  bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item and approve_all for agents. Off: an agent must not approve its own requests."`
-	Rules               []PolicyRule `toml:"rules" doc:"User rules ([[mcp_policy.rules]])."`
-	RateLimits          []PolicyRate `toml:"rate_limits" doc:"User limits ([[mcp_policy.rate_limits]])."`
+	EnforceForMutations bool     `toml:"enforce_for_mutations" doc:"Master switch for template, user and compat rules and limits. Hard rules always apply."`
+	RequireApprovalFor  []string `toml:"require_approval_for" doc:"Tools routed to approval (compat key; unprefixed aliases accepted)."`
+	// RequireApprovalForSet records that the file or the environment set
+	// require_approval_for to something other than the default list. Only
+	// such a list conflicts with blocked_tools; the default list simply
+	// loses the tools that are blocked.
+	RequireApprovalForSet bool         `toml:"-"`
+	BlockedTools          []string     `toml:"blocked_tools" doc:"Tools always denied (compat key). Blocking a tool the default require_approval_for names is fine; blocked wins."`
+	DryRunMutations       bool         `toml:"dry_run_mutations" doc:"Every mutation returns a dry-run envelope instead of executing."`
+	MaxMutationsPerHour   int          `toml:"max_mutations_per_hour" doc:"Global hourly cap on executed mutations."`
+	Template              string       `toml:"template" doc:"Baseline rule set: safe_default, growth_aggressive or agency_mode (empty = none)."`
+	DailyBudgetUSD        float64      `toml:"daily_budget_usd" doc:"Daily cap on estimated X spend in USD (0 = no cap)."`
+	AllowAgentApproval    bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item and approve_all for agents. Off: an agent must not approve its own requests."`
+	Rules                 []PolicyRule `toml:"rules" doc:"User rules ([[mcp_policy.rules]])."`
+	RateLimits            []PolicyRate `toml:"rate_limits" doc:"User limits ([[mcp_policy.rate_limits]])."`
 }
 
 // PolicyRule is one user rule.

@@ -575,3 +575,33 @@ func TestMediaDirsExplicit(t *testing.T) {
 		t.Errorf("MediaDirs = %v, want %v", cfg.MediaDirs(), want)
 	}
 }
+
+// TestRequireApprovalForSetTracksTheUser: only a require_approval_for the
+// file or the environment wrote counts as the user's list.
+func TestRequireApprovalForSetTracksTheUser(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  env
+		want bool
+	}{
+		{"defaults", "", nil, false},
+		{"file without the key", "[mcp_policy]\nblocked_tools = [\"x_post_tweet\"]\n", nil, false},
+		{"file sets the key", "[mcp_policy]\nrequire_approval_for = [\"x_like_tweet\"]\n", nil, true},
+		{"file sets an empty list", "[mcp_policy]\nrequire_approval_for = []\n", nil, true},
+		{"file repeats the default list", "[mcp_policy]\nrequire_approval_for = [\"x_post_tweet\", \"x_reply_to_tweet\", \"x_quote_tweet\", \"x_post_thread\", \"x_follow_user\", \"x_like_tweet\"]\n", nil, false},
+		{"environment sets the key", "", env{"TUITBOT_MCP_POLICY__REQUIRE_APPROVAL_FOR": "x_like_tweet"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			if tt.file != "" {
+				writeFile(t, home, "config.toml", tt.file)
+			}
+			cfg, _ := mustLoad(t, home, "", tt.env)
+			if cfg.MCPPolicy.RequireApprovalForSet != tt.want {
+				t.Errorf("RequireApprovalForSet = %t, want %t", cfg.MCPPolicy.RequireApprovalForSet, tt.want)
+			}
+		})
+	}
+}

@@ -70,6 +70,11 @@ func Load(opts LoadOptions) (*Config, Source, error) {
 		return nil, src, err
 	}
 	src.EnvApplied = applied
+	// A list equal to the default (as `config init` writes it out) is still
+	// the default: it must not turn blocking a tool into a conflict.
+	if cfg.MCPPolicy.RequireApprovalForSet && slices.Equal(cfg.MCPPolicy.RequireApprovalFor, Default().MCPPolicy.RequireApprovalFor) {
+		cfg.MCPPolicy.RequireApprovalForSet = false
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, src, err
 	}
@@ -90,6 +95,9 @@ func decodeFile(path string, cfg *Config) error {
 	md, err := toml.DecodeFile(path, cfg)
 	if err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if md.IsDefined("mcp_policy", "require_approval_for") {
+		cfg.MCPPolicy.RequireApprovalForSet = true
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var es Errors
@@ -266,6 +274,9 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 			continue
 		}
 		applied = append(applied, name)
+		if f.Section == "mcp_policy" && f.Key == "require_approval_for" {
+			cfg.MCPPolicy.RequireApprovalForSet = true
+		}
 	}
 	if len(es) > 0 {
 		return nil, es

@@ -102,14 +102,22 @@ type Rollback struct {
 
 // Meta is execution metadata.
 type Meta struct {
-	ToolVersion   string      `json:"tool_version"`
-	ElapsedMS     int64       `json:"elapsed_ms"`
-	Mode          string      `json:"mode,omitempty"`
-	ApprovalMode  *bool       `json:"approval_mode,omitempty"`
-	CorrelationID string      `json:"correlation_id,omitempty"`
-	Rollback      *Rollback   `json:"rollback,omitempty"`
-	Pagination    *Pagination `json:"pagination,omitempty"`
-	RetryCount    *int        `json:"retry_count,omitempty"`
+	ToolVersion  string `json:"tool_version"`
+	ElapsedMS    int64  `json:"elapsed_ms"`
+	Mode         string `json:"mode,omitempty"`
+	ApprovalMode *bool  `json:"approval_mode,omitempty"`
+	// ApprovalOverriddenBy names the rules that decide calls before
+	// approval mode does (allow rules run calls without a human, dry-run
+	// rules answer without queueing), so approval_mode: true is never read
+	// as "everything waits for a human" when it does not.
+	ApprovalOverriddenBy []string `json:"approval_overridden_by,omitempty"`
+	// DryRunMutations is set when dry_run_mutations is on: no mutation
+	// reaches X or the approval queue.
+	DryRunMutations bool        `json:"dry_run_mutations,omitempty"`
+	CorrelationID   string      `json:"correlation_id,omitempty"`
+	Rollback        *Rollback   `json:"rollback,omitempty"`
+	Pagination      *Pagination `json:"pagination,omitempty"`
+	RetryCount      *int        `json:"retry_count,omitempty"`
 	// Notes tell the caller about adjustments made to its input, such as a
 	// clamped max_results.
 	Notes []string `json:"notes,omitempty"`

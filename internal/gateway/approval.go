@@ -20,12 +20,12 @@ const (
 	ApprovalExpired  = "expired"
 )
 
-func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash string, d policy.Decision) (int64, error) {
+func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash, equiv string, d policy.Decision) (int64, error) {
 	now := g.opts.Now()
-	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
+	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
 		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''))`,
-		g.opts.AccountID, c.Tool, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
+		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''))`,
+		g.opts.AccountID, c.Tool, equiv, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
 		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey)
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
@@ -35,8 +35,11 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 
 // ApprovalItem is one queued call.
 type ApprovalItem struct {
-	ID             int64           `json:"id"`
-	Tool           string          `json:"tool_name"`
+	ID   int64  `json:"id"`
+	Tool string `json:"tool_name"`
+	// EquivalentTool is the typed tool a universal request does the work
+	// of, whose policy applied too.
+	EquivalentTool string          `json:"equivalent_tool,omitempty"`
 	Params         json.RawMessage `json:"params"`
 	OriginalParams json.RawMessage `json:"original_params"`
 	Edited         bool            `json:"edited"`
@@ -56,7 +59,7 @@ type ApprovalItem struct {
 	ErrorMessage   string          `json:"error_message,omitempty"`
 }
 
-const approvalCols = `id, tool_name, params_json, original_params, matched_rule_id, reason, caller, loop_name, status,
+const approvalCols = `id, tool_name, COALESCE(equivalent_tool,''), params_json, original_params, matched_rule_id, reason, caller, loop_name, status,
 	created_at, expires_at, COALESCE(reviewed_at,''), COALESCE(reviewed_by,''), COALESCE(review_notes,''),
 	COALESCE(correlation_id,''), result_json, COALESCE(error_code,''), COALESCE(error_message,'')`
 
@@ -64,7 +67,7 @@ func scanApproval(sc interface{ Scan(...any) error }) (ApprovalItem, error) {
 	var it ApprovalItem
 	var params, orig string
 	var result sql.NullString
-	err := sc.Scan(&it.ID, &it.Tool, &params, &orig, &it.MatchedRuleID, &it.Reason, &it.Caller, &it.Loop, &it.Status,
+	err := sc.Scan(&it.ID, &it.Tool, &it.EquivalentTool, &params, &orig, &it.MatchedRuleID, &it.Reason, &it.Caller, &it.Loop, &it.Status,
 		&it.CreatedAt, &it.ExpiresAt, &it.ReviewedAt, &it.ReviewedBy, &it.ReviewNotes, &it.CorrelationID, &result,
 		&it.ErrorCode, &it.ErrorMessage)
 	if err != nil {

@@ -215,13 +215,13 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row; the caller's transaction has
 // already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, corr, summary string, start time.Time) error {
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, corr, summary, equiv string, start time.Time) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
 	}
 	_, err := q.ExecContext(ctx, qInsertPending,
-		corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
+		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
 	if err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
@@ -255,9 +255,9 @@ func (g *Gateway) complete(ctx context.Context, corr, status string, res Result,
 	return err
 }
 
-func (g *Gateway) logDecision(ctx context.Context, q querier, c Call, cat policy.Category, d policy.Decision) {
+func (g *Gateway) logDecision(ctx context.Context, q querier, c Call, cat policy.Category, equiv string, d policy.Decision) {
 	meta, _ := json.Marshal(map[string]any{
-		"tool_name": c.Tool, "category": cat, "decision": d.Outcome, "reason": d.Reason,
+		"tool_name": c.Tool, "category": cat, "equivalent_tool": equiv, "decision": d.Outcome, "reason": d.Reason,
 		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
 	})
 	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
@@ -414,9 +414,12 @@ func (g *Gateway) applyRetention(ctx context.Context) error {
 
 // AuditEntry is one mutation_audit row.
 type AuditEntry struct {
-	CorrelationID  string             `json:"correlation_id"`
-	IdempotencyKey string             `json:"idempotency_key,omitempty"`
-	Tool           string             `json:"tool_name"`
+	CorrelationID  string `json:"correlation_id"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Tool           string `json:"tool_name"`
+	// EquivalentTool is the typed tool a universal request does the work
+	// of, whose policy applied too.
+	EquivalentTool string             `json:"equivalent_tool,omitempty"`
 	ParamsHash     string             `json:"params_hash"`
 	ParamsSummary  string             `json:"params_summary"`
 	Status         string             `json:"status"`
@@ -441,14 +444,14 @@ type AuditFilter struct {
 	Limit        int
 }
 
-const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, params_hash, params_summary, status,
+const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, params_summary, status,
 	result_json, COALESCE(error_code,''), COALESCE(error_message,''), rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,'')`
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
 	var result, rollback sql.NullString
-	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
+	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
 		&result, &e.ErrorCode, &e.ErrorMessage, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
 		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt)
 	if err != nil {

@@ -54,10 +54,10 @@ func loop(b *testing.B, op func(i int)) {
 
 type allowPolicy struct{}
 
-func (allowPolicy) Check(context.Context, policy.Request) (policy.Decision, error) {
-	return policy.Decision{Outcome: policy.Allow}, nil
+func (allowPolicy) Reserve(context.Context, *sql.Tx, policy.Request) (policy.Decision, policy.Reservation, error) {
+	return policy.Decision{Outcome: policy.Allow}, policy.Reservation{}, nil
 }
-func (allowPolicy) Consume(context.Context, policy.Request) error { return nil }
+func (allowPolicy) Release(context.Context, policy.Reservation) error { return nil }
 
 // BenchmarkGatewayAllowedMutation is the gateway's own cost for an allowed
 // call: everything but the X request.

@@ -1,7 +1,7 @@
 // Package gateway is the one path to a side effect. Every mutation — typed
 // tools, universal requests, media, compose, queued replies, approvals and
-// the autopilot — calls Do, which runs: validate → duplicate check → policy →
-// durable pending audit row → execute → complete.
+// the autopilot — calls Do, which runs: validate → duplicate check → policy
+// with quota reservation → durable pending audit row → execute → complete.
 package gateway
 
 import (
@@ -44,9 +44,15 @@ type Action struct {
 	Validate func(params json.RawMessage) error
 	// Execute performs the side effect.
 	Execute func(ctx context.Context, params json.RawMessage) (Result, error)
-	// Classify may refine the category from the parameters (a universal
-	// DELETE of a tweet is a delete).
+	// Classify may refine the category from the parameters.
 	Classify func(params json.RawMessage) policy.Category
+	// Equivalent names the typed tool a universal request does the work
+	// of, so that policy applies that tool's rules and limits as well as
+	// the universal tool's own (see policy.Request.Equivalent). ok false
+	// marks a write no typed tool covers; policy then asks for approval
+	// unless a rule names the universal tool explicitly. Nil means the
+	// action is its own and only identity.
+	Equivalent func(params json.RawMessage) (tool string, cat policy.Category, ok bool)
 	// Cost estimates the X spend in USD, for the budget limit.
 	Cost func(params json.RawMessage) float64
 	// Summary renders an audit-safe view of the parameters (no secrets, no
@@ -61,8 +67,16 @@ type Action struct {
 
 // Policy is the decision service the gateway consults.
 type Policy interface {
-	Check(ctx context.Context, req policy.Request) (policy.Decision, error)
-	Consume(ctx context.Context, req policy.Request) error
+	// Reserve decides req and, when it is allowed, takes its charge from
+	// every applicable limit inside tx: the write transaction that also
+	// checks for an earlier identical call and records the pending audit
+	// row. Deciding and charging under one write lock is what keeps
+	// concurrent callers, in this process or another, from together
+	// passing a cap.
+	Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error)
+	// Release returns the charge of an allowed call that provably did not
+	// take effect (it failed before sending, or X refused it).
+	Release(ctx context.Context, r policy.Reservation) error
 }
 
 // Mode reports the operating mode and effective approval mode at call time.
@@ -276,9 +290,6 @@ func paramsJSON(p any) (json.RawMessage, error) {
 }
 
 func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawMessage, hash string) (Response, error) {
-	// 3. Policy. Check only reads, so it runs before the write transaction
-	// below and never holds the write lock; its answer is used only if the
-	// duplicate check inside the transaction finds nothing.
 	mode, approval := g.opts.Mode()
 	cat := act.Category
 	if act.Classify != nil {
@@ -288,41 +299,52 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		Tool: c.Tool, Category: cat, Mode: mode, ApprovalMode: approval,
 		Now: g.opts.Now(), BypassApproval: c.approvalID != 0,
 	}
+	var equiv string
+	if act.Equivalent != nil {
+		if tool, ecat, ok := act.Equivalent(params); ok && tool != "" {
+			preq.Equivalent = []policy.Identity{{Tool: tool, Category: ecat}}
+			equiv = tool
+		} else {
+			preq.UnknownWrite = true
+		}
+	}
 	if act.Cost != nil {
 		preq.CostUSD = act.Cost(params)
 	}
-	dec, err := g.opts.Policy.Check(ctx, preq)
-	if err != nil {
-		return Response{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
-	}
-	switch dec.Outcome {
-	case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
-	default:
-		return Response{}, apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
-	}
-	// 2 and 4. One write transaction checks for an earlier identical call
-	// and, only when there is none, records the decision and its durable
-	// effect: the pending audit row (before any I/O) or the approval item.
-	// Two processes can therefore neither both start nor both queue the
-	// same call.
+	// 2, 3 and 4. One write transaction checks for an earlier identical
+	// call and, only when there is none, takes the policy decision with its
+	// quota reservation and records its durable effect: the pending audit
+	// row (before any I/O) or the approval item. Two processes can
+	// therefore neither both start nor both queue the same call, nor
+	// together pass a limit.
 	corr := uuid.NewString()
 	start := g.opts.Now()
-	var summary string
-	if dec.Outcome == policy.Allow {
-		summary = auditSummary(act, params)
-	}
-	var early *Response
-	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+	summary := auditSummary(act, params)
+	var (
+		early *Response
+		dec   policy.Decision
+		resv  policy.Reservation
+	)
+	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
 		if err != nil || dup != nil {
 			early = dup
 			return err
 		}
-		g.logDecision(ctx, q, c, cat, dec)
+		dec, resv, err = g.opts.Policy.Reserve(ctx, tx, preq)
+		if err != nil {
+			return apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
+		}
+		switch dec.Outcome {
+		case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
+		default:
+			return apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
+		}
+		g.logDecision(ctx, q, c, cat, equiv, dec)
 		switch dec.Outcome {
 		case policy.RequireApproval:
-			id, err := g.enqueue(ctx, q, c, params, hash, dec)
+			id, err := g.enqueue(ctx, q, c, params, hash, equiv, dec)
 			if err != nil {
 				return err
 			}
@@ -330,7 +352,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 				"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
 			}}
 		case policy.Allow:
-			return g.insertPending(ctx, q, c, hash, corr, summary, start)
+			return g.insertPending(ctx, q, c, hash, corr, summary, equiv, start)
 		}
 		return nil
 	})
@@ -369,9 +391,12 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if cerr := g.complete(context.WithoutCancel(ctx), corr, status, res, execErr, elapsed); cerr != nil {
 		g.opts.Logger.Error("audit completion failed", "correlation_id", corr, "error", cerr)
 	}
-	if status == statusSuccess || status == statusUnknown {
-		if err := g.opts.Policy.Consume(context.WithoutCancel(ctx), preq); err != nil {
-			g.opts.Logger.Error("policy counters not updated", "correlation_id", corr, "error", err)
+	// The reservation stays charged when the call ran or may have run
+	// (success, unknown, a thread broken halfway); a clean failure gives it
+	// back.
+	if status == statusFailure && apperr.CodeOf(execErr) != apperr.ThreadPartial {
+		if err := g.opts.Policy.Release(context.WithoutCancel(ctx), resv); err != nil {
+			g.opts.Logger.Error("policy reservation not released", "correlation_id", corr, "error", err)
 		}
 	}
 	if execErr != nil {

@@ -39,28 +39,34 @@ func (c *testClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// fakePolicy answers with decide (allow when nil) and records every request.
+// fakePolicy answers with decide (allow when nil) and records every request
+// and how many allowed calls kept their reservation.
 type fakePolicy struct {
 	mu       sync.Mutex
 	decide   func(policy.Request) policy.Decision
 	checks   []policy.Request
-	consumed []policy.Request
+	reserved int
+	released int
 }
 
-func (p *fakePolicy) Check(_ context.Context, req policy.Request) (policy.Decision, error) {
+func (p *fakePolicy) Reserve(_ context.Context, _ *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.checks = append(p.checks, req)
-	if p.decide == nil {
-		return policy.Decision{Outcome: policy.Allow}, nil
+	d := policy.Decision{Outcome: policy.Allow}
+	if p.decide != nil {
+		d = p.decide(req)
 	}
-	return p.decide(req), nil
+	if d.Outcome == policy.Allow {
+		p.reserved++
+	}
+	return d, policy.Reservation{}, nil
 }
 
-func (p *fakePolicy) Consume(_ context.Context, req policy.Request) error {
+func (p *fakePolicy) Release(context.Context, policy.Reservation) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.consumed = append(p.consumed, req)
+	p.released++
 	return nil
 }
 
@@ -76,10 +82,11 @@ func (p *fakePolicy) requests() []policy.Request {
 	return append([]policy.Request(nil), p.checks...)
 }
 
+// consumedCount is the number of allowed calls whose quota stayed charged.
 func (p *fakePolicy) consumedCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.consumed)
+	return p.reserved - p.released
 }
 
 // decision builds a fixed policy answer.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -18,12 +19,12 @@ type enginePolicy struct {
 	ctr *policy.Counters
 }
 
-func (p enginePolicy) Check(ctx context.Context, req policy.Request) (policy.Decision, error) {
-	return p.eng.Check(ctx, p.ctr, req)
+func (p enginePolicy) Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
+	return p.eng.ReserveTx(ctx, p.ctr, tx, req)
 }
 
-func (p enginePolicy) Consume(ctx context.Context, req policy.Request) error {
-	return p.ctr.Consume(ctx, p.eng.Limits(), req)
+func (p enginePolicy) Release(ctx context.Context, r policy.Reservation) error {
+	return p.ctr.Release(ctx, r)
 }
 
 const fakeDelete = "fake_delete"
@@ -69,7 +70,7 @@ func TestRealPolicyRulePaths(t *testing.T) {
 		{"approval mode routes what no rule allows", open, policy.ModeAutopilot, true, fakeTool, Routed, "", policy.RuleApprovalMode},
 		{"blocked_tools denies", policy.Config{EnforceForMutations: true, BlockedTools: []string{fakeTool}}, policy.ModeAutopilot, false, fakeTool, "", apperr.PolicyBlocked, "compat:blocked:" + fakeTool},
 		{"require_approval_for routes", policy.Config{EnforceForMutations: true, RequireApprovalFor: []string{fakeTool}}, policy.ModeAutopilot, false, fakeTool, Routed, "", "compat:approval:" + fakeTool},
-		{"dry_run_mutations answers a dry run", policy.Config{EnforceForMutations: true, DryRunMutations: true}, policy.ModeAutopilot, false, fakeTool, DryRun, "", "compat:dry_run"},
+		{"dry_run_mutations answers a dry run", policy.Config{EnforceForMutations: true, DryRunMutations: true}, policy.ModeAutopilot, false, fakeTool, DryRun, "", policy.RuleHardDryRun},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

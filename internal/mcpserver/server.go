@@ -188,12 +188,17 @@ func cleanSchemaError(err error) string {
 
 func baseMeta(a *app.App, start time.Time) envelope.Meta {
 	approval := a.Cfg.EffectiveApprovalMode()
-	return envelope.Meta{
-		ToolVersion:  envelope.ToolVersion,
-		ElapsedMS:    a.Now().Sub(start).Milliseconds(),
-		Mode:         a.Cfg.Mode,
-		ApprovalMode: &approval,
+	m := envelope.Meta{
+		ToolVersion:     envelope.ToolVersion,
+		ElapsedMS:       a.Now().Sub(start).Milliseconds(),
+		Mode:            a.Cfg.Mode,
+		ApprovalMode:    &approval,
+		DryRunMutations: a.Cfg.MCPPolicy.DryRunMutations,
 	}
+	if approval && a.Policy != nil {
+		m.ApprovalOverriddenBy = a.Policy.ApprovalOverrides(a.Cfg.Mode)
+	}
+	return m
 }
 
 func mergeMeta(base, extra envelope.Meta) *envelope.Meta {
@@ -233,6 +238,8 @@ func EnvelopeSchema() *jsonschema.Schema {
 			"meta": {Type: "object", Properties: map[string]*jsonschema.Schema{
 				"tool_version": {Type: "string"}, "elapsed_ms": {Type: "integer"},
 				"mode": {Type: "string"}, "approval_mode": {Type: "boolean"},
+				"approval_overridden_by": {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+				"dry_run_mutations":      {Type: "boolean"},
 			}},
 		},
 	}

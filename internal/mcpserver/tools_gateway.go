@@ -62,6 +62,9 @@ type BatchApproval struct {
 type PolicyStatus struct {
 	Mode                string                  `json:"mode"`
 	ApprovalMode        bool                    `json:"approval_mode"`
+	OverriddenBy        []string                `json:"overridden_by"`
+	DryRunMutations     bool                    `json:"dry_run_mutations"`
+	Warnings            []string                `json:"warnings"`
 	EnforceForMutations bool                    `json:"enforce_for_mutations"`
 	Template            string                  `json:"template,omitempty"`
 	Rules               []policy.Rule           `json:"rules"`
@@ -167,7 +170,8 @@ func gatewayTools() []*Tool {
 					return Result{}, apperr.Wrap(apperr.DBError, err, "read policy counters: %v", err)
 				}
 				return Result{Data: PolicyStatus{
-					Mode: a.Cfg.Mode, ApprovalMode: a.Cfg.EffectiveApprovalMode(),
+					Mode: a.Cfg.Mode, ApprovalMode: a.Cfg.EffectiveApprovalMode(), OverriddenBy: a.ApprovalOverrides(),
+					DryRunMutations: a.Cfg.MCPPolicy.DryRunMutations, Warnings: append([]string{}, a.Policy.Warnings()...),
 					EnforceForMutations: a.Cfg.MCPPolicy.EnforceForMutations, Template: a.Cfg.MCPPolicy.Template,
 					Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Counters: snap,
 				}}, nil

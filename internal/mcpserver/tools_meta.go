@@ -91,11 +91,16 @@ func getConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
 type ValidationReport struct {
 	Valid  bool     `json:"valid"`
 	Errors []string `json:"errors"`
+	// Warnings name configuration that is valid but can never take effect
+	// (a rule another rule always pre-empts, everything under
+	// dry_run_mutations).
+	Warnings []string `json:"warnings"`
 }
 
 func validateConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
-	rep := ValidationReport{Valid: true, Errors: []string{}}
+	rep := ValidationReport{Valid: true, Errors: []string{}, Warnings: []string{}}
 	cfg := *c.App.Cfg
+	rep.Warnings = append(rep.Warnings, app.PolicyWarnings(&cfg)...)
 	if err := app.ValidateAll(&cfg); err != nil {
 		rep.Valid = false
 		if es, ok := config.AsErrors(err); ok {
@@ -113,10 +118,18 @@ func validateConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
 type ModeInfo struct {
 	Mode         string `json:"mode"`
 	ApprovalMode bool   `json:"approval_mode"`
+	// OverriddenBy names the rules that decide calls before approval mode
+	// does: calls they match run (allow) or answer a dry run without
+	// waiting for a human. Empty when approval mode is off.
+	OverriddenBy []string `json:"overridden_by"`
+	// DryRunMutations is the hard dry-run rule: when true nothing reaches X
+	// or the approval queue.
+	DryRunMutations bool `json:"dry_run_mutations"`
 }
 
 func getMode(_ context.Context, c *Call, _ NoInput) (Result, error) {
-	return Result{Data: ModeInfo{Mode: c.App.Cfg.Mode, ApprovalMode: c.App.Cfg.EffectiveApprovalMode()}}, nil
+	return Result{Data: ModeInfo{Mode: c.App.Cfg.Mode, ApprovalMode: c.App.Cfg.EffectiveApprovalMode(),
+		OverriddenBy: c.App.ApprovalOverrides(), DryRunMutations: c.App.Cfg.MCPPolicy.DryRunMutations}}, nil
 }
 
 // metaTools are the config, health and capability tools.
@@ -139,12 +152,12 @@ func metaTools() []*Tool {
 		}, getConfig),
 		def(Spec{
 			Name: "validate_config", Title: "Validate configuration", Category: "config",
-			Description: "Validate the effective configuration, including policy rules, and list every problem with the key it concerns.",
+			Description: "Validate the effective configuration, including policy rules, and list every problem with the key it concerns, plus warnings for policy rules that can never apply.",
 			Profiles:    allProfiles, Hints: readLocal, Output: ValidationReport{}, Errors: []apperr.Code{apperr.ConfigError},
 		}, validateConfig),
 		def(Spec{
 			Name: "get_mode", Title: "Get operating mode", Category: "meta",
-			Description: "Return the operating mode (autopilot or composer) and the effective approval mode (always on in composer).",
+			Description: "Return the operating mode (autopilot or composer), the effective approval mode (always on in composer), the rules that decide calls before approval mode does (overridden_by), and whether dry_run_mutations is on.",
 			Profiles:    apiProfiles, Hints: readLocal, Output: ModeInfo{},
 		}, getMode),
 	}

@@ -176,7 +176,7 @@ func (c *Counters) Consume(ctx context.Context, limits []Limit, req Request) err
 // charge adds amt to the limit's row, restarting the window first when it
 // has elapsed (or lies in the future after a clock step back). The row is
 // created if missing and takes l's current settings.
-func (c *Counters) charge(ctx context.Context, conn *sql.Conn, l Limit, amt float64, now time.Time) error {
+func (c *Counters) charge(ctx context.Context, conn DBTX, l Limit, amt float64, now time.Time) error {
 	n := fmtTime(now)
 	expired := fmtTime(now.Add(-l.period()))
 	_, err := conn.ExecContext(ctx, `
@@ -233,6 +233,13 @@ type reserved struct {
 // Empty reports whether the reservation holds no quota.
 func (r Reservation) Empty() bool { return len(r.items) == 0 }
 
+// DBTX is the part of a transaction the counters use; *sql.Tx and
+// *sql.Conn both provide it.
+type DBTX interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // Reserve is Check and Consume in one step: when the call is allowed, its
 // charge is taken from every applicable limit in the same transaction that
 // checked them, so concurrent calls cannot together overshoot a limit. If the
@@ -240,6 +247,35 @@ func (r Reservation) Empty() bool { return len(r.items) == 0 }
 // ran (or its outcome is unknown) keep it. Use either Reserve/Release or
 // Check/Consume for a call, never both.
 func (e *Engine) Reserve(ctx context.Context, c *Counters, req Request) (Decision, Reservation, error) {
+	if err := c.ready(); err != nil {
+		return Decision{}, Reservation{}, err
+	}
+	var (
+		d   Decision
+		res Reservation
+	)
+	err := c.immediate(ctx, func(conn *sql.Conn) error {
+		var err error
+		d, res, err = e.ReserveTx(ctx, c, conn, req)
+		return err
+	})
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return Decision{}, Reservation{}, err
+		}
+		return Decision{}, Reservation{}, apperr.Wrap(apperr.PolicyError, err, "policy counters could not be updated")
+	}
+	return d, res, nil
+}
+
+// ReserveTx is Reserve inside the caller's write transaction tx, so that
+// the reservation commits or rolls back with whatever else the caller
+// records there (the gateway's duplicate check and pending audit row).
+// tx must already hold SQLite's write lock or take it on its first
+// statement (BEGIN IMMEDIATE); a deferred transaction could let two
+// processes read the same counters before either writes.
+func (e *Engine) ReserveTx(ctx context.Context, c *Counters, tx DBTX, req Request) (Decision, Reservation, error) {
 	if err := c.ready(); err != nil {
 		return Decision{}, Reservation{}, err
 	}
@@ -260,7 +296,7 @@ func (e *Engine) Reserve(ctx context.Context, c *Counters, req Request) (Decisio
 		denied bool
 	)
 	now := req.Now
-	err := c.immediate(ctx, func(conn *sql.Conn) error {
+	err := func() error {
 		type state struct {
 			used  float64
 			start string
@@ -269,10 +305,10 @@ func (e *Engine) Reserve(ctx context.Context, c *Counters, req Request) (Decisio
 		for i, l := range limits {
 			// Charging zero brings the row into existence and restarts an
 			// elapsed window, so the read below sees the current window.
-			if err := c.charge(ctx, conn, l, 0, now); err != nil {
+			if err := c.charge(ctx, tx, l, 0, now); err != nil {
 				return err
 			}
-			err := conn.QueryRowContext(ctx,
+			err := tx.QueryRowContext(ctx,
 				`SELECT used, window_start FROM policy_counters WHERE account_id = ? AND key = ?`,
 				c.account, l.Key).Scan(&states[i].used, &states[i].start)
 			if err != nil {
@@ -297,7 +333,7 @@ func (e *Engine) Reserve(ctx context.Context, c *Counters, req Request) (Decisio
 		upd := fmtTime(now)
 		for i, l := range limits {
 			amt := l.amount(req)
-			_, err := conn.ExecContext(ctx,
+			_, err := tx.ExecContext(ctx,
 				`UPDATE policy_counters SET used = used + ?, updated_at = ? WHERE account_id = ? AND key = ?`,
 				amt, upd, c.account, l.Key)
 			if err != nil {
@@ -306,7 +342,7 @@ func (e *Engine) Reserve(ctx context.Context, c *Counters, req Request) (Decisio
 			res.items = append(res.items, reserved{key: l.Key, amount: amt, windowStart: states[i].start})
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return Decision{}, Reservation{}, apperr.Wrap(apperr.PolicyError, err, "policy counters could not be updated")
 	}
@@ -363,7 +399,7 @@ func (e *Engine) activeLimits(req Request) []Limit {
 func applicable(limits []Limit, req Request) []Limit {
 	var out []Limit
 	for _, l := range limits {
-		if l.Applies(req.Tool, req.Category) && l.amount(req) != 0 {
+		if l.appliesTo(req) && l.amount(req) != 0 {
 			out = append(out, l)
 		}
 	}

@@ -17,12 +17,15 @@ const limitEpsilon = 1e-9
 // usage reports a limit's stored use and window start (ok false when the
 // limit has no row yet), and nothing else is read.
 //
-// Order: hard rules always; template, user and compat rules only when
-// enforcement is on; first matching rule wins (deny, require_approval and
-// dry_run decide at once, allow skips the remaining rules). With effective
-// approval mode on (req.ApprovalMode or composer mode) an unallowed call goes
-// to approval. A call that got this far must then fit every matching limit:
-// count limits when enforcement is on, spend budgets always.
+// Order: hard rules always (dry_run_mutations first of all, then the
+// delete and composer approvals), then blocked_tools, then template, user
+// and compat rules only when enforcement is on; first matching rule wins
+// (deny, require_approval and dry_run decide at once, allow skips the
+// remaining rules). With effective approval mode on (req.ApprovalMode or
+// composer mode) a call no rule decided goes to approval. A call that got
+// this far must then fit every matching limit: count limits when
+// enforcement is on, spend budgets always. A call with equivalent
+// identities is decided under each; the strictest outcome wins.
 func (e *Engine) Decide(req Request, usage func(limitKey string) (used float64, windowStart time.Time, ok bool)) Decision {
 	d := e.decideRules(req)
 	if d.Outcome != Allow {
@@ -34,7 +37,10 @@ func (e *Engine) Decide(req Request, usage func(limitKey string) (used float64, 
 	return d
 }
 
-// decideRules is Decide without the limits.
+// decideRules is Decide without the limits. A call with equivalent
+// identities is decided under each and the strictest outcome wins, so a
+// universal request is never treated more leniently than the typed tool it
+// does the work of, nor than x_post's own rules say.
 func (e *Engine) decideRules(req Request) Decision {
 	if err := validateRequest(req); err != nil {
 		// Fail closed: a malformed request is a programming error upstream,
@@ -45,14 +51,44 @@ func (e *Engine) decideRules(req Request) Decision {
 	if mode == "" {
 		mode = ModeAutopilot
 	}
-	var allowedBy *compiledRule
+	d := e.decideIdentity(req, Identity{Tool: req.Tool, Category: req.Category}, mode, req.UnknownWrite)
+	for _, id := range req.Equivalent {
+		if o := e.decideIdentity(req, id, mode, false); strictness(o.Outcome) > strictness(d.Outcome) {
+			d = o
+		}
+	}
+	return d
+}
+
+// strictness orders outcomes for combining identities. Deny is strictest. A
+// dry run comes next: it sends nothing, and an approved replay would meet
+// the same dry_run rule again and still send nothing. Approval is stricter
+// than allow.
+func strictness(o Outcome) int {
+	switch o {
+	case Deny:
+		return 3
+	case DryRun:
+		return 2
+	case RequireApproval:
+		return 1
+	}
+	return 0
+}
+
+// decideIdentity runs the rules, approval mode and the defaults for one
+// identity of the call. unknownWrite applies the conservative default for a
+// write no typed tool covers: approval, unless the deciding rule names the
+// tool explicitly.
+func (e *Engine) decideIdentity(req Request, id Identity, mode string, unknownWrite bool) Decision {
+	var decided *compiledRule
 rules:
 	for i := range e.rules {
 		r := &e.rules[i]
 		if !e.enforce && r.Source != SourceHard {
 			continue
 		}
-		if !r.matches(req, mode) {
+		if !r.matches(id, mode, req.Now) {
 			continue
 		}
 		switch r.Action.Type {
@@ -66,12 +102,16 @@ rules:
 		case ActionDryRun:
 			return Decision{Outcome: DryRun, RuleID: r.ID, Reason: r.reason, Source: r.Source}
 		case ActionAllow:
-			allowedBy = r
+			decided = r
 			break rules
 		}
 	}
-	if allowedBy != nil {
-		return Decision{Outcome: Allow, RuleID: allowedBy.ID, Reason: allowedBy.reason, Source: allowedBy.Source}
+	if unknownWrite && !req.BypassApproval && (decided == nil || !slices.Contains(decided.Conditions.Tools, id.Tool)) {
+		return Decision{Outcome: RequireApproval, RuleID: RuleUnknownWrite, Source: SourceDefault,
+			Reason: fmt.Sprintf("%s names no endpoint a typed tool covers; such writes need approval unless a rule names %s explicitly", id.Tool, id.Tool)}
+	}
+	if decided != nil {
+		return Decision{Outcome: Allow, RuleID: decided.ID, Reason: decided.reason, Source: decided.Source}
 	}
 	if (req.ApprovalMode || mode == ModeComposer) && !req.BypassApproval {
 		return Decision{Outcome: RequireApproval, RuleID: RuleApprovalMode,
@@ -87,6 +127,8 @@ func validateRequest(req Request) error {
 	switch {
 	case req.Tool == "":
 		return fmt.Errorf("policy request has no tool name")
+	case slices.ContainsFunc(req.Equivalent, func(id Identity) bool { return id.Tool == "" }):
+		return fmt.Errorf("policy request for %s has an equivalent identity with no tool name", req.Tool)
 	case req.Now.IsZero():
 		return fmt.Errorf("policy request for %s has no time", req.Tool)
 	case req.Mode != "" && req.Mode != ModeAutopilot && req.Mode != ModeComposer:
@@ -107,18 +149,18 @@ func denyCode(source string) apperr.Code {
 	return apperr.PolicyUserRule
 }
 
-func (r *compiledRule) matches(req Request, mode string) bool {
+func (r *compiledRule) matches(id Identity, mode string, now time.Time) bool {
 	c := &r.Conditions
-	if len(c.Tools) > 0 && !slices.Contains(c.Tools, req.Tool) {
+	if len(c.Tools) > 0 && !slices.Contains(c.Tools, id.Tool) {
 		return false
 	}
-	if len(c.Categories) > 0 && !slices.Contains(c.Categories, req.Category) {
+	if len(c.Categories) > 0 && !slices.Contains(c.Categories, id.Category) {
 		return false
 	}
 	if len(c.Modes) > 0 && !slices.Contains(c.Modes, mode) {
 		return false
 	}
-	if c.Schedule != nil && !r.inSchedule(req.Now) {
+	if c.Schedule != nil && !r.inSchedule(now) {
 		return false
 	}
 	return true
@@ -159,6 +201,20 @@ func (l Limit) Applies(tool string, cat Category) bool {
 	return false
 }
 
+// appliesTo reports whether the limit counts req under any of its
+// identities.
+func (l Limit) appliesTo(req Request) bool {
+	if l.Applies(req.Tool, req.Category) {
+		return true
+	}
+	for _, id := range req.Equivalent {
+		if l.Applies(id.Tool, id.Category) {
+			return true
+		}
+	}
+	return false
+}
+
 // amount is what a call adds to the limit: one call, or its cost for budgets.
 func (l Limit) amount(req Request) float64 {
 	if l.Dimension == DimBudget {
@@ -187,7 +243,7 @@ func (e *Engine) checkLimits(req Request, usage func(string) (float64, time.Time
 	var worst Decision
 	denied := false
 	for _, l := range e.limits {
-		if (!e.enforce && l.Dimension != DimBudget) || !l.Applies(req.Tool, req.Category) {
+		if (!e.enforce && l.Dimension != DimBudget) || !l.appliesTo(req) {
 			continue
 		}
 		amt := l.amount(req)

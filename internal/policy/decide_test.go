@@ -33,7 +33,6 @@ func TestDecideSeedPaths(t *testing.T) {
 				c := DefaultConfig()
 				c.EnforceForMutations = false
 				c.BlockedTools = []string{"x_retweet"}
-				c.DryRunMutations = true
 				c.MaxMutationsPerHour = 1
 				return c
 			},
@@ -172,7 +171,7 @@ func TestDecideSeedPaths(t *testing.T) {
 				return c
 			},
 			req:     func() Request { return req("x_post") },
-			outcome: DryRun, ruleID: "compat:dry_run",
+			outcome: DryRun, ruleID: RuleHardDryRun,
 		},
 		{
 			name: "user deny rule",

@@ -23,9 +23,13 @@ const maxPeriodSeconds = 366 * day
 // after NewEngine and safe for concurrent use.
 type Engine struct {
 	enforce  bool
+	dryRun   bool
 	rules    []compiledRule
 	limits   []Limit
 	warnings []string
+	// overrides are the rules that decide calls before approval mode can:
+	// see ApprovalOverrides.
+	overrides []Rule
 }
 
 type compiledRule struct {
@@ -56,7 +60,7 @@ func NewEngine(cfg Config, known func(tool string) bool) (*Engine, error) {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	rules := hardRules()
+	rules := hardRules(cfg.DryRunMutations)
 	var limits []Limit
 
 	if cfg.Template != "" {
@@ -147,7 +151,7 @@ func NewEngine(cfg Config, known func(tool string) bool) (*Engine, error) {
 	// templates stay ahead of user and compat rules.
 	sort.SliceStable(rules, func(a, b int) bool { return rules[a].Priority < rules[b].Priority })
 
-	e := &Engine{enforce: cfg.EnforceForMutations, limits: limits}
+	e := &Engine{enforce: cfg.EnforceForMutations, dryRun: cfg.DryRunMutations, limits: limits}
 	for _, r := range rules {
 		if !r.Enabled {
 			continue
@@ -159,8 +163,57 @@ func NewEngine(cfg Config, known func(tool string) bool) (*Engine, error) {
 		}
 		e.rules = append(e.rules, cr)
 	}
-	e.warnings = shadowWarnings(e.rules)
+	shadowed := e.shadowed()
+	e.warnings = e.buildWarnings(shadowed)
+	for i, r := range e.rules {
+		if _, dead := shadowed[i]; dead || (!e.enforce && r.Source != SourceHard) {
+			continue
+		}
+		if r.Source != SourceHard && (r.Action.Type == ActionAllow || r.Action.Type == ActionDryRun) {
+			e.overrides = append(e.overrides, r.Rule)
+		}
+	}
 	return e, nil
+}
+
+// RuleRef names a rule with its source, as reported in overridden_by:
+// "template:growth_aggressive:allow_all", "user:<id>", "hard:dry_run".
+func RuleRef(r Rule) string {
+	if r.Source == "" || strings.HasPrefix(r.ID, r.Source+":") {
+		return r.ID
+	}
+	return r.Source + ":" + r.ID
+}
+
+// DryRun reports whether dry_run_mutations is on: every mutation answers
+// with a dry run.
+func (e *Engine) DryRun() bool { return e.dryRun }
+
+// ApprovalOverrides lists the rules that decide calls before approval mode
+// is consulted, so that with approval_mode on those calls still do not wait
+// for a human: allow rules (the call executes) and dry_run rules (it
+// answers with a dry run). Precedence is hard rules (dry_run_mutations
+// among them), then blocked_tools, then template and user rules, then
+// approval mode, then limits; approval mode therefore only routes what no
+// rule decided. In composer mode the composer hard rule routes everything
+// first, so only dry_run_mutations overrides it.
+func (e *Engine) ApprovalOverrides(mode string) []string {
+	if e.dryRun {
+		return []string{RuleHardDryRun}
+	}
+	out := []string{}
+	if mode == ModeComposer {
+		return out
+	}
+	if mode == "" {
+		mode = ModeAutopilot
+	}
+	for _, r := range e.overrides {
+		if len(r.Conditions.Modes) == 0 || slices.Contains(r.Conditions.Modes, mode) {
+			out = append(out, RuleRef(r))
+		}
+	}
+	return out
 }
 
 // Rules returns the effective enabled rules in evaluation order.
@@ -178,14 +231,27 @@ func (e *Engine) Limits() []Limit { return slices.Clone(e.limits) }
 // EnforceForMutations reports the master switch.
 func (e *Engine) EnforceForMutations() bool { return e.enforce }
 
-// Warnings lists configured compat rules that can never fire because an
-// earlier allow rule matches the same calls first (for example blocked_tools
-// under the growth_aggressive template). They are not errors: first match
-// wins by design, but the user should see it in `config validate`.
+// Warnings lists configuration that can never take effect: rules an earlier
+// rule always pre-empts (for example require_approval_for under the
+// growth_aggressive template), everything under dry_run_mutations, and
+// everything configurable when enforcement is off. They are not errors:
+// first match wins by design, but `config validate` and validate_config
+// show them.
 func (e *Engine) Warnings() []string { return slices.Clone(e.warnings) }
 
-func hardRules() []Rule {
-	return []Rule{
+func hardRules(dryRun bool) []Rule {
+	var rules []Rule
+	if dryRun {
+		// Listed first at the lowest priority: nothing may run before it,
+		// not even the approval hard rules, since a dry run must neither
+		// reach X nor enter the queue.
+		rules = append(rules, Rule{
+			ID: RuleHardDryRun, Priority: 0, Label: "dry_run_mutations: every mutation answers with a dry run", Enabled: true,
+			Action: Action{Type: ActionDryRun, Reason: "dry_run_mutations is on: nothing is sent to X"},
+			Source: SourceHard,
+		})
+	}
+	return append(rules, []Rule{
 		{
 			ID: RuleHardDeleteApproval, Priority: 0, Label: "Deletes always need approval", Enabled: true,
 			Conditions: Conditions{Categories: []Category{CatDelete}},
@@ -198,7 +264,7 @@ func hardRules() []Rule {
 			Action:     Action{Type: ActionRequireApproval, Reason: "composer mode requires approval for all mutations"},
 			Source:     SourceHard,
 		},
-	}
+	}...)
 }
 
 func normalizeUserRule(r Rule, known func(string) bool, name string) (Rule, []error) {
@@ -284,10 +350,16 @@ func compatRules(cfg Config, known func(string) bool) ([]Rule, []error) {
 	}
 	blocked := norm("blocked_tools", cfg.BlockedTools)
 	approval := norm("require_approval_for", cfg.RequireApprovalFor)
-	for _, t := range blocked {
-		if slices.Contains(approval, t) {
-			errs = append(errs, fmt.Errorf("tool %q is in both blocked_tools and require_approval_for; keep it in one", t))
+	if cfg.RequireApprovalForSet {
+		for _, t := range blocked {
+			if slices.Contains(approval, t) {
+				errs = append(errs, fmt.Errorf("tool %q is in both blocked_tools and require_approval_for; keep it in one", t))
+			}
 		}
+	} else {
+		// The default list is not a wish the user expressed: blocking a
+		// tool it names simply takes the tool out of it.
+		approval = slices.DeleteFunc(approval, func(t string) bool { return slices.Contains(blocked, t) })
 	}
 
 	var rules []Rule
@@ -304,10 +376,6 @@ func compatRules(cfg Config, known func(string) bool) ([]Rule, []error) {
 		r.Priority, r.Enabled, r.Source = prio, true, SourceCompat
 		prio++
 		rules = append(rules, r)
-	}
-	if cfg.DryRunMutations {
-		add(Rule{ID: "compat:dry_run", Label: "dry_run_mutations",
-			Action: Action{Type: ActionDryRun, Reason: "dry_run_mutations is on"}})
 	}
 	for _, t := range approval {
 		add(Rule{ID: "compat:approval:" + t, Label: "require_approval_for",
@@ -466,35 +534,103 @@ func cloneRule(r Rule) Rule {
 	return out
 }
 
-// shadowWarnings finds compat rules that an earlier allow rule always
-// pre-empts. Only allow rules whose sole condition is (at most) a tool list
-// are considered: anything narrower may not cover the compat rule.
-func shadowWarnings(rules []compiledRule) []string {
-	var out []string
-	for i, c := range rules {
-		if c.Source != SourceCompat {
-			continue
-		}
-		for _, a := range rules[:i] {
-			if a.Action.Type != ActionAllow || len(a.Conditions.Categories) > 0 ||
-				len(a.Conditions.Modes) > 0 || a.Conditions.Schedule != nil {
+// shadowed maps each rule that can never decide a call to the earlier rule
+// that always decides first. Rule a pre-empts rule c when every call c
+// matches, a matches too, and a's decision is final: deny, dry_run and allow
+// always are; require_approval is skipped on an approved replay, so it only
+// pre-empts another require_approval rule. Only conditions are compared
+// (tools, categories, modes, an identical schedule), which errs towards
+// reporting less.
+func (e *Engine) shadowed() map[int]int {
+	out := map[int]int{}
+	for i := range e.rules {
+		c := &e.rules[i]
+		for j := range e.rules[:i] {
+			a := &e.rules[j]
+			if _, dead := out[j]; dead || a.ID == RuleHardDryRun {
+				// dry_run_mutations pre-empts everything; buildWarnings says
+				// so once instead of once per rule.
 				continue
 			}
-			covers := len(a.Conditions.Tools) == 0
-			if !covers && len(c.Conditions.Tools) > 0 {
-				covers = true
-				for _, t := range c.Conditions.Tools {
-					if !slices.Contains(a.Conditions.Tools, t) {
-						covers = false
-					}
-				}
+			if !e.enforce && a.Source != SourceHard {
+				continue
 			}
-			if covers {
-				out = append(out, fmt.Sprintf("rule %q (%s) never applies: allow rule %q (priority %d) matches first",
-					c.ID, c.Label, a.ID, a.Priority))
+			if a.Action.Type == ActionRequireApproval && c.Action.Type != ActionRequireApproval {
+				continue
+			}
+			if covers(a.Conditions, c.Conditions) {
+				out[i] = j
 				break
 			}
 		}
 	}
 	return out
+}
+
+// covers reports whether every call matching c also matches a.
+func covers(a, c Conditions) bool {
+	return subset(a.Tools, c.Tools) && subset(a.Categories, c.Categories) && subset(a.Modes, c.Modes) &&
+		(a.Schedule == nil || (c.Schedule != nil && sameSchedule(*a.Schedule, *c.Schedule)))
+}
+
+// subset reports whether the values a condition list c admits are all
+// admitted by a; an empty list admits everything.
+func subset[T comparable](a, c []T) bool {
+	if len(a) == 0 {
+		return true
+	}
+	if len(c) == 0 {
+		return false
+	}
+	for _, v := range c {
+		if !slices.Contains(a, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSchedule(a, b Schedule) bool {
+	return a.StartHour == b.StartHour && a.EndHour == b.EndHour && a.Timezone == b.Timezone && slices.Equal(a.Days, b.Days)
+}
+
+// buildWarnings describes configured rules that can never apply. Built-in
+// redundancy (a template's delete approval under the hard one) is not the
+// user's doing and is not reported.
+func (e *Engine) buildWarnings(shadowed map[int]int) []string {
+	var out []string
+	if e.dryRun {
+		out = append(out, "dry_run_mutations is on: every mutation answers with a dry run; no other rule, approval or limit applies until it is turned off")
+	}
+	if !e.enforce {
+		n := 0
+		for _, r := range e.rules {
+			if r.Source != SourceHard {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("enforce_for_mutations is off: %d template, user and compat rules and every count limit never apply (hard rules and the spend budget still do)", n))
+		}
+	}
+	for i, r := range e.rules {
+		j, dead := shadowed[i]
+		if !dead || r.Source == SourceHard || !e.enforce {
+			continue
+		}
+		a := e.rules[j]
+		if a.Source == SourceHard && strings.HasPrefix(r.Source, sourceTemplatePrefix) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("rule %q (%s) never applies: %s rule %q (priority %d) matches the same calls first",
+			r.ID, ruleLabel(r.Rule), a.Action.Type, a.ID, a.Priority))
+	}
+	return out
+}
+
+func ruleLabel(r Rule) string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return r.Source
 }

@@ -88,11 +88,12 @@ func TestCompatRulePriorities(t *testing.T) {
 			compat = append(compat, r)
 		}
 	}
-	// Compat rules are present even with a template and user rules.
-	if len(compat) != 1+1+6 {
-		t.Fatalf("compat rules = %d, want 8", len(compat))
+	// Compat rules are present even with a template and user rules;
+	// dry_run_mutations is a hard rule, not a compat one.
+	if len(compat) != 1+6 {
+		t.Fatalf("compat rules = %d, want 7", len(compat))
 	}
-	if compat[0].ID != "compat:blocked:x_retweet" || compat[1].ID != "compat:dry_run" {
+	if compat[0].ID != "compat:blocked:x_retweet" || compat[1].ID != "compat:approval:x_post_tweet" {
 		t.Errorf("compat order = %s, %s", compat[0].ID, compat[1].ID)
 	}
 	// blocked_tools sits in the built-in band so no allow rule can lift it;
@@ -181,6 +182,7 @@ func TestConfigErrors(t *testing.T) {
 		{"blocked and approval", func(c *Config) {
 			c.BlockedTools = []string{"post_tweet"}
 			c.RequireApprovalFor = []string{"x_post_tweet"}
+			c.RequireApprovalForSet = true
 		}, []string{`tool "x_post_tweet" is in both blocked_tools and require_approval_for`}},
 		{"unknown template", func(c *Config) { c.Template = "yolo" }, []string{"template", `"yolo"`}},
 		{"negative hourly max", func(c *Config) { c.MaxMutationsPerHour = -1 }, []string{"max_mutations_per_hour"}},

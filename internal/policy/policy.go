@@ -3,8 +3,10 @@
 //
 // The decision itself (Engine.Decide) is pure: it reads only its arguments.
 // Windowed limits (call counts and estimated X spend) live in SQLite and are
-// read and updated through Counters, so the gateway can check before calling X
-// and consume only after a mutation actually ran.
+// read and updated through Counters. The gateway reserves a call's charge in
+// the same write transaction that decides it (Engine.ReserveTx), so
+// concurrent callers cannot together pass a limit, and releases it when the
+// call provably did not take effect.
 package policy
 
 import (
@@ -84,9 +86,15 @@ const (
 
 // IDs of the built-in rules and of the implicit approval-mode decision.
 const (
+	// RuleHardDryRun is dry_run_mutations: first of all rules, so a dry run
+	// never reaches X and never enters the approval queue.
+	RuleHardDryRun           = "hard:dry_run"
 	RuleHardDeleteApproval   = "hard:delete_approval"
 	RuleHardComposerApproval = "hard:composer_approval"
 	RuleApprovalMode         = "mode:approval_mode"
+	// RuleUnknownWrite is the conservative default for a universal request
+	// no typed tool covers.
+	RuleUnknownWrite = "default:unknown_write"
 )
 
 // Keys of the limits derived from top-level config values.
@@ -182,8 +190,13 @@ type Config struct {
 	// regardless.
 	EnforceForMutations bool
 	RequireApprovalFor  []string
-	BlockedTools        []string
-	DryRunMutations     bool
+	// RequireApprovalForSet says the user wrote RequireApprovalFor. Only
+	// then does a tool in both it and BlockedTools conflict; a default list
+	// simply loses the blocked tools, because blocked is the stricter wish.
+	RequireApprovalForSet bool
+	BlockedTools          []string
+	// DryRunMutations is a hard rule: it outranks every other rule.
+	DryRunMutations bool
 	// MaxMutationsPerHour is a global hourly cap; 0 means no such cap.
 	MaxMutationsPerHour int
 	Template            string
@@ -206,10 +219,25 @@ func DefaultConfig() Config {
 	}
 }
 
+// Identity is a name under which rules and limits see a call.
+type Identity struct {
+	Tool     string
+	Category Category
+}
+
 // Request describes one mutation for a decision.
 type Request struct {
 	Tool     string
 	Category Category
+	// Equivalent are further identities of the call: a universal request is
+	// also the typed tool it does the work of. Rules are evaluated for each
+	// identity and the strictest outcome wins (deny, then dry_run, then
+	// require_approval, then allow); a limit that applies under any identity
+	// is charged once.
+	Equivalent []Identity
+	// UnknownWrite marks a universal write no typed tool covers. It needs
+	// approval unless the rule that decides it names Tool explicitly.
+	UnknownWrite bool
 	// Mode is autopilot or composer; empty means autopilot.
 	Mode string
 	// ApprovalMode is the configured approval_mode flag. Composer mode turns

@@ -226,15 +226,19 @@ type result struct {
 }
 
 type meta struct {
-	ToolVersion   string               `json:"tool_version"`
-	ElapsedMS     int64                `json:"elapsed_ms"`
-	Mode          string               `json:"mode"`
-	ApprovalMode  *bool                `json:"approval_mode"`
-	CorrelationID string               `json:"correlation_id"`
-	Rollback      *envelope.Rollback   `json:"rollback"`
-	Pagination    *envelope.Pagination `json:"pagination"`
-	RetryCount    *int                 `json:"retry_count"`
-	Notes         []string             `json:"notes"`
+	ToolVersion  string `json:"tool_version"`
+	ElapsedMS    int64  `json:"elapsed_ms"`
+	Mode         string `json:"mode"`
+	ApprovalMode *bool  `json:"approval_mode"`
+	// ApprovalOverriddenBy and DryRunMutations report what approval mode
+	// really does.
+	ApprovalOverriddenBy []string             `json:"approval_overridden_by"`
+	DryRunMutations      bool                 `json:"dry_run_mutations"`
+	CorrelationID        string               `json:"correlation_id"`
+	Rollback             *envelope.Rollback   `json:"rollback"`
+	Pagination           *envelope.Pagination `json:"pagination"`
+	RetryCount           *int                 `json:"retry_count"`
+	Notes                []string             `json:"notes"`
 }
 
 // call invokes a tool and checks the envelope contract every result keeps.
