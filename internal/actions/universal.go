@@ -94,16 +94,12 @@ func universalActions(d Deps) []*gateway.Action {
 			// The request gets the policy of the typed tool it does the work
 			// of (a DELETE of a tweet is x_delete_tweet, so the
 			// always-approve-deletes hard rule holds) as well as its own.
-			Equivalent: func(params json.RawMessage) (string, policy.Category, bool) {
+			Equivalent: func(params json.RawMessage) string {
 				c, err := parse(params)
 				if err != nil {
-					return "", "", false
+					return ""
 				}
-				t, cat := xrequest.ClassifyChecked(c).Equivalent()
-				if t == "" || !policy.ValidCategory(policy.Category(cat)) {
-					return "", "", false
-				}
-				return t, policy.Category(cat), true
+				return xrequest.ClassifyChecked(c).Equivalent()
 			},
 			Fingerprint: func(params json.RawMessage) ([]byte, error) {
 				c, err := parse(params)

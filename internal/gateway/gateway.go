@@ -48,11 +48,12 @@ type Action struct {
 	Classify func(params json.RawMessage) policy.Category
 	// Equivalent names the typed tool a universal request does the work
 	// of, so that policy applies that tool's rules and limits as well as
-	// the universal tool's own (see policy.Request.Equivalent). ok false
-	// marks a write no typed tool covers; policy then asks for approval
-	// unless a rule names the universal tool explicitly. Nil means the
-	// action is its own and only identity.
-	Equivalent func(params json.RawMessage) (tool string, cat policy.Category, ok bool)
+	// the universal tool's own (see policy.Request.Equivalent); the
+	// category is that tool's, as registered. An empty name marks a write
+	// no typed tool covers; policy then asks for approval unless a rule
+	// names the universal tool explicitly. Nil means the action is its own
+	// and only identity.
+	Equivalent func(params json.RawMessage) (tool string)
 	// Cost estimates the X spend in USD, for the budget limit.
 	Cost func(params json.RawMessage) float64
 	// Summary renders an audit-safe view of the parameters (no secrets, no
@@ -301,9 +302,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	var equiv string
 	if act.Equivalent != nil {
-		if tool, ecat, ok := act.Equivalent(params); ok && tool != "" {
-			preq.Equivalent = []policy.Identity{{Tool: tool, Category: ecat}}
-			equiv = tool
+		if ea, ok := g.actions[act.Equivalent(params)]; ok {
+			preq.Equivalent = []policy.Identity{{Tool: ea.Tool, Category: ea.Category}}
+			equiv = ea.Tool
 		} else {
 			preq.UnknownWrite = true
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 // Effect kinds returned by Classify.
@@ -424,42 +426,60 @@ func isDigits(s string) bool {
 	return true
 }
 
-// Equivalent names the typed tool that does on X what a universal request
-// with this effect does, and that tool's policy category, so the request
-// gets the same policy as the typed tool. A tweet create is x_reply_to_tweet
-// or x_quote_tweet when its Variant says so (Variant is filled by
-// ClassifyChecked). Tool is empty for a write no endpoint-table row covers
-// (the caller applies the conservative default) and for reads.
-func (e Effect) Equivalent() (tool, category string) {
-	switch e.Kind {
+// sameAs maps each effect to the v2 endpoint of X's endpoint table with the
+// same effect; the table names the typed tool that calls it and the undo.
+func sameAs(kind string) (method, path string) {
+	switch kind {
 	case KindTweetCreate:
-		switch e.Variant {
-		case VariantReply:
-			return "x_reply_to_tweet", "write"
-		case VariantQuote:
-			return "x_quote_tweet", "write"
-		}
-		return "x_post_tweet", "write"
+		return "POST", "/2/tweets"
 	case KindTweetDelete:
-		return "x_delete_tweet", "delete"
+		return "DELETE", "/2/tweets/:id"
 	case KindLike:
-		return "x_like_tweet", "engage"
+		return "POST", "/2/users/:id/likes"
 	case KindUnlike:
-		return "x_unlike_tweet", "engage"
+		return "DELETE", "/2/users/:id/likes/:tweet_id"
 	case KindFollow:
-		return "x_follow_user", "engage"
+		return "POST", "/2/users/:id/following"
 	case KindUnfollow:
-		return "x_unfollow_user", "engage"
+		return "DELETE", "/2/users/:source_user_id/following/:target_user_id"
 	case KindRetweet:
-		return "x_retweet", "engage"
+		return "POST", "/2/users/:id/retweets"
 	case KindUnretweet:
-		return "x_unretweet", "engage"
+		return "DELETE", "/2/users/:id/retweets/:source_tweet_id"
 	case KindBookmark:
-		return "x_bookmark_tweet", "engage"
+		return "POST", "/2/users/:id/bookmarks"
 	case KindUnbookmark:
-		return "x_unbookmark_tweet", "engage"
+		return "DELETE", "/2/users/:id/bookmarks/:tweet_id"
 	case KindMediaUpload:
-		return "x_upload_media", "media"
+		return "POST", "/2/media/upload"
 	}
 	return "", ""
+}
+
+// Same returns the row of X's endpoint table whose effect the request has,
+// whatever form (v2, v1.1, odd spelling) it was sent in. ok is false for a
+// read and for a write no row covers.
+func (e Effect) Same(eps *xapi.Endpoints) (xapi.Endpoint, bool) {
+	m, p := sameAs(e.Kind)
+	if m == "" {
+		return xapi.Endpoint{}, false
+	}
+	return eps.Lookup(m, p)
+}
+
+// Equivalent names the typed tool that does on X what a request with this
+// effect does, so the request gets that tool's policy too. A reply or quote
+// is its own tool. It is empty for a write no typed tool covers and for
+// reads.
+func (e Effect) Equivalent() string {
+	ep, ok := e.Same(xapi.NewEndpoints())
+	switch {
+	case !ok:
+		return ""
+	case e.Kind == KindTweetCreate && e.Variant == VariantReply:
+		return "x_reply_to_tweet"
+	case e.Kind == KindTweetCreate && e.Variant == VariantQuote:
+		return "x_quote_tweet"
+	}
+	return ep.Tool
 }

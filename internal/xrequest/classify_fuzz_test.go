@@ -62,7 +62,7 @@ func assertOneRow(t *testing.T, c *Checked) Effect {
 		t.Fatalf("%s %s is ambiguous: matches %v", c.Method, c.Path, names)
 	}
 	e := ClassifyChecked(c)
-	tool, category := e.Equivalent()
+	tool := e.Equivalent()
 	if p := Classify(c.Method, c.Path); p.Kind != e.Kind || p.Endpoint != e.Endpoint {
 		t.Fatalf("Classify %+v and ClassifyChecked %+v disagree on %s %s", p, e, c.Method, c.Path)
 	}
@@ -72,12 +72,12 @@ func assertOneRow(t *testing.T, c *Checked) Effect {
 			t.Fatalf("GET %s classifies as %+v (rows %v, tool %q)", c.Path, e, matched, tool)
 		}
 	case len(matched) == 0:
-		if e != (Effect{Kind: KindOther}) || tool != "" || category != "" {
+		if e != (Effect{Kind: KindOther}) || tool != "" {
 			t.Fatalf("%s %s matches no row but classifies as %+v, tool %q", c.Method, c.Path, e, tool)
 		}
 	default:
 		row := rows[matched[0]]
-		if e.Kind != row.kind || e.Endpoint != row.name() || tool == "" || category == "" {
+		if e.Kind != row.kind || e.Endpoint != row.name() || tool == "" {
 			t.Fatalf("%s %s matches %q but classifies as %+v, tool %q", c.Method, c.Path, row.name(), e, tool)
 		}
 		for _, seg := range templateSegments(row.path) {

@@ -136,7 +136,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
 			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
 		}
-		if tool, _ := (Effect{Kind: a.kind}).Equivalent(); tool == "" {
+		if tool := (Effect{Kind: a.kind}).Equivalent(); tool == "" {
 			t.Errorf("row %q has kind %q with no equivalent tool", a.name(), a.kind)
 		}
 	}
@@ -160,30 +160,30 @@ func templatesOverlap(a, b []string) bool {
 // reply and quote variants of a create.
 func TestEquivalent(t *testing.T) {
 	tests := []struct {
-		e              Effect
-		tool, category string
+		e    Effect
+		tool string
 	}{
-		{Effect{Kind: KindTweetCreate}, "x_post_tweet", "write"},
-		{Effect{Kind: KindTweetCreate, Variant: VariantReply}, "x_reply_to_tweet", "write"},
-		{Effect{Kind: KindTweetCreate, Variant: VariantQuote}, "x_quote_tweet", "write"},
-		{Effect{Kind: KindTweetDelete}, "x_delete_tweet", "delete"},
-		{Effect{Kind: KindLike}, "x_like_tweet", "engage"},
-		{Effect{Kind: KindUnlike}, "x_unlike_tweet", "engage"},
-		{Effect{Kind: KindFollow}, "x_follow_user", "engage"},
-		{Effect{Kind: KindUnfollow}, "x_unfollow_user", "engage"},
-		{Effect{Kind: KindRetweet}, "x_retweet", "engage"},
-		{Effect{Kind: KindUnretweet}, "x_unretweet", "engage"},
-		{Effect{Kind: KindBookmark}, "x_bookmark_tweet", "engage"},
-		{Effect{Kind: KindUnbookmark}, "x_unbookmark_tweet", "engage"},
-		{Effect{Kind: KindMediaUpload}, "x_upload_media", "media"},
-		{Effect{Kind: KindOther}, "", ""},
-		{Effect{Kind: KindRead}, "", ""},
-		{Effect{Kind: KindOther, Variant: VariantReply}, "", ""},
+		{Effect{Kind: KindTweetCreate}, "x_post_tweet"},
+		{Effect{Kind: KindTweetCreate, Variant: VariantReply}, "x_reply_to_tweet"},
+		{Effect{Kind: KindTweetCreate, Variant: VariantQuote}, "x_quote_tweet"},
+		{Effect{Kind: KindTweetDelete}, "x_delete_tweet"},
+		{Effect{Kind: KindLike}, "x_like_tweet"},
+		{Effect{Kind: KindUnlike}, "x_unlike_tweet"},
+		{Effect{Kind: KindFollow}, "x_follow_user"},
+		{Effect{Kind: KindUnfollow}, "x_unfollow_user"},
+		{Effect{Kind: KindRetweet}, "x_retweet"},
+		{Effect{Kind: KindUnretweet}, "x_unretweet"},
+		{Effect{Kind: KindBookmark}, "x_bookmark_tweet"},
+		{Effect{Kind: KindUnbookmark}, "x_unbookmark_tweet"},
+		{Effect{Kind: KindMediaUpload}, "x_upload_media"},
+		{Effect{Kind: KindOther}, ""},
+		{Effect{Kind: KindRead}, ""},
+		{Effect{Kind: KindOther, Variant: VariantReply}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.e.Kind+"/"+tt.e.Variant, func(t *testing.T) {
-			if tool, cat := tt.e.Equivalent(); tool != tt.tool || cat != tt.category {
-				t.Fatalf("Equivalent = %q, %q; want %q, %q", tool, cat, tt.tool, tt.category)
+			if tool := tt.e.Equivalent(); tool != tt.tool {
+				t.Fatalf("Equivalent = %q, want %q", tool, tt.tool)
 			}
 		})
 	}
@@ -194,37 +194,36 @@ func TestEquivalent(t *testing.T) {
 // in the body or the query.
 func TestUniversalRequestEquivalentTool(t *testing.T) {
 	tests := []struct {
-		name           string
-		req            Request
-		tool, category string
+		name string
+		req  Request
+		tool string
 	}{
-		{"post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi"}`}, "x_post_tweet", "write"},
-		{"reply", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet", "write"},
-		{"reply without id", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{}}`}, "x_reply_to_tweet", "write"},
-		{"quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6"}`}, "x_quote_tweet", "write"},
-		{"reply and quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet", "write"},
-		{"null reply is a post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":null}`}, "x_post_tweet", "write"},
-		{"v1.1 reply", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"in_reply_to_status_id", "5"}}}, "x_reply_to_tweet", "write"},
-		{"v1.1 quote", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"attachment_url", "https://x.com/a/status/6"}}}, "x_quote_tweet", "write"},
-		{"like", Request{Method: "POST", Path: "/2/users/1/likes", Body: `{"tweet_id":"2"}`}, "x_like_tweet", "engage"},
-		{"unlike", Request{Method: "DELETE", Path: "/2/users/1/likes/2"}, "x_unlike_tweet", "engage"},
-		{"retweet", Request{Method: "POST", Path: "/2/users/1/retweets", Body: `{"tweet_id":"2"}`}, "x_retweet", "engage"},
-		{"unretweet", Request{Method: "DELETE", Path: "/2/users/1/retweets/2"}, "x_unretweet", "engage"},
-		{"follow", Request{Method: "POST", Path: "/2/users/1/following", Body: `{"target_user_id":"3"}`}, "x_follow_user", "engage"},
-		{"unfollow", Request{Method: "DELETE", Path: "/2/users/1/following/3"}, "x_unfollow_user", "engage"},
-		{"bookmark", Request{Method: "POST", Path: "/2/users/1/bookmarks", Body: `{"tweet_id":"2"}`}, "x_bookmark_tweet", "engage"},
-		{"unbookmark", Request{Method: "DELETE", Path: "/2/users/1/bookmarks/2"}, "x_unbookmark_tweet", "engage"},
-		{"delete", Request{Method: "DELETE", Path: "/2/tweets/2"}, "x_delete_tweet", "delete"},
-		{"v1.1 delete, id in query", Request{Method: "POST", Path: "/1.1/statuses/destroy.json", Query: []KV{{"id", "2"}}}, "x_delete_tweet", "delete"},
-		{"media", Request{Method: "POST", Host: "upload.x.com", Path: "/2/media/upload/initialize", Body: `{}`}, "x_upload_media", "media"},
-		{"unknown write", Request{Method: "PUT", Path: "/2/tweets/2/hidden", Body: `{"hidden":true}`}, "", ""},
-		{"read", Request{Method: "GET", Path: "/2/tweets/2"}, "", ""},
+		{"post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi"}`}, "x_post_tweet"},
+		{"reply", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet"},
+		{"reply without id", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":{}}`}, "x_reply_to_tweet"},
+		{"quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6"}`}, "x_quote_tweet"},
+		{"reply and quote", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","quote_tweet_id":"6","reply":{"in_reply_to_tweet_id":"5"}}`}, "x_reply_to_tweet"},
+		{"null reply is a post", Request{Method: "POST", Path: "/2/tweets", Body: `{"text":"hi","reply":null}`}, "x_post_tweet"},
+		{"v1.1 reply", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"in_reply_to_status_id", "5"}}}, "x_reply_to_tweet"},
+		{"v1.1 quote", Request{Method: "POST", Path: "/1.1/statuses/update.json", Query: []KV{{"status", "hi"}, {"attachment_url", "https://x.com/a/status/6"}}}, "x_quote_tweet"},
+		{"like", Request{Method: "POST", Path: "/2/users/1/likes", Body: `{"tweet_id":"2"}`}, "x_like_tweet"},
+		{"unlike", Request{Method: "DELETE", Path: "/2/users/1/likes/2"}, "x_unlike_tweet"},
+		{"retweet", Request{Method: "POST", Path: "/2/users/1/retweets", Body: `{"tweet_id":"2"}`}, "x_retweet"},
+		{"unretweet", Request{Method: "DELETE", Path: "/2/users/1/retweets/2"}, "x_unretweet"},
+		{"follow", Request{Method: "POST", Path: "/2/users/1/following", Body: `{"target_user_id":"3"}`}, "x_follow_user"},
+		{"unfollow", Request{Method: "DELETE", Path: "/2/users/1/following/3"}, "x_unfollow_user"},
+		{"bookmark", Request{Method: "POST", Path: "/2/users/1/bookmarks", Body: `{"tweet_id":"2"}`}, "x_bookmark_tweet"},
+		{"unbookmark", Request{Method: "DELETE", Path: "/2/users/1/bookmarks/2"}, "x_unbookmark_tweet"},
+		{"delete", Request{Method: "DELETE", Path: "/2/tweets/2"}, "x_delete_tweet"},
+		{"v1.1 delete, id in query", Request{Method: "POST", Path: "/1.1/statuses/destroy.json", Query: []KV{{"id", "2"}}}, "x_delete_tweet"},
+		{"media", Request{Method: "POST", Host: "upload.x.com", Path: "/2/media/upload/initialize", Body: `{}`}, "x_upload_media"},
+		{"unknown write", Request{Method: "PUT", Path: "/2/tweets/2/hidden", Body: `{"hidden":true}`}, ""},
+		{"read", Request{Method: "GET", Path: "/2/tweets/2"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool, cat := ClassifyChecked(mustCheck(t, tt.req)).Equivalent()
-			if tool != tt.tool || cat != tt.category {
-				t.Fatalf("Equivalent = %q, %q; want %q, %q", tool, cat, tt.tool, tt.category)
+			if tool := ClassifyChecked(mustCheck(t, tt.req)).Equivalent(); tool != tt.tool {
+				t.Fatalf("Equivalent = %q, want %q", tool, tt.tool)
 			}
 		})
 	}
