@@ -1,0 +1,51 @@
+//go:build unix
+
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lockPath takes the exclusive cross-process lock on path and returns the
+// function that releases it. Waiting polls a non-blocking flock so that
+// ctx can end the wait; the kernel drops the lock if the process dies.
+func lockPath(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database lock %s: %w", path, err)
+	}
+	fd := int(f.Fd())
+	delay := time.Millisecond
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock database %s: %w", path, err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("gave up waiting for the database lock %s (another tuitbot process is opening the database): %w", path, ctx.Err())
+		case <-t.C:
+		}
+		if delay < 25*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
