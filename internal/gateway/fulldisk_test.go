@@ -255,3 +255,25 @@ func TestFullTmpfsBacklogIsRecordedWhenSpaceReturns(t *testing.T) {
 		t.Errorf("caps charged %d times, want 2", n)
 	}
 }
+
+// TestSendingStopsWhenDatabaseFilesAreDeleted: once the -wal and -shm are
+// deleted under a running process, what it writes is invisible to every
+// process that opens the database afterwards, so repeats would pass as
+// new calls. The gateway refuses to send instead.
+func TestSendingStopsWhenDatabaseFilesAreDeleted(t *testing.T) {
+	e := newEnv(t)
+	e.mustDo(map[string]any{"text": "before"}, "")
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(e.dbPath + suffix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := e.do(e.g, map[string]any{"text": "after"}, "")
+	ae := wantCode(t, err, apperr.DBError)
+	if !strings.Contains(ae.Message, "was deleted") {
+		t.Errorf("refusal %q does not say the files were deleted", ae.Message)
+	}
+	if n := e.act.count(); n != 1 {
+		t.Fatalf("the action ran %d times after the database files were deleted", n)
+	}
+}

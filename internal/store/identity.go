@@ -21,9 +21,13 @@ const AcceptNewDatabaseFlag = "--accept-new-database"
 // database this home uses.
 func IdentityPath(dbPath string) string { return dbPath + ".id" }
 
-// LockPath is the file locked while a process opens (and migrates) the
-// database.
+// LockPath is the file locked while a process opens (and migrates) or
+// closes the database.
 func LockPath(dbPath string) string { return dbPath + ".lock" }
+
+// InUsePath is the file every process with the database open holds a shared
+// lock on.
+func InUsePath(dbPath string) string { return dbPath + ".inuse" }
 
 // IdentityError says the database at Path is not the one this home used:
 // it is new or empty although the home has history, or it carries another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,5 +258,47 @@ func TestCheckFilesNoticesDeletedOrReplacedFiles(t *testing.T) {
 			}
 			assertErr(t, err, tc.want, "start again")
 		})
+	}
+}
+
+// TestOpenRefusesWhileDeletedWALIsInUse deletes -wal and -shm while a
+// handle (standing in for a running process) has the database open. A new
+// open must refuse rather than start from a view without that handle's
+// writes; once the handle closes, its writes are in the database.
+func TestOpenRefusesWhileDeletedWALIsInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tuitbot.db")
+	running, err := store.Open(context.Background(), path, store.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := running.Exec("INSERT INTO action_log (action_type, created_at) VALUES ('row', ?)", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := store.Open(context.Background(), path, store.Options{Now: clock})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open accepted a database whose -wal was deleted under a running process")
+	}
+	assertErr(t, err, "deleted while another tuitbot process has the database open", "stop every tuitbot process")
+	if err := running.CheckFiles(); err == nil {
+		t.Error("the running handle did not notice its files were deleted")
+	}
+	if err := running.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path, store.Options{})
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM action_log WHERE action_type = 'row'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 30 {
+		t.Errorf("%d of 30 rows survived a deleted -wal and a clean restart", n)
 	}
 }

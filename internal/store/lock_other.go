@@ -12,3 +12,11 @@ import (
 func lockPath(context.Context, string) (func(), error) {
 	return nil, errors.New("opening the database needs file locking, which this operating system build does not support")
 }
+
+func lockShared(string) (func(), error) {
+	return nil, errors.New("opening the database needs file locking, which this operating system build does not support")
+}
+
+func heldByOthers(string) (bool, error) {
+	return false, errors.New("opening the database needs file locking, which this operating system build does not support")
+}

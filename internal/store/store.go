@@ -48,6 +48,8 @@ type DB struct {
 	// database, WAL and shared-memory files as they were at open.
 	pin   *sql.Conn
 	files map[string]os.FileInfo
+	// inUse releases this handle's shared lock on InUsePath.
+	inUse func()
 }
 
 // Options controls Open.
@@ -104,6 +106,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
+	if err := checkSidecars(path); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", dsn(path, opts.Pragmas))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -114,13 +119,41 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.SetMaxOpenConns(5)
 	d := &DB{DB: db, Path: path, reserveBytes: opts.ReserveBytes}
 	if err := d.open(ctx, opts); err != nil {
-		d.Close()
+		d.closeLocked()
+		return nil, err
+	}
+	if d.inUse, err = lockShared(InUsePath(path)); err != nil {
+		d.closeLocked()
 		return nil, err
 	}
 	// Best effort: on a full disk the database still opens for reading;
 	// the gateway refuses to send while the reserve is missing.
 	_ = d.EnsureReserve()
 	return d, nil
+}
+
+// checkSidecars refuses to open a database whose -wal or -shm is missing
+// while another process has it open. SQLite removes them only when the last
+// connection closes, so they were deleted by hand: opening now would give
+// this process a view without the other process's recent writes, and a
+// repeated call would pass as new. Once every process has stopped (the
+// last one folds its WAL into the database as it closes), it opens again.
+func checkSidecars(path string) error {
+	var missing []string
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, filepath.Base(path+suffix))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	busy, err := heldByOthers(InUsePath(path))
+	if err != nil || !busy {
+		return err
+	}
+	return fmt.Errorf("database %s: %s deleted while another tuitbot process has the database open; "+
+		"opening it now would miss that process's recent writes: stop every tuitbot process, then start again", path, strings.Join(missing, " and "))
 }
 
 func (d *DB) open(ctx context.Context, opts Options) error {
@@ -144,13 +177,28 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	return d.watchFiles(ctx)
 }
 
-// Close releases the pinned connection and closes the database.
+// Close releases the pinned connection and closes the database. It holds
+// the open lock meanwhile, so that a process opening the database never
+// sees this one half closed (WAL already removed, in-use lock still held).
 func (d *DB) Close() error {
+	if release, err := lockPath(context.Background(), LockPath(d.Path)); err == nil {
+		defer release()
+	}
+	return d.closeLocked()
+}
+
+// closeLocked closes the database; the caller holds the open lock.
+func (d *DB) closeLocked() error {
 	if d.pin != nil {
 		_ = d.pin.Close()
 		d.pin = nil
 	}
-	return d.DB.Close()
+	err := d.DB.Close()
+	if d.inUse != nil {
+		d.inUse()
+		d.inUse = nil
+	}
+	return err
 }
 
 func dsn(path string, extra []string) string {
