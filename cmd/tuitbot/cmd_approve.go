@@ -36,7 +36,7 @@ func (c *cli) openApp(cmd *cobra.Command) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.build(cmd.Context(), cfg, app.Options{Logger: log})
+	return c.build(cmd.Context(), cfg, app.Options{Logger: log, RequireDB: true})
 }
 
 func parseID(s string) (int64, error) {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
 
@@ -29,6 +31,16 @@ func (c *cli) authCmd() *cobra.Command {
 			}
 			if cfg.XAPI.ClientID == "" {
 				return fmt.Errorf("x_api.client_id is not set; create an X app with OAuth 2.0, then set it in %s or TUITBOT_X_API__CLIENT_ID", cfg.ConfigPath)
+			}
+			// The database (and its identity) exists before the first token
+			// does: from then on a token file means the home has history,
+			// and a database that goes missing is noticed.
+			db, err := store.Open(cmd.Context(), cfg.DBFile(), app.StoreOptions(cfg, nil, c.acceptNewDB))
+			if err != nil {
+				return fmt.Errorf("cannot open the database: %w", err)
+			}
+			if err := db.Close(); err != nil {
+				return err
 			}
 			tok, err := xauth.Login(cmd.Context(), xauth.LoginOptions{
 				Options: xauth.Options{

@@ -48,7 +48,10 @@ func (c *cli) mcpCmd() *cobra.Command {
 				tools = cfg.MCP.Tools
 			}
 			exclude = append(exclude, cfg.MCP.ExcludeTools...)
-			a, err := c.build(ctx, cfg, app.Options{Logger: log, SkipDB: !p.Mutating() && !c.sandbox})
+			// A server that can mutate never runs without its database: it
+			// exits with the reason instead of answering db_error forever.
+			needDB := p.Mutating() || c.sandbox
+			a, err := c.build(ctx, cfg, app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB})
 			if err != nil {
 				return err
 			}

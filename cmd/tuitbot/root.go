@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // cli carries the global flags and the process streams to every command.
@@ -19,6 +20,7 @@ type cli struct {
 	logLevel     string
 	sandbox      bool
 	sandboxState string
+	acceptNewDB  bool
 	stdout       io.Writer
 	stderr       io.Writer
 	stdin        io.Reader
@@ -53,6 +55,8 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root.PersistentFlags().StringVarP(&c.configPath, "config", "c", "", "config file (default $TUITBOT_HOME/config.toml or ~/.tuitbot/config.toml)")
 	root.PersistentFlags().StringVar(&c.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error (default from config, info)")
 	root.PersistentFlags().BoolVar(&c.sandbox, "sandbox", false, "use the built-in X API emulator and a separate sandbox home instead of a real X account")
+	root.PersistentFlags().BoolVar(&c.acceptNewDB, strings.TrimPrefix(store.AcceptNewDatabaseFlag, "--"), false,
+		"use a new or different database although this home has history (tokens, database identity); earlier posts, approvals and limits are then forgotten")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		c.versionCmd(),

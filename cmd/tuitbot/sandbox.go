@@ -19,6 +19,7 @@ func (c *cli) addSandboxFlags(cmd *cobra.Command) {
 // build creates the services; with --sandbox it first moves everything
 // into the sandbox home so nothing touches a real account's data.
 func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (*app.App, error) {
+	opts.AcceptNewDatabase = c.acceptNewDB
 	if c.sandbox {
 		c.sandboxHome(cfg)
 		if c.sandboxState != "" {

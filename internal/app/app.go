@@ -54,6 +54,8 @@ type App struct {
 	sleep   func(ctx context.Context, d time.Duration) error
 	closers []func() error
 
+	integrity probeCache
+
 	pingOnce sync.Once
 	ping     *sql.Stmt
 	pingErr  error
@@ -69,6 +71,13 @@ type Options struct {
 	SkipDB bool
 	// SkipX leaves the X client unbuilt.
 	SkipX bool
+	// RequireDB makes New fail when the database or the mutation gateway
+	// cannot start, instead of keeping the error for the tools to report:
+	// a server that mutates must never run without its audit trail.
+	RequireDB bool
+	// AcceptNewDatabase lets a home with history start over with a new or
+	// different database (--accept-new-database).
+	AcceptNewDatabase bool
 	// Sleep is how the X client waits (backoff, rate-limit resets); tests
 	// and simulated days pass one that advances their clock. Nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -84,15 +93,21 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
 	if !opts.SkipDB {
-		db, err := store.Open(ctx, cfg.DBFile(), store.Options{Now: opts.Now})
-		if err != nil {
+		db, err := store.Open(ctx, cfg.DBFile(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
+		switch {
+		case err != nil && opts.RequireDB:
+			return nil, fmt.Errorf("cannot open the database: %w", err)
+		case err != nil:
 			a.DBErr = err
 			a.Log.Warn("database unavailable; tools that need it will report db_error", "error", err)
-		} else {
+		default:
 			a.DB = db
 			a.closers = append(a.closers, db.Close)
 			if db.BackupPath != "" {
 				a.Log.Info("database backed up before migration", "backup", db.BackupPath)
+			}
+			if db.IdentityNote != "" {
+				a.Log.Warn("database identity: "+db.IdentityNote, "database", db.Path, "id", db.ID)
 			}
 		}
 	}
@@ -119,9 +134,20 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 				a.Close()
 				return nil, err
 			}
+			if opts.RequireDB {
+				a.Close()
+				return nil, fmt.Errorf("cannot start the mutation gateway: %w", err)
+			}
 		}
 	}
 	return a, nil
+}
+
+// StoreOptions are how every command opens the database: the token file
+// counts as history, so a new or empty database in a used home is refused
+// unless acceptNew is set.
+func StoreOptions(cfg *config.Config, now func() time.Time, acceptNew bool) store.Options {
+	return store.Options{Now: now, HistoryFiles: []string{cfg.TokenFile()}, AcceptNew: acceptNew}
 }
 
 // RequireDB returns the database or the reason it is unavailable.
@@ -184,5 +210,55 @@ func (a *App) dbCheck(ctx context.Context) Check {
 	if err := a.ping.QueryRowContext(ctx).Scan(&one); err != nil {
 		return Check{Name: "database", Status: "error", Message: "query failed: " + err.Error()}
 	}
+	if err := db.CheckFiles(); err != nil {
+		return Check{Name: "database", Status: "error", Message: err.Error()}
+	}
+	if c := a.integrityCheck(ctx, db); c.Status != "ok" {
+		return c
+	}
+	if a.Gateway != nil {
+		if n := a.Gateway.Unrecorded(); n > 0 {
+			return Check{Name: "database", Status: "degraded", Message: fmt.Sprintf(
+				"%d mutation outcome(s) could not be recorded (the disk is probably full); no mutation is sent until they are: free disk space beside %s", n, db.Path)}
+		}
+	}
+	if err := db.EnsureReserve(); err != nil {
+		return Check{Name: "database", Status: "degraded", Message: err.Error() + "; mutations are refused until there is room"}
+	}
 	return Check{Name: "database", Status: "ok", Message: db.Path}
+}
+
+// quickCheckEvery spaces out PRAGMA quick_check: it reads every page, so
+// it runs on a schedule (the first health check, then at most this often)
+// rather than on every call.
+const quickCheckEvery = 10 * time.Minute
+
+// integrityCheck reports corruption found by quick_check; a clean result
+// is cached for quickCheckEvery.
+func (a *App) integrityCheck(ctx context.Context, db *store.DB) Check {
+	a.integrity.mu.Lock()
+	defer a.integrity.mu.Unlock()
+	if !a.integrity.at.IsZero() && a.Now().Sub(a.integrity.at) < quickCheckEvery {
+		return a.integrity.check
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := db.QuickCheck(ctx)
+	var chk Check
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Too slow this time: keep the last verdict, try again next call.
+		if a.integrity.at.IsZero() {
+			return Check{Name: "database", Status: "ok"}
+		}
+		return a.integrity.check
+	case err != nil:
+		chk = Check{Name: "database", Status: "error", Message: "quick_check failed: " + err.Error() + "; the database may be corrupt: stop tuitbot and restore a backup"}
+	case res != "ok":
+		chk = Check{Name: "database", Status: "error", Message: "quick_check found corruption: " + res + "; stop tuitbot and restore a backup"}
+	default:
+		chk = Check{Name: "database", Status: "ok"}
+	}
+	a.integrity.at, a.integrity.check = a.Now(), chk
+	return chk
 }

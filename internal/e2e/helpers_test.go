@@ -21,6 +21,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -118,6 +119,13 @@ func pointAt(t *testing.T, cfg *config.Config, s *sim) (access, refresh string) 
 	cfg.XAPI.TokenURL = s.url + "/2/oauth2/token"
 	access, refresh, ttl := s.IssueToken(s.DemoUserID(), s.AllScopes())
 	tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresAt: time.Now().Add(ttl), Scopes: s.AllScopes()}
+	// As `tuitbot auth` does, create the database (and its identity)
+	// before the first token: a token file marks a home with history.
+	db, err := store.Open(context.Background(), cfg.DBFile(), store.Options{})
+	if err != nil {
+		t.Fatalf("create the database: %v", err)
+	}
+	db.Close()
 	if err := xauth.SaveToken(context.Background(), cfg.TokenFile(), tok); err != nil {
 		t.Fatalf("save token: %v", err)
 	}

@@ -121,6 +121,12 @@ type Meta struct {
 	// Notes tell the caller about adjustments made to its input, such as a
 	// clamped max_results.
 	Notes []string `json:"notes,omitempty"`
+	// AuditIncomplete says the mutation ran but its audit record could not
+	// be completed yet (a full disk).
+	AuditIncomplete bool `json:"audit_incomplete,omitempty"`
+	// Warnings are conditions the caller must act on even though the call
+	// itself went through.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // OK builds a success envelope.

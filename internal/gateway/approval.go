@@ -222,6 +222,10 @@ func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalIte
 // Only the approval outcome is bypassed: denials, limits, idempotency and
 // audit all apply. The outcome is stored on the item.
 func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, Response, error) {
+	// Refuse before claiming, so the item stays pending for a later try.
+	if err := g.readyToSend(ctx); err != nil {
+		return nil, Response{}, err
+	}
 	it, err := g.claim(ctx, id, ApprovalApproved, reviewer, notes)
 	if err != nil {
 		return nil, Response{}, err

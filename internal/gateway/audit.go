@@ -228,31 +228,31 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, co
 	return nil
 }
 
-func (g *Gateway) complete(ctx context.Context, corr, status string, res Result, execErr error, elapsed time.Duration) error {
-	var resultJSON, resultSummary, rollback, errCode, errMsg sql.NullString
+// outcomeOf is what completing an executed call records.
+func (g *Gateway) outcomeOf(corr, status string, res Result, execErr error, elapsed time.Duration) *outcome {
+	o := &outcome{Corr: corr, Status: status, ElapsedMS: elapsed.Milliseconds(), At: ts(g.opts.Now())}
+	str := func(s string) *string { return &s }
 	data := res.Data
 	if execErr != nil {
 		e := apperr.As(execErr)
-		errCode = sql.NullString{String: string(e.Code), Valid: true}
-		errMsg = sql.NullString{String: tweettext.TruncateBytes(e.Message, maxSummaryBytes), Valid: true}
+		o.ErrCode = str(string(e.Code))
+		o.ErrMsg = str(tweettext.TruncateBytes(e.Message, maxSummaryBytes))
 		if data == nil {
 			data = e.Data
 		}
 	}
 	if data != nil {
 		if b, err := json.Marshal(data); err == nil {
-			resultJSON = sql.NullString{String: tweettext.TruncateBytes(string(b), maxResultBytes), Valid: true}
-			resultSummary = sql.NullString{String: tweettext.TruncateBytes(string(b), maxSummaryBytes), Valid: true}
+			o.Result = str(tweettext.TruncateBytes(string(b), maxResultBytes))
+			o.Summary = str(tweettext.TruncateBytes(string(b), maxSummaryBytes))
 		}
 	}
 	if res.Rollback != nil {
 		if b, err := json.Marshal(res.Rollback); err == nil {
-			rollback = sql.NullString{String: string(b), Valid: true}
+			o.Rollback = str(string(b))
 		}
 	}
-	_, err := poolQ{g.stmts}.ExecContext(ctx, qComplete, status, resultJSON, resultSummary, rollback, errCode, errMsg,
-		elapsed.Milliseconds(), ts(g.opts.Now()), corr)
-	return err
+	return o
 }
 
 func (g *Gateway) logDecision(ctx context.Context, q querier, c Call, cat policy.Category, equiv string, d policy.Decision) {
@@ -323,6 +323,11 @@ func (g *Gateway) ownerAlive(owner string) bool {
 // recover marks rows left pending by dead processes as interrupted. They
 // are never retried automatically: the call may or may not have reached X.
 func (g *Gateway) recover(ctx context.Context) error {
+	// Journals first: they turn a stopped process's pending rows into
+	// interrupted ones that keep the outcome it saw.
+	if err := g.recoverJournals(ctx); err != nil {
+		return err
+	}
 	rows, err := g.opts.DB.QueryContext(ctx, `SELECT DISTINCT owner FROM mutation_audit WHERE status = 'pending'`)
 	if err != nil {
 		return fmt.Errorf("recover audit: %w", err)

@@ -112,6 +112,7 @@ type Gateway struct {
 	instance string
 	release  func()
 	stmts    *stmtCache
+	backlog  backlog
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
@@ -167,6 +168,14 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 
 // Close releases the liveness lock and the prepared statements.
 func (g *Gateway) Close() error {
+	// One last try to record what is waiting; a journal with outcomes
+	// still unrecorded stays for the next start.
+	if g.stmts != nil {
+		if n, err := g.flushBacklog(context.Background()); err != nil {
+			g.opts.Logger.Error("closing with mutation outcomes unrecorded; the next start recovers them from the journal", "count", n, "error", err)
+		}
+	}
+	g.removeJournal()
 	if g.stmts != nil {
 		g.stmts.close()
 	}
@@ -225,7 +234,16 @@ type Response struct {
 	ApprovalID    int64
 	// Unknown is set when the call returned but its effect is uncertain.
 	Unknown bool
+	// AuditIncomplete is set when the call ran but its outcome could not be
+	// recorded (a full disk): the audit row stays pending for now and no new
+	// mutation is sent until it is recorded.
+	AuditIncomplete bool
 }
+
+// AuditIncompleteWarning is what the caller is told when AuditIncomplete is
+// set.
+const AuditIncompleteWarning = "the mutation ran but its outcome could not be recorded in the audit trail (the disk is probably full); " +
+	"no new mutation is sent until it is recorded: free disk space beside the database"
 
 // Do runs one mutation through the whole sequence.
 func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
@@ -248,6 +266,9 @@ func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
 	}
 	hash, err := hashOf(act, params)
 	if err != nil {
+		return Response{}, err
+	}
+	if err := g.readyToSend(ctx); err != nil {
 		return Response{}, err
 	}
 	// 2. Duplicate check: identical concurrent calls coalesce in memory; the
@@ -389,12 +410,13 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if status == statusSuccess && res.Unknown {
 		status = statusUnknown
 	}
-	if cerr := g.complete(context.WithoutCancel(ctx), corr, status, res, execErr, elapsed); cerr != nil {
-		g.opts.Logger.Error("audit completion failed", "correlation_id", corr, "error", cerr)
-	}
-	// The reservation stays charged when the call ran or may have run
-	// (success, unknown, a thread broken halfway); a clean failure gives it
-	// back.
+	// The audit row is written before anything else; if the disk cannot
+	// take it the caller is told and nothing new is sent until it is
+	// recorded.
+	incomplete := !g.settle(ctx, g.outcomeOf(corr, status, res, execErr, elapsed))
+	// The reservation taken with the decision stays charged when the call
+	// ran or may have run (success, unknown, a thread broken halfway); a
+	// clean failure gives it back.
 	if status == statusFailure && apperr.CodeOf(execErr) != apperr.ThreadPartial {
 		if err := g.opts.Policy.Release(context.WithoutCancel(ctx), resv); err != nil {
 			g.opts.Logger.Error("policy reservation not released", "correlation_id", corr, "error", err)
@@ -403,10 +425,14 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if execErr != nil {
 		e := apperr.As(execErr)
 		e.With("correlation_id", corr)
+		if incomplete {
+			e.With("audit_incomplete", true)
+		}
 		// A partial effect (a thread broken halfway) still has undo guidance.
-		return Response{CorrelationID: corr, RetryCount: res.RetryCount, Rollback: res.Rollback}, e
+		return Response{CorrelationID: corr, RetryCount: res.RetryCount, Rollback: res.Rollback, AuditIncomplete: incomplete}, e
 	}
-	return Response{Kind: Executed, Data: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount, Unknown: res.Unknown}, nil
+	return Response{Kind: Executed, Data: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount,
+		Unknown: res.Unknown, AuditIncomplete: incomplete}, nil
 }
 
 func (g *Gateway) execute(ctx context.Context, act *Action, params json.RawMessage) (res Result, err error) {

@@ -207,6 +207,8 @@ func mergeMeta(base, extra envelope.Meta) *envelope.Meta {
 	base.Pagination = extra.Pagination
 	base.RetryCount = extra.RetryCount
 	base.Notes = extra.Notes
+	base.AuditIncomplete = extra.AuditIncomplete
+	base.Warnings = extra.Warnings
 	return &base
 }
 

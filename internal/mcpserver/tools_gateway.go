@@ -185,6 +185,7 @@ func gatewayTools() []*Tool {
 				it, resp, err := g.Approve(ctx, in.ID, "mcp_agent", in.Notes)
 				r := Result{Data: it}
 				r.Meta.CorrelationID, r.Meta.Rollback = resp.CorrelationID, resp.Rollback
+				auditMeta(&r.Meta, resp)
 				return r, err
 			}),
 		def(approve("reject_item", "Reject item", "Reject a queued call. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),

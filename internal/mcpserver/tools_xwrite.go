@@ -45,10 +45,20 @@ func mutate(ctx context.Context, c *Call, tool string, params any, key string) (
 		rc := resp.RetryCount
 		m.RetryCount = &rc
 	}
+	auditMeta(&m, resp)
 	if err != nil {
 		return Result{Meta: m}, err
 	}
 	return Result{Data: resp.Data, Meta: m}, nil
+}
+
+// auditMeta tells the caller when the gateway ran a call but could not
+// record its outcome.
+func auditMeta(m *envelope.Meta, resp gateway.Response) {
+	if resp.AuditIncomplete {
+		m.AuditIncomplete = true
+		m.Warnings = append(m.Warnings, gateway.AuditIncompleteWarning)
+	}
 }
 
 // PostTweetInput is x_post_tweet's input.

@@ -37,6 +37,19 @@ type DB struct {
 	Path string
 	// BackupPath is set when Open backed the file up before migrating.
 	BackupPath string
+	// ID is the database's identity, also kept in IdentityPath(Path).
+	ID string
+	// IdentityNote says how the identity was adopted or repaired at open,
+	// for the log; empty when nothing changed.
+	IdentityNote string
+
+	reserveBytes int64
+	// pin keeps one connection open for the DB's life; files are the
+	// database, WAL and shared-memory files as they were at open.
+	pin   *sql.Conn
+	files map[string]os.FileInfo
+	// inUse releases this handle's shared lock on InUsePath.
+	inUse func()
 }
 
 // Options controls Open.
@@ -45,13 +58,32 @@ type Options struct {
 	// change it; empty means a "backups" folder beside the database.
 	BackupDir string
 	Now       func() time.Time
+	// HistoryFiles are files whose presence shows the home has been used
+	// (the OAuth token file): a new or empty database there is refused.
+	HistoryFiles []string
+	// AcceptNew lets a home with history start over with a new or
+	// different database (--accept-new-database).
+	AcceptNew bool
+	// ReserveBytes is the size of the spare file kept beside the database
+	// so that audit completions fit on a full disk; 0 means
+	// DefaultReserveBytes and a negative value disables it.
+	ReserveBytes int64
+	// Pragmas are extra per-connection pragmas such as "max_page_count(64)"
+	// (tests use it to fill the database up).
+	Pragmas []string
 }
 
 // Open opens (creating if needed) the database at path, applies the pragmas,
-// backs up a non-empty database that has pending migrations, and migrates.
+// checks the database's identity against the home, backs up a non-empty
+// database that has pending migrations, migrates and checks the schema.
+// Concurrent opens of one database are serialised by a lock file beside
+// it, so two processes starting together never migrate at the same time.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.ReserveBytes == 0 {
+		opts.ReserveBytes = DefaultReserveBytes
 	}
 	if strings.TrimSpace(path) == "" {
 		return nil, errors.New("database path is empty; set storage.db_path or TUITBOT_HOME")
@@ -63,35 +95,122 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create database directory %s: %w", dir, err)
 	}
+	release, err := lockPath(ctx, LockPath(path))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := refuseEmpty(path, opts); err != nil {
+		return nil, err
+	}
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path))
+	if err := checkSidecars(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, opts.Pragmas))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	// One writer at a time is SQLite's model; a small pool still lets reads
 	// run beside a write under WAL.
-	db.SetMaxOpenConns(4)
-	d := &DB{DB: db, Path: path}
-	if err := d.verify(ctx); err != nil {
-		db.Close()
+	// One more than that is pinned by watchFiles.
+	db.SetMaxOpenConns(5)
+	d := &DB{DB: db, Path: path, reserveBytes: opts.ReserveBytes}
+	if err := d.open(ctx, opts); err != nil {
+		d.closeLocked()
 		return nil, err
 	}
-	if err := d.migrate(ctx, opts); err != nil {
-		db.Close()
+	if d.inUse, err = lockShared(InUsePath(path)); err != nil {
+		d.closeLocked()
 		return nil, err
 	}
+	// Best effort: on a full disk the database still opens for reading;
+	// the gateway refuses to send while the reserve is missing.
+	_ = d.EnsureReserve()
 	return d, nil
 }
 
-func dsn(path string) string {
+// checkSidecars refuses to open a database whose -wal or -shm is missing
+// while another process has it open. SQLite removes them only when the last
+// connection closes, so they were deleted by hand: opening now would give
+// this process a view without the other process's recent writes, and a
+// repeated call would pass as new. Once every process has stopped (the
+// last one folds its WAL into the database as it closes), it opens again.
+func checkSidecars(path string) error {
+	var missing []string
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, filepath.Base(path+suffix))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	busy, err := heldByOthers(InUsePath(path))
+	if err != nil || !busy {
+		return err
+	}
+	return fmt.Errorf("database %s: %s deleted while another tuitbot process has the database open; "+
+		"opening it now would miss that process's recent writes: stop every tuitbot process, then start again", path, strings.Join(missing, " and "))
+}
+
+func (d *DB) open(ctx context.Context, opts Options) error {
+	if err := d.verify(ctx); err != nil {
+		return err
+	}
+	plan, err := d.planIdentity(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := d.migrate(ctx, opts); err != nil {
+		return err
+	}
+	if err := d.applyIdentity(ctx, plan, FormatTime(opts.Now())); err != nil {
+		return err
+	}
+	d.IdentityNote = plan.note
+	if err := d.checkSchema(ctx); err != nil {
+		return err
+	}
+	return d.watchFiles(ctx)
+}
+
+// Close releases the pinned connection and closes the database. It holds
+// the open lock meanwhile, so that a process opening the database never
+// sees this one half closed (WAL already removed, in-use lock still held).
+func (d *DB) Close() error {
+	if release, err := lockPath(context.Background(), LockPath(d.Path)); err == nil {
+		defer release()
+	}
+	return d.closeLocked()
+}
+
+// closeLocked closes the database; the caller holds the open lock.
+func (d *DB) closeLocked() error {
+	if d.pin != nil {
+		_ = d.pin.Close()
+		d.pin = nil
+	}
+	err := d.DB.Close()
+	if d.inUse != nil {
+		d.inUse()
+		d.inUse = nil
+	}
+	return err
+}
+
+func dsn(path string, extra []string) string {
 	q := []string{
 		"_pragma=busy_timeout(10000)",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
 		"_txlock=immediate",
+	}
+	for _, p := range extra {
+		q = append(q, "_pragma="+p)
 	}
 	return "file:" + path + "?" + strings.Join(q, "&")
 }

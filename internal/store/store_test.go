@@ -243,9 +243,12 @@ func TestReopenIsIdempotent(t *testing.T) {
 }
 
 // rollBackLatest puts the database at path one migration back, as an older
-// release would have left it.
+// release would have left it: an older release kept no identity file.
 func rollBackLatest(t *testing.T, path string) {
 	t.Helper()
+	if err := os.Remove(store.IdentityPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)

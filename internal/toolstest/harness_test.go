@@ -26,6 +26,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -167,6 +168,13 @@ func startProxiedEmulator(t *testing.T, cfg *config.Config, hook func(*http.Requ
 	cfg.XAPI.TokenURL = base + "/2/oauth2/token"
 	access, refresh, ttl := sim.IssueToken(sim.DemoUserID(), sim.AllScopes())
 	tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresAt: time.Now().Add(ttl), Scopes: sim.AllScopes()}
+	// As `tuitbot auth` does, create the database (and its identity)
+	// before the first token: a token file marks a home with history.
+	db, err := store.Open(t.Context(), cfg.DBFile(), store.Options{})
+	if err != nil {
+		t.Fatalf("create the database: %v", err)
+	}
+	db.Close()
 	if err := xauth.SaveToken(t.Context(), cfg.TokenFile(), tok); err != nil {
 		t.Fatalf("save token: %v", err)
 	}

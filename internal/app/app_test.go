@@ -1,0 +1,219 @@
+package app_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+func testConfig(t *testing.T, home string) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Home = home
+	return &cfg
+}
+
+func newApp(t *testing.T, cfg *config.Config, opts app.Options) *app.App {
+	t.Helper()
+	opts.SkipX = true
+	a, err := app.New(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatalf("app.New: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func dbHealth(t *testing.T, a *app.App) app.Check {
+	t.Helper()
+	for _, c := range a.Health(context.Background()) {
+		if c.Name == "database" {
+			return c
+		}
+	}
+	t.Fatal("no database line in the health report")
+	return app.Check{}
+}
+
+func TestRequireDBFailsInsteadOfServingWithoutDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, home string)
+		want    []string
+	}{
+		{"not a database", func(t *testing.T, home string) {
+			if err := os.WriteFile(filepath.Join(home, "tuitbot.db"), []byte(strings.Repeat("not a database\n", 300)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"cannot open the database", "corrupt"}},
+		{"emptied database in a used home", func(t *testing.T, home string) {
+			for _, f := range []string{"tuitbot.db", "tokens.json"} {
+				if err := os.WriteFile(filepath.Join(home, f), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, []string{"cannot open the database", "new or empty", store.AcceptNewDatabaseFlag}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			tc.prepare(t, home)
+			cfg := testConfig(t, home)
+			a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
+			if err == nil {
+				a.Close()
+				t.Fatal("app.New with RequireDB started without a database")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			// Without RequireDB (doctor) the error is kept for the report.
+			a = newApp(t, cfg, app.Options{})
+			if a.DBErr == nil || dbHealth(t, a).Status != "error" {
+				t.Errorf("doctor view: DBErr %v, health %+v", a.DBErr, dbHealth(t, a))
+			}
+		})
+	}
+}
+
+func TestAcceptNewDatabase(t *testing.T) {
+	home := t.TempDir()
+	for _, f := range []string{"tuitbot.db", "tokens.json"} {
+		if err := os.WriteFile(filepath.Join(home, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newApp(t, testConfig(t, home), app.Options{RequireDB: true, AcceptNewDatabase: true})
+	if a.DB == nil || a.DB.ID == "" {
+		t.Fatal("the accepted database has no identity")
+	}
+}
+
+// leafPageOf returns one leaf page of table in the database at path.
+func leafPageOf(t *testing.T, path, table string) (page, size int64) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.QueryRow(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 2`, table).Scan(&page); err != nil {
+		t.Fatalf("find a leaf page of %s: %v", table, err)
+	}
+	if err := raw.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	return page, size
+}
+
+func TestHealthReportsCorruptAuditPages(t *testing.T) {
+	home := t.TempDir()
+	cfg := testConfig(t, home)
+	a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := store.FormatTime(time.Now())
+	for i := range 200 {
+		if _, err := a.DB.Exec(`INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at, completed_at)
+			VALUES (?, 'x_post_tweet', ?, ?, 'success', ?, ?)`, fmt.Sprintf("c-%d", i), fmt.Sprintf("h-%d", i), strings.Repeat("s", 400), now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Fatalf("healthy database reported %+v", h)
+	}
+	a.Close()
+
+	path := cfg.DBFile()
+	page, size := leafPageOf(t, path, "mutation_audit")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(strings.Repeat("\xA5", int(size))), (page-1)*size); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	a = newApp(t, cfg, app.Options{RequireDB: true})
+	h := dbHealth(t, a)
+	if h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
+		t.Fatalf("health with corrupt audit pages: %+v, want an error from quick_check", h)
+	}
+}
+
+func TestHealthReportsDeletedWAL(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	a := newApp(t, cfg, app.Options{RequireDB: true})
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Fatalf("healthy database reported %+v", h)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(cfg.DBFile() + suffix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := dbHealth(t, a)
+	if h.Status != "error" || !strings.Contains(h.Message, "deleted") {
+		t.Fatalf("health after -wal/-shm were deleted: %+v, want an error", h)
+	}
+}
+
+// TestHealthDegradedOnFullDisk runs the home on a small tmpfs that is then
+// filled up: with no room reserved for audit records the database is
+// reported degraded.
+func TestHealthDegradedOnFullDisk(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", home, "tmpfs", 0, "size=4m"); err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+			t.Skipf("mounting a tmpfs is not permitted here (%v); the gateway's max_page_count test covers the unrecorded-outcome path", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(home, 0) })
+	cfg := testConfig(t, home)
+	a := newApp(t, cfg, app.Options{RequireDB: true})
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Fatalf("healthy database reported %+v", h)
+	}
+	if err := os.Remove(store.ReservePath(cfg.DBFile())); err != nil {
+		t.Fatal(err)
+	}
+	filler, err := os.Create(filepath.Join(home, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := filler.Write(buf); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	h := dbHealth(t, a)
+	if h.Status != "degraded" || !strings.Contains(h.Message, "no room") {
+		t.Fatalf("health on a full disk: %+v, want degraded", h)
+	}
+	if err := os.Remove(filepath.Join(home, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Errorf("health once space is free again: %+v", h)
+	}
+}

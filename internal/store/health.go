@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// checkSchema fails closed when the database does not hold the schema this
+// build expects: every migration applied and every table they create
+// present.
+func (d *DB) checkSchema(ctx context.Context) error {
+	want, latest, err := expectedSchema()
+	if err != nil {
+		return err
+	}
+	var version int64
+	if err := d.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&version); err != nil {
+		return fmt.Errorf("database %s: read schema version: %w", d.Path, err)
+	}
+	if version != latest {
+		return fmt.Errorf("database %s is at schema version %d, this tuitbot expects %d; it was changed by another release or by hand: restore a backup", d.Path, version, latest)
+	}
+	rows, err := d.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return fmt.Errorf("database %s: read schema: %w", d.Path, err)
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("database %s: read schema: %w", d.Path, err)
+		}
+		have[strings.ToLower(n)] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("database %s: read schema: %w", d.Path, err)
+	}
+	var missing []string
+	for _, t := range want {
+		if !have[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("database %s is missing tables %s although its schema version is current; it was damaged or edited: restore a backup", d.Path, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+var (
+	createTable = regexp.MustCompile(`(?i)CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?["\x60]?(\w+)`)
+	dropTable   = regexp.MustCompile(`(?i)DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?["\x60]?(\w+)`)
+)
+
+// expectedSchema reads the tables the embedded migrations leave behind and
+// the latest version, so the check follows new migrations by itself.
+func expectedSchema() (tables []string, latest int64, err error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, 0, fmt.Errorf("migrations: %w", err)
+	}
+	live := map[string]bool{}
+	var order []string
+	for _, e := range entries {
+		var v int64
+		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err != nil {
+			return nil, 0, fmt.Errorf("migration %s has no version: %w", e.Name(), err)
+		}
+		latest = max(latest, v)
+		b, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+		if err != nil {
+			return nil, 0, fmt.Errorf("migrations: %w", err)
+		}
+		up, _, _ := strings.Cut(string(b), "-- +goose Down")
+		for _, m := range createTable.FindAllStringSubmatch(up, -1) {
+			n := strings.ToLower(m[1])
+			if !live[n] {
+				order = append(order, n)
+			}
+			live[n] = true
+		}
+		for _, m := range dropTable.FindAllStringSubmatch(up, -1) {
+			live[strings.ToLower(m[1])] = false
+		}
+	}
+	for _, n := range order {
+		if live[n] {
+			tables = append(tables, n)
+		}
+	}
+	return tables, latest, nil
+}
+
+// QuickCheck runs PRAGMA quick_check and returns "ok" or the problems it
+// found, joined.
+func (d *DB) QuickCheck(ctx context.Context) (string, error) {
+	rows, err := d.QueryContext(ctx, "PRAGMA quick_check(20)")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", err
+		}
+		lines = append(lines, s)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "; "), nil
+}
+
+// watchFiles pins one connection for the life of the DB and remembers which
+// files the database, its WAL and its shared-memory index are. SQLite
+// deletes the WAL only when the last connection closes, so while the pin
+// holds, each of the three paths must keep naming the same file; if one is
+// deleted or replaced, processes that open the database from now on no
+// longer see what this one wrote.
+func (d *DB) watchFiles(ctx context.Context) error {
+	conn, err := d.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", d.Path, err)
+	}
+	var one int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&one); err != nil {
+		conn.Close()
+		return fmt.Errorf("database %s: %w", d.Path, err)
+	}
+	d.pin = conn
+	d.files = map[string]os.FileInfo{}
+	for _, p := range d.watchedPaths() {
+		st, err := os.Stat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != d.Path {
+				// Not in WAL mode (an unusual file system): nothing to watch.
+				continue
+			}
+			return fmt.Errorf("database %s: %w", d.Path, err)
+		}
+		d.files[p] = st
+	}
+	return nil
+}
+
+func (d *DB) watchedPaths() []string {
+	return []string{d.Path, d.Path + "-wal", d.Path + "-shm"}
+}
+
+// CheckFiles reports whether the database files are still the ones this
+// process opened. A deleted or replaced -wal or -shm (or database) splits
+// processes into different views of the data: rows written by one become
+// invisible to the others, and repeats would pass as new calls.
+func (d *DB) CheckFiles() error {
+	for _, p := range d.watchedPaths() {
+		was, ok := d.files[p]
+		if !ok {
+			continue
+		}
+		st, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("database file %s was deleted while tuitbot was running; writes made since may be invisible to other processes: stop every tuitbot process and start again (then check get_recent_mutations)", p)
+		case err != nil:
+			return fmt.Errorf("database file %s: %w", p, err)
+		case !os.SameFile(was, st):
+			return fmt.Errorf("database file %s was replaced while tuitbot was running; writes made since may be invisible to other processes: stop every tuitbot process and start again (then check get_recent_mutations)", p)
+		}
+	}
+	return nil
+}
