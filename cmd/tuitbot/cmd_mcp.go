@@ -60,7 +60,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "stdio":
-				return mcpserver.ServeStdio(ctx, srv)
+				return mcpserver.ServeStdio(ctx, srv, mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes})
 			case "http":
 				path := tokenFile
 				create := false
