@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -74,7 +75,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
 					Listen: listen, Token: tok, Logger: log,
-					Ready: func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
+					MaxConnections:     cfg.MCP.HTTPMaxConnections,
+					MaxSessions:        cfg.MCP.MaxSessions,
+					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
+					MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
+					Ready:              func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
 				})
 			default:
 				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
