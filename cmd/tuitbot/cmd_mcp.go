@@ -26,7 +26,10 @@ func (c *cli) mcpCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default; --transport http for Streamable HTTP)",
 		Long: "Run the MCP server. Only the transport writes to stdout; logs go to stderr.\n" +
 			"With --transport http the server requires a bearer token from ~/.tuitbot/mcp_token\n" +
-			"(created 0600 on first use) or --token-file, and rejects foreign Origins.",
+			"(created 0600 on first use) or --token-file, and rejects foreign Origins.\n" +
+			"Connections, sessions and message size are capped by the [mcp] keys\n" +
+			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
+			"max_message_bytes (the last on stdio too); see `tuitbot config show`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
