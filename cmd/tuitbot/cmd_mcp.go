@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,10 @@ func (c *cli) mcpCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default; --transport http for Streamable HTTP)",
 		Long: "Run the MCP server. Only the transport writes to stdout; logs go to stderr.\n" +
 			"With --transport http the server requires a bearer token from ~/.tuitbot/mcp_token\n" +
-			"(created 0600 on first use) or --token-file, and rejects foreign Origins.",
+			"(created 0600 on first use) or --token-file, and rejects foreign Origins.\n" +
+			"Connections, sessions and message size are capped by the [mcp] keys\n" +
+			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
+			"max_message_bytes (the last on stdio too); see `tuitbot config show`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -63,7 +67,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "stdio":
-				return mcpserver.ServeStdio(ctx, srv)
+				return mcpserver.ServeStdio(ctx, srv, mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes})
 			case "http":
 				path := tokenFile
 				create := false
@@ -77,7 +81,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
 					Listen: listen, Token: tok, Logger: log,
-					Ready: func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
+					MaxConnections:     cfg.MCP.HTTPMaxConnections,
+					MaxSessions:        cfg.MCP.MaxSessions,
+					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
+					MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
+					Ready:              func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
 				})
 			default:
 				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 func main() {
@@ -15,7 +17,7 @@ func main() {
 	defer stop()
 	root := newRoot(os.Stdout, os.Stderr, os.Stdin)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+		fmt.Fprintln(os.Stderr, "error:", redact.URLCredentials(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
@@ -104,7 +105,7 @@ func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
 		return nil, usageError{fmt.Errorf("--log-level %q: allowed values: debug, info, warn, error", level)}
 	}
 	// Logs go to stderr only: stdout belongs to the MCP transport.
-	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l, ReplaceAttr: redact.LogAttr})), nil
 }
 
 func (c *cli) versionCmd() *cobra.Command {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 // Config is the whole configuration. Top-level keys come first; sections
@@ -119,6 +121,12 @@ type MCP struct {
 	Profile      string   `toml:"profile" doc:"Default profile: workflow (alias full), readonly or api-readonly."`
 	Tools        []string `toml:"tools" doc:"Only register these tools (empty = all of the profile)."`
 	ExcludeTools []string `toml:"exclude_tools" doc:"Never register these tools; exclusions win."`
+	// The HTTP transport serves anything on the machine that can reach the
+	// port; these bound what one client can hold.
+	HTTPMaxConnections        int   `toml:"http_max_connections" doc:"Most open connections the HTTP transport keeps; past it the longest-idle connection is closed (lowered to half the open-file limit when that is smaller)."`
+	SessionIdleTimeoutSeconds int   `toml:"session_idle_timeout_seconds" doc:"An HTTP session that receives no request for this long is closed; its client gets 404 and initializes again."`
+	MaxSessions               int   `toml:"max_sessions" doc:"Most HTTP sessions kept at once; past it the least recently used session is closed."`
+	MaxMessageBytes           int64 `toml:"max_message_bytes" doc:"Largest single JSON-RPC message accepted on stdio and HTTP; larger ones get a JSON-RPC error stating the limit."`
 }
 
 // MCPPolicy configures the mutation policy (seed 003).
@@ -272,7 +280,10 @@ func Default() Config {
 			MinActionDelaySeconds:     45, MaxActionDelaySeconds: 180,
 		},
 		Storage: Storage{AuditRetentionDays: 90, RetentionDays: 90},
-		MCP:     MCP{Profile: "workflow"},
+		MCP: MCP{
+			Profile: "workflow", HTTPMaxConnections: 128,
+			SessionIdleTimeoutSeconds: 1800, MaxSessions: 128, MaxMessageBytes: 1 << 20,
+		},
 		MCPPolicy: MCPPolicy{
 			EnforceForMutations: true,
 			RequireApprovalFor: []string{
@@ -351,7 +362,9 @@ type FieldError struct {
 	Message string
 }
 
-func (e *FieldError) Error() string { return e.Key + ": " + e.Message }
+// Error masks credentials in any URL the message quotes, so a rejected
+// value never prints the key written into it.
+func (e *FieldError) Error() string { return e.Key + ": " + redact.URLCredentials(e.Message) }
 
 // Errors is a list of validation failures.
 type Errors []*FieldError

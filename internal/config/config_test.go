@@ -454,6 +454,10 @@ func TestBadValues(t *testing.T) {
 		{"inf env", "", env{"TUITBOT_MCP_POLICY__DAILY_BUDGET_USD": "+Inf"}, "mcp_policy.daily_budget_usd", []string{"finite"}},
 		{"nan ratio", "[limits]\nproduct_mention_ratio = nan\n", nil, "limits.product_mention_ratio", []string{"finite"}},
 		{"nan rate limit", "[[mcp_policy.rate_limits]]\nkey = \"k\"\nmax_count = nan\n", nil, "mcp_policy.rate_limits[0].max_count", []string{"finite"}},
+		{"max connections", "[mcp]\nhttp_max_connections = 0\n", nil, "mcp.http_max_connections", []string{"greater than 0"}},
+		{"session idle timeout", "", env{"TUITBOT_MCP__SESSION_IDLE_TIMEOUT_SECONDS": "-5"}, "mcp.session_idle_timeout_seconds", []string{"greater than 0"}},
+		{"max sessions", "[mcp]\nmax_sessions = 0\n", nil, "mcp.max_sessions", []string{"greater than 0"}},
+		{"max message bytes", "[mcp]\nmax_message_bytes = 100\n", nil, "mcp.max_message_bytes", []string{"at least 1024", "100"}},
 		{"rule without id", "[[mcp_policy.rules]]\naction = { type = \"deny\" }\n", nil, "mcp_policy.rules[0].id", []string{"required"}},
 		{"rule action", "[[mcp_policy.rules]]\nid = \"r\"\naction = { type = \"maybe\" }\n", nil, "mcp_policy.rules[0].action.type", []string{"allow", "deny", "require_approval", "dry_run"}},
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 // Source says where the configuration came from, for `config show`.
@@ -350,7 +352,9 @@ func setFromString(v reflect.Value, s string) error {
 func (c *Config) Validate() error {
 	var es Errors
 	add := func(key, format string, args ...any) {
-		es = append(es, &FieldError{Key: key, Message: fmt.Sprintf(format, args...)})
+		// A rejected URL is quoted in its message; a key written into it
+		// must not be.
+		es = append(es, &FieldError{Key: key, Message: redact.URLCredentials(fmt.Sprintf(format, args...))})
 	}
 	oneOf := func(key, v string, allowed ...string) {
 		for _, a := range allowed {
@@ -425,6 +429,13 @@ func (c *Config) Validate() error {
 	positive("storage.audit_retention_days", c.Storage.AuditRetentionDays)
 	positive("storage.retention_days", c.Storage.RetentionDays)
 	oneOf("mcp.profile", c.MCP.Profile, "workflow", "full", "readonly", "api-readonly")
+	positive("mcp.http_max_connections", c.MCP.HTTPMaxConnections)
+	positive("mcp.session_idle_timeout_seconds", c.MCP.SessionIdleTimeoutSeconds)
+	positive("mcp.max_sessions", c.MCP.MaxSessions)
+	// Below 1 KiB not even an initialize request fits.
+	if c.MCP.MaxMessageBytes < 1024 {
+		add("mcp.max_message_bytes", "must be at least 1024 (got %d)", c.MCP.MaxMessageBytes)
+	}
 	positive("gateway.memory_window_seconds", c.Gateway.MemoryWindowSeconds)
 	positive("gateway.db_window_seconds", c.Gateway.DBWindowSeconds)
 	positive("gateway.approval_expiry_hours", c.Gateway.ApprovalExpiryHours)

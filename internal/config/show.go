@@ -11,24 +11,35 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 // Mask is what a set secret looks like in every output. It reveals nothing
 // of the value, not even a prefix.
-const Mask = "******"
+const Mask = redact.Mask
 
 // Masked returns the configuration as nested maps with every secret masked.
+// Credentials written into a URL (llm.base_url = "http://user:key@host/v1",
+// a proxy address) are masked too, in whatever key they appear.
 func Masked(cfg *Config) map[string]any {
 	c := *cfg
 	out := map[string]any{}
 	for _, f := range Fields(&c) {
 		v := f.Value.Interface()
-		if f.Secret {
-			if f.Value.String() != "" {
-				v = Mask
-			} else {
-				v = ""
+		switch {
+		case f.Secret && f.Value.String() != "":
+			v = Mask
+		case f.Secret:
+			v = ""
+		case f.Value.Kind() == reflect.String:
+			v = redact.URLCredentials(f.Value.String())
+		case f.Value.Kind() == reflect.Slice:
+			list := make([]string, f.Value.Len())
+			for i := range list {
+				list[i] = redact.URLCredentials(f.Value.Index(i).String())
 			}
+			v = list
 		}
 		if f.Section == "" {
 			out[f.Key] = v

@@ -243,3 +243,51 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestURLCredentialsMasked covers keys whose value is a URL: credentials in
+// its user info are a secret like api_key, in config show, get_config and
+// validation errors alike.
+func TestURLCredentialsMasked(t *testing.T) {
+	const key = "url-key-93c1d7"
+	home := t.TempDir()
+	writeFile(t, home, "config.toml", "[llm]\nbase_url = \"http://user:"+key+"@127.0.0.1:11434/v1\"\n"+
+		"[business]\nproduct_url = \"https://shop:"+key+"@shop.example/p\"\ncontent_pillars = [\"see https://a:"+key+"@b.example\"]\n")
+	cfg, _ := mustLoad(t, home, "", nil)
+	m := config.Masked(cfg)
+	if got, want := m["llm"].(map[string]any)["base_url"], "http://"+config.Mask+"@127.0.0.1:11434/v1"; got != want {
+		t.Errorf("llm.base_url shown as %v, want %v", got, want)
+	}
+	tomlOut, err := config.MaskedTOML(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonOut, err := config.MaskedJSON(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"Masked": mustJSON(t, m), "MaskedTOML": tomlOut, "MaskedJSON": string(jsonOut)} {
+		if strings.Contains(out, key) || strings.Contains(out, "user:") {
+			t.Errorf("%s output shows URL credentials:\n%s", name, out)
+		}
+		if !strings.Contains(out, "127.0.0.1:11434/v1") {
+			t.Errorf("%s output lost the rest of the URL", name)
+		}
+	}
+	if !strings.Contains(cfg.LLM.BaseURL, key) {
+		t.Error("Masked modified the configuration it was given")
+	}
+
+	// A URL refused by validation is quoted in the error without its
+	// credentials.
+	_, _, err = load(t, t.TempDir(), "", env{"TUITBOT_X_API__API_BASE_URL": "https://u:" + key + "@api.example.com"})
+	if err == nil {
+		t.Fatal("a base URL with credentials was accepted")
+	}
+	es, _ := config.AsErrors(err)
+	if strings.Contains(err.Error(), key) || len(es) == 0 || strings.Contains(es[0].Message, key) {
+		t.Errorf("validation error shows URL credentials: %v", err)
+	}
+	if !strings.Contains(err.Error(), "x_api.api_base_url") {
+		t.Errorf("validation error does not name the key: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"maps"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 // ToolVersion is the envelope schema version.
@@ -135,13 +136,15 @@ func OK(data any, meta *Meta) Envelope {
 }
 
 // Fail builds a failure envelope from err. Partial data attached to an
-// *apperr.Error (a broken thread's posted ids) is kept.
+// *apperr.Error (a broken thread's posted ids) is kept. Credentials in any
+// URL the message quotes (a transport error naming its endpoint) are masked:
+// the message goes to the agent.
 func Fail(err error, meta *Meta) Envelope {
 	e := apperr.As(err)
 	return Envelope{
 		Success: false,
 		Data:    e.Data,
-		Error:   &ErrorBody{Code: e.Code, Message: e.Message, Retryable: e.Retryable(), Extra: e.Extra},
+		Error:   &ErrorBody{Code: e.Code, Message: redact.URLCredentials(e.Message), Retryable: e.Retryable(), Extra: e.Extra},
 		Meta:    meta,
 	}
 }

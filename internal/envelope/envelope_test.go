@@ -271,3 +271,24 @@ func TestErrorBodyUnmarshalRejectsWrongTypes(t *testing.T) {
 		t.Errorf("null error: %v, %+v", err, env.Error)
 	}
 }
+
+func TestFailMasksURLCredentials(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"plain error", fmt.Errorf(`Post "http://user:s3cr3t@127.0.0.1:9/v1/chat/completions": connection refused`)},
+		{"app error", apperr.New(apperr.LLMError, "proxy https://p:s3cr3t@proxy.example:3128 refused the request")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := envelope.Fail(tc.err, nil)
+			if strings.Contains(env.Error.Message, "s3cr3t") {
+				t.Errorf("error message shows URL credentials: %s", env.Error.Message)
+			}
+			if !strings.Contains(env.Error.Message, "******@") {
+				t.Errorf("error message lost the masked URL: %s", env.Error.Message)
+			}
+		})
+	}
+}

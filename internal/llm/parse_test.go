@@ -75,6 +75,7 @@ func TestSanitize(t *testing.T) {
 		{"bearer", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.x", "", "Authorization: [redacted]"},
 		{"control chars", "line1\nline2\r\n\tend\x00", "", "line1 line2 end"},
 		{"invalid utf8", "bad \xff byte", "", "bad \uFFFD byte"},
+		{"url credentials", "proxy http://u:pw-1234@proxy.example:3128 refused", "", "proxy http://******@proxy.example:3128 refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

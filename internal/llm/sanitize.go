@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
 )
 
 // maxMessageRunes bounds how much of a provider's error text is passed on.
@@ -27,6 +29,8 @@ func sanitize(msg, apiKey string) string {
 		msg = strings.ReplaceAll(msg, k, "[redacted]")
 	}
 	msg = keyLike.ReplaceAllString(msg, "[redacted]")
+	// A proxy or gateway URL quoted back may carry its own credentials.
+	msg = redact.URLCredentials(msg)
 	var b strings.Builder
 	b.Grow(len(msg))
 	space := false

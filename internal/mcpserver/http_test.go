@@ -43,7 +43,7 @@ func httpServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(mcpserver.HTTPHandler(srv, testToken, nil))
+	ts := httptest.NewServer(mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Token: testToken}))
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -265,3 +265,25 @@ func FuzzOriginGuard(f *testing.F) {
 		}
 	})
 }
+
+func TestLeadingID(t *testing.T) {
+	tests := []struct {
+		prefix, want string
+	}{
+		{`{"jsonrpc":"2.0","id":42,"method":"ping","params":{"x":"aaa`, "42"},
+		{`{"jsonrpc":"2.0","id":"abc","method":"pi`, `"abc"`},
+		{`{"jsonrpc":"2.0","id":4`, ""},
+		{`{"jsonrpc":"2.0","id":42 `, ""},
+		{`{"jsonrpc":"2.0","id":"ab`, ""},
+		{`{"jsonrpc":"2.0","method":"ping","params":{"x":"aaa`, ""},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, ""},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, ""},
+		{`[{"id":1}]`, ""},
+		{`not json`, ""},
+	}
+	for _, tc := range tests {
+		if got := string(leadingID([]byte(tc.prefix))); got != tc.want {
+			t.Errorf("leadingID(%q) = %q, want %q", tc.prefix, got, tc.want)
+		}
+	}
+}

@@ -6,32 +6,60 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxLineBytes bounds one inbound JSON-RPC line.
-const MaxLineBytes = 8 << 20
+// DefaultMaxMessageBytes bounds one inbound JSON-RPC message when no limit is
+// configured (mcp.max_message_bytes). A post is 280 characters; a megabyte
+// leaves room for any legitimate call while one client cannot make the
+// server hold gigabytes.
+const DefaultMaxMessageBytes = 1 << 20
+
+// MaxNestingDepth is the deepest nesting of objects and arrays a message may
+// have. The SDK's decoder refuses more than 1000 levels by ending the whole
+// session, so the guard answers deeper messages itself and sits well below
+// that limit; real MCP messages nest a handful of levels.
+const MaxNestingDepth = 128
+
+// StdioOptions configure the stdio transport.
+type StdioOptions struct {
+	// MaxMessageBytes bounds one inbound line; 0 means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+}
+
+func (o StdioOptions) maxBytes() int {
+	if o.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return int(o.MaxMessageBytes)
+}
 
 // GuardedStdio is a stdio transport that answers malformed lines with a
 // JSON-RPC error instead of ending the session: one bad line from a client
 // must not take the server down.
-func GuardedStdio(in io.Reader, out io.Writer) mcp.Transport {
+func GuardedStdio(in io.Reader, out io.Writer, opts StdioOptions) mcp.Transport {
 	w := &lockedWriter{w: out}
+	limit := opts.maxBytes()
 	return &mcp.IOTransport{
-		Reader:        io.NopCloser(&lineGuard{r: bufio.NewReaderSize(in, 64<<10), out: w}),
-		Writer:        nopWriteCloser{w},
-		MaxLineLength: MaxLineBytes + 1,
+		Reader: io.NopCloser(&lineGuard{r: bufio.NewReaderSize(in, 64<<10), out: w, limit: limit}),
+		Writer: nopWriteCloser{w},
+		// The guard passes at most limit bytes plus the newline; the SDK's
+		// own cap only backs it up.
+		MaxLineLength: limit + 1,
 	}
 }
 
 // ServeStdio runs srv on stdin/stdout until ctx ends or the client leaves.
-func ServeStdio(ctx context.Context, srv *mcp.Server) error {
-	err := srv.Run(ctx, GuardedStdio(os.Stdin, os.Stdout))
+func ServeStdio(ctx context.Context, srv *mcp.Server, opts StdioOptions) error {
+	err := srv.Run(ctx, GuardedStdio(os.Stdin, os.Stdout, opts))
 	if err != nil && (ctx.Err() != nil || errors.Is(err, io.EOF)) {
 		return nil
 	}
@@ -58,20 +86,21 @@ func (nopWriteCloser) Close() error { return nil }
 type lineGuard struct {
 	r       *bufio.Reader
 	out     io.Writer
+	limit   int
 	pending []byte
 }
 
 func (g *lineGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
-		line, tooLong, err := g.readLine()
+		line, head, tooLong, err := g.readLine()
 		switch {
 		case tooLong:
-			g.reject(nil, -32700, "parse error: line longer than the 8 MiB limit")
+			g.reject(leadingID(head), -32600, tooLargeMessage(int64(g.limit)))
 		case len(bytes.TrimSpace(line)) > 0:
-			if id, code, msg, ok := checkMessage(line); ok {
-				g.pending = line
+			if msg, id, code, text, ok := checkMessage(line); ok {
+				g.pending = msg
 			} else {
-				g.reject(id, code, msg)
+				g.reject(id, code, text)
 			}
 		}
 		if err != nil {
@@ -86,38 +115,128 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine reads one line, discarding the rest of a line over the limit.
-func (g *lineGuard) readLine() (line []byte, tooLong bool, err error) {
+// tooLargeMessage is the error text for a message over the limit, on every
+// transport.
+func tooLargeMessage(limit int64) string {
+	return fmt.Sprintf("invalid request: message larger than the %d-byte limit (mcp.max_message_bytes)", limit)
+}
+
+// readLine reads one line. A line over the limit is skipped chunk by chunk
+// without being held: only its first chunk is kept (head), so the error
+// reply can carry the request's id when it comes early, as it does from
+// every SDK.
+func (g *lineGuard) readLine() (line, head []byte, tooLong bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := g.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxLineBytes {
+		size := len(buf) + len(chunk)
+		if bytes.HasSuffix(chunk, []byte("\n")) {
+			size-- // the line ends here; the newline is not part of the message
+		}
+		switch {
+		case tooLong:
+		case size > g.limit:
 			tooLong = true
+			head = buf
+			if len(head) == 0 {
+				head = chunk
+			}
+			head = bytes.Clone(head[:min(len(head), maxHeadBytes)])
 			buf = nil
-		} else if !tooLong {
+		default:
 			buf = append(buf, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if tooLong {
-			return nil, true, err
+			return nil, head, true, err
 		}
-		return buf, false, err
+		return buf, nil, false, err
 	}
 }
 
-// checkMessage accepts one JSON-RPC 2.0 object whose id, if any, is a
-// string or an integer the SDK can echo back unchanged; anything else gets a
-// parse or invalid-request error here, because the SDK would end the whole
-// session on it.
-func checkMessage(line []byte) (id json.RawMessage, code int, msg string, ok bool) {
-	if !json.Valid(line) {
-		return nil, -32700, "parse error: the line is not valid JSON", false
+// maxHeadBytes is how much of an over-long message is kept to find its id.
+const maxHeadBytes = 64 << 10
+
+// leadingID returns the id of a JSON-RPC object whose text is cut short,
+// when the id comes before the cut; nil otherwise.
+func leadingID(prefix []byte) json.RawMessage {
+	prefix = prefix[:min(len(prefix), maxHeadBytes)]
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
 	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if tok == "id" {
+			// A number cut off by the end of the prefix decodes as a
+			// shorter number; only an id something follows is whole.
+			rest := bytes.TrimLeft(prefix[dec.InputOffset():], " \t\r\n")
+			if len(rest) == 0 || !validID(v) {
+				return nil
+			}
+			return v
+		}
+	}
+	return nil
+}
+
+// nestingDepth is the deepest nesting of objects and arrays in data, counted
+// outside strings the way the SDK's decoder counts it.
+func nestingDepth(data []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return deepest
+}
+
+// checkMessage accepts one JSON-RPC 2.0 object whose id, if any, is a
+// string or an integer the SDK can echo back unchanged, and which the SDK's
+// own decoder accepts; anything else gets a parse or invalid-request error
+// here, because the SDK would end the whole session on it. The message it
+// passes on is the trimmed line plus a newline: the SDK refuses anything but
+// a newline after a value.
+func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, ok bool) {
 	trimmed := bytes.TrimSpace(line)
+	if d := nestingDepth(trimmed); d > MaxNestingDepth {
+		return nil, leadingID(trimmed), -32600, fmt.Sprintf("invalid request: JSON nested %d levels deep; the limit is %d", d, MaxNestingDepth), false
+	}
+	if !json.Valid(trimmed) {
+		return nil, nil, -32700, "parse error: the line is not valid JSON", false
+	}
 	if trimmed[0] == '[' {
-		return nil, -32600, "invalid request: JSON-RPC batches are not supported; send one message per line", false
+		return nil, nil, -32600, "invalid request: JSON-RPC batches are not supported; send one message per line", false
 	}
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -127,7 +246,7 @@ func checkMessage(line []byte) (id json.RawMessage, code int, msg string, ok boo
 		Error   json.RawMessage `json:"error"`
 	}
 	if trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
-		return nil, -32600, "invalid request: a JSON-RPC message must be an object", false
+		return nil, nil, -32600, "invalid request: a JSON-RPC message must be an object", false
 	}
 	idOK := validID(m.ID)
 	echo := m.ID
@@ -136,15 +255,23 @@ func checkMessage(line []byte) (id json.RawMessage, code int, msg string, ok boo
 	}
 	switch {
 	case m.JSONRPC != "2.0":
-		return echo, -32600, `invalid request: "jsonrpc" must be "2.0"`, false
+		return nil, echo, -32600, `invalid request: "jsonrpc" must be "2.0"`, false
 	case !idOK:
-		return nil, -32600, "invalid request: id must be a string or an integer", false
+		return nil, nil, -32600, "invalid request: id must be a string or an integer", false
 	case m.Method == nil && m.Result == nil && m.Error == nil:
-		return echo, -32600, "invalid request: no method", false
+		return nil, echo, -32600, "invalid request: no method", false
 	case m.Method == nil && len(m.ID) == 0:
-		return nil, -32600, "invalid request: a response needs the id of the request it answers", false
+		return nil, nil, -32600, "invalid request: a response needs the id of the request it answers", false
 	}
-	return nil, 0, "", true
+	// The SDK decodes more strictly than encoding/json (member names match
+	// case-sensitively, for one); whatever it would refuse is answered here.
+	if _, err := jsonrpc.DecodeMessage(trimmed); err != nil {
+		return nil, echo, -32600, "invalid request: " + err.Error(), false
+	}
+	msg = make([]byte, len(trimmed)+1)
+	copy(msg, trimmed)
+	msg[len(trimmed)] = '\n'
+	return msg, nil, 0, "", true
 }
 
 // validID accepts an absent id (a notification), a string, or an integer

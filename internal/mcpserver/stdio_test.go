@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
@@ -27,11 +31,16 @@ type guardedPipe struct {
 
 func startGuarded(t testing.TB, srv *mcp.Server) *guardedPipe {
 	t.Helper()
+	return startGuardedOpts(t, srv, mcpserver.StdioOptions{})
+}
+
+func startGuardedOpts(t testing.TB, srv *mcp.Server, opts mcpserver.StdioOptions) *guardedPipe {
+	t.Helper()
 	serverR, clientW := io.Pipe()
 	clientR, serverW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &guardedPipe{w: clientW, lines: make(chan string, 64), done: make(chan error, 1)}
-	go func() { g.done <- srv.Run(ctx, mcpserver.GuardedStdio(serverR, serverW)) }()
+	go func() { g.done <- srv.Run(ctx, mcpserver.GuardedStdio(serverR, serverW, opts)) }()
 	go func() {
 		defer close(g.lines)
 		rd := bufio.NewReaderSize(clientR, 1<<16)
@@ -217,26 +226,221 @@ func TestGuardedStdioFractionalIDNotRewritten(t *testing.T) {
 	}
 }
 
-func TestGuardedStdioOverlongLine(t *testing.T) {
+func TestGuardedStdioMessageLimit(t *testing.T) {
 	a := newApp(t, nil)
 	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGuarded(t, srv)
-	huge := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("a", mcpserver.MaxLineBytes) + `"}}`
-	g.send(huge)
-	l, ok := g.next(30 * time.Second)
-	if !ok {
-		t.Fatal("no reply to an over-long line")
+	ping := func(id string, size int) string {
+		head := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"x":"`
+		tail := `"}}`
+		return head + strings.Repeat("a", size-len(head)-len(tail)) + tail
 	}
-	var r wireReply
-	if err := json.Unmarshal([]byte(l), &r); err != nil || r.Error == nil || len(l) > 4096 {
-		t.Fatalf("over-long line reply: %.300q", l)
+	tests := []struct {
+		name  string
+		limit int64
+		line  string
+		// wantLimit is the limit the error must state; 0 means the line
+		// is within the limit and gets an ordinary answer.
+		wantLimit int64
+		wantID    string
+	}{
+		{"default limit, 2 MiB", 0, ping("5", 2<<20), mcpserver.DefaultMaxMessageBytes, "5"},
+		{"default limit, 9 MiB", 0, ping(`"big"`, 9<<20), mcpserver.DefaultMaxMessageBytes, `"big"`},
+		{"default limit, exactly the limit", 0, ping("6", mcpserver.DefaultMaxMessageBytes), 0, "6"},
+		{"configured limit", 4096, ping("7", 5000), 4096, "7"},
+		{"configured limit, id after the cut", 4096, `{"jsonrpc":"2.0","method":"ping","params":{"x":"` + strings.Repeat("b", 200<<10) + `"},"id":8}`, 4096, "null"},
+		{"configured limit, within", 4096, ping("9", 4000), 0, "9"},
 	}
-	if ok, why := g.alive("after", 10*time.Second); !ok {
-		t.Fatal(why)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGuardedOpts(t, srv, mcpserver.StdioOptions{MaxMessageBytes: tc.limit})
+			g.send(tc.line)
+			l, ok := g.next(30 * time.Second)
+			if !ok {
+				t.Fatalf("no reply (session ended: %t %s)", g.ended, errString(g.endErr))
+			}
+			var r wireReply
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatalf("reply %.300q", l)
+			}
+			if string(r.ID) != tc.wantID {
+				t.Errorf("reply id %s, want %s", r.ID, tc.wantID)
+			}
+			if tc.wantLimit == 0 {
+				if r.Error != nil {
+					t.Errorf("a message within the limit was refused: %+v", r.Error)
+				}
+			} else {
+				if r.Error == nil || len(l) > 4096 {
+					t.Fatalf("over-long message reply: %.300q", l)
+				}
+				if want := strconv.FormatInt(tc.wantLimit, 10) + "-byte limit"; !strings.Contains(r.Error.Message, want) {
+					t.Errorf("error %q does not state the limit %q", r.Error.Message, want)
+				}
+			}
+			if ok, why := g.alive("after", 10*time.Second); !ok {
+				t.Fatal(why)
+			}
+		})
 	}
+}
+
+// endless is a line of n bytes that is never held in memory as a whole.
+type endless struct{ left int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), e.left)
+	for i := range p[:n] {
+		p[i] = 'a'
+	}
+	e.left -= n
+	if e.left == 0 {
+		p[n-1] = '\n'
+	}
+	return n, nil
+}
+
+// TestGuardedStdioSkipsOverlongLineWithoutHoldingIt reads a 256 MiB line:
+// the guard must answer it after reading no more than a small multiple of
+// the limit into memory.
+func TestGuardedStdioSkipsOverlongLineWithoutHoldingIt(t *testing.T) {
+	const size = 256 << 20
+	var out strings.Builder
+	in := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`), &endless{left: size},
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n"))
+	conn, err := mcpserver.GuardedStdio(in, &out, mcpserver.StdioOptions{}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	msg, err := conn.Read(context.Background())
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("the message after an over-long line was not delivered: %v", err)
+	}
+	if req, ok := msg.(*jsonrpc.Request); !ok || req.ID.Raw() != int64(2) {
+		t.Errorf("delivered %#v, want request 2", msg)
+	}
+	if !strings.Contains(out.String(), `"id":1`) || !strings.Contains(out.String(), "byte limit") {
+		t.Errorf("error reply %q", out.String())
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8*mcpserver.DefaultMaxMessageBytes {
+		t.Errorf("skipping a %d MiB line allocated %d MiB", size>>20, grew>>20)
+	}
+}
+
+func TestGuardedStdioDeepNesting(t *testing.T) {
+	a := newApp(t, nil)
+	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		depth     int
+		wantError bool
+	}{
+		{mcpserver.MaxNestingDepth, false},
+		{mcpserver.MaxNestingDepth + 1, true},
+		{1000, true},
+		{1001, true},
+		{5000, true},
+		{9999, true},
+		{20000, true},
+	}
+	for _, tc := range tests {
+		t.Run(strconv.Itoa(tc.depth), func(t *testing.T) {
+			g := startGuarded(t, srv)
+			g.send(nested(`"n"`, tc.depth))
+			l, ok := g.next(10 * time.Second)
+			if !ok {
+				t.Fatalf("no reply (session ended: %t %s)", g.ended, errString(g.endErr))
+			}
+			var r wireReply
+			if err := json.Unmarshal([]byte(l), &r); err != nil || string(r.ID) != `"n"` {
+				t.Fatalf("reply %.300q", l)
+			}
+			if gotError := r.Error != nil && strings.Contains(r.Error.Message, "nested"); gotError != tc.wantError {
+				t.Errorf("depth %d: nesting error %t, want %t (%.300q)", tc.depth, gotError, tc.wantError, l)
+			}
+			if ok, why := g.alive("after", 10*time.Second); !ok {
+				t.Fatal(why)
+			}
+		})
+	}
+}
+
+// nested is a ping whose params nest depth levels in total, counting the
+// message object itself.
+func nested(id string, depth int) string {
+	inner := max(depth-2, 0)
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":{"a":` +
+		strings.Repeat("[", inner) + strings.Repeat("]", inner) + `}}`
+}
+
+// FuzzGuardAgainstDecoder feeds one line through the guard into the SDK's
+// real stdio decoder. The property: whatever the guard passes, the decoder
+// accepts, because a line the decoder refuses ends the whole session;
+// whatever the guard refuses gets exactly one JSON-RPC error reply.
+func FuzzGuardAgainstDecoder(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}   `,
+		"\t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r",
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\u0000"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"s\":\"\xff\"}}",
+		nested("1", 128), nested("1", 129), nested("1", 1000), nested("1", 1001), nested("1", 9999), nested("1", 10001),
+		`not json`, `[]`, `{}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		line = strings.NewReplacer("\n", " ").Replace(line)
+		var out strings.Builder
+		conn, err := mcpserver.GuardedStdio(strings.NewReader(line+"\n"), &out, mcpserver.StdioOptions{}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		msg, err := conn.Read(context.Background())
+		switch {
+		case err == nil:
+			if out.Len() != 0 {
+				t.Fatalf("%q was both answered with an error (%q) and delivered", line, out.String())
+			}
+			if msg == nil {
+				t.Fatalf("%q delivered a nil message", line)
+			}
+		case errors.Is(err, io.EOF):
+			replies := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if strings.TrimSpace(line) == "" {
+				if out.Len() != 0 {
+					t.Fatalf("a blank line was answered: %q", out.String())
+				}
+				return
+			}
+			if len(replies) != 1 {
+				t.Fatalf("%q got %d replies: %q", line, len(replies), out.String())
+			}
+			var r wireReply
+			if err := json.Unmarshal([]byte(replies[0]), &r); err != nil || r.JSONRPC != "2.0" || r.Error == nil {
+				t.Fatalf("%q got a reply that is not a JSON-RPC error: %q", line, replies[0])
+			}
+		default:
+			t.Fatalf("the guard passed %q but the SDK decoder refused it: %v", line, err)
+		}
+	})
 }
 
 // FuzzGuardedStdio writes one arbitrary line to a stdio session. Whatever

@@ -1,12 +1,15 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +22,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Defaults of the HTTP transport limits; HTTPOptions fields left at zero
+// take these.
+const (
+	DefaultMaxConnections     = 128
+	DefaultMaxSessions        = 128
+	DefaultSessionIdleTimeout = 30 * time.Minute
+)
+
+// Timeouts of the HTTP transport. A connection that has not sent its
+// headers within readHeaderTimeout, or sits idle between requests for
+// idleTimeout, is closed, so a client cannot hold descriptors by opening
+// connections and sending nothing. Writes get writeTimeout each rather than
+// per response: a streamed (SSE) response lives as long as its client keeps
+// reading it.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
 // HTTPOptions configure the Streamable HTTP transport.
 type HTTPOptions struct {
 	Listen string // host:port
@@ -26,13 +51,52 @@ type HTTPOptions struct {
 	Logger *slog.Logger
 	// Ready, if set, receives the bound address once listening.
 	Ready func(addr string)
+	// MaxConnections caps open connections; past it the connection idle
+	// longest (or still silent since it was accepted) is closed. It is
+	// lowered to half the process's open-file limit when that is smaller.
+	MaxConnections int
+	// MaxSessions caps MCP sessions; past it the least recently used one is
+	// closed and its client gets 404 on its next request.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that received no request for
+	// this long.
+	SessionIdleTimeout time.Duration
+	// MaxMessageBytes bounds one request body (one JSON-RPC message).
+	MaxMessageBytes int64
 }
 
-// HTTPHandler wraps the MCP handler with bearer authentication and Origin
-// checks.
-func HTTPHandler(srv *mcp.Server, token string, log *slog.Logger) http.Handler {
-	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: log})
-	return guard(inner, token)
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// HTTPHandler wraps the MCP handler with bearer authentication, Origin
+// checks, the message size limit, session limits and per-write deadlines.
+// Token, Logger, MaxSessions, SessionIdleTimeout and MaxMessageBytes of
+// opts apply.
+func HTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
+	opts = opts.withDefaults()
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Logger:              opts.Logger,
+		SessionTimeout:      opts.SessionIdleTimeout,
+		MaxRequestBodyBytes: opts.MaxMessageBytes,
+	})
+	sessions := newSessionLRU(srv, opts.MaxSessions, opts.Logger)
+	return guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token)
 }
 
 func guard(next http.Handler, token string) http.Handler {
@@ -41,11 +105,15 @@ func guard(next http.Handler, token string) http.Handler {
 		// Origin first: a browser page on another origin must not even learn
 		// whether its guessed token was right.
 		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+			// Refused requests close their connection: a client without
+			// the token must not keep a descriptor open by idling on it.
+			w.Header().Set("Connection", "close")
 			http.Error(w, "forbidden origin", http.StatusForbidden)
 			return
 		}
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("Connection", "close")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tuitbot"`)
 			http.Error(w, "missing or wrong bearer token (see ~/.tuitbot/mcp_token)", http.StatusUnauthorized)
 			return
@@ -53,6 +121,112 @@ func guard(next http.Handler, token string) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// limitBody reads the whole request body up to limit before the SDK sees
+// it. A larger body is answered with 413 and a JSON-RPC error that states
+// the limit and carries the request's id when it comes early in the body,
+// so an SDK client fails that one call and keeps its session. Only the
+// start of a body that declares itself too large is read.
+func limitBody(next http.Handler, limit int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > limit {
+			tooLarge(w, readLeadingID(r.Body), limit)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+				tooLarge(w, leadingID(body), limit)
+				return
+			}
+			w.Header().Set("Connection", "close")
+			http.Error(w, "could not read the request body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readLeadingID reads the start of a body only until the request's id has
+// gone by (or maxHeadBytes): the rest of a body declared too large is
+// never read.
+func readLeadingID(body io.Reader) json.RawMessage {
+	head := make([]byte, 0, 4096)
+	buf := make([]byte, 4096)
+	for len(head) < maxHeadBytes {
+		n, err := body.Read(buf[:min(len(buf), maxHeadBytes-len(head))])
+		head = append(head, buf[:n]...)
+		if id := leadingID(head); id != nil {
+			return id
+		}
+		if err != nil {
+			break
+		}
+	}
+	return nil
+}
+
+func tooLarge(w http.ResponseWriter, id json.RawMessage, limit int64) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": -32600, "message": tooLargeMessage(limit)},
+	})
+	if err != nil {
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large"}}`)
+	}
+	// The rest of the body is not read, so the connection cannot be
+	// reused.
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = w.Write(b)
+}
+
+// writeDeadlines replaces the server-wide write timeout of an authenticated
+// request with a deadline per write: a tool call may take longer than
+// writeTimeout before its answer, and an SSE stream lives for as long as the
+// client reads it, but a client that stops reading is cut off writeTimeout
+// after the write it stalled.
+func writeDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if err := rc.SetWriteDeadline(time.Time{}); err != nil {
+			// The writer cannot take deadlines (a test recorder); the
+			// server-wide timeout stays.
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc}, r)
+	})
+}
+
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (w *deadlineWriter) extend() { _ = w.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.extend()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) Flush() {
+	w.extend()
+	_ = w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func loopbackOrigin(o string) bool {
 	u, err := url.Parse(o)
@@ -73,26 +247,40 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts HTTPOptions) error {
 	if opts.Token == "" {
 		return errors.New("HTTP transport needs a bearer token")
 	}
+	opts = opts.withDefaults()
 	host, _, err := net.SplitHostPort(opts.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %q: want host:port such as 127.0.0.1:8765: %w", opts.Listen, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && opts.Logger != nil {
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		opts.Logger.Warn("listening on a non-loopback address because --listen asked for it", "listen", opts.Listen)
+	}
+	maxConns := opts.MaxConnections
+	if fdCap := openFileLimit() / 2; fdCap > 0 && fdCap < maxConns {
+		opts.Logger.Warn("lowering the HTTP connection cap to half the open-file limit",
+			"mcp.http_max_connections", maxConns, "effective", fdCap)
+		maxConns = fdCap
 	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
+	lim := newConnLimiter(ln, maxConns)
 	hs := &http.Server{
-		Handler:           HTTPHandler(srv, opts.Token, opts.Logger),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           HTTPHandler(srv, opts),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         lim.track,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
 	}
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(lim) }()
 	select {
 	case err := <-errc:
 		return err

@@ -1,0 +1,76 @@
+package redact_test
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/redact"
+)
+
+func TestURLCredentials(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"user and key", "http://user:key@host/v1", "http://******@host/v1"},
+		{"user only", "https://token@proxy.example:8443", "https://******@proxy.example:8443"},
+		{"at in password", "http://u:p@ss@host/x", "http://******@host/x"},
+		{"upper-case scheme", "HTTPS://u:k@h", "HTTPS://******@h"},
+		{"socks proxy", "socks5://u:k@127.0.0.1:1080", "socks5://******@127.0.0.1:1080"},
+		{"inside an error", `Post "http://u:k@h/v1/chat": dial tcp: refused`, `Post "http://******@h/v1/chat": dial tcp: refused`},
+		{"two urls", "a http://a:1@x b https://b:2@y", "a http://******@x b https://******@y"},
+		{"no credentials", "http://127.0.0.1:11434/v1", "http://127.0.0.1:11434/v1"},
+		{"at in the path", "https://host/@user", "https://host/@user"},
+		{"at in the query", "https://host/p?mail=a@b", "https://host/p?mail=a@b"},
+		{"mail address", "write to a@b.example", "write to a@b.example"},
+		{"empty", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := redact.URLCredentials(tc.in); got != tc.want {
+				t.Errorf("URLCredentials(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzURLCredentials(f *testing.F) {
+	for _, s := range []string{"http://u:k@h/", "x", "https://a@b@c/d", "ftp://:@/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := redact.URLCredentials(s)
+		if again := redact.URLCredentials(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+		if !strings.Contains(s, "@") && out != s {
+			t.Fatalf("text without @ changed: %q -> %q", s, out)
+		}
+	})
+}
+
+func TestLogAttr(t *testing.T) {
+	var b strings.Builder
+	log := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: redact.LogAttr}))
+	u, err := url.Parse("http://user:k3y@127.0.0.1:9/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("call failed",
+		"url", "http://user:k3y@127.0.0.1:9/v1",
+		"err", fmt.Errorf("post %q: refused", "https://p:k3y@proxy.example"),
+		"parsed", u,
+		slog.Group("llm", "base_url", "http://a:k3y@h/v1"),
+		"plain", "no credentials here")
+	out := b.String()
+	if strings.Contains(out, "k3y") {
+		t.Errorf("log line shows URL credentials: %s", out)
+	}
+	for _, want := range []string{"127.0.0.1:9/v1", "proxy.example", "no credentials here", redact.Mask} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log line lost %q: %s", want, out)
+		}
+	}
+}
