@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 func (c *cli) xsimCmd() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // staticTokens hands the X client one fixed emulator token.

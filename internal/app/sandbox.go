@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // Sandbox is the X emulator a --sandbox process uses. The first sandbox

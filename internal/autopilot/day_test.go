@@ -9,7 +9,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // dayTraffic schedules a day of other accounts posting about the keywords,

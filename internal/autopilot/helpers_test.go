@@ -19,7 +19,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 const product = "Tuitpilot"

@@ -18,8 +18,8 @@ import (
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/workflow"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 func tick(t *testing.T, r *autopilot.Runner) map[string]autopilot.LoopResult {

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/app"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // TestThousandIdenticalLikesExecuteOnce sends 1,000 identical x_like_tweet

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // outcome is what one call under one fault must produce.

@@ -22,8 +22,8 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/store"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // lockedBuffer collects log output from many goroutines.

@@ -11,8 +11,8 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // family is one tool of each family, with arguments that are valid and

@@ -27,8 +27,8 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/store"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // envOptions select how a test environment is configured.

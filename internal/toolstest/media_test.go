@@ -19,7 +19,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 func decodeInto(raw []byte, v any) error { return json.Unmarshal(raw, v) }

@@ -8,7 +8,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 type modeInfo struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/workflow"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 type feed struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // postTrap arms an emulator fault just before the nth POST /2/tweets that

@@ -12,7 +12,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // executed requires that a mutation ran (not routed, not deduplicated) and

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // cpuNow is the process's user+system CPU time. Reported per op next to

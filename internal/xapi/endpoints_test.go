@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/xapi"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
-	"github.com/tuitbot/tuitbot/internal/xapi/xspec"
+	"github.com/tuitbot/tuitbot/internal/xsim"
+	"github.com/tuitbot/tuitbot/internal/xspec"
 )
 
 var placeholder = regexp.MustCompile(`:([a-z_]+)`)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/xapi"
-	"github.com/tuitbot/tuitbot/internal/xapi/xspec"
+	"github.com/tuitbot/tuitbot/internal/xspec"
 )
 
 // TestClientTrafficMatchesXSpec drives the client's whole surface through

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 	"github.com/tuitbot/tuitbot/internal/xauth"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // These tests run the public API against the X emulator, whose token

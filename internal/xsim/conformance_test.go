@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
-	"github.com/tuitbot/tuitbot/internal/xapi/xspec"
+	"github.com/tuitbot/tuitbot/internal/xsim"
+	"github.com/tuitbot/tuitbot/internal/xspec"
 )
 
 // specClient drives the emulator through xspec's validating transport.
