@@ -107,7 +107,7 @@ func writeSpec(name, title, desc string, cat policy.Category, h Hints, out any, 
 }
 
 func tweetMutation(name, title, desc string, h Hints) *Tool {
-	return def(writeSpec(name, title, desc, policy.CatEngage, h, actions.Engagement{}),
+	return def(writeSpec(name, title, desc, policy.CatEngage, h, actions.EngagementData(name, true, "")),
 		func(ctx context.Context, c *Call, in TweetMutationInput) (Result, error) {
 			if err := actions.CheckID("tweet_id", in.TweetID); err != nil {
 				return Result{}, err
