@@ -412,7 +412,10 @@ func (g *Gateway) applyRetention(ctx context.Context) error {
 	return nil
 }
 
-// AuditEntry is one mutation_audit row.
+// AuditEntry is one mutation_audit row. The seed's names come first:
+// result_summary is always a string, error_message is null when there is
+// no error and rollback_action is the undo guidance. Fields beyond the seed
+// keep their own names.
 type AuditEntry struct {
 	CorrelationID  string             `json:"correlation_id"`
 	IdempotencyKey string             `json:"idempotency_key,omitempty"`
@@ -420,18 +423,19 @@ type AuditEntry struct {
 	ParamsHash     string             `json:"params_hash"`
 	ParamsSummary  string             `json:"params_summary"`
 	Status         string             `json:"status"`
+	ResultSummary  string             `json:"result_summary"`
+	ErrorMessage   *string            `json:"error_message"`
+	Rollback       *envelope.Rollback `json:"rollback_action"`
+	ElapsedMS      int64              `json:"elapsed_ms"`
+	CreatedAt      string             `json:"created_at"`
+	CompletedAt    string             `json:"completed_at,omitempty"`
+	AccountID      string             `json:"account_id"`
 	Result         json.RawMessage    `json:"result,omitempty"`
 	ErrorCode      string             `json:"error_code,omitempty"`
-	ErrorMessage   string             `json:"error_message,omitempty"`
-	Rollback       *envelope.Rollback `json:"rollback,omitempty"`
-	ElapsedMS      int64              `json:"elapsed_ms"`
-	AccountID      string             `json:"account_id"`
 	Caller         string             `json:"caller"`
 	Loop           string             `json:"loop,omitempty"`
 	ApprovalID     int64              `json:"approval_id,omitempty"`
 	DuplicateOf    string             `json:"duplicate_of,omitempty"`
-	CreatedAt      string             `json:"created_at"`
-	CompletedAt    string             `json:"completed_at,omitempty"`
 }
 
 // AuditFilter narrows Recent.
@@ -442,20 +446,23 @@ type AuditFilter struct {
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, params_hash, params_summary, status,
-	result_json, COALESCE(error_code,''), COALESCE(error_message,''), rollback_action, COALESCE(elapsed_ms,0),
+	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,'')`
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, rollback sql.NullString
+	var result, errMsg, rollback sql.NullString
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
-		&result, &e.ErrorCode, &e.ErrorMessage, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
+		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
 		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt)
 	if err != nil {
 		return e, err
 	}
 	if result.Valid && json.Valid([]byte(result.String)) {
 		e.Result = json.RawMessage(result.String)
+	}
+	if errMsg.Valid && errMsg.String != "" {
+		e.ErrorMessage = &errMsg.String
 	}
 	if rollback.Valid {
 		var rb envelope.Rollback
