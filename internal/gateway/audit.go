@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -438,6 +439,9 @@ type AuditEntry struct {
 	DuplicateOf    string             `json:"duplicate_of,omitempty"`
 }
 
+// auditStatuses are every status an audit row can have.
+var auditStatuses = []string{statusPending, statusSuccess, statusFailure, statusUnknown, statusInterrupted, statusDuplicate}
+
 // AuditFilter narrows Recent.
 type AuditFilter struct {
 	Tool, Status string
@@ -477,6 +481,16 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 20
+	}
+	// An unknown filter value would match nothing and look like "no
+	// mutations": refuse it, naming the field.
+	if f.Status != "" && !slices.Contains(auditStatuses, f.Status) {
+		return nil, apperr.New(apperr.InvalidInput, "status: %q is not an audit status; allowed values: %s", f.Status, strings.Join(auditStatuses, ", "))
+	}
+	if f.Tool != "" {
+		if _, ok := g.actions[f.Tool]; !ok {
+			return nil, apperr.New(apperr.InvalidInput, "tool: %q is not a mutation tool", f.Tool)
+		}
 	}
 	q := `SELECT ` + auditCols + ` FROM mutation_audit WHERE account_id = ?`
 	args := []any{g.opts.AccountID}
