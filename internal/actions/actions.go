@@ -59,6 +59,28 @@ func All(d Deps) []*gateway.Action {
 	return out
 }
 
+// Wrapper is a mutation tool with no action of its own: it reaches X only
+// through other gateway calls, and the gateway admits it by name first
+// (gateway.Admit), so policy configuration can name it.
+type Wrapper struct {
+	Tool     string
+	Category policy.Category
+}
+
+// Wrappers lists the wrapper tools.
+func Wrappers() []Wrapper {
+	return []Wrapper{
+		{Tool: ComposeTool, Category: policy.CatContent},
+		{Tool: ProposeTool, Category: policy.CatWrite},
+	}
+}
+
+// The wrapper tools' names.
+const (
+	ComposeTool = "compose_tweet"
+	ProposeTool = "propose_and_queue_replies"
+)
+
 // decode reads stored parameters strictly.
 func decode(params json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(params)))

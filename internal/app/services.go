@@ -76,12 +76,15 @@ func PolicyConfig(c *config.Config) policy.Config {
 	return out
 }
 
-// MutationTools are the tools the gateway can execute; policy names are
-// checked against them.
+// MutationTools are the tools the gateway can execute or admit; policy
+// names are checked against them.
 func MutationTools() map[string]bool {
 	known := map[string]bool{}
 	for _, a := range actions.All(actions.Deps{}) {
 		known[a.Tool] = true
+	}
+	for _, w := range actions.Wrappers() {
+		known[w.Tool] = true
 	}
 	return known
 }

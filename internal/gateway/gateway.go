@@ -183,6 +183,10 @@ type Call struct {
 	IdempotencyKey string
 	Caller         string // mcp, autopilot, approval, cli
 	Loop           string // autopilot loop name
+	// Via is the policy decision of the tool the call came through
+	// (compose_tweet, propose_and_queue_replies; see Admit): the stricter
+	// of it and the call's own decision applies.
+	Via *policy.Decision
 	// approvalID is set when replaying an approved item: only the approval
 	// outcome is bypassed; idempotency, limits, denials and audit apply.
 	approvalID int64
@@ -295,6 +299,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if err != nil {
 		return Response{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
 	}
+	dec = stricter(dec, c.Via, c.approvalID != 0)
 	switch dec.Outcome {
 	case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
 	default:
@@ -346,12 +351,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	switch dec.Outcome {
 	case policy.Deny:
-		e := apperr.New(dec.Code, "policy denied %s: %s (rule %s)", c.Tool, dec.Reason, dec.RuleID).
-			With("policy_decision", "denied").With("matched_rule_id", dec.RuleID)
-		if !dec.ResetAt.IsZero() {
-			e.With("rate_limit_reset", dec.ResetAt.UTC().Format(time.RFC3339))
-		}
-		return Response{}, e
+		return Response{}, denied(c.Tool, dec)
 	case policy.DryRun:
 		return Response{Kind: DryRun, Data: map[string]any{
 			"dry_run": true, "would_execute": c.Tool, "params": string(params), "matched_rule_id": dec.RuleID,

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi/xsim"
 )
 
@@ -70,4 +72,78 @@ func TestAuditRowsUseSeedNames(t *testing.T) {
 			t.Fatalf("detail has no %q", k)
 		}
 	}
+}
+
+// TestPolicyNamesWrapperTools: compose_tweet and propose_and_queue_replies
+// are mutation tools the policy can name: blocked, they refuse before
+// anything is stored or queued; a rule requiring approval for them
+// routes the posts they make to the queue even when the typed tool runs
+// directly.
+func TestPolicyNamesWrapperTools(t *testing.T) {
+	candidate := func(e *env) string {
+		t.Helper()
+		var res struct {
+			Candidates []struct {
+				TweetID string `json:"tweet_id"`
+			} `json:"candidates"`
+		}
+		e.call("find_reply_opportunities", map[string]any{"min_score": 0, "limit": 1}).ok(t, &res)
+		if len(res.Candidates) != 1 {
+			t.Fatal("no candidate")
+		}
+		return res.Candidates[0].TweetID
+	}
+	propose := func(id string) map[string]any {
+		return map[string]any{"items": []any{map[string]any{"candidate_id": id, "pre_drafted_text": "A thoughtful reply about Go tooling."}}}
+	}
+
+	t.Run("blocked", func(t *testing.T) {
+		e := newEnv(t, envOptions{permissive: true, configure: func(c *config.Config) {
+			c.MCPPolicy.BlockedTools = []string{"compose_tweet", "propose_and_queue_replies"}
+		}})
+		id := candidate(e)
+		before := e.counters()
+		e.call("compose_tweet", map[string]any{"content": "Blocked drafts are never stored."}).fails(t, apperr.PolicyBlocked).mentions(t, "compose_tweet")
+		e.call("propose_and_queue_replies", propose(id)).fails(t, apperr.PolicyBlocked).mentions(t, "propose_and_queue_replies")
+		var drafts struct {
+			Count int `json:"count"`
+		}
+		e.call("list_drafts", map[string]any{}).ok(t, &drafts)
+		var n struct {
+			Pending int `json:"pending"`
+		}
+		e.call("get_pending_count", map[string]any{}).ok(t, &n)
+		if drafts.Count != 0 || n.Pending != 0 {
+			t.Fatalf("a blocked call stored %d drafts and queued %d items", drafts.Count, n.Pending)
+		}
+		e.requireDelta(before, nil)
+	})
+
+	t.Run("require approval", func(t *testing.T) {
+		rule := func(tool string) config.PolicyRule {
+			return config.PolicyRule{ID: "review_" + tool, Priority: 500, Conditions: config.PolicyConditions{Tools: []string{tool}},
+				Action: config.PolicyAction{Type: "require_approval", Reason: "a human reviews " + tool}}
+		}
+		e := newEnv(t, envOptions{permissive: true, configure: func(c *config.Config) {
+			c.MCPPolicy.Rules = append(c.MCPPolicy.Rules, rule("compose_tweet"), rule("propose_and_queue_replies"))
+		}})
+		id := candidate(e)
+		before := e.counters()
+		var c struct {
+			Routed     bool  `json:"routed_to_approval"`
+			ApprovalID int64 `json:"approval_queue_id"`
+		}
+		e.call("compose_tweet", map[string]any{"content": "Reviewed before it posts."}).ok(t, &c)
+		if !c.Routed || c.ApprovalID == 0 {
+			t.Fatalf("compose_tweet under a require_approval rule: %+v", c)
+		}
+		var p struct {
+			Results []workflow.ProposeOutcome `json:"results"`
+		}
+		e.call("propose_and_queue_replies", propose(id)).ok(t, &p)
+		if len(p.Results) != 1 || p.Results[0].Status != "queued" {
+			t.Fatalf("propose_and_queue_replies under a require_approval rule: %+v", p.Results)
+		}
+		e.requireDelta(before, nil)
+	})
 }
