@@ -56,7 +56,19 @@ func All(d Deps) []*gateway.Action {
 	out = append(out, engageActions(d)...)
 	out = append(out, universalActions(d)...)
 	out = append(out, uploadAction(d))
+	for _, a := range out {
+		a.Ready = d.ready
+	}
 	return out
+}
+
+// ready reports why X calls cannot be attempted now, if they cannot.
+func (d Deps) ready(ctx context.Context) error {
+	x, err := client(d)
+	if err != nil {
+		return err
+	}
+	return x.Ready(ctx)
 }
 
 // Wrapper is a mutation tool with no action of its own: it reaches X only

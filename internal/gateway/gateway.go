@@ -44,6 +44,10 @@ type Action struct {
 	Validate func(params json.RawMessage) error
 	// Execute performs the side effect.
 	Execute func(ctx context.Context, params json.RawMessage) (Result, error)
+	// Ready, when set, reports why the call cannot be attempted now (no X
+	// credentials). It is asked only when the call would execute, before
+	// the pending audit row: a call that cannot be attempted leaves no row.
+	Ready func(ctx context.Context) error
 	// Classify may refine the category from the parameters (a universal
 	// DELETE of a tweet is a delete).
 	Classify func(params json.RawMessage) policy.Category
@@ -304,6 +308,11 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
 	default:
 		return Response{}, apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
+	}
+	if dec.Outcome == policy.Allow && act.Ready != nil {
+		if err := act.Ready(ctx); err != nil {
+			return Response{}, err
+		}
 	}
 	// 2 and 4. One write transaction checks for an earlier identical call
 	// and, only when there is none, records the decision and its durable

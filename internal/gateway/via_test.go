@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -66,5 +67,25 @@ func TestAdmitReportsDenialAndIgnoresApprovalModeDefault(t *testing.T) {
 	}
 	if len(e.audit()) != 0 {
 		t.Fatal("admission wrote an audit row")
+	}
+}
+
+// TestNotReadyWritesNoAuditRow: a call that cannot be attempted (no X
+// credentials) is answered before the pending row, while a call routed to
+// approval still queues: approving it later, once signed in, is fine.
+func TestNotReadyWritesNoAuditRow(t *testing.T) {
+	e := newEnv(t)
+	e.g.actions[fakeTool].Ready = func(context.Context) error {
+		return apperr.New(apperr.XNotConfigured, "no credentials")
+	}
+	_, err := e.do(e.g, json.RawMessage(`{"text":"not ready"}`), "")
+	wantCode(t, err, apperr.XNotConfigured)
+	if n := len(e.audit()); n != 0 || e.act.count() != 0 {
+		t.Fatalf("%d audit rows, %d executions for a call that could not be attempted", n, e.act.count())
+	}
+	e.pol.set(decision(policy.RequireApproval, "review"))
+	r, err := e.do(e.g, json.RawMessage(`{"text":"queued"}`), "")
+	if err != nil || r.Kind != Routed {
+		t.Fatalf("routed call without credentials: %q %v", r.Kind, err)
 	}
 }

@@ -350,7 +350,8 @@ func TestGatedByDefault(t *testing.T) {
 }
 
 // TestXNotConfigured: without a token file every X tool says how to sign
-// in, and gated calls record the failure.
+// in, and a gated call that cannot be attempted leaves no audit row (it is
+// answered before the pending row is written).
 func TestXNotConfigured(t *testing.T) {
 	e := newEnv(t, envOptions{permissive: true})
 	if err := os.Remove(e.Cfg.TokenFile()); err != nil {
@@ -359,7 +360,25 @@ func TestXNotConfigured(t *testing.T) {
 	before := e.counters()
 	e.call("x_get_me", map[string]any{}).fails(t, apperr.XNotConfigured).mentions(t, "tuitbot auth")
 	e.call("find_reply_opportunities", map[string]any{}).fails(t, apperr.XNotConfigured)
-	r := e.call("x_post_tweet", map[string]any{"text": "No token, no post."}).fails(t, apperr.XNotConfigured)
-	requireAuditFailure(t, e, r, "failure", apperr.XNotConfigured)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"x_post_tweet", map[string]any{"text": "No token, no post."}},
+		{"x_like_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}},
+		{"x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"No token, no raw post."}`}},
+	} {
+		r := e.call(c.tool, c.args).fails(t, apperr.XNotConfigured)
+		if r.Meta.CorrelationID != "" {
+			t.Fatalf("%s: a call that was never attempted got correlation id %s", c.tool, r.Meta.CorrelationID)
+		}
+	}
+	var list struct {
+		Count int `json:"count"`
+	}
+	e.call("get_recent_mutations", map[string]any{}).ok(t, &list)
+	if list.Count != 0 {
+		t.Fatalf("%d audit rows for calls that could not be attempted", list.Count)
+	}
 	e.requireDelta(before, nil)
 }
