@@ -165,12 +165,13 @@ func (a *App) startGateway(ctx context.Context) error {
 	cfg := a.Cfg
 	g, err := gateway.New(ctx, gateway.Options{
 		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: "default", Now: a.Now, Logger: a.Log,
-		Mode:           func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
-		MemoryWindow:   time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
-		DBWindow:       time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
-		ApprovalTTL:    time.Duration(cfg.Gateway.ApprovalExpiryHours) * time.Hour,
-		AuditRetention: time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
-		LockDir:        filepath.Join(cfg.Home, "locks"),
+		Mode:                func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
+		MemoryWindow:        time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
+		DBWindow:            time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
+		ApprovalTTL:         time.Duration(cfg.Gateway.ApprovalExpiryHours) * time.Hour,
+		MaxPendingApprovals: cfg.MCPPolicy.MaxPendingApprovals,
+		AuditRetention:      time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
+		LockDir:             filepath.Join(cfg.Home, "locks"),
 	})
 	if err != nil {
 		return err

@@ -86,6 +86,8 @@ type Options struct {
 	KeyWindow time.Duration
 	// ApprovalTTL is how long a queued item stays pending.
 	ApprovalTTL time.Duration
+	// MaxPendingApprovals bounds the pending items (default 500).
+	MaxPendingApprovals int
 	// AuditRetention is how long audit rows are kept.
 	AuditRetention time.Duration
 	// LockDir holds the per-process liveness locks used to tell a crashed
@@ -129,6 +131,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	if opts.ApprovalTTL <= 0 {
 		opts.ApprovalTTL = 24 * time.Hour
+	}
+	if opts.MaxPendingApprovals <= 0 {
+		opts.MaxPendingApprovals = 500
 	}
 	if opts.AuditRetention <= 0 {
 		opts.AuditRetention = 90 * 24 * time.Hour

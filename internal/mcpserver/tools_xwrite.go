@@ -16,7 +16,7 @@ import (
 // gatewayErrors are the codes the gateway itself can produce.
 var gatewayErrors = []apperr.Code{apperr.PolicyError, apperr.PolicyBlocked, apperr.PolicyRateLimited, apperr.PolicyHardRule,
 	apperr.PolicyUserRule, apperr.PolicyBudget, apperr.IdempotencyConflict, apperr.MutationInFlight, apperr.OutcomeUnverified,
-	apperr.DBError, apperr.XOutcomeUnknown}
+	apperr.DBError, apperr.XOutcomeUnknown, apperr.ApprovalQueueFull}
 
 func mutationErrors(extra ...apperr.Code) []apperr.Code {
 	out := append([]apperr.Code{}, xErrors...)
