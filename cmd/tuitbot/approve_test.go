@@ -69,3 +69,35 @@ func TestApproveListPagesThroughTheWholeQueue(t *testing.T) {
 	}
 	h.fails(t, "approve", "list", "--limit", "0")
 }
+
+// TestAuditResolve: exactly one of --happened and --did-not-happen is
+// required, and the resolution is recorded with who made it.
+func TestAuditResolve(t *testing.T) {
+	h := newHome(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, h.path("tuitbot.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const corr = "5f0e9a52-1c2b-4d3e-8f40-123456789abc"
+	if _, err := db.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at, completed_at)
+		VALUES (?, 'x_post_tweet', 'h', '{"text":"maybe"}', 'unknown', ?, ?)`, corr, store.FormatTime(time.Now()), store.FormatTime(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{
+		{"audit", "resolve", corr},
+		{"audit", "resolve", corr, "--happened", "--did-not-happen"},
+	} {
+		if r := h.fails(t, args...); r.code != 2 || !strings.Contains(r.stderr, "--happened") {
+			t.Fatalf("tuitbot %v: want a usage error naming the flags:\n%s", args, r)
+		}
+	}
+	r := h.ok(t, "audit", "resolve", corr, "--did-not-happen")
+	mustContain(t, "resolve", r.stdout, "did_not_happen", "by cli")
+	r = h.ok(t, "audit", "show", corr)
+	mustContain(t, "show", r.stdout, `"resolution": "did_not_happen"`, `"resolved_by": "cli"`, `"resolved_at"`)
+	if r := h.fails(t, "audit", "resolve", corr, "--happened"); !strings.Contains(r.stderr, "already resolved") {
+		t.Fatalf("second resolution:\n%s", r)
+	}
+}

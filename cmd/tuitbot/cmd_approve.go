@@ -266,6 +266,35 @@ func (c *cli) auditCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(recent, show)
+	var happened, didNotHappen bool
+	resolve := &cobra.Command{
+		Use:   "resolve CORRELATION_ID --happened|--did-not-happen",
+		Short: "Resolve a mutation whose outcome is unknown, after checking X",
+		Long: "A mutation that ended unknown or interrupted may or may not have reached X, so identical\n" +
+			"repeats stay blocked until it is resolved. Check X (the post, the like, the follow), then\n" +
+			"say what you found: --happened makes repeats answer as duplicates of it, --did-not-happen\n" +
+			"lets the call run again. `tuitbot audit show` prints the exact request that was sent.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if happened == didNotHappen {
+				return usageError{fmt.Errorf("say what you found on X: exactly one of --happened or --did-not-happen")}
+			}
+			resolution := gateway.ResolvedHappened
+			if didNotHappen {
+				resolution = gateway.ResolvedDidNotHappen
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				e, err := g.Resolve(cmd.Context(), args[0], resolution, gateway.ResolvedByCLI)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "%s (%s, %s) resolved as %s by %s at %s\n", e.CorrelationID, e.Tool, e.Status, e.Resolution, e.ResolvedBy, e.ResolvedAt)
+				return nil
+			})
+		},
+	}
+	resolve.Flags().BoolVar(&happened, "happened", false, "the mutation did reach X")
+	resolve.Flags().BoolVar(&didNotHappen, "did-not-happen", false, "the mutation did not reach X")
+	cmd.AddCommand(recent, show, resolve)
 	return cmd
 }

@@ -58,6 +58,11 @@ func All(d Deps) []*gateway.Action {
 	out = append(out, uploadAction(d))
 	for _, a := range out {
 		a.Ready = d.ready
+		if a.Request == nil {
+			// Typed tools' parameters hold no secrets: kept whole, they say
+			// exactly what was asked of X.
+			a.Request = func(params json.RawMessage) []byte { return params }
+		}
 	}
 	return out
 }
@@ -218,6 +223,7 @@ func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
 	return &gateway.Action{
 		Tool: tool, Category: cat, EditableText: "text",
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Verify:   verifyPost(d, parse),
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))

@@ -46,6 +46,9 @@ func auditSummary(act *Action, params json.RawMessage) string {
 type priorRow struct {
 	hash, status, corr, errCode, dupOf string
 	result                             sql.NullString
+	// resolution is happened or did_not_happen once someone resolved an
+	// unknown or interrupted attempt.
+	resolution string
 }
 
 type querier interface {
@@ -62,7 +65,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	if c.IdempotencyKey != "" {
 		var p priorRow
 		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.dupOf)
+			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
 			// the key stands for is the original's, which may be older than
@@ -87,7 +90,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	}
 	var p priorRow
 	err := q.QueryRowContext(ctx, qPriorByHash, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -160,7 +163,7 @@ func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash strin
 func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (priorRow, error) {
 	var p priorRow
 	err := q.QueryRowContext(ctx, qOriginal, g.opts.AccountID, dup.dupOf).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The original aged out under retention; the duplicate's own record
 		// still says the call succeeded.
@@ -170,7 +173,19 @@ func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (pri
 }
 
 func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRow) (*Response, error) {
-	switch p.status {
+	status := p.status
+	if status == statusUnknown || status == statusInterrupted {
+		switch p.resolution {
+		case ResolvedHappened:
+			// Resolved as having reached X: a success for every
+			// duplicate check from now on.
+			status = statusSuccess
+		case ResolvedDidNotHappen:
+			// Nothing reached X: the block is released.
+			return nil, nil
+		}
+	}
+	switch status {
 	case statusSuccess:
 		var cached any
 		if p.result.Valid {
@@ -192,8 +207,8 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 			With("original_correlation_id", p.corr)
 	case statusUnknown, statusInterrupted:
 		return nil, apperr.New(apperr.OutcomeUnverified,
-			"an identical %s (correlation id %s) ended with an unknown outcome; verify on X first (for example read the timeline or get_tweet_by_id), it is never retried automatically", c.Tool, p.corr).
-			With("original_correlation_id", p.corr)
+			"an identical %s (correlation id %s) ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline or get_tweet_by_id), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`; it is never retried automatically", c.Tool, p.corr, p.corr).
+			With("original_correlation_id", p.corr).With("original_status", p.status)
 	case statusFailure:
 		if p.errCode == string(apperr.ThreadPartial) {
 			return nil, apperr.New(apperr.OutcomeUnverified,
@@ -216,13 +231,19 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row; the caller's transaction has
 // already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, corr, summary string, start time.Time) error {
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, hash, corr, summary string, start time.Time) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
 	}
+	var request sql.NullString
+	if act, ok := g.actions[c.Tool]; ok && act.Request != nil {
+		if b := act.Request(params); len(b) > 0 {
+			request = sql.NullString{String: string(b), Valid: true}
+		}
+	}
 	_, err := q.ExecContext(ctx, qInsertPending,
-		corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
+		corr, c.IdempotencyKey, c.Tool, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request)
 	if err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
@@ -437,6 +458,14 @@ type AuditEntry struct {
 	Loop           string             `json:"loop,omitempty"`
 	ApprovalID     int64              `json:"approval_id,omitempty"`
 	DuplicateOf    string             `json:"duplicate_of,omitempty"`
+	// Request is the canonical request a universal write sent (no header
+	// values), for a human verifying an unknown outcome.
+	Request json.RawMessage `json:"request,omitempty"`
+	// Resolution records how an unknown or interrupted attempt was
+	// resolved, by whom (cli, mcp, auto) and when.
+	Resolution string `json:"resolution,omitempty"`
+	ResolvedBy string `json:"resolved_by,omitempty"`
+	ResolvedAt string `json:"resolved_at,omitempty"`
 }
 
 // auditStatuses are every status an audit row can have.
@@ -451,16 +480,20 @@ type AuditFilter struct {
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, params_hash, params_summary, status,
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
-	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,'')`
+	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
+	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, errMsg, rollback sql.NullString
+	var result, errMsg, rollback, request sql.NullString
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
 		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
-		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt)
+		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
 	if err != nil {
 		return e, err
+	}
+	if request.Valid && json.Valid([]byte(request.String)) {
+		e.Request = json.RawMessage(request.String)
 	}
 	if result.Valid && json.Valid([]byte(result.String)) {
 		e.Result = json.RawMessage(result.String)

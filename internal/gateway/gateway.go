@@ -61,6 +61,15 @@ type Action struct {
 	// Fingerprint may supply the idempotency material when not every stored
 	// parameter changes the effect (header values of a universal request).
 	Fingerprint func(params json.RawMessage) ([]byte, error)
+	// Request, when set, renders the request as sent, kept whole on the
+	// audit row (the summary is truncated) so a human can verify an unknown
+	// outcome. It must hold no secrets.
+	Request func(params json.RawMessage) []byte
+	// Verify, when set, reads X to find out whether the call's effect is
+	// there (a post with exactly this text in the account's own recent
+	// timeline). found true resolves an unknown outcome as happened, with
+	// data as its result. It never concludes that a call did not happen.
+	Verify func(ctx context.Context, params json.RawMessage) (data any, found bool, err error)
 }
 
 // Policy is the decision service the gateway consults.
@@ -254,13 +263,13 @@ func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
 	// the one answering "routed to approval", which is not an outcome the
 	// replay may adopt. The database checks still dedup it.
 	if c.approvalID != 0 {
-		return g.run(ctx, act, c, params, hash)
+		return g.runVerified(ctx, act, c, params, hash)
 	}
 	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
 	if !leader {
 		return slot.wait(ctx)
 	}
-	resp, err := g.run(ctx, act, c, params, hash)
+	resp, err := g.runVerified(ctx, act, c, params, hash)
 	slot.finish(resp, err, g.opts.Now())
 	return resp, err
 }
@@ -349,7 +358,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 				"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
 			}}
 		case policy.Allow:
-			return g.insertPending(ctx, q, c, hash, corr, summary, start)
+			return g.insertPending(ctx, q, c, params, hash, corr, summary, start)
 		}
 		return nil
 	})
@@ -488,16 +497,15 @@ func (s *slot) finish(resp Response, err error, now time.Time) {
 }
 
 // remember reports whether an answer is kept for the memory window after
-// the call ends. Only what this process just executed is: its success, or an
-// outcome that blocks repeats. Everything else is re-derived from the
-// database on the next call, because a cached copy would be wrong there: a
-// routed answer would be handed to the approved replay, and a duplicate
-// answer would outlive the original's database window.
+// the call ends. Only what this process just executed successfully is.
+// Everything else is re-derived from the database on the next call,
+// because a cached copy would be wrong there: a routed answer would be
+// handed to the approved replay, a duplicate answer would outlive the
+// original's database window, and an unknown outcome must be answered
+// from its audit row, which blocks until it is resolved (and may be
+// resolved by reading X).
 func remember(resp Response, err error) bool {
-	if err != nil {
-		return blocksRepeat(err)
-	}
-	return resp.Kind == Executed
+	return err == nil && resp.Kind == Executed && !resp.Unknown
 }
 
 // blocksRepeat reports errors after which an identical repeat must not run:
@@ -520,7 +528,8 @@ func duplicateOf(resp Response, err error) (Response, error) {
 	if err != nil || resp.Unknown {
 		if err == nil || blocksRepeat(err) {
 			return Response{}, apperr.New(apperr.OutcomeUnverified,
-				"an identical call just ended with an unknown outcome; verify on X (for example read the timeline) before retrying")
+				"an identical call (correlation id %s) just ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`",
+				resp.CorrelationID, resp.CorrelationID).With("original_correlation_id", resp.CorrelationID)
 		}
 		return Response{}, err
 	}

@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -145,5 +146,93 @@ func TestPolicyNamesWrapperTools(t *testing.T) {
 			t.Fatalf("propose_and_queue_replies under a require_approval rule: %+v", p.Results)
 		}
 		e.requireDelta(before, nil)
+	})
+}
+
+// TestUnknownOutcomeUntilResolved: a post whose outcome is unknown blocks
+// identical repeats until it is resolved. tuitbot resolves it itself only
+// by finding the exact text in the account's own timeline; otherwise a
+// human (here an agent allowed to approve) says what X shows.
+func TestUnknownOutcomeUntilResolved(t *testing.T) {
+	e := newEnv(t, envOptions{permissive: true, agentApproval: true})
+	type dup struct {
+		Duplicate bool           `json:"duplicate"`
+		Original  string         `json:"original_correlation_id"`
+		Cached    map[string]any `json:"cached_result"`
+	}
+	onX := func(text string) []xsim.Tweet {
+		var out []xsim.Tweet
+		for _, tw := range e.Sim.World().Tweets {
+			if tw.Text == text {
+				out = append(out, tw)
+			}
+		}
+		return out
+	}
+
+	t.Run("reached X: found in the timeline and resolved by tuitbot", func(t *testing.T) {
+		text := "Did this reach X? The timeline knows."
+		e.Sim.SetFault("POST /2/tweets", xsim.Fault{ApplyThenFailNext: 1, ErrorStatus: 503})
+		first := e.call("x_post_tweet", map[string]any{"text": text}).fails(t, apperr.XOutcomeUnknown)
+		e.Sim.ClearFaults()
+		var d dup
+		e.call("x_post_tweet", map[string]any{"text": text}).ok(t, &d)
+		posted := onX(text)
+		if len(posted) != 1 {
+			t.Fatalf("%d posts with the text on X, want exactly 1", len(posted))
+		}
+		if !d.Duplicate || d.Original != first.Meta.CorrelationID || d.Cached["id"] != posted[0].ID {
+			t.Fatalf("repeat answered %+v, want a duplicate of %s with post %s", d, first.Meta.CorrelationID, posted[0].ID)
+		}
+		if a := e.audit(first.Meta.CorrelationID); a.Resolution != "happened" || a.ResolvedBy != "auto" || a.ResolvedAt == "" {
+			t.Fatalf("audit row %+v, want resolved happened by auto", a)
+		}
+	})
+
+	t.Run("did not reach X: blocked until a human resolves it", func(t *testing.T) {
+		text := "This one never reached X."
+		e.Sim.SetFault("POST /2/tweets", xsim.Fault{ErrorNext: 1, ErrorStatus: 503})
+		first := e.call("x_post_tweet", map[string]any{"text": text}).fails(t, apperr.XOutcomeUnknown)
+		e.Sim.ClearFaults()
+		e.call("x_post_tweet", map[string]any{"text": text}).fails(t, apperr.OutcomeUnverified).mentions(t, "tuitbot audit resolve "+first.Meta.CorrelationID)
+		e.call("resolve_mutation", map[string]any{"correlation_id": first.Meta.CorrelationID, "outcome": "maybe"}).fails(t, apperr.InvalidInput).mentions(t, "outcome")
+		var resolved struct {
+			Resolution string `json:"resolution"`
+			ResolvedBy string `json:"resolved_by"`
+		}
+		e.call("resolve_mutation", map[string]any{"correlation_id": first.Meta.CorrelationID, "outcome": "did_not_happen"}).ok(t, &resolved)
+		if resolved.Resolution != "did_not_happen" || resolved.ResolvedBy != "mcp" {
+			t.Fatalf("resolved %+v", resolved)
+		}
+		executed(t, e.call("x_post_tweet", map[string]any{"text": text}), nil)
+		if n := len(onX(text)); n != 1 {
+			t.Fatalf("%d posts with the text on X, want 1", n)
+		}
+	})
+
+	t.Run("x_post keeps the canonical request for a human to verify", func(t *testing.T) {
+		body := `{"text":"A raw post whose answer was lost."}`
+		e.Sim.SetFault("POST /2/tweets", xsim.Fault{ApplyThenFailNext: 1, ErrorStatus: 503})
+		first := e.call("x_post", map[string]any{"path": "/2/tweets", "body": body, "headers": []map[string]any{{"key": "Content-Type", "value": "application/json"}}})
+		e.Sim.ClearFaults()
+		a := e.audit(first.Meta.CorrelationID)
+		if a.Status != "unknown" {
+			t.Fatalf("x_post with a 5xx answer: audit status %q, want unknown", a.Status)
+		}
+		var req struct {
+			Method, Path string
+			Body         json.RawMessage
+		}
+		if err := json.Unmarshal(a.Request, &req); err != nil || req.Method != "POST" || req.Path != "/2/tweets" || !strings.Contains(string(req.Body), "A raw post whose answer was lost.") {
+			t.Fatalf("audit request %s, want the canonical request with its body", a.Request)
+		}
+		if strings.Contains(string(a.Request), "application/json") {
+			t.Fatalf("audit request %s keeps a header value", a.Request)
+		}
+		var d dup
+		e.call("x_post", map[string]any{"path": "/2/tweets", "body": body, "headers": []map[string]any{{"key": "Content-Type", "value": "application/json"}}}).ok(t, &d)
+		if !d.Duplicate || d.Original != first.Meta.CorrelationID {
+			t.Fatalf("repeat of the raw post answered %+v", d)
+		}
 	})
 }
