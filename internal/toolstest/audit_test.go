@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -235,4 +236,64 @@ func TestUnknownOutcomeUntilResolved(t *testing.T) {
 			t.Fatalf("repeat of the raw post answered %+v", d)
 		}
 	})
+}
+
+// TestCapabilitiesListDirectTools: get_capabilities has direct_tools, each
+// typed X tool with whether it can be used now and why not.
+func TestCapabilitiesListDirectTools(t *testing.T) {
+	e := newEnv(t, envOptions{permissive: true, configure: func(c *config.Config) {
+		c.MCPPolicy.BlockedTools = []string{"x_like_tweet"}
+		c.MCPPolicy.RequireApprovalFor = []string{"x_follow_user"}
+	}})
+	type direct struct {
+		Tool      string `json:"tool"`
+		Available bool   `json:"available"`
+		Reason    string `json:"reason"`
+		Policy    string `json:"policy"`
+	}
+	caps := func() map[string]direct {
+		var c struct {
+			DirectTools []direct `json:"direct_tools"`
+		}
+		e.call("get_capabilities", map[string]any{}).ok(t, &c)
+		out := map[string]direct{}
+		for _, d := range c.DirectTools {
+			out[d.Tool] = d
+		}
+		return out
+	}
+	got := caps()
+	for _, name := range []string{"get_tweet_by_id", "x_get_user_by_username", "x_search_tweets", "x_post_tweet", "x_reply_to_tweet", "x_like_tweet", "x_follow_user", "x_unfollow_user"} {
+		if _, ok := got[name]; !ok {
+			t.Fatalf("direct_tools has no %s: %v", name, got)
+		}
+	}
+	for name, want := range map[string]struct {
+		available bool
+		mention   string
+	}{
+		"get_tweet_by_id": {true, ""},
+		"x_post_tweet":    {true, ""},
+		"x_like_tweet":    {false, "blocked"},
+		"x_follow_user":   {true, "approval"},
+	} {
+		d := got[name]
+		if d.Available != want.available || !strings.Contains(d.Reason, want.mention) {
+			t.Errorf("%s: %+v, want available=%v with a reason mentioning %q", name, d, want.available, want.mention)
+		}
+	}
+	if _, listed := got["find_reply_opportunities"]; listed {
+		t.Error("a workflow tool is listed as a direct X tool")
+	}
+
+	// Without a token nothing direct can be used, and each says why.
+	e = newEnv(t, envOptions{permissive: true})
+	if err := os.Remove(e.Cfg.TokenFile()); err != nil {
+		t.Fatal(err)
+	}
+	for name, d := range caps() {
+		if d.Available || !strings.Contains(d.Reason, "X is not available") {
+			t.Errorf("without a token %s is %+v", name, d)
+		}
+	}
 }
