@@ -446,6 +446,10 @@ type memo struct {
 	// swept is when expired slots were last dropped; sweeping on every call
 	// would make each call cost O(remembered calls).
 	swept time.Time
+	// onWait, when set (tests only), is told each time a caller starts
+	// waiting for an identical in-flight call, so a concurrency test can
+	// know that every caller has piled up instead of guessing with a sleep.
+	onWait func()
 }
 
 type slot struct {
@@ -515,6 +519,9 @@ func blocksRepeat(err error) bool {
 }
 
 func (s *slot) wait(ctx context.Context) (Response, error) {
+	if s.m.onWait != nil {
+		s.m.onWait()
+	}
 	select {
 	case <-s.done:
 	case <-ctx.Done():
