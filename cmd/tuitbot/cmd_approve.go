@@ -56,27 +56,49 @@ func (c *cli) approveCmd() *cobra.Command {
 			"call (as edited) through the gateway; idempotency, limits and audit still apply.",
 	}
 	cmd.PersistentFlags().StringVar(&reviewer, "reviewer", "cli", "name recorded as the reviewer")
+	var limit, offset int
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List pending items",
+		Short: "List pending items, oldest first, a page at a time",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 {
+				return usageError{fmt.Errorf("--limit must be at least 1")}
+			}
+			if offset < 0 {
+				return usageError{fmt.Errorf("--offset must not be negative")}
+			}
 			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
-				items, err := g.Pending(cmd.Context(), 500)
+				total, err := g.PendingCount(cmd.Context())
+				if err != nil {
+					return err
+				}
+				items, err := g.PendingPage(cmd.Context(), limit, offset)
 				if err != nil {
 					return err
 				}
 				if len(items) == 0 {
-					fmt.Fprintln(c.stdout, "no pending items")
+					if total == 0 {
+						fmt.Fprintln(c.stdout, "no pending items")
+					} else {
+						fmt.Fprintf(c.stdout, "no pending items at offset %d (%d pending)\n", offset, total)
+					}
 					return nil
 				}
 				for _, it := range items {
 					fmt.Fprintf(c.stdout, "#%d  %-18s %s  (%s; expires %s)\n", it.ID, it.Tool, preview(it.Params), it.Reason, it.ExpiresAt)
 				}
+				fmt.Fprintf(c.stdout, "items %d-%d of %d pending", offset+1, offset+len(items), total)
+				if next := offset + len(items); next < total {
+					fmt.Fprintf(c.stdout, "; next page: tuitbot approve list --offset %d --limit %d", next, limit)
+				}
+				fmt.Fprintln(c.stdout)
 				return nil
 			})
 		},
 	}
+	list.Flags().IntVar(&limit, "limit", 50, "items per page")
+	list.Flags().IntVar(&offset, "offset", 0, "pending items to skip (oldest first)")
 	// byID builds a subcommand acting on one item.
 	byID := func(use, short string, run func(cmd *cobra.Command, g *gateway.Gateway, id int64) error) *cobra.Command {
 		return &cobra.Command{
@@ -244,6 +266,35 @@ func (c *cli) auditCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(recent, show)
+	var happened, didNotHappen bool
+	resolve := &cobra.Command{
+		Use:   "resolve CORRELATION_ID --happened|--did-not-happen",
+		Short: "Resolve a mutation whose outcome is unknown, after checking X",
+		Long: "A mutation that ended unknown or interrupted may or may not have reached X, so identical\n" +
+			"repeats stay blocked until it is resolved. Check X (the post, the like, the follow), then\n" +
+			"say what you found: --happened makes repeats answer as duplicates of it, --did-not-happen\n" +
+			"lets the call run again. `tuitbot audit show` prints the exact request that was sent.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if happened == didNotHappen {
+				return usageError{fmt.Errorf("say what you found on X: exactly one of --happened or --did-not-happen")}
+			}
+			resolution := gateway.ResolvedHappened
+			if didNotHappen {
+				resolution = gateway.ResolvedDidNotHappen
+			}
+			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
+				e, err := g.Resolve(cmd.Context(), args[0], resolution, gateway.ResolvedByCLI)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "%s (%s, %s) resolved as %s by %s at %s\n", e.CorrelationID, e.Tool, e.Status, e.Resolution, e.ResolvedBy, e.ResolvedAt)
+				return nil
+			})
+		},
+	}
+	resolve.Flags().BoolVar(&happened, "happened", false, "the mutation did reach X")
+	resolve.Flags().BoolVar(&didNotHappen, "did-not-happen", false, "the mutation did not reach X")
+	cmd.AddCommand(recent, show, resolve)
 	return cmd
 }

@@ -56,8 +56,47 @@ func All(d Deps) []*gateway.Action {
 	out = append(out, engageActions(d)...)
 	out = append(out, universalActions(d)...)
 	out = append(out, uploadAction(d))
+	for _, a := range out {
+		a.Ready = d.ready
+		if a.Request == nil {
+			// Typed tools' parameters hold no secrets: kept whole, they say
+			// exactly what was asked of X.
+			a.Request = func(params json.RawMessage) []byte { return params }
+		}
+	}
 	return out
 }
+
+// ready reports why X calls cannot be attempted now, if they cannot.
+func (d Deps) ready(ctx context.Context) error {
+	x, err := client(d)
+	if err != nil {
+		return err
+	}
+	return x.Ready(ctx)
+}
+
+// Wrapper is a mutation tool with no action of its own: it reaches X only
+// through other gateway calls, and the gateway admits it by name first
+// (gateway.Admit), so policy configuration can name it.
+type Wrapper struct {
+	Tool     string
+	Category policy.Category
+}
+
+// Wrappers lists the wrapper tools.
+func Wrappers() []Wrapper {
+	return []Wrapper{
+		{Tool: ComposeTool, Category: policy.CatContent},
+		{Tool: ProposeTool, Category: policy.CatWrite},
+	}
+}
+
+// The wrapper tools' names.
+const (
+	ComposeTool = "compose_tweet"
+	ProposeTool = "propose_and_queue_replies"
+)
 
 // decode reads stored parameters strictly.
 func decode(params json.RawMessage, v any) error {
@@ -184,6 +223,7 @@ func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
 	return &gateway.Action{
 		Tool: tool, Category: cat, EditableText: "text",
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Verify:   verifyPost(d, parse),
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))

@@ -14,11 +14,37 @@ type UserIDParams struct {
 	TargetUserID string `json:"target_user_id"`
 }
 
-// Engagement is the data of like, retweet and bookmark tools.
-type Engagement struct {
-	Tool    string `json:"action"`
-	Active  bool   `json:"active"`
+// LikeState is the data of like and unlike (seed 002): liked is false
+// after an unlike.
+type LikeState struct {
+	Liked   bool   `json:"liked"`
 	TweetID string `json:"tweet_id"`
+}
+
+// RetweetState is the data of retweet and unretweet.
+type RetweetState struct {
+	Retweeted bool   `json:"retweeted"`
+	TweetID   string `json:"tweet_id"`
+}
+
+// BookmarkState is the data of bookmark and unbookmark.
+type BookmarkState struct {
+	Bookmarked bool   `json:"bookmarked"`
+	TweetID    string `json:"tweet_id"`
+}
+
+// EngagementData shapes the result of an engagement tool: each pair of
+// tools reports its own state field, as the seed's examples do.
+func EngagementData(tool string, active bool, tweetID string) any {
+	switch tool {
+	case "x_like_tweet", "x_unlike_tweet":
+		return LikeState{Liked: active, TweetID: tweetID}
+	case "x_retweet", "x_unretweet":
+		return RetweetState{Retweeted: active, TweetID: tweetID}
+	case "x_bookmark_tweet", "x_unbookmark_tweet":
+		return BookmarkState{Bookmarked: active, TweetID: tweetID}
+	}
+	panic("actions: no engagement shape for " + tool)
 }
 
 // FollowState is the data of follow and unfollow.
@@ -48,7 +74,7 @@ func engageActions(d Deps) []*gateway.Action {
 		out = append(out, tweetAction(d, op.tool, op.cat, op.method, op.endpoint,
 			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
 				active, info, err := op.do(x, ctx, id)
-				return Engagement{Tool: op.tool, Active: active, TweetID: id}, rb(op.undo, map[string]any{"tweet_id": id}, op.note), info, err
+				return EngagementData(op.tool, active, id), rb(op.undo, map[string]any{"tweet_id": id}, op.note), info, err
 			}))
 	}
 	out = append(out,

@@ -70,9 +70,8 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 			{"x_bookmark_tweet", "x_unbookmark_tweet"}, {"x_unbookmark_tweet", "x_bookmark_tweet"},
 		} {
 			r := e.do(tc.tool, TweetIDParams{TweetID: tw})
-			eng := r.Data.(Engagement)
-			if eng.TweetID != tw || eng.Tool != tc.tool || eng.Active != !strings.Contains(tc.tool, "_un") {
-				t.Fatalf("%s data %#v", tc.tool, eng)
+			if want := EngagementData(tc.tool, !strings.Contains(tc.tool, "_un"), tw); r.Data != want {
+				t.Fatalf("%s data %#v, want %#v", tc.tool, r.Data, want)
 			}
 			wantUndo(t, tc.tool, r.Rollback, tc.undo, map[string]any{"tweet_id": tw})
 		}

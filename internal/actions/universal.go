@@ -108,6 +108,28 @@ func universalActions(d Deps) []*gateway.Action {
 				}
 				return xrequest.CanonicalJSON(c)
 			},
+			// The canonical request (method, host, path, query, body; no
+			// headers at all, so no header value) is what a human compares
+			// with X when the outcome is unknown.
+			Request: func(params json.RawMessage) []byte {
+				c, err := parse(params)
+				if err != nil {
+					return nil
+				}
+				b, _ := xrequest.CanonicalJSON(c)
+				return b
+			},
+			Verify: func(ctx context.Context, params json.RawMessage) (any, bool, error) {
+				c, err := parse(params)
+				if err != nil {
+					return nil, false, err
+				}
+				p, ok := postOfRequest(c)
+				if !ok {
+					return nil, false, nil
+				}
+				return findOwnPost(ctx, d, p)
+			},
 			Summary: func(params json.RawMessage) any {
 				c, err := parse(params)
 				if err != nil {

@@ -79,12 +79,15 @@ func PolicyConfig(c *config.Config) policy.Config {
 	return out
 }
 
-// MutationTools are the tools the gateway can execute; policy names are
-// checked against them.
+// MutationTools are the tools the gateway can execute or admit; policy
+// names are checked against them.
 func MutationTools() map[string]bool {
 	known := map[string]bool{}
 	for _, a := range actions.All(actions.Deps{}) {
 		known[a.Tool] = true
+	}
+	for _, w := range actions.Wrappers() {
+		known[w.Tool] = true
 	}
 	return known
 }
@@ -165,12 +168,13 @@ func (a *App) startGateway(ctx context.Context) error {
 	cfg := a.Cfg
 	g, err := gateway.New(ctx, gateway.Options{
 		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: "default", Now: a.Now, Logger: a.Log,
-		Mode:           func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
-		MemoryWindow:   time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
-		DBWindow:       time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
-		ApprovalTTL:    time.Duration(cfg.Gateway.ApprovalExpiryHours) * time.Hour,
-		AuditRetention: time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
-		LockDir:        filepath.Join(cfg.Home, "locks"),
+		Mode:                func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
+		MemoryWindow:        time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
+		DBWindow:            time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
+		ApprovalTTL:         time.Duration(cfg.Gateway.ApprovalExpiryHours) * time.Hour,
+		MaxPendingApprovals: cfg.MCPPolicy.MaxPendingApprovals,
+		AuditRetention:      time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
+		LockDir:             filepath.Join(cfg.Home, "locks"),
 	})
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ const (
 	MutationInFlight    Code = "mutation_in_flight"
 	OutcomeUnverified   Code = "previous_outcome_unknown"
 	ApprovalNotPending  Code = "approval_not_pending"
+	ApprovalQueueFull   Code = "approval_queue_full"
 	ContextError        Code = "context_error"
 	TopicError          Code = "topic_error"
 	NotFound            Code = "not_found"
@@ -94,6 +95,7 @@ var table = map[Code]Info{
 	MutationInFlight:    {MutationInFlight, false, "An identical mutation is still pending; wait for it."},
 	OutcomeUnverified:   {OutcomeUnverified, false, "An identical earlier attempt has an unknown outcome; verify it (for example read the timeline) before retrying."},
 	ApprovalNotPending:  {ApprovalNotPending, false, "The approval item is not pending (already decided or expired)."},
+	ApprovalQueueFull:   {ApprovalQueueFull, false, "The approval queue holds mcp_policy.max_pending_approvals items; a human must review some before more can be queued."},
 	ContextError:        {ContextError, false, "Author context could not be assembled."},
 	TopicError:          {TopicError, false, "Topic suggestions could not be produced."},
 	NotFound:            {NotFound, false, "The requested local record does not exist."},

@@ -143,7 +143,8 @@ type MCPPolicy struct {
 	MaxMutationsPerHour   int          `toml:"max_mutations_per_hour" doc:"Global hourly cap on executed mutations."`
 	Template              string       `toml:"template" doc:"Baseline rule set: safe_default, growth_aggressive or agency_mode (empty = none)."`
 	DailyBudgetUSD        float64      `toml:"daily_budget_usd" doc:"Daily cap on estimated X spend in USD (0 = no cap)."`
-	AllowAgentApproval    bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item and approve_all for agents. Off: an agent must not approve its own requests."`
+	AllowAgentApproval    bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item, approve_all and resolve_mutation for agents. Off: an agent must not approve its own requests."`
+	MaxPendingApprovals   int          `toml:"max_pending_approvals" doc:"Most items waiting for approval at once; past it a call routed to approval fails with approval_queue_full."`
 	Rules                 []PolicyRule `toml:"rules" doc:"User rules ([[mcp_policy.rules]])."`
 	RateLimits            []PolicyRate `toml:"rate_limits" doc:"User limits ([[mcp_policy.rate_limits]])."`
 }
@@ -291,6 +292,7 @@ func Default() Config {
 				"x_post_thread", "x_follow_user", "x_like_tweet",
 			},
 			MaxMutationsPerHour: 20,
+			MaxPendingApprovals: 500,
 		},
 		Gateway:  Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
 		Schedule: Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},

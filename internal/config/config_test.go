@@ -445,6 +445,7 @@ func TestBadValues(t *testing.T) {
 		{"hour", "[schedule]\nactive_hours_end = 24\n", nil, "schedule.active_hours_end", []string{"0-23"}},
 		{"temperature", "[llm]\ntemperature = 3.0\n", nil, "llm.temperature", []string{"0 and 2"}},
 		{"non-positive", "[limits]\nmax_tweets_per_day = 0\n", nil, "limits.max_tweets_per_day", []string{"greater than 0"}},
+		{"approval queue bound", "[mcp_policy]\nmax_pending_approvals = 0\n", nil, "mcp_policy.max_pending_approvals", []string{"greater than 0"}},
 		{"http url", "[x_api]\napi_base_url = \"http://api.example.com\"\n", nil, "x_api.api_base_url", []string{"https://"}},
 		{"loopback-looking host", "[x_api]\napi_base_url = \"http://127.0.0.1.evil.example\"\n", nil, "x_api.api_base_url", []string{"https://"}},
 		{"localhost-looking host", "[x_api]\ntoken_url = \"http://localhost.evil.example/token\"\n", nil, "x_api.token_url", []string{"https://"}},

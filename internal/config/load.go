@@ -442,6 +442,7 @@ func (c *Config) Validate() error {
 	if c.MCPPolicy.MaxMutationsPerHour < 0 {
 		add("mcp_policy.max_mutations_per_hour", "must not be negative (0 = no global hourly cap)")
 	}
+	positive("mcp_policy.max_pending_approvals", c.MCPPolicy.MaxPendingApprovals)
 	if c.MCPPolicy.DailyBudgetUSD < 0 {
 		add("mcp_policy.daily_budget_usd", "must not be negative")
 	}

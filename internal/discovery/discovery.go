@@ -82,14 +82,18 @@ func (s *Service) account() string {
 }
 
 // DefaultQuery is the product keywords joined with OR, quoted when they
-// contain spaces.
+// contain spaces. A keyword listed twice (in two config lists, or in
+// another case: X search ignores case) appears once, so it neither wastes
+// the query's length limit nor reads as a mistake.
 func (s *Service) DefaultQuery() string {
 	var parts []string
+	seen := map[string]bool{}
 	for _, k := range s.Keywords {
 		k = strings.TrimSpace(k)
-		if k == "" {
+		if k == "" || seen[strings.ToLower(k)] {
 			continue
 		}
+		seen[strings.ToLower(k)] = true
 		if strings.ContainsAny(k, " \t") {
 			k = `"` + strings.ReplaceAll(k, `"`, "") + `"`
 		}

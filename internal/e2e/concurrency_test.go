@@ -74,13 +74,13 @@ func TestThousandIdenticalLikesExecuteOnce(t *testing.T) {
 		t.Fatalf("%d executed and %d duplicate envelopes, want 1 and %d", len(executed), len(dups), goroutines*perG-1)
 	}
 	orig := executed[0].Meta.CorrelationID
-	if d := executed[0].data(t); orig == "" || d["active"] != true || d["tweet_id"] != tweet || executed[0].Meta.Rollback == nil {
+	if d := executed[0].data(t); orig == "" || d["liked"] != true || d["tweet_id"] != tweet || executed[0].Meta.Rollback == nil {
 		t.Fatalf("executed envelope %s", executed[0].raw)
 	}
 	for _, e := range dups {
 		d := e.data(t)
 		cached, _ := d["cached_result"].(map[string]any)
-		if d["original_correlation_id"] != orig || e.Meta.CorrelationID != orig || cached["tweet_id"] != tweet {
+		if d["original_correlation_id"] != orig || e.Meta.CorrelationID != orig || cached["tweet_id"] != tweet || cached["liked"] != true {
 			t.Fatalf("duplicate envelope does not point at the executed call %s: %s", orig, e.raw)
 		}
 	}

@@ -158,13 +158,19 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 		}
 	}
 
-	// The agent retries every post. An unknown outcome blocks the repeat; a
-	// clean failure may run now that X behaves; a success is a duplicate.
+	// The agent retries every post. An unknown outcome blocks the repeat
+	// unless tuitbot finds the post in the account's timeline, which
+	// resolves it as a duplicate of the attempt; a clean failure may run
+	// now that X behaves; a success is a duplicate.
 	for _, r := range posts {
 		e := mustCall(t, h.ctx, cs, "x_post_tweet", map[string]any{"text": r.text})
 		switch r.want.code {
 		case apperr.XOutcomeUnknown:
-			if e.code() != apperr.OutcomeUnverified {
+			if r.want.applied {
+				if d := e.data(t); !e.Success || d["duplicate"] != true || d["original_correlation_id"] != r.got.Meta.CorrelationID {
+					t.Fatalf("retry of %q after %q (on X): %s", r.text, r.fault, e.raw)
+				}
+			} else if e.code() != apperr.OutcomeUnverified {
 				t.Fatalf("retry of %q after %q: %s", r.text, r.fault, e.raw)
 			}
 		case apperr.XRateLimited:

@@ -22,6 +22,19 @@ const (
 
 func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash, equiv string, d policy.Decision) (int64, error) {
 	now := g.opts.Now()
+	// The count runs in the caller's write transaction, so concurrent
+	// callers cannot overshoot the bound together. An unbounded queue would
+	// let a runaway agent bury the items a human must see.
+	var pending int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending' AND expires_at > ?`,
+		g.opts.AccountID, ts(now)).Scan(&pending); err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "count approvals: %v", err)
+	}
+	if pending >= g.opts.MaxPendingApprovals {
+		return 0, apperr.New(apperr.ApprovalQueueFull,
+			"%s needs approval, but %d items are already waiting (mcp_policy.max_pending_approvals = %d); review or reject some with `tuitbot approve list` before queueing more",
+			c.Tool, pending, g.opts.MaxPendingApprovals).With("pending", pending).With("max_pending_approvals", g.opts.MaxPendingApprovals)
+	}
 	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
 		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key)
 		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''))`,
@@ -93,14 +106,26 @@ func (g *Gateway) ExpireStale(ctx context.Context) (int64, error) {
 
 // Pending lists pending items, oldest first.
 func (g *Gateway) Pending(ctx context.Context, limit int) ([]ApprovalItem, error) {
-	if _, err := g.ExpireStale(ctx); err != nil {
-		return nil, err
-	}
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}
+	return g.PendingPage(ctx, limit, 0)
+}
+
+// PendingPage lists limit pending items, oldest first, after skipping
+// offset of them, so a reviewer can page through a queue of any length.
+func (g *Gateway) PendingPage(ctx context.Context, limit, offset int) ([]ApprovalItem, error) {
+	if limit <= 0 {
+		return nil, apperr.New(apperr.InvalidInput, "limit: must be at least 1")
+	}
+	if offset < 0 {
+		return nil, apperr.New(apperr.InvalidInput, "offset: must not be negative")
+	}
+	if _, err := g.ExpireStale(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := g.opts.DB.QueryContext(ctx, `SELECT `+approvalCols+` FROM approval_queue WHERE account_id = ? AND status = 'pending'
-		ORDER BY id LIMIT ?`, g.opts.AccountID, limit)
+		ORDER BY id LIMIT ? OFFSET ?`, g.opts.AccountID, limit, offset)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
 	}

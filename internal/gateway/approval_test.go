@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -350,5 +352,42 @@ func TestInterruptedApprovalReplayIsMarkedFailedAtStart(t *testing.T) {
 	}
 	if e.act.count() != 0 {
 		t.Fatal("recovery executed something")
+	}
+}
+
+// TestApprovalQueueIsBounded: past max_pending_approvals a routed call
+// fails with the non-retryable approval_queue_full and queues nothing; an
+// identical repeat of a queued call still gets its item, and a decision
+// frees a place.
+func TestApprovalQueueIsBounded(t *testing.T) {
+	e := newEnv(t)
+	e.opts.MaxPendingApprovals = 3
+	g := e.open()
+	e.pol.set(approvalThenAllow)
+	var ids []int64
+	for i := range 3 {
+		r, err := e.do(g, map[string]any{"text": fmt.Sprintf("queued %d", i)}, "")
+		if err != nil || r.Kind != Routed {
+			t.Fatalf("call %d: %q %v", i, r.Kind, err)
+		}
+		ids = append(ids, r.ApprovalID)
+	}
+	_, err := e.do(g, map[string]any{"text": "one too many"}, "")
+	ae := wantCode(t, err, apperr.ApprovalQueueFull)
+	if ae.Retryable() || !strings.Contains(ae.Message, "max_pending_approvals") {
+		t.Fatalf("queue full error: retryable %v, message %q", ae.Retryable(), ae.Message)
+	}
+	if n := e.countRows("approval_queue"); n != 3 {
+		t.Fatalf("%d items queued, want 3", n)
+	}
+	r, err := e.do(g, map[string]any{"text": "queued 0"}, "")
+	if err != nil || r.ApprovalID != ids[0] {
+		t.Fatalf("repeat of a queued call: id %d err %v, want item %d", r.ApprovalID, err, ids[0])
+	}
+	if _, err := g.Reject(e.ctx, ids[1], "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.do(g, map[string]any{"text": "one too many"}, ""); err != nil || r.Kind != Routed {
+		t.Fatalf("after a rejection: %q %v", r.Kind, err)
 	}
 }

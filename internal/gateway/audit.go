@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func auditSummary(act *Action, params json.RawMessage) string {
 type priorRow struct {
 	hash, status, corr, errCode, dupOf string
 	result                             sql.NullString
+	// resolution is happened or did_not_happen once someone resolved an
+	// unknown or interrupted attempt.
+	resolution string
 }
 
 type querier interface {
@@ -61,7 +65,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	if c.IdempotencyKey != "" {
 		var p priorRow
 		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.dupOf)
+			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
 			// the key stands for is the original's, which may be older than
@@ -86,7 +90,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 	}
 	var p priorRow
 	err := q.QueryRowContext(ctx, qPriorByHash, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -159,7 +163,7 @@ func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash strin
 func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (priorRow, error) {
 	var p priorRow
 	err := q.QueryRowContext(ctx, qOriginal, g.opts.AccountID, dup.dupOf).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result)
+		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The original aged out under retention; the duplicate's own record
 		// still says the call succeeded.
@@ -169,7 +173,19 @@ func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (pri
 }
 
 func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRow) (*Response, error) {
-	switch p.status {
+	status := p.status
+	if status == statusUnknown || status == statusInterrupted {
+		switch p.resolution {
+		case ResolvedHappened:
+			// Resolved as having reached X: a success for every
+			// duplicate check from now on.
+			status = statusSuccess
+		case ResolvedDidNotHappen:
+			// Nothing reached X: the block is released.
+			return nil, nil
+		}
+	}
+	switch status {
 	case statusSuccess:
 		var cached any
 		if p.result.Valid {
@@ -191,8 +207,8 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 			With("original_correlation_id", p.corr)
 	case statusUnknown, statusInterrupted:
 		return nil, apperr.New(apperr.OutcomeUnverified,
-			"an identical %s (correlation id %s) ended with an unknown outcome; verify on X first (for example read the timeline or get_tweet_by_id), it is never retried automatically", c.Tool, p.corr).
-			With("original_correlation_id", p.corr)
+			"an identical %s (correlation id %s) ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline or get_tweet_by_id), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`; it is never retried automatically", c.Tool, p.corr, p.corr).
+			With("original_correlation_id", p.corr).With("original_status", p.status)
 	case statusFailure:
 		if p.errCode == string(apperr.ThreadPartial) {
 			return nil, apperr.New(apperr.OutcomeUnverified,
@@ -215,13 +231,19 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row; the caller's transaction has
 // already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, hash, corr, summary, equiv string, start time.Time) error {
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, hash, corr, summary, equiv string, start time.Time) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
 	}
+	var request sql.NullString
+	if act, ok := g.actions[c.Tool]; ok && act.Request != nil {
+		if b := act.Request(params); len(b) > 0 {
+			request = sql.NullString{String: string(b), Valid: true}
+		}
+	}
 	_, err := q.ExecContext(ctx, qInsertPending,
-		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start))
+		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request)
 	if err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
@@ -417,7 +439,10 @@ func (g *Gateway) applyRetention(ctx context.Context) error {
 	return nil
 }
 
-// AuditEntry is one mutation_audit row.
+// AuditEntry is one mutation_audit row. The seed's names come first:
+// result_summary is always a string, error_message is null when there is
+// no error and rollback_action is the undo guidance. Fields beyond the seed
+// keep their own names.
 type AuditEntry struct {
 	CorrelationID  string `json:"correlation_id"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
@@ -428,19 +453,31 @@ type AuditEntry struct {
 	ParamsHash     string             `json:"params_hash"`
 	ParamsSummary  string             `json:"params_summary"`
 	Status         string             `json:"status"`
+	ResultSummary  string             `json:"result_summary"`
+	ErrorMessage   *string            `json:"error_message"`
+	Rollback       *envelope.Rollback `json:"rollback_action"`
+	ElapsedMS      int64              `json:"elapsed_ms"`
+	CreatedAt      string             `json:"created_at"`
+	CompletedAt    string             `json:"completed_at,omitempty"`
+	AccountID      string             `json:"account_id"`
 	Result         json.RawMessage    `json:"result,omitempty"`
 	ErrorCode      string             `json:"error_code,omitempty"`
-	ErrorMessage   string             `json:"error_message,omitempty"`
-	Rollback       *envelope.Rollback `json:"rollback,omitempty"`
-	ElapsedMS      int64              `json:"elapsed_ms"`
-	AccountID      string             `json:"account_id"`
 	Caller         string             `json:"caller"`
 	Loop           string             `json:"loop,omitempty"`
 	ApprovalID     int64              `json:"approval_id,omitempty"`
 	DuplicateOf    string             `json:"duplicate_of,omitempty"`
-	CreatedAt      string             `json:"created_at"`
-	CompletedAt    string             `json:"completed_at,omitempty"`
+	// Request is the canonical request a universal write sent (no header
+	// values), for a human verifying an unknown outcome.
+	Request json.RawMessage `json:"request,omitempty"`
+	// Resolution records how an unknown or interrupted attempt was
+	// resolved, by whom (cli, mcp, auto) and when.
+	Resolution string `json:"resolution,omitempty"`
+	ResolvedBy string `json:"resolved_by,omitempty"`
+	ResolvedAt string `json:"resolved_at,omitempty"`
 }
+
+// auditStatuses are every status an audit row can have.
+var auditStatuses = []string{statusPending, statusSuccess, statusFailure, statusUnknown, statusInterrupted, statusDuplicate}
 
 // AuditFilter narrows Recent.
 type AuditFilter struct {
@@ -450,20 +487,27 @@ type AuditFilter struct {
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, params_summary, status,
-	result_json, COALESCE(error_code,''), COALESCE(error_message,''), rollback_action, COALESCE(elapsed_ms,0),
-	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,'')`
+	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
+	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
+	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, rollback sql.NullString
+	var result, errMsg, rollback, request sql.NullString
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
-		&result, &e.ErrorCode, &e.ErrorMessage, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
-		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt)
+		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
+		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
 	if err != nil {
 		return e, err
 	}
+	if request.Valid && json.Valid([]byte(request.String)) {
+		e.Request = json.RawMessage(request.String)
+	}
 	if result.Valid && json.Valid([]byte(result.String)) {
 		e.Result = json.RawMessage(result.String)
+	}
+	if errMsg.Valid && errMsg.String != "" {
+		e.ErrorMessage = &errMsg.String
 	}
 	if rollback.Valid {
 		var rb envelope.Rollback
@@ -478,6 +522,16 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 20
+	}
+	// An unknown filter value would match nothing and look like "no
+	// mutations": refuse it, naming the field.
+	if f.Status != "" && !slices.Contains(auditStatuses, f.Status) {
+		return nil, apperr.New(apperr.InvalidInput, "status: %q is not an audit status; allowed values: %s", f.Status, strings.Join(auditStatuses, ", "))
+	}
+	if f.Tool != "" {
+		if _, ok := g.actions[f.Tool]; !ok {
+			return nil, apperr.New(apperr.InvalidInput, "tool: %q is not a mutation tool", f.Tool)
+		}
 	}
 	q := `SELECT ` + auditCols + ` FROM mutation_audit WHERE account_id = ?`
 	args := []any{g.opts.AccountID}

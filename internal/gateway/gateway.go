@@ -44,6 +44,10 @@ type Action struct {
 	Validate func(params json.RawMessage) error
 	// Execute performs the side effect.
 	Execute func(ctx context.Context, params json.RawMessage) (Result, error)
+	// Ready, when set, reports why the call cannot be attempted now (no X
+	// credentials). It is asked only when the call would execute, before
+	// the pending audit row: a call that cannot be attempted leaves no row.
+	Ready func(ctx context.Context) error
 	// Classify may refine the category from the parameters.
 	Classify func(params json.RawMessage) policy.Category
 	// Equivalent names the typed tool a universal request does the work
@@ -64,6 +68,15 @@ type Action struct {
 	// Fingerprint may supply the idempotency material when not every stored
 	// parameter changes the effect (header values of a universal request).
 	Fingerprint func(params json.RawMessage) ([]byte, error)
+	// Request, when set, renders the request as sent, kept whole on the
+	// audit row (the summary is truncated) so a human can verify an unknown
+	// outcome. It must hold no secrets.
+	Request func(params json.RawMessage) []byte
+	// Verify, when set, reads X to find out whether the call's effect is
+	// there (a post with exactly this text in the account's own recent
+	// timeline). found true resolves an unknown outcome as happened, with
+	// data as its result. It never concludes that a call did not happen.
+	Verify func(ctx context.Context, params json.RawMessage) (data any, found bool, err error)
 }
 
 // Policy is the decision service the gateway consults.
@@ -97,6 +110,8 @@ type Options struct {
 	KeyWindow time.Duration
 	// ApprovalTTL is how long a queued item stays pending.
 	ApprovalTTL time.Duration
+	// MaxPendingApprovals bounds the pending items (default 500).
+	MaxPendingApprovals int
 	// AuditRetention is how long audit rows are kept.
 	AuditRetention time.Duration
 	// LockDir holds the per-process liveness locks used to tell a crashed
@@ -141,6 +156,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	if opts.ApprovalTTL <= 0 {
 		opts.ApprovalTTL = 24 * time.Hour
+	}
+	if opts.MaxPendingApprovals <= 0 {
+		opts.MaxPendingApprovals = 500
 	}
 	if opts.AuditRetention <= 0 {
 		opts.AuditRetention = 90 * 24 * time.Hour
@@ -207,6 +225,10 @@ type Call struct {
 	IdempotencyKey string
 	Caller         string // mcp, autopilot, approval, cli
 	Loop           string // autopilot loop name
+	// Via is the policy decision of the tool the call came through
+	// (compose_tweet, propose_and_queue_replies; see Admit): the stricter
+	// of it and the call's own decision applies.
+	Via *policy.Decision
 	// approvalID is set when replaying an approved item: only the approval
 	// outcome is bypassed; idempotency, limits, denials and audit apply.
 	approvalID int64
@@ -277,13 +299,13 @@ func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
 	// the one answering "routed to approval", which is not an outcome the
 	// replay may adopt. The database checks still dedup it.
 	if c.approvalID != 0 {
-		return g.run(ctx, act, c, params, hash)
+		return g.runVerified(ctx, act, c, params, hash)
 	}
 	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
 	if !leader {
 		return slot.wait(ctx)
 	}
-	resp, err := g.run(ctx, act, c, params, hash)
+	resp, err := g.runVerified(ctx, act, c, params, hash)
 	slot.finish(resp, err, g.opts.Now())
 	return resp, err
 }
@@ -358,10 +380,22 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		if err != nil {
 			return apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
 		}
+		// The tool a call came through (compose_tweet) may be stricter; its
+		// own reservation was taken when it was admitted.
+		dec = stricter(dec, c.Via, c.approvalID != 0)
 		switch dec.Outcome {
 		case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
 		default:
 			return apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
+		}
+		// A call that cannot be attempted (no X credentials) leaves no
+		// audit row and no charge: returning the error rolls both back. The
+		// check may refresh the token, which is rare enough to hold the
+		// write lock for.
+		if dec.Outcome == policy.Allow && act.Ready != nil {
+			if err := act.Ready(ctx); err != nil {
+				return err
+			}
 		}
 		g.logDecision(ctx, q, c, cat, equiv, dec)
 		switch dec.Outcome {
@@ -374,7 +408,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 				"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
 			}}
 		case policy.Allow:
-			return g.insertPending(ctx, q, c, hash, corr, summary, equiv, start)
+			return g.insertPending(ctx, q, c, params, hash, corr, summary, equiv, start)
 		}
 		return nil
 	})
@@ -390,12 +424,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	switch dec.Outcome {
 	case policy.Deny:
-		e := apperr.New(dec.Code, "policy denied %s: %s (rule %s)", c.Tool, dec.Reason, dec.RuleID).
-			With("policy_decision", "denied").With("matched_rule_id", dec.RuleID)
-		if !dec.ResetAt.IsZero() {
-			e.With("rate_limit_reset", dec.ResetAt.UTC().Format(time.RFC3339))
-		}
-		return Response{}, e
+		return Response{}, denied(c.Tool, dec)
 	case policy.DryRun:
 		return Response{Kind: DryRun, Data: map[string]any{
 			"dry_run": true, "would_execute": c.Tool, "params": string(params), "matched_rule_id": dec.RuleID,
@@ -475,6 +504,10 @@ type memo struct {
 	// swept is when expired slots were last dropped; sweeping on every call
 	// would make each call cost O(remembered calls).
 	swept time.Time
+	// onWait, when set (tests only), is told each time a caller starts
+	// waiting for an identical in-flight call, so a concurrency test can
+	// know that every caller has piled up instead of guessing with a sleep.
+	onWait func()
 }
 
 type slot struct {
@@ -526,16 +559,15 @@ func (s *slot) finish(resp Response, err error, now time.Time) {
 }
 
 // remember reports whether an answer is kept for the memory window after
-// the call ends. Only what this process just executed is: its success, or an
-// outcome that blocks repeats. Everything else is re-derived from the
-// database on the next call, because a cached copy would be wrong there: a
-// routed answer would be handed to the approved replay, and a duplicate
-// answer would outlive the original's database window.
+// the call ends. Only what this process just executed successfully is.
+// Everything else is re-derived from the database on the next call,
+// because a cached copy would be wrong there: a routed answer would be
+// handed to the approved replay, a duplicate answer would outlive the
+// original's database window, and an unknown outcome must be answered
+// from its audit row, which blocks until it is resolved (and may be
+// resolved by reading X).
 func remember(resp Response, err error) bool {
-	if err != nil {
-		return blocksRepeat(err)
-	}
-	return resp.Kind == Executed
+	return err == nil && resp.Kind == Executed && !resp.Unknown
 }
 
 // blocksRepeat reports errors after which an identical repeat must not run:
@@ -545,6 +577,9 @@ func blocksRepeat(err error) bool {
 }
 
 func (s *slot) wait(ctx context.Context) (Response, error) {
+	if s.m.onWait != nil {
+		s.m.onWait()
+	}
 	select {
 	case <-s.done:
 	case <-ctx.Done():
@@ -558,7 +593,8 @@ func duplicateOf(resp Response, err error) (Response, error) {
 	if err != nil || resp.Unknown {
 		if err == nil || blocksRepeat(err) {
 			return Response{}, apperr.New(apperr.OutcomeUnverified,
-				"an identical call just ended with an unknown outcome; verify on X (for example read the timeline) before retrying")
+				"an identical call (correlation id %s) just ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`",
+				resp.CorrelationID, resp.CorrelationID).With("original_correlation_id", resp.CorrelationID)
 		}
 		return Response{}, err
 	}

@@ -599,12 +599,26 @@ func TestParamsSummaryTruncationIsRuneSafe(t *testing.T) {
 func TestConcurrentIdenticalCallsExecuteOnce(t *testing.T) {
 	e := newEnv(t)
 	other := e.open() // a second process on the same database
-	release := make(chan struct{})
+	const n = 200
+	// Events say, per process, that a caller started waiting for the
+	// in-flight call or returned. While the executor is held, the process
+	// running it has its other callers waiting and none returned, and every
+	// caller of the other process has its answer (mutation in flight). Only
+	// then is the executor released, so every call really overlapped it.
+	type event struct {
+		proc   int
+		waited bool
+	}
+	events := make(chan event, 4*n)
+	e.g.memo.onWait = func() { events <- event{0, true} }
+	other.memo.onWait = func() { events <- event{1, true} }
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	e.act.setRun(func(context.Context, json.RawMessage) (Result, error) {
+		once.Do(func() { close(entered) })
 		<-release
 		return Result{Data: "ok"}, nil
 	})
-	const n = 200
 	var wg sync.WaitGroup
 	type out struct {
 		r   Response
@@ -612,8 +626,8 @@ func TestConcurrentIdenticalCallsExecuteOnce(t *testing.T) {
 	}
 	results := make(chan out, n)
 	for i := 0; i < n; i++ {
-		g := e.g
-		if i%2 == 1 {
+		g, proc := e.g, i%2
+		if proc == 1 {
 			g = other
 		}
 		wg.Add(1)
@@ -621,9 +635,27 @@ func TestConcurrentIdenticalCallsExecuteOnce(t *testing.T) {
 			defer wg.Done()
 			r, err := g.Do(e.ctx, Call{Tool: fakeTool, Params: json.RawMessage(`{"text":"race"}`)})
 			results <- out{r, err}
+			events <- event{proc, false}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	<-entered
+	var waiting, returned [2]int
+	piledUp := func() bool {
+		for p := range 2 {
+			if returned[p] == 0 && waiting[p] == n/2-1 && returned[1-p] == n/2 {
+				return true
+			}
+		}
+		return false
+	}
+	for !piledUp() {
+		ev := <-events
+		if ev.waited {
+			waiting[ev.proc]++
+		} else {
+			returned[ev.proc]++
+		}
+	}
 	close(release)
 	wg.Wait()
 	close(results)

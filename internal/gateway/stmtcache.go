@@ -9,22 +9,26 @@ import (
 // The hot-path queries, prepared once per gateway.
 const (
 	qPriorByKey = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json,
-			COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
+			COALESCE(resolution,''), COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
 			ORDER BY id DESC LIMIT 1`
-	qPriorByHash = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
-		FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ? AND created_at >= ?
-		AND status IN ('pending','success','unknown','interrupted','failure')
+	// An unresolved unknown or interrupted attempt blocks repeats whatever
+	// its age: only a resolution lifts it, never the window. A resolved one
+	// counts from its resolution, as if it had just completed.
+	qPriorByHash = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
+		FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ?
+		AND ((COALESCE(resolved_at, created_at) >= ? AND status IN ('pending','success','unknown','interrupted','failure'))
+			OR (status IN ('unknown','interrupted') AND resolution IS NULL))
 		ORDER BY id DESC LIMIT 1`
 	qQueued = `SELECT id FROM approval_queue WHERE account_id = ? AND tool_name = ? AND params_hash = ?
 			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1`
-	qOriginal = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json
+	qOriginal = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
 		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`
 	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
 			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
 			VALUES (?, NULLIF(?,''), ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`
 	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash,
-			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at)
-			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
+			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, request_json)
+			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
 	qComplete = `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
 		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
 		WHERE correlation_id = ?`

@@ -113,7 +113,10 @@ func (s *sessionLRU) evictLocked() []*mcp.ServerSession {
 	}
 	for e := s.order.Back(); e != nil; {
 		prev := e.Prev()
-		if id := e.Value.(*sessionUse).id; live[id] == nil {
+		// A session with a request in flight is live even if the SDK has
+		// not listed it yet (the one being initialized right now).
+		if u := e.Value.(*sessionUse); u.inflight <= 0 && live[u.id] == nil {
+			id := u.id
 			s.order.Remove(e)
 			delete(s.byID, id)
 		}
@@ -127,7 +130,9 @@ func (s *sessionLRU) evictLocked() []*mcp.ServerSession {
 			if !idleOnly || u.inflight <= 0 {
 				s.order.Remove(e)
 				delete(s.byID, u.id)
-				victims = append(victims, live[u.id])
+				if ss := live[u.id]; ss != nil {
+					victims = append(victims, ss)
+				}
 			}
 			e = prev
 		}

@@ -28,6 +28,12 @@ type ApprovalIDInput struct {
 	ID int64 `json:"id" jsonschema:"the approval_queue_id"`
 }
 
+// ResolveInput resolves an unknown outcome.
+type ResolveInput struct {
+	CorrelationID string `json:"correlation_id" jsonschema:"the correlation id of the unknown or interrupted mutation"`
+	Outcome       string `json:"outcome" jsonschema:"what X shows: happened or did_not_happen"`
+}
+
 // ReviewInput approves or rejects an item.
 type ReviewInput struct {
 	ID    int64  `json:"id" jsonschema:"the approval_queue_id"`
@@ -199,6 +205,27 @@ func gatewayTools() []*Tool {
 					return Result{}, err
 				}
 				return Result{Data: it}, nil
+			}),
+		def(Spec{Name: "resolve_mutation", Title: "Resolve unknown outcome", Category: "approval", Mutation: true,
+			Description: "Resolve a mutation whose outcome is unknown or interrupted, after checking X: happened makes identical repeats answer as its duplicate, did_not_happen lets the call run again. Until then repeats are refused. Only registered when mcp_policy.allow_agent_approval is true.",
+			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true}, Output: gateway.AuditEntry{},
+			Errors: []apperr.Code{apperr.NotFound, apperr.ValidationError, apperr.DBError}, Enabled: agentApproval},
+			func(ctx context.Context, c *Call, in ResolveInput) (Result, error) {
+				if in.CorrelationID == "" {
+					return Result{}, apperr.New(apperr.InvalidInput, "correlation_id: required")
+				}
+				if in.Outcome != gateway.ResolvedHappened && in.Outcome != gateway.ResolvedDidNotHappen {
+					return Result{}, apperr.New(apperr.InvalidInput, "outcome: %q is not allowed; allowed values: happened, did_not_happen", in.Outcome)
+				}
+				g, err := c.App.RequireGateway()
+				if err != nil {
+					return Result{}, err
+				}
+				e, err := g.Resolve(ctx, in.CorrelationID, in.Outcome, gateway.ResolvedByMCP)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: e}, nil
 			}),
 		def(approve("approve_all", "Approve all", "Approve and run the pending calls, oldest first, up to max_batch_approve. Only registered when mcp_policy.allow_agent_approval is true.", BatchApproval{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {

@@ -2,10 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/policy"
 )
 
 // NoInput is the input of tools that take no arguments.
@@ -20,7 +23,21 @@ type Capabilities struct {
 	ToolCount    int                  `json:"tool_count"`
 	Categories   map[string][]string  `json:"categories"`
 	Mutations    []string             `json:"mutation_tools"`
+	DirectTools  []DirectTool         `json:"direct_tools"`
 	Guidance     []string             `json:"guidance"`
+}
+
+// DirectTool says whether one X tool can be used right now, and why not.
+type DirectTool struct {
+	Name      string `json:"tool"`
+	Mutation  bool   `json:"mutation"`
+	Available bool   `json:"available"`
+	// Reason says why the tool is unavailable, or how policy treats an
+	// available mutation (routed to approval, dry run).
+	Reason string `json:"reason,omitempty"`
+	// Policy is the policy's current answer for a mutation: allow,
+	// require_approval, dry_run or deny.
+	Policy string `json:"policy,omitempty"`
 }
 
 func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
@@ -43,8 +60,58 @@ func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 			caps.Mutations = append(caps.Mutations, t.Name)
 		}
 	}
+	caps.DirectTools = directTools(ctx, c, caps.Services["x"])
 	caps.Guidance = guidance(c.Surface.Profile, caps)
 	return Result{Data: caps}, nil
+}
+
+// isDirectX reports the tools that map onto X API calls one to one: the
+// typed X tools and the universal requests (not the workflows that use X,
+// nor the approval tools).
+func isDirectX(t *Tool) bool {
+	return t.Needs.X && !t.Needs.LLM && t.Category != "approval" && (strings.HasPrefix(t.Name, "x_") || t.Name == "get_tweet_by_id")
+}
+
+// directTools reports every direct X tool of the registry: unavailable
+// when this server does not carry it, when X is not usable, or when the
+// policy denies it now.
+func directTools(ctx context.Context, c *Call, x app.Check) []DirectTool {
+	on := map[string]bool{}
+	for _, t := range c.Surface.Tools {
+		on[t.Name] = true
+	}
+	cfg := c.App.Cfg
+	out := []DirectTool{}
+	for _, t := range Registry() {
+		if !isDirectX(t) {
+			continue
+		}
+		d := DirectTool{Name: t.Name, Mutation: t.Mutation, Available: true}
+		switch {
+		case !on[t.Name] && !t.In(c.Surface.Profile):
+			d.Available, d.Reason = false, fmt.Sprintf("not in the %s profile", c.Surface.Profile)
+		case !on[t.Name]:
+			d.Available, d.Reason = false, "not registered on this server (tools, exclude_tools or configuration)"
+		case x.Status != "ok":
+			d.Available, d.Reason = false, "X is not available: "+x.Message
+		}
+		if d.Available && t.Mutation && c.App.Policy != nil && c.App.Counters != nil {
+			dec, err := c.App.Policy.Check(ctx, c.App.Counters, policy.Request{Tool: t.Name, Category: policy.Category(t.Category),
+				Mode: cfg.Mode, ApprovalMode: cfg.EffectiveApprovalMode(), Now: c.App.Now()})
+			switch {
+			case err != nil:
+				d.Reason = "policy could not be evaluated: " + err.Error()
+			case dec.Outcome == policy.Deny:
+				d.Available, d.Policy, d.Reason = false, string(dec.Outcome), fmt.Sprintf("denied by policy: %s (rule %s)", dec.Reason, dec.RuleID)
+			case dec.Outcome != policy.Allow:
+				d.Policy, d.Reason = string(dec.Outcome), fmt.Sprintf("%s: %s (rule %s)", dec.Outcome, dec.Reason, dec.RuleID)
+			default:
+				d.Policy = string(dec.Outcome)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func guidance(p Profile, caps Capabilities) []string {

@@ -16,7 +16,7 @@ import (
 // gatewayErrors are the codes the gateway itself can produce.
 var gatewayErrors = []apperr.Code{apperr.PolicyError, apperr.PolicyBlocked, apperr.PolicyRateLimited, apperr.PolicyHardRule,
 	apperr.PolicyUserRule, apperr.PolicyBudget, apperr.IdempotencyConflict, apperr.MutationInFlight, apperr.OutcomeUnverified,
-	apperr.DBError, apperr.XOutcomeUnknown}
+	apperr.DBError, apperr.XOutcomeUnknown, apperr.ApprovalQueueFull}
 
 func mutationErrors(extra ...apperr.Code) []apperr.Code {
 	out := append([]apperr.Code{}, xErrors...)
@@ -117,7 +117,7 @@ func writeSpec(name, title, desc string, cat policy.Category, h Hints, out any, 
 }
 
 func tweetMutation(name, title, desc string, h Hints) *Tool {
-	return def(writeSpec(name, title, desc, policy.CatEngage, h, actions.Engagement{}),
+	return def(writeSpec(name, title, desc, policy.CatEngage, h, actions.EngagementData(name, true, "")),
 		func(ctx context.Context, c *Call, in TweetMutationInput) (Result, error) {
 			if err := actions.CheckID("tweet_id", in.TweetID); err != nil {
 				return Result{}, err

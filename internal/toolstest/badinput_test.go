@@ -109,6 +109,9 @@ func TestWorkflowBadInput(t *testing.T) {
 		// The audit and approval tools the workflow relies on.
 		bad("get_recent_mutations", map[string]any{"since": "last week"}, "since"),
 		bad("get_recent_mutations", map[string]any{"limit": 101}, "limit"),
+		// An unknown filter value is an error, not an empty list.
+		bad("get_recent_mutations", map[string]any{"status": "bogus"}, "status"),
+		bad("get_recent_mutations", map[string]any{"tool": "x_no_such_tool"}, "tool"),
 		bad("get_mutation_detail", map[string]any{"correlation_id": ""}, "correlation_id"),
 		{"get_mutation_detail", map[string]any{"correlation_id": "00000000-0000-4000-8000-000000000000"}, apperr.NotFound, "correlation_id"},
 		{"get_approval_item", map[string]any{"id": 9999}, apperr.NotFound, ""},

@@ -224,7 +224,9 @@ func TestAuthErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		oauthPost(t, e.App.Sim.URL+"/2/oauth2/revoke", url.Values{"token": {tok.AccessToken}, "client_id": {xsim.DefaultClientID}})
-		requireAuthExpired(t, e)
+		// The token looks valid here, so writes are attempted and X's 401
+		// is recorded.
+		requireAuthExpired(t, e, true)
 	})
 
 	t.Run("expired and the refresh token already spent", func(t *testing.T) {
@@ -239,11 +241,12 @@ func TestAuthErrors(t *testing.T) {
 		oauthPost(t, e.App.Sim.URL+"/2/oauth2/token", url.Values{"grant_type": {"refresh_token"},
 			"refresh_token": {tok.RefreshToken}, "client_id": {xsim.DefaultClientID}})
 		clock.Advance(3 * time.Hour)
-		requireAuthExpired(t, e)
+		// No usable token: writes cannot be attempted and leave no row.
+		requireAuthExpired(t, e, false)
 	})
 }
 
-func requireAuthExpired(t *testing.T, e *env) {
+func requireAuthExpired(t *testing.T, e *env, attempted bool) {
 	t.Helper()
 	before := e.counters()
 	for i, f := range families() {
@@ -251,8 +254,11 @@ func requireAuthExpired(t *testing.T, e *env) {
 		if r.Error.Retryable {
 			t.Fatal("x_auth_expired is retryable")
 		}
-		if f.write {
+		switch {
+		case f.write && attempted:
 			requireAuditFailure(t, e, r, "failure", apperr.XAuthExpired)
+		case f.write && r.Meta.CorrelationID != "":
+			t.Fatalf("%s could not be attempted but has audit row %s", f.tool, r.Meta.CorrelationID)
 		}
 	}
 	e.requireDelta(before, nil)

@@ -417,12 +417,3 @@ func (e *env) tweetByID(id string) (xsim.Tweet, bool) {
 	}
 	return xsim.Tweet{}, false
 }
-
-// knownBug stops a test at a check the product is known to fail, naming the
-// bug (reported to the package's owner). The checks before it have run;
-// once the bug is fixed the call site's condition is false and the checks
-// after it run too.
-func knownBug(t *testing.T, format string, args ...any) {
-	t.Helper()
-	t.Skipf("KNOWN BUG, reported: "+format, args...)
-}

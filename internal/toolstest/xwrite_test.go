@@ -2,6 +2,7 @@ package toolstest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -187,14 +188,15 @@ func TestMutationTools(t *testing.T) {
 	// X, the gateway answers duplicate), undo.
 	pairs := []struct {
 		do, undo         string
+		field            string // the seed's state field in the result
 		doCount, unCount string
 		state            func(w *xsim.World, tweet string) bool
 	}{
-		{"x_like_tweet", "x_unlike_tweet", xsim.CountLikes, xsim.CountUnlikes, func(w *xsim.World, id string) bool { return hasEdge(w.Likes, demo, id) }},
-		{"x_retweet", "x_unretweet", xsim.CountRetweets, xsim.CountUnretweets, func(w *xsim.World, id string) bool {
+		{"x_like_tweet", "x_unlike_tweet", "liked", xsim.CountLikes, xsim.CountUnlikes, func(w *xsim.World, id string) bool { return hasEdge(w.Likes, demo, id) }},
+		{"x_retweet", "x_unretweet", "retweeted", xsim.CountRetweets, xsim.CountUnretweets, func(w *xsim.World, id string) bool {
 			return slices.ContainsFunc(w.Tweets, func(t xsim.Tweet) bool { return t.RetweetOf == id && t.AuthorID == demo })
 		}},
-		{"x_bookmark_tweet", "x_unbookmark_tweet", xsim.CountBookmarks, xsim.CountUnbookmarks, func(w *xsim.World, id string) bool { return hasEdge(w.Bookmarks, demo, id) }},
+		{"x_bookmark_tweet", "x_unbookmark_tweet", "bookmarked", xsim.CountBookmarks, xsim.CountUnbookmarks, func(w *xsim.World, id string) bool { return hasEdge(w.Bookmarks, demo, id) }},
 	}
 	used := map[string]bool{}
 	for _, pc := range pairs {
@@ -203,10 +205,12 @@ func TestMutationTools(t *testing.T) {
 			target := e.demoTweet(func(tw xsim.Tweet) bool { return !used[tw.ID] && !pc.state(w, tw.ID) })
 			used[target.ID] = true
 			before := e.counters()
-			var en actions.Engagement
+			// Exactly the seed's shape: the state field and the tweet id.
+			want := map[string]any{pc.field: true, "tweet_id": target.ID}
+			var en map[string]any
 			r := executed(t, e.call(pc.do, map[string]any{"tweet_id": target.ID}), &en)
-			if !en.Active || en.TweetID != target.ID || en.Tool != pc.do {
-				t.Fatalf("%s data %+v", pc.do, en)
+			if !maps.Equal(en, want) {
+				t.Fatalf("%s data %v, want %v", pc.do, en, want)
 			}
 			requireUndo(t, r.Meta.Rollback, pc.undo, map[string]any{"tweet_id": target.ID})
 			e.requireDelta(before, map[string]int64{pc.doCount: 1})
@@ -215,17 +219,19 @@ func TestMutationTools(t *testing.T) {
 			}
 			// A retry of the same call is a duplicate: no second call to X.
 			var dup struct {
-				Duplicate bool `json:"duplicate"`
+				Duplicate bool           `json:"duplicate"`
+				Cached    map[string]any `json:"cached_result"`
 			}
 			e.call(pc.do, map[string]any{"tweet_id": target.ID}).ok(t, &dup)
-			if !dup.Duplicate {
-				t.Fatalf("%s repeated: not a duplicate", pc.do)
+			if !dup.Duplicate || !maps.Equal(dup.Cached, want) {
+				t.Fatalf("%s repeated: duplicate %v, cached_result %v, want %v", pc.do, dup.Duplicate, dup.Cached, want)
 			}
 			e.requireDelta(before, map[string]int64{pc.doCount: 1})
 
+			en = nil
 			ru := executed(t, e.call(pc.undo, map[string]any{"tweet_id": target.ID}), &en)
-			if en.Active || en.TweetID != target.ID {
-				t.Fatalf("%s data %+v", pc.undo, en)
+			if wantUndo := map[string]any{pc.field: false, "tweet_id": target.ID}; !maps.Equal(en, wantUndo) {
+				t.Fatalf("%s data %v, want %v", pc.undo, en, wantUndo)
 			}
 			requireUndo(t, ru.Meta.Rollback, pc.do, map[string]any{"tweet_id": target.ID})
 			e.requireDelta(before, map[string]int64{pc.doCount: 1, pc.unCount: 1})
@@ -337,16 +343,15 @@ func TestGatedByDefault(t *testing.T) {
 			t.Fatalf("the same key and parameters queued %d and %d", a.ApprovalID, b.ApprovalID)
 		}
 		e.call("x_post_tweet", map[string]any{"text": "x", "idempotency_key": strings.Repeat("k", 201)}).fails(t, apperr.InvalidInput).mentions(t, "idempotency_key")
-		r := e.call("x_post_tweet", map[string]any{"text": "Other text, same key.", "idempotency_key": "k-1"})
-		if r.Success {
-			knownBug(t, "gateway: an idempotency_key whose first call was routed to approval is not remembered; reusing it with other parameters queues a second item (%s) instead of idempotency_key_conflict", r.Data)
-		}
-		r.fails(t, apperr.IdempotencyConflict)
+		// The key is remembered although its first call only reached the
+		// queue: other parameters under it are a conflict, not a second item.
+		e.call("x_post_tweet", map[string]any{"text": "Other text, same key.", "idempotency_key": "k-1"}).fails(t, apperr.IdempotencyConflict)
 	})
 }
 
 // TestXNotConfigured: without a token file every X tool says how to sign
-// in, and gated calls record the failure.
+// in, and a gated call that cannot be attempted leaves no audit row (it is
+// answered before the pending row is written).
 func TestXNotConfigured(t *testing.T) {
 	e := newEnv(t, envOptions{permissive: true})
 	if err := os.Remove(e.Cfg.TokenFile()); err != nil {
@@ -355,7 +360,25 @@ func TestXNotConfigured(t *testing.T) {
 	before := e.counters()
 	e.call("x_get_me", map[string]any{}).fails(t, apperr.XNotConfigured).mentions(t, "tuitbot auth")
 	e.call("find_reply_opportunities", map[string]any{}).fails(t, apperr.XNotConfigured)
-	r := e.call("x_post_tweet", map[string]any{"text": "No token, no post."}).fails(t, apperr.XNotConfigured)
-	requireAuditFailure(t, e, r, "failure", apperr.XNotConfigured)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"x_post_tweet", map[string]any{"text": "No token, no post."}},
+		{"x_like_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}},
+		{"x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"No token, no raw post."}`}},
+	} {
+		r := e.call(c.tool, c.args).fails(t, apperr.XNotConfigured)
+		if r.Meta.CorrelationID != "" {
+			t.Fatalf("%s: a call that was never attempted got correlation id %s", c.tool, r.Meta.CorrelationID)
+		}
+	}
+	var list struct {
+		Count int `json:"count"`
+	}
+	e.call("get_recent_mutations", map[string]any{}).ok(t, &list)
+	if list.Count != 0 {
+		t.Fatalf("%d audit rows for calls that could not be attempted", list.Count)
+	}
 	e.requireDelta(before, nil)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 )
 
 // Composer stores drafts and scheduled items, and queues them for
@@ -53,9 +54,12 @@ type Draft struct {
 // ComposeResult is compose_tweet's data.
 type ComposeResult struct {
 	Draft
-	Generated        bool   `json:"generated"`
-	RoutedToApproval bool   `json:"routed_to_approval"`
-	Note             string `json:"note,omitempty"`
+	Generated        bool `json:"generated"`
+	RoutedToApproval bool `json:"routed_to_approval"`
+	// DryRun is set when the policy answered dry run for compose_tweet:
+	// the text is shown, nothing is stored or queued.
+	DryRun bool   `json:"dry_run,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 func validateDraft(text string, tweets []string) error {
@@ -72,10 +76,16 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 	}
 	res := &ComposeResult{}
 	source := "mcp"
+	if r.Content == "" && len(r.Tweets) == 0 && strings.TrimSpace(r.Topic) == "" {
+		return nil, apperr.New(apperr.InvalidInput, "topic: required (or pass content to store your own text)")
+	}
+	// The policy may name compose_tweet itself; it is asked before the LLM
+	// spends anything.
+	dec, err := c.Gateway.Admit(ctx, actions.ComposeTool, policy.CatContent)
+	if err != nil {
+		return nil, err
+	}
 	if r.Content == "" && len(r.Tweets) == 0 {
-		if strings.TrimSpace(r.Topic) == "" {
-			return nil, apperr.New(apperr.InvalidInput, "topic: required (or pass content to store your own text)")
-		}
 		gen, err := c.Generator()
 		if err != nil {
 			return nil, err
@@ -92,6 +102,11 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 	if r.ScheduledFor != nil && !r.ScheduledFor.After(c.Now()) {
 		return nil, apperr.New(apperr.InvalidInput, "scheduled_for: %s is not in the future", r.ScheduledFor.UTC().Format(time.RFC3339))
 	}
+	if dec.Outcome == policy.DryRun {
+		res.DryRun, res.Text, res.Tweets, res.Topic, res.Source = true, r.Content, r.Tweets, r.Topic, source
+		res.Note = fmt.Sprintf("dry run (rule %s): nothing was stored or queued", dec.RuleID)
+		return res, nil
+	}
 	d, err := c.insertDraft(ctx, r, source)
 	if err != nil {
 		return nil, err
@@ -102,8 +117,10 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 		res.Note = "scheduled; when it is due the publisher sends it through the gateway, which queues it for approval in composer mode"
 	case r.ScheduledFor != nil:
 		res.Note = "scheduled; `tuitbot run` posts it through the gateway when due"
-	case c.ComposerMode():
-		if err := c.queue(ctx, d, res); err != nil {
+	case c.ComposerMode() || dec.Outcome == policy.RequireApproval:
+		// A rule that requires approval for compose_tweet queues the
+		// draft's post, as composer mode does.
+		if err := c.queue(ctx, d, res, &dec); err != nil {
 			return nil, err
 		}
 	default:
@@ -114,12 +131,12 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 
 // queue sends the draft's post through the gateway; composer mode routes it
 // to approval, and the draft remembers the queue id.
-func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult) error {
+func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via *policy.Decision) error {
 	tool, params := "x_post_tweet", any(actions.PostParams{Text: d.Text})
 	if d.ContentType == "thread" {
 		tool, params = "x_post_thread", actions.ThreadParams{Tweets: d.Tweets}
 	}
-	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: "mcp"})
+	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: "mcp", Via: via})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
@@ -98,13 +99,19 @@ func (r *Replier) Propose(ctx context.Context, items []ProposeItem, mentionProdu
 			return nil, err
 		}
 	}
+	// The policy may name propose_and_queue_replies itself; its decision
+	// rides along on every reply, where the stricter one applies.
+	via, err := r.Gateway.Admit(ctx, actions.ProposeTool, policy.CatWrite)
+	if err != nil {
+		return nil, err
+	}
 	recent, err := r.RecentReplyTexts(ctx, content.RecentRepliesCompared)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ProposeOutcome, 0, len(items))
 	for _, it := range items {
-		o := r.proposeOne(ctx, it, mentionProduct, recent)
+		o := r.proposeOne(ctx, it, mentionProduct, recent, &via)
 		if o.Text != "" && (o.Status == "queued" || o.Status == "executed") {
 			// Later items in this batch must not repeat this one either.
 			recent = append([]string{o.Text}, recent...)
@@ -119,7 +126,7 @@ func blocked(id string, err error) ProposeOutcome {
 	return ProposeOutcome{CandidateID: id, Status: "blocked", ErrorCode: string(e.Code), Reason: e.Message}
 }
 
-func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, recent []string) ProposeOutcome {
+func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, recent []string, via *policy.Decision) ProposeOutcome {
 	cand, err := r.Discovery.Get(ctx, it.CandidateID)
 	if err != nil {
 		return blocked(it.CandidateID, err)
@@ -142,7 +149,7 @@ func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, 
 		return blocked(it.CandidateID, err)
 	}
 	resp, err := r.Gateway.Do(ctx, gateway.Call{Tool: "x_reply_to_tweet", Caller: r.callerOr(), Loop: r.Loop,
-		Params: actions.PostParams{Text: text, InReplyToID: it.CandidateID}})
+		Params: actions.PostParams{Text: text, InReplyToID: it.CandidateID}, Via: via})
 	o := ProposeOutcome{CandidateID: it.CandidateID, Text: text, CorrelationID: resp.CorrelationID}
 	if err != nil {
 		e := apperr.As(err)

@@ -111,6 +111,14 @@ func (c *Client) accessToken(ctx context.Context) (string, error) {
 	return tok, nil
 }
 
+// Ready reports whether a call could be attempted now: credentials exist
+// and yield an access token. It sends nothing to X's API, so the gateway can
+// ask before it records an attempt.
+func (c *Client) Ready(ctx context.Context) error {
+	_, err := c.accessToken(ctx)
+	return err
+}
+
 func notConfigured(cause error) *apperr.Error {
 	return apperr.Wrap(apperr.XNotConfigured, cause, "no usable X credentials: run `tuitbot auth` to sign in, or use `--sandbox` to work against the built-in emulator")
 }
