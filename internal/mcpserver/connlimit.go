@@ -87,3 +87,22 @@ func (l *connLimiter) track(c net.Conn, st http.ConnState) {
 		u.state, u.since = st, time.Now()
 	}
 }
+
+// closeUnstarted closes the connections that have not sent a request yet.
+// http.Server.Shutdown waits up to five seconds for such a connection before
+// it counts as idle; at shutdown no request on it has begun, so nothing is
+// cut short by closing it at once.
+func (l *connLimiter) closeUnstarted() {
+	l.mu.Lock()
+	var victims []net.Conn
+	for c, u := range l.conns {
+		if u.state == http.StateNew {
+			victims = append(victims, c)
+			delete(l.conns, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range victims {
+		_ = c.Close()
+	}
+}

@@ -288,10 +288,25 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts HTTPOptions) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	hs.SetKeepAlivesEnabled(false)
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(sctx) }()
+	// Shutdown stops accepting at once but counts a connection that never
+	// sent a request as busy for five seconds; close those as they appear
+	// (one may still be accepted while the listener closes).
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		lim.closeUnstarted()
+		select {
+		case err := <-shut:
+			if err != nil {
+				return fmt.Errorf("shutdown: %w", err)
+			}
+			return nil
+		case <-tick.C:
+		}
 	}
-	return nil
 }
 
 // LoadOrCreateToken reads the bearer token from path, creating a random one
