@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -31,23 +31,6 @@ func (allowAll) Reserve(context.Context, *sql.Tx, policy.Request) (policy.Decisi
 }
 func (allowAll) Release(context.Context, policy.Reservation) error { return nil }
 
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // xenv is the real actions behind a real gateway, talking to the emulator.
 type xenv struct {
 	t     *testing.T
@@ -55,7 +38,7 @@ type xenv struct {
 	sim   *xsim.Server
 	db    *store.DB
 	g     *gateway.Gateway
-	clock *testClock
+	clock *clock.Fake
 	token string
 	me    string
 }
@@ -63,9 +46,9 @@ type xenv struct {
 func newXEnv(t *testing.T) *xenv {
 	t.Helper()
 	ctx := context.Background()
-	clock := &testClock{t: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
+	clk := clock.NewFake(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	opts := xsim.DefaultOptions()
-	opts.Now = clock.Now
+	opts.Now = clk.Now
 	opts.Seed = 7
 	opts.RateLimits = false
 	sim := xsim.New(opts)
@@ -77,27 +60,27 @@ func newXEnv(t *testing.T) *xenv {
 	access, _, _ := sim.IssueToken(sim.DemoUserID(), sim.AllScopes())
 	x, err := xapi.New(xapi.Options{
 		BaseURLs: map[string]string{"api.x.com": base, "upload.x.com": base, "upload.twitter.com": base},
-		Tokens:   staticTokens{access}, AccountID: "default", Now: clock.Now, Timeout: 5 * time.Second,
+		Tokens:   staticTokens{access}, AccountID: "default", Now: clk.Now, Timeout: 5 * time.Second,
 		BaseBackoff: time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("x client: %v", err)
 	}
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "tuitbot.db"), store.Options{Now: clock.Now})
+	db, err := store.Open(ctx, filepath.Join(dir, "tuitbot.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatalf("open db: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	g, err := gateway.New(ctx, gateway.Options{DB: db, Policy: allowAll{}, Now: clock.Now, LockDir: filepath.Join(dir, "locks"),
+	g, err := gateway.New(ctx, gateway.Options{DB: db, Policy: allowAll{}, Now: clk.Now, LockDir: filepath.Join(dir, "locks"),
 		Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
 	if err != nil {
 		t.Fatalf("gateway: %v", err)
 	}
 	t.Cleanup(func() { g.Close() })
-	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clock.Now,
+	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clk.Now,
 		MediaDirs: []string{dir}})
-	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clock, token: access, me: sim.DemoUserID()}
+	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID()}
 }
 
 // do runs a call that must execute.

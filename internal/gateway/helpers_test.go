@@ -13,30 +13,13 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
-// testClock is an injectable clock the tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *testClock {
-	return &testClock{t: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newClock() *clock.Fake {
+	return clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 }
 
 // fakePolicy answers with decide (allow when nil) and records every request
@@ -218,7 +201,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	db     *store.DB
-	clock  *testClock
+	clock  *clock.Fake
 	pol    *fakePolicy
 	act    *fakeAction
 	g      *Gateway
