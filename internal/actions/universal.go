@@ -177,35 +177,33 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 	if resp.Status >= 300 {
 		return irreversible("X did not apply the request (status " + http.StatusText(resp.Status) + "); nothing to undo.")
 	}
+	// The undo is the one the endpoint table gives the typed tool with the
+	// same effect, so a raw like is undone exactly as x_like_tweet is.
 	e := xrequest.ClassifyChecked(c)
-	switch e.Kind {
-	case xrequest.KindTweetCreate:
-		var body struct {
-			Data struct {
-				ID string `json:"id"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(resp.Body, &body) == nil && body.Data.ID != "" {
-			return rb("x_delete_tweet", map[string]any{"tweet_id": body.Data.ID}, "Delete the post to reverse.")
-		}
-	case xrequest.KindLike:
-		return rb("x_unlike_tweet", map[string]any{"tweet_id": e.TweetID}, "Unlike to reverse.")
-	case xrequest.KindUnlike:
-		return rb("x_like_tweet", map[string]any{"tweet_id": e.TweetID}, "Like again to reverse.")
-	case xrequest.KindFollow:
-		return rb("x_unfollow_user", map[string]any{"target_user_id": e.TargetUserID}, "Unfollow to reverse.")
-	case xrequest.KindUnfollow:
-		return rb("x_follow_user", map[string]any{"target_user_id": e.TargetUserID}, "Follow again to reverse.")
-	case xrequest.KindRetweet:
-		return rb("x_unretweet", map[string]any{"tweet_id": e.TweetID}, "Unretweet to reverse.")
-	case xrequest.KindUnretweet:
-		return rb("x_retweet", map[string]any{"tweet_id": e.TweetID}, "Retweet again to reverse.")
-	case xrequest.KindBookmark:
-		return rb("x_unbookmark_tweet", map[string]any{"tweet_id": e.TweetID}, "Remove the bookmark to reverse.")
-	case xrequest.KindUnbookmark:
-		return rb("x_bookmark_tweet", map[string]any{"tweet_id": e.TweetID}, "Bookmark again to reverse.")
-	case xrequest.KindTweetDelete:
+	ep, ok := e.Same(xapi.NewEndpoints())
+	switch {
+	case ok && ep.Kind == xapi.EffectDelete:
 		return irreversible("Deletion is permanent.")
+	case ok && ep.Undo != nil:
+		var id string
+		switch {
+		case e.Kind == xrequest.KindTweetCreate:
+			var body struct {
+				Data struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(resp.Body, &body) == nil {
+				id = body.Data.ID
+			}
+		case ep.Undo.Param == "target_user_id":
+			id = e.TargetUserID
+		default:
+			id = e.TweetID
+		}
+		if id != "" {
+			return rb(ep.Undo.Tool, map[string]any{ep.Undo.Param: id}, ep.Undo.Note)
+		}
 	}
 	return irreversible("No known inverse for " + c.Method + " " + c.Path + ".")
 }
