@@ -236,7 +236,9 @@ func TestHTTPSessionLimitClosesLeastRecentlyUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := connectHTTP(ctx, t, url)
-	if n := countSessions(srv); n != 2 {
+	// The SDK drops a closed session from its table when the session's
+	// loop ends, which happens just after Close returns.
+	if n := waitSessions(ctx, srv, 2); n != 2 {
 		t.Errorf("%d sessions after a third client, want 2", n)
 	}
 	if err := ping(b); !errors.Is(err, mcp.ErrSessionMissing) {
@@ -271,6 +273,24 @@ func TestHTTPSessionIdleTimeout(t *testing.T) {
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "health_check", Arguments: map[string]any{}})
 	if !errors.Is(err, mcp.ErrSessionMissing) {
 		t.Errorf("call on an expired session: %v, want the session-missing error (HTTP 404)", err)
+	}
+}
+
+// waitSessions waits until the server holds want sessions or ctx ends, and
+// returns the last count.
+func waitSessions(ctx context.Context, srv *mcp.Server, want int) int {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := countSessions(srv)
+		if n == want {
+			return n
+		}
+		select {
+		case <-ctx.Done():
+			return n
+		case <-tick.C:
+		}
 	}
 }
 
