@@ -40,18 +40,7 @@ func TestServeHTTPUnderDescriptorFlood(t *testing.T) {
 	// raise it again at start-up.
 	cmd := exec.Command("sh", "-c", `ulimit -n `+strconv.Itoa(fdLimit)+` && exec "$0" "$@"`,
 		binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--token-file", tokenFile)
-	cmd.Env = h.env
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startServer(t, cmd, h.env)
 	waitListening(t, addr, stderr)
 
 	req := "POST / HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +

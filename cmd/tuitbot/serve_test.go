@@ -303,6 +303,25 @@ func waitSignalExit(t *testing.T, cmd *exec.Cmd, stderr fmt.Stringer) {
 	}
 }
 
+// startServer starts a server process with env, collecting its output, and
+// kills it when the test ends if it is still running.
+func startServer(t *testing.T, cmd *exec.Cmd, env []string) *syncBuffer {
+	t.Helper()
+	cmd.Env = env
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return out
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -335,18 +354,7 @@ func TestServeHTTP(t *testing.T) {
 	}
 	addr := freePort(t)
 	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--token-file", tokenFile, "--profile", "readonly")
-	cmd.Env = h.env
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startServer(t, cmd, h.env)
 	url := "http://" + addr + "/"
 	waitListening(t, addr, stderr)
 
@@ -401,18 +409,7 @@ func TestServeHTTPCreatesDefaultToken(t *testing.T) {
 	h := newHome(t)
 	addr := freePort(t)
 	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--profile", "readonly")
-	cmd.Env = h.env
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startServer(t, cmd, h.env)
 	waitListening(t, addr, stderr)
 	st, err := os.Stat(h.path("mcp_token"))
 	if err != nil {
