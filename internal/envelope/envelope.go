@@ -9,6 +9,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/redact"
+	"github.com/tuitbot/tuitbot/internal/rollback"
 )
 
 // ToolVersion is the envelope schema version.
@@ -93,13 +94,10 @@ type Pagination struct {
 	HasMore     bool   `json:"has_more"`
 }
 
-// Rollback is advisory undo guidance for a mutation.
-type Rollback struct {
-	Reversible bool           `json:"reversible"`
-	UndoTool   string         `json:"undo_tool,omitempty"`
-	UndoParams map[string]any `json:"undo_params,omitempty"`
-	Note       string         `json:"note,omitempty"`
-}
+// Rollback is advisory undo guidance for a mutation. It is the gateway's
+// type under the envelope's name: the audit trail and the envelope carry
+// the same JSON object.
+type Rollback = rollback.Guidance
 
 // Meta is execution metadata.
 type Meta struct {

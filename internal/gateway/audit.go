@@ -15,9 +15,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/rollback"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
@@ -455,7 +455,7 @@ type AuditEntry struct {
 	Status         string             `json:"status"`
 	ResultSummary  string             `json:"result_summary"`
 	ErrorMessage   *string            `json:"error_message"`
-	Rollback       *envelope.Rollback `json:"rollback_action"`
+	Rollback       *rollback.Guidance `json:"rollback_action"`
 	ElapsedMS      int64              `json:"elapsed_ms"`
 	CreatedAt      string             `json:"created_at"`
 	CompletedAt    string             `json:"completed_at,omitempty"`
@@ -493,9 +493,9 @@ const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COAL
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, errMsg, rollback, request sql.NullString
+	var result, errMsg, undo, request sql.NullString
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
-		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &rollback, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
+		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &undo, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
 		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
 	if err != nil {
 		return e, err
@@ -509,9 +509,9 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	if errMsg.Valid && errMsg.String != "" {
 		e.ErrorMessage = &errMsg.String
 	}
-	if rollback.Valid {
-		var rb envelope.Rollback
-		if json.Unmarshal([]byte(rollback.String), &rb) == nil {
+	if undo.Valid {
+		var rb rollback.Guidance
+		if json.Unmarshal([]byte(undo.String), &rb) == nil {
 			e.Rollback = &rb
 		}
 	}

@@ -17,15 +17,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
-	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/rollback"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // Result is what an executed action returns.
 type Result struct {
 	Data     any
-	Rollback *envelope.Rollback
+	Rollback *rollback.Guidance
 	// RetryCount is how often the X client retried.
 	RetryCount int
 	// Unknown marks a result whose effect on X is uncertain even though the
@@ -251,7 +251,7 @@ type Response struct {
 	Kind          Kind
 	Data          any
 	CorrelationID string
-	Rollback      *envelope.Rollback
+	Rollback      *rollback.Guidance
 	RetryCount    int
 	ApprovalID    int64
 	// Unknown is set when the call returned but its effect is uncertain.
