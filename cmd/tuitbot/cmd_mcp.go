@@ -60,7 +60,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			srv, selected, err := mcpserver.New(a, mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
+			srv, selected, err := a.MCPServer(mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			m, err := mcpserver.BuildManifest(mcpserver.Options{Profile: p})
+			m, err := mcpserver.BuildManifest(mcpserver.Options{Profile: p, Version: app.Version})
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,7 @@ func (c *cli) withAutopilot(cmd *cobra.Command, lock bool, opts autopilot.Option
 		}
 		defer l.Release()
 	}
-	r, err := autopilot.FromApp(a, opts)
+	r, err := a.Autopilot(opts)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.InvalidInput {
 			return usageError{err}

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/config"
@@ -111,8 +110,8 @@ func ParseLoop(name string) (string, error) {
 	return "", apperr.New(apperr.InvalidInput, "loop: %q is not an autopilot loop; loops: %s", name, strings.Join(LoopNames(), ", "))
 }
 
-// Deps are the services the loops use. FromApp fills them from the
-// composition root.
+// Deps are the services the loops use. The composition root (internal/app)
+// fills them; the autopilot never reaches for services it is not given.
 type Deps struct {
 	Cfg       *config.Config
 	DB        *store.DB
@@ -236,33 +235,6 @@ func checkConfig(c *config.Config) error {
 		}
 	}
 	return nil
-}
-
-// FromApp builds a runner from the composition root. The database and the
-// gateway are required; X and the LLM may be missing (the loops that need
-// them then report why).
-func FromApp(a *app.App, o Options) (*Runner, error) {
-	db, err := a.RequireDB()
-	if err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "the autopilot needs the database: %v", err)
-	}
-	g, err := a.RequireGateway()
-	if err != nil {
-		return nil, err
-	}
-	wf, err := a.Workflow()
-	if err != nil {
-		return nil, err
-	}
-	disc, err := a.Discovery()
-	if err != nil {
-		return nil, err
-	}
-	return New(Deps{
-		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc,
-		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(Caller, loop) },
-		Generator: a.Generator, X: a.XClient, Log: a.Log, Now: a.Now,
-	}, o)
 }
 
 // Loops returns the loops this runner runs.

@@ -233,9 +233,9 @@ func (e *env) openApp() *app.App {
 
 func (e *env) runner(a *app.App, loops ...string) *autopilot.Runner {
 	e.t.Helper()
-	r, err := autopilot.FromApp(a, autopilot.Options{Sleep: e.sleep, Rand: rand.New(rand.NewPCG(1, 2)), Loops: loops})
+	r, err := a.Autopilot(autopilot.Options{Sleep: e.sleep, Rand: rand.New(rand.NewPCG(1, 2)), Loops: loops})
 	if err != nil {
-		e.t.Fatalf("autopilot.FromApp: %v", err)
+		e.t.Fatalf("Autopilot: %v", err)
 	}
 	return r
 }

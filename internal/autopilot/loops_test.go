@@ -56,11 +56,11 @@ func TestLoopNamesAreValidated(t *testing.T) {
 	wantCode(t, err, apperr.InvalidInput, "loop:", `"bogus"`, strings.Join(autopilot.LoopNames(), ", "))
 
 	e := newEnv(t, func(c *config.Config) { c.Intervals.EnabledLoops = []string{"discovery", "analytics"} })
-	_, err = autopilot.FromApp(e.app, autopilot.Options{Loops: []string{"bogus"}})
+	_, err = e.app.Autopilot(autopilot.Options{Loops: []string{"bogus"}})
 	wantCode(t, err, apperr.InvalidInput, "bogus", "discovery, ")
-	_, err = autopilot.FromApp(e.app, autopilot.Options{Loops: []string{"content"}})
+	_, err = e.app.Autopilot(autopilot.Options{Loops: []string{"content"}})
 	wantCode(t, err, apperr.InvalidInput, "content", "intervals.enabled_loops")
-	r, err := autopilot.FromApp(e.app, autopilot.Options{})
+	r, err := e.app.Autopilot(autopilot.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +69,11 @@ func TestLoopNamesAreValidated(t *testing.T) {
 	}
 
 	e.app.Cfg.Intervals.EnabledLoops = []string{"discovery", "teleport"}
-	_, err = autopilot.FromApp(e.app, autopilot.Options{})
+	_, err = e.app.Autopilot(autopilot.Options{})
 	wantCode(t, err, apperr.ConfigError, "intervals.enabled_loops", "teleport")
 	e.app.Cfg.Intervals.EnabledLoops = []string{"discovery"}
 	e.app.Cfg.Intervals.PublisherSeconds = 0
-	_, err = autopilot.FromApp(e.app, autopilot.Options{})
+	_, err = e.app.Autopilot(autopilot.Options{})
 	wantCode(t, err, apperr.ConfigError, "intervals.publisher_seconds")
 }
 
@@ -474,7 +474,7 @@ func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	e.sim.SetFault("POST /2/tweets", xsim.Fault{Latency: 1500 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := autopilot.FromApp(e.app, autopilot.Options{Loops: []string{autopilot.LoopContent}, Rand: rand.New(rand.NewPCG(1, 2)),
+	r, err := e.app.Autopilot(autopilot.Options{Loops: []string{autopilot.LoopContent}, Rand: rand.New(rand.NewPCG(1, 2)),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			e.clock.AdvanceTo(e.clock.Now().Add(d))
 			return ctx.Err()

@@ -157,9 +157,9 @@ func newHarness(t *testing.T, cfg *config.Config, opts app.Options) *harness {
 	if a.Gateway == nil {
 		t.Fatalf("gateway unavailable: %v", a.GatewayErr)
 	}
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Workflow})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Workflow})
 	if err != nil {
-		t.Fatalf("mcpserver.New: %v", err)
+		t.Fatalf("MCPServer: %v", err)
 	}
 	return &harness{t: t, ctx: ctx, a: a, srv: srv, logs: logs}
 }

@@ -30,7 +30,7 @@ func TestAuditIncompleteReachesTheEnvelope(t *testing.T) {
 				auditMeta(&m, gateway.Response{Kind: gateway.Executed, AuditIncomplete: true})
 				return Result{Data: map[string]any{"id": "1"}, Meta: m}, tc.err
 			})
-			h := handler(probeApp(t), tool, resolvedOf(t, tool), &Surface{Profile: Workflow, Tools: []*Tool{tool}})
+			h := handler(probeDeps(t), tool, resolvedOf(t, tool), &Surface{Profile: Workflow, Tools: []*Tool{tool}})
 			res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Arguments: json.RawMessage(`{}`)}})
 			if err != nil {
 				t.Fatal(err)

@@ -60,7 +60,7 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, name string, args any) {
 // product server (database open, every check run).
 func BenchmarkStdioHealthCheck(b *testing.B) {
 	a := newApp(b, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Workflow})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Workflow})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -113,7 +113,7 @@ type session struct {
 func connect(t *testing.T, a *app.App, o mcpserver.Options) *session {
 	t.Helper()
 	ctx := context.Background()
-	srv, _, err := mcpserver.New(a, o)
+	srv, _, err := a.MCPServer(o)
 	if err != nil {
 		t.Fatalf("mcpserver.New: %v", err)
 	}
@@ -280,7 +280,7 @@ type rawConn struct {
 
 func rawServe(t *testing.T, a *app.App, o mcpserver.Options) *rawConn {
 	t.Helper()
-	srv, _, err := mcpserver.New(a, o)
+	srv, _, err := a.MCPServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestHTTPClientWithoutTokenFails(t *testing.T) {
 
 func TestServeHTTP(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}

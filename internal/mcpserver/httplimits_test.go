@@ -27,7 +27,7 @@ import (
 func serveHTTP(t *testing.T, opts mcpserver.HTTPOptions) (string, *mcp.Server) {
 	t.Helper()
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,17 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -47,16 +48,13 @@ func probeTool() *Tool {
 	})
 }
 
-func probeApp(t testing.TB) *app.App {
+// probeDeps are the services of a server without a database, X or LLM:
+// all the handler wrapper itself reads is the configuration and the clock.
+func probeDeps(t testing.TB) *Deps {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Home = t.TempDir()
-	a, err := app.New(context.Background(), &cfg, app.Options{SkipDB: true, SkipX: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return &Deps{Cfg: &cfg, Log: slog.New(slog.DiscardHandler), Now: time.Now}
 }
 
 func resolvedOf(t testing.TB, tool *Tool) func() (*jsonschema.Resolved, error) {
@@ -76,7 +74,7 @@ func resolvedOf(t testing.TB, tool *Tool) func() (*jsonschema.Resolved, error) {
 // registry tools use.
 func probeSession(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	a := probeApp(t)
+	a := probeDeps(t)
 	tool := probeTool()
 	schema, err := tool.InputSchema()
 	if err != nil {
@@ -191,10 +189,10 @@ func FuzzInvoke(f *testing.F) {
 		`{"text":"\ud800"}`, `{"tags":null,"text":""}`, `{"__proto__":{}}`, `{"text":"a","mode":"panic"}`} {
 		f.Add([]byte(s))
 	}
-	a := probeApp(f)
+	a := probeDeps(f)
 	tool := probeTool()
 	resolved := resolvedOf(f, tool)
-	call := &Call{App: a, Surface: &Surface{Profile: Workflow, Tools: []*Tool{tool}}}
+	call := &Call{Deps: a, Surface: &Surface{Profile: Workflow, Tools: []*Tool{tool}}}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if strings.Contains(string(raw), "panic") {
 			return // the probe panics on purpose; the handler test covers that

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -46,7 +45,7 @@ func BuildManifest(o Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{Version: app.Version, EnvelopeVersion: envelope.ToolVersion, Profile: o.Profile, ToolCount: len(tools)}
+	m := &Manifest{Version: o.Version, EnvelopeVersion: envelope.ToolVersion, Profile: o.Profile, ToolCount: len(tools)}
 	for _, t := range tools {
 		s, err := t.InputSchema()
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -83,7 +82,7 @@ type Result struct {
 
 // Call is the context a handler runs in.
 type Call struct {
-	App     *app.App
+	Deps    *Deps
 	Req     *mcp.CallToolRequest
 	Surface *Surface
 }

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -13,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -31,6 +32,8 @@ type Options struct {
 	ExcludeTools []string // never these; exclusions win
 	// Config decides config-gated tools; nil means the defaults.
 	Config *config.Config
+	// Version is the product version the server and the manifest report.
+	Version string
 }
 
 // Select returns the registry rows the options enable, in registry order.
@@ -77,8 +80,18 @@ func Select(reg []*Tool, o Options) ([]*Tool, error) {
 	return out, nil
 }
 
-// New builds an MCP server for a with the selected tools.
-func New(a *app.App, o Options) (*mcp.Server, []*Tool, error) {
+// New builds an MCP server on d's services with the selected tools.
+func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
+	if d.Cfg == nil {
+		return nil, nil, errors.New("mcpserver: Deps.Cfg is required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &d
 	if o.Config == nil {
 		o.Config = a.Cfg
 	}
@@ -86,7 +99,7 @@ func New(a *app.App, o Options) (*mcp.Server, []*Tool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "tuitbot", Title: "tuitbot", Version: app.Version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tuitbot", Title: "tuitbot", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(o.Profile),
 		Logger:       a.Log,
 	})
@@ -123,10 +136,10 @@ func instructions(p Profile) string {
 	return s
 }
 
-func handler(a *app.App, t *Tool, resolved func() (*jsonschema.Resolved, error), surface *Surface) mcp.ToolHandler {
+func handler(a *Deps, t *Tool, resolved func() (*jsonschema.Resolved, error), surface *Surface) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := a.Now()
-		call := &Call{App: a, Req: req, Surface: surface}
+		call := &Call{Deps: a, Req: req, Surface: surface}
 		var raw json.RawMessage
 		if req.Params != nil {
 			raw = req.Params.Arguments
@@ -186,7 +199,7 @@ func cleanSchemaError(err error) string {
 	return tweettext.TruncateBytes(msg, 300)
 }
 
-func baseMeta(a *app.App, start time.Time) envelope.Meta {
+func baseMeta(a *Deps, start time.Time) envelope.Meta {
 	approval := a.Cfg.EffectiveApprovalMode()
 	m := envelope.Meta{
 		ToolVersion:     envelope.ToolVersion,
@@ -212,7 +225,7 @@ func mergeMeta(base, extra envelope.Meta) *envelope.Meta {
 	return &base
 }
 
-func render(a *app.App, env envelope.Envelope) *mcp.CallToolResult {
+func render(a *Deps, env envelope.Envelope) *mcp.CallToolResult {
 	b, err := json.Marshal(env)
 	if err != nil {
 		a.Log.Error("encode envelope", "error", err)

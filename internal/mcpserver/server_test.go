@@ -234,7 +234,7 @@ func TestNarrowingOverMCP(t *testing.T) {
 	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: wf[0], Arguments: map[string]any{}}); err == nil && wf[0] != "health_check" {
 		t.Errorf("excluded tool %s was callable", wf[0])
 	}
-	if _, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Workflow, Tools: []string{"bogus_tool"}}); err == nil || !strings.Contains(err.Error(), "bogus_tool") {
+	if _, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Workflow, Tools: []string{"bogus_tool"}}); err == nil || !strings.Contains(err.Error(), "bogus_tool") {
 		t.Errorf("New with unknown tool: %v", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // client's preopened connection used to hold a SIGTERM exit that long.
 func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func TestDocsAreCurrent(t *testing.T) {
 func TestManifest(t *testing.T) {
 	for _, p := range allProfiles {
 		t.Run(string(p), func(t *testing.T) {
-			m, err := mcpserver.BuildManifest(mcpserver.Options{Profile: p})
+			m, err := mcpserver.BuildManifest(mcpserver.Options{Profile: p, Version: app.Version})
 			if err != nil {
 				t.Fatal(err)
 			}

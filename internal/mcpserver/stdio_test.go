@@ -141,7 +141,7 @@ func errString(err error) string {
 
 func TestGuardedStdioSurvivesBadLines(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestGuardedStdioSurvivesBadLines(t *testing.T) {
 
 func TestGuardedStdioFractionalIDNotRewritten(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestGuardedStdioFractionalIDNotRewritten(t *testing.T) {
 
 func TestGuardedStdioMessageLimit(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestGuardedStdioSkipsOverlongLineWithoutHoldingIt(t *testing.T) {
 
 func TestGuardedStdioDeepNesting(t *testing.T) {
 	a := newApp(t, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func FuzzGuardedStdio(f *testing.F) {
 		f.Add(s)
 	}
 	a := newApp(f, nil)
-	srv, _, err := mcpserver.New(a, mcpserver.Options{Profile: mcpserver.Readonly})
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Readonly})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func orDefault(n, def int) int {
 	return n
 }
 
-func wf(c *Call) (*workflow.Service, error) { return c.App.Workflow() }
+func wf(c *Call) (*workflow.Service, error) { return c.Deps.Workflow() }
 
 func analyticsTools() []*Tool {
 	local := func(name, title, cat, desc string, out any) Spec {
@@ -108,7 +108,7 @@ func analyticsTools() []*Tool {
 					return Result{}, err
 				}
 				n, err := s.ReplyCountToday(ctx)
-				return Result{Data: map[string]any{"replies_today": n, "max_replies_per_day": c.App.Cfg.Limits.MaxRepliesPerDay}}, err
+				return Result{Data: map[string]any{"replies_today": n, "max_replies_per_day": c.Deps.Cfg.Limits.MaxRepliesPerDay}}, err
 			}),
 		def(local("get_x_usage", "X usage and cost", "analytics", "Calls, billable items and estimated USD per day and endpoint, from the X cost ledger.", workflow.XUsage{}),
 			func(ctx context.Context, c *Call, in DaysInput) (Result, error) {
@@ -149,17 +149,17 @@ func analyticsTools() []*Tool {
 		def(local("get_rate_limits", "Rate limits", "rate_limits", "X's live rate-limit headers per endpoint and our policy counters, with recommended_wait_ms.", RateLimits{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 				out := RateLimits{X: []xapi.RateLimitState{}, Policy: map[string]policy.Usage{}}
-				if x, err := c.App.XClient(); err == nil {
+				if x, err := c.Deps.X(); err == nil {
 					out.X = x.RateLimits()
 				}
-				if c.App.Counters != nil {
-					snap, err := c.App.Counters.Snapshot(ctx)
+				if c.Deps.Policy != nil {
+					snap, err := c.Deps.Policy.Snapshot(ctx)
 					if err != nil {
 						return Result{}, apperr.Wrap(apperr.DBError, err, "read policy counters: %v", err)
 					}
 					out.Policy = snap
 				}
-				now := c.App.Now()
+				now := c.Deps.Now()
 				for _, s := range out.X {
 					out.RecommendedWaitMS = max(out.RecommendedWaitMS, s.RecommendedWaitMS)
 				}

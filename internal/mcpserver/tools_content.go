@@ -103,7 +103,7 @@ func parseTime(field, s string) (*time.Time, error) {
 	return &t, nil
 }
 
-func gen(c *Call) (*content.Generator, error) { return c.App.Generator() }
+func gen(c *Call) (*content.Generator, error) { return c.Deps.Generator() }
 
 func contentTools() []*Tool {
 	llmSpec := func(name, title, desc string, out any) Spec {
@@ -133,7 +133,7 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				s, err := c.App.Workflow()
+				s, err := c.Deps.Workflow()
 				if err != nil {
 					return Result{}, err
 				}
@@ -178,7 +178,7 @@ func contentTools() []*Tool {
 			Description: "Rank topics by measured performance; with no data yet, ask the LLM over the profile's pillars and keywords. Says which source it used.",
 			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: content.Suggestions{}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
 			func(ctx context.Context, c *Call, in SuggestInput) (Result, error) {
-				s, err := c.App.Workflow()
+				s, err := c.Deps.Workflow()
 				if err != nil {
 					return Result{}, err
 				}
@@ -186,8 +186,8 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				p, _ := c.App.LLM()
-				sug, err := content.NewGenerator(p, c.App.Profile()).SuggestTopics(ctx, in.Count, measured)
+				p, _ := c.Deps.LLM()
+				sug, err := content.NewGenerator(p, c.Deps.Profile()).SuggestTopics(ctx, in.Count, measured)
 				if err != nil {
 					return Result{}, err
 				}
@@ -202,7 +202,7 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				cp, err := c.App.Composer()
+				cp, err := c.Deps.Composer()
 				if err != nil {
 					return Result{}, err
 				}
@@ -216,7 +216,7 @@ func contentTools() []*Tool {
 				default:
 					return Result{}, apperr.New(apperr.InvalidInput, "status: %q is not allowed; allowed values: draft, scheduled, queued, posted", in.Status)
 				}
-				s, err := c.App.Workflow()
+				s, err := c.Deps.Workflow()
 				if err != nil {
 					return Result{}, err
 				}
@@ -229,7 +229,7 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				s, err := c.App.Workflow()
+				s, err := c.Deps.Workflow()
 				if err != nil {
 					return Result{}, err
 				}
@@ -238,7 +238,7 @@ func contentTools() []*Tool {
 			}),
 		def(local("delete_draft", "Delete draft", "Delete a draft; a queued draft's approval item is rejected too. Local only.", Hints{Destructive: true, Idempotent: true}, map[string]any{}),
 			func(ctx context.Context, c *Call, in DraftIDInput) (Result, error) {
-				cp, err := c.App.Composer()
+				cp, err := c.Deps.Composer()
 				if err != nil {
 					return Result{}, err
 				}
@@ -252,7 +252,7 @@ func contentTools() []*Tool {
 			Description: "Draft a reply per discovery candidate with the LLM (or take pre_drafted_text) and send each through the gateway, so approval routing, dedup and audit apply. Reports per-item status: queued, executed, duplicate, blocked or error.",
 			Profiles:    workflowOnly, Hints: additive, Output: []workflow.ProposeOutcome{}, Errors: append(mutationErrors(), llmErrors...)},
 			func(ctx context.Context, c *Call, in ProposeInput) (Result, error) {
-				r, err := c.App.Replier("mcp", "")
+				r, err := c.Deps.Replier("mcp", "")
 				if err != nil {
 					return Result{}, err
 				}
@@ -267,7 +267,7 @@ func contentTools() []*Tool {
 			Description: "Draft replies for chosen discovery candidates without posting anything.",
 			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: []workflow.DraftOutcome{}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
 			func(ctx context.Context, c *Call, in DraftRepliesInput) (Result, error) {
-				r, err := c.App.Replier("mcp", "")
+				r, err := c.Deps.Replier("mcp", "")
 				if err != nil {
 					return Result{}, err
 				}

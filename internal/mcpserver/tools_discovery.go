@@ -86,7 +86,7 @@ func discoveryTools() []*Tool {
 						return Result{}, apperr.New(apperr.InvalidInput, "%s: must not be negative", f)
 					}
 				}
-				a := c.App
+				a := c.Deps
 				b := scoring.New(a.Keywords(), a.ScoringWeights(), a.Now).Score(scoring.Input{Text: in.Text, AuthorUsername: in.AuthorUsername,
 					AuthorFollowers: in.AuthorFollowers, Likes: in.Likes, Retweets: in.Retweets, Replies: in.Replies, Quotes: in.Quotes,
 					Impressions: in.Impressions, CreatedAt: t, HasMedia: in.HasMedia, IsQuote: in.IsQuote})
@@ -97,7 +97,7 @@ func discoveryTools() []*Tool {
 			Description: "Search X, score every tweet, store them in the discovery feed without duplicates and return the best. Remembers since_id per query so repeated calls do not buy the same tweets again.",
 			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: discovery.Result{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FindInput) (Result, error) {
-				min := scoreOr(in.MinScore, c.App.Cfg.Scoring.Threshold)
+				min := scoreOr(in.MinScore, c.Deps.Cfg.Scoring.Threshold)
 				if err := checkScore("min_score", min); err != nil {
 					return Result{}, err
 				}
@@ -107,7 +107,7 @@ func discoveryTools() []*Tool {
 				if err := optionalID("since_id", in.SinceID); err != nil {
 					return Result{}, err
 				}
-				d, err := c.App.Discovery()
+				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err
 				}
@@ -116,14 +116,14 @@ func discoveryTools() []*Tool {
 			}),
 		def(local("get_discovery_feed", "Discovery feed", "Scored tweets not yet replied to, best first. Reads the database only.", []discovery.Candidate{}),
 			func(ctx context.Context, c *Call, in FeedInput) (Result, error) {
-				min := scoreOr(in.MinScore, c.App.Cfg.Scoring.Threshold)
+				min := scoreOr(in.MinScore, c.Deps.Cfg.Scoring.Threshold)
 				if err := checkScore("min_score", min); err != nil {
 					return Result{}, err
 				}
 				if in.Limit < 0 || in.Limit > 100 {
 					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
 				}
-				d, err := c.App.Discovery()
+				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err
 				}
@@ -138,7 +138,7 @@ func discoveryTools() []*Tool {
 				if in.Limit < 0 || in.Limit > 500 {
 					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-500")
 				}
-				d, err := c.App.Discovery()
+				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err
 				}

@@ -93,7 +93,7 @@ func gatewayTools() []*Tool {
 	return []*Tool{
 		def(local("get_recent_mutations", "Recent mutations", "analytics", "List recent mutation attempts from the audit trail, newest first.", MutationList{}),
 			func(ctx context.Context, c *Call, in RecentMutationsInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -119,7 +119,7 @@ func gatewayTools() []*Tool {
 				if in.CorrelationID == "" {
 					return Result{}, apperr.New(apperr.InvalidInput, "correlation_id: required")
 				}
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -131,7 +131,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(local("list_pending_approvals", "Pending approvals", "approval", "List the calls waiting for human approval, with the exact parameters that approval would run.", ApprovalList{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -143,7 +143,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(local("get_pending_count", "Pending approval count", "approval", "Count the calls waiting for human approval.", PendingCount{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -155,7 +155,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(local("get_approval_item", "Approval item", "approval", "Return one approval item, including its outcome once decided.", gateway.ApprovalItem{}, apperr.NotFound),
 			func(ctx context.Context, c *Call, in ApprovalIDInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -167,11 +167,11 @@ func gatewayTools() []*Tool {
 			}),
 		def(local("get_policy_status", "Policy status", "policy", "Show the effective policy rules (with where each came from), the limits and their live counters.", PolicyStatus{}, apperr.PolicyError),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				a := c.App
-				if a.Policy == nil || a.Counters == nil {
+				a := c.Deps
+				if a.Policy == nil {
 					return Result{}, apperr.New(apperr.PolicyError, "the policy engine is unavailable (no database)")
 				}
-				snap, err := a.Counters.Snapshot(ctx)
+				snap, err := a.Policy.Snapshot(ctx)
 				if err != nil {
 					return Result{}, apperr.Wrap(apperr.DBError, err, "read policy counters: %v", err)
 				}
@@ -184,7 +184,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(approve("approve_item", "Approve item", "Approve a queued call and run exactly it through the gateway. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
 			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -196,7 +196,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(approve("reject_item", "Reject item", "Reject a queued call. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
 			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -217,7 +217,7 @@ func gatewayTools() []*Tool {
 				if in.Outcome != gateway.ResolvedHappened && in.Outcome != gateway.ResolvedDidNotHappen {
 					return Result{}, apperr.New(apperr.InvalidInput, "outcome: %q is not allowed; allowed values: happened, did_not_happen", in.Outcome)
 				}
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
@@ -229,11 +229,11 @@ func gatewayTools() []*Tool {
 			}),
 		def(approve("approve_all", "Approve all", "Approve and run the pending calls, oldest first, up to max_batch_approve. Only registered when mcp_policy.allow_agent_approval is true.", BatchApproval{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				g, err := c.App.RequireGateway()
+				g, err := c.Deps.Gateway()
 				if err != nil {
 					return Result{}, err
 				}
-				max := c.App.Cfg.MaxBatchApprove
+				max := c.Deps.Cfg.MaxBatchApprove
 				items, err := g.Pending(ctx, max)
 				if err != nil {
 					return Result{}, err

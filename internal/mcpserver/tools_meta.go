@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -16,15 +15,15 @@ type NoInput struct{}
 
 // Capabilities is get_capabilities' data.
 type Capabilities struct {
-	Profile      string               `json:"profile"`
-	Mode         string               `json:"mode"`
-	ApprovalMode bool                 `json:"approval_mode"`
-	Services     map[string]app.Check `json:"services"`
-	ToolCount    int                  `json:"tool_count"`
-	Categories   map[string][]string  `json:"categories"`
-	Mutations    []string             `json:"mutation_tools"`
-	DirectTools  []DirectTool         `json:"direct_tools"`
-	Guidance     []string             `json:"guidance"`
+	Profile      string              `json:"profile"`
+	Mode         string              `json:"mode"`
+	ApprovalMode bool                `json:"approval_mode"`
+	Services     map[string]Check    `json:"services"`
+	ToolCount    int                 `json:"tool_count"`
+	Categories   map[string][]string `json:"categories"`
+	Mutations    []string            `json:"mutation_tools"`
+	DirectTools  []DirectTool        `json:"direct_tools"`
+	Guidance     []string            `json:"guidance"`
 }
 
 // DirectTool says whether one X tool can be used right now, and why not.
@@ -41,17 +40,17 @@ type DirectTool struct {
 }
 
 func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-	cfg := c.App.Cfg
+	cfg := c.Deps.Cfg
 	caps := Capabilities{
 		Profile:      string(c.Surface.Profile),
 		Mode:         cfg.Mode,
 		ApprovalMode: cfg.EffectiveApprovalMode(),
-		Services:     map[string]app.Check{},
+		Services:     map[string]Check{},
 		ToolCount:    len(c.Surface.Tools),
 		Categories:   map[string][]string{},
 		Mutations:    []string{},
 	}
-	for _, chk := range c.App.Health(ctx) {
+	for _, chk := range c.Deps.Health(ctx) {
 		caps.Services[chk.Name] = chk
 	}
 	for _, t := range c.Surface.Tools {
@@ -75,12 +74,12 @@ func isDirectX(t *Tool) bool {
 // directTools reports every direct X tool of the registry: unavailable
 // when this server does not carry it, when X is not usable, or when the
 // policy denies it now.
-func directTools(ctx context.Context, c *Call, x app.Check) []DirectTool {
+func directTools(ctx context.Context, c *Call, x Check) []DirectTool {
 	on := map[string]bool{}
 	for _, t := range c.Surface.Tools {
 		on[t.Name] = true
 	}
-	cfg := c.App.Cfg
+	cfg := c.Deps.Cfg
 	out := []DirectTool{}
 	for _, t := range Registry() {
 		if !isDirectX(t) {
@@ -95,9 +94,9 @@ func directTools(ctx context.Context, c *Call, x app.Check) []DirectTool {
 		case x.Status != "ok":
 			d.Available, d.Reason = false, "X is not available: "+x.Message
 		}
-		if d.Available && t.Mutation && c.App.Policy != nil && c.App.Counters != nil {
-			dec, err := c.App.Policy.Check(ctx, c.App.Counters, policy.Request{Tool: t.Name, Category: policy.Category(t.Category),
-				Mode: cfg.Mode, ApprovalMode: cfg.EffectiveApprovalMode(), Now: c.App.Now()})
+		if d.Available && t.Mutation && c.Deps.Policy != nil {
+			dec, err := c.Deps.Policy.Check(ctx, policy.Request{Tool: t.Name, Category: policy.Category(t.Category),
+				Mode: cfg.Mode, ApprovalMode: cfg.EffectiveApprovalMode(), Now: c.Deps.Now()})
 			switch {
 			case err != nil:
 				d.Reason = "policy could not be evaluated: " + err.Error()
@@ -141,7 +140,7 @@ type HealthReport struct {
 
 func healthCheck(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 	rep := HealthReport{Status: "ok", Services: map[string]string{}}
-	for _, ch := range c.App.Health(ctx) {
+	for _, ch := range c.Deps.Health(ctx) {
 		rep.Services[ch.Name] = ch.Status
 		if ch.Status != "ok" {
 			rep.Status = "degraded"
@@ -151,7 +150,7 @@ func healthCheck(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 }
 
 func getConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
-	return Result{Data: config.Masked(c.App.Cfg)}, nil
+	return Result{Data: config.Masked(c.Deps.Cfg)}, nil
 }
 
 // ValidationReport is validate_config's data.
@@ -166,9 +165,9 @@ type ValidationReport struct {
 
 func validateConfig(_ context.Context, c *Call, _ NoInput) (Result, error) {
 	rep := ValidationReport{Valid: true, Errors: []string{}, Warnings: []string{}}
-	cfg := *c.App.Cfg
-	rep.Warnings = append(rep.Warnings, app.PolicyWarnings(&cfg)...)
-	if err := app.ValidateAll(&cfg); err != nil {
+	cfg := *c.Deps.Cfg
+	rep.Warnings = append(rep.Warnings, c.Deps.PolicyWarnings(&cfg)...)
+	if err := c.Deps.ValidateConfig(&cfg); err != nil {
 		rep.Valid = false
 		if es, ok := config.AsErrors(err); ok {
 			for _, e := range es {
@@ -195,8 +194,8 @@ type ModeInfo struct {
 }
 
 func getMode(_ context.Context, c *Call, _ NoInput) (Result, error) {
-	return Result{Data: ModeInfo{Mode: c.App.Cfg.Mode, ApprovalMode: c.App.Cfg.EffectiveApprovalMode(),
-		OverriddenBy: c.App.ApprovalOverrides(), DryRunMutations: c.App.Cfg.MCPPolicy.DryRunMutations}}, nil
+	return Result{Data: ModeInfo{Mode: c.Deps.Cfg.Mode, ApprovalMode: c.Deps.Cfg.EffectiveApprovalMode(),
+		OverriddenBy: c.Deps.ApprovalOverrides(), DryRunMutations: c.Deps.Cfg.MCPPolicy.DryRunMutations}}, nil
 }
 
 // metaTools are the config, health and capability tools.

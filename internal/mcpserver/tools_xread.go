@@ -142,7 +142,7 @@ type TweetPageInput struct {
 	PaginationToken string `json:"pagination_token,omitempty" jsonschema:"next_token of the previous page"`
 }
 
-func xclient(c *Call) (*xapi.Client, error) { return c.App.XClient() }
+func xclient(c *Call) (*xapi.Client, error) { return c.Deps.X() }
 
 // one runs a single-object read.
 func one[T any](c *Call, read func(*xapi.Client) (*T, xapi.CallInfo, error)) (Result, error) {

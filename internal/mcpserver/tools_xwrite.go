@@ -35,7 +35,7 @@ var (
 
 // mutate runs a call through the gateway and shapes the result.
 func mutate(ctx context.Context, c *Call, tool string, params any, key string) (Result, error) {
-	g, err := c.App.RequireGateway()
+	g, err := c.Deps.Gateway()
 	if err != nil {
 		return Result{}, err
 	}
@@ -191,7 +191,7 @@ func xWriteTools() []*Tool {
 		def(writeSpec("x_upload_media", "Upload media", "Upload a jpg, png, webp, gif or mp4 from a configured media directory and send its alt text to X. The same bytes are uploaded once per 24 h; chunked uploads report progress.", policy.CatMedia, additiveIdem, actions.MediaResult{},
 			apperr.UnsupportedMedia, apperr.FileReadError, apperr.MediaUploadError, apperr.MediaPathBlocked),
 			func(ctx context.Context, c *Call, in UploadInput) (Result, error) {
-				p, err := actions.PrepareUpload(in.FilePath, in.AltText, c.App.Cfg.MediaDirs())
+				p, err := actions.PrepareUpload(in.FilePath, in.AltText, c.Deps.Cfg.MediaDirs())
 				if err != nil {
 					return Result{}, err
 				}
@@ -259,15 +259,15 @@ func dryRun(ctx context.Context, c *Call, tool string, texts []string, media [][
 		rep.Tweets = append(rep.Tweets, DryRunTweet{Index: i, Text: t, WeightedLength: n, Valid: ok, MediaIDs: ids, ChainAction: chain})
 		rep.Valid = rep.Valid && ok
 	}
-	_, xerr := c.App.XClient()
+	_, xerr := c.Deps.X()
 	rep.XAvailable = xerr == nil
-	if c.App.Policy != nil && c.App.Counters != nil {
+	if c.Deps.Policy != nil {
 		cat := policy.CatWrite
 		if tool == "x_post_thread" {
 			cat = policy.CatThread
 		}
-		d, err := c.App.Policy.Check(ctx, c.App.Counters, policy.Request{Tool: tool, Category: cat, Mode: c.App.Cfg.Mode,
-			ApprovalMode: c.App.Cfg.EffectiveApprovalMode(), Now: c.App.Now()})
+		d, err := c.Deps.Policy.Check(ctx, policy.Request{Tool: tool, Category: cat, Mode: c.Deps.Cfg.Mode,
+			ApprovalMode: c.Deps.Cfg.EffectiveApprovalMode(), Now: c.Deps.Now()})
 		if err != nil {
 			return Result{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)
 		}

@@ -183,9 +183,9 @@ func startProxiedEmulator(t *testing.T, cfg *config.Config, hook func(*http.Requ
 
 func (e *env) connect() {
 	t := e.t
-	srv, _, err := mcpserver.New(e.App, mcpserver.Options{Profile: mcpserver.Workflow})
+	srv, _, err := e.App.MCPServer(mcpserver.Options{Profile: mcpserver.Workflow})
 	if err != nil {
-		t.Fatalf("mcpserver.New: %v", err)
+		t.Fatalf("MCPServer: %v", err)
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(e.ctx, st, nil)

@@ -1,0 +1,43 @@
+package app
+
+import (
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+)
+
+// AutopilotDeps gives the autopilot the services its loops use. The
+// database and the gateway are required; X and the LLM may be missing (the
+// loops that need them then report why).
+func (a *App) AutopilotDeps() (autopilot.Deps, error) {
+	db, err := a.RequireDB()
+	if err != nil {
+		return autopilot.Deps{}, apperr.Wrap(apperr.DBError, err, "the autopilot needs the database: %v", err)
+	}
+	g, err := a.RequireGateway()
+	if err != nil {
+		return autopilot.Deps{}, err
+	}
+	wf, err := a.Workflow()
+	if err != nil {
+		return autopilot.Deps{}, err
+	}
+	disc, err := a.Discovery()
+	if err != nil {
+		return autopilot.Deps{}, err
+	}
+	return autopilot.Deps{
+		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc,
+		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(autopilot.Caller, loop) },
+		Generator: a.Generator, X: a.XClient, Log: a.Log, Now: a.Now,
+	}, nil
+}
+
+// Autopilot builds an autopilot runner on a's services.
+func (a *App) Autopilot(o autopilot.Options) (*autopilot.Runner, error) {
+	d, err := a.AutopilotDeps()
+	if err != nil {
+		return nil, err
+	}
+	return autopilot.New(d, o)
+}

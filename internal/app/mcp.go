@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/policy"
+)
+
+// MCPDeps gives the MCP tools the services they use.
+func (a *App) MCPDeps() mcpserver.Deps {
+	d := mcpserver.Deps{
+		Cfg: a.Cfg, Log: a.Log, Now: a.Now,
+		Gateway: a.RequireGateway, X: a.XClient, Workflow: a.Workflow, Discovery: a.Discovery,
+		Composer: a.Composer, Replier: a.Replier, Generator: a.Generator, LLM: a.LLM, Profile: a.Profile,
+		Keywords: a.Keywords, ScoringWeights: a.ScoringWeights,
+		Health: func(ctx context.Context) []mcpserver.Check {
+			var out []mcpserver.Check
+			for _, c := range a.Health(ctx) {
+				out = append(out, mcpserver.Check(c))
+			}
+			return out
+		},
+		ApprovalOverrides: a.ApprovalOverrides,
+		ValidateConfig:    ValidateAll,
+		PolicyWarnings:    PolicyWarnings,
+	}
+	// Policy stays a nil interface without an engine, so the tools see
+	// "no policy" rather than a value that fails on every call.
+	if a.Policy != nil && a.Counters != nil {
+		d.Policy = livePolicy{a.Policy, a.Counters}
+	}
+	return d
+}
+
+// MCPServer builds an MCP server on a's services, reporting this build's
+// version unless o names one.
+func (a *App) MCPServer(o mcpserver.Options) (*mcp.Server, []*mcpserver.Tool, error) {
+	if o.Version == "" {
+		o.Version = Version
+	}
+	return mcpserver.New(a.MCPDeps(), o)
+}
+
+// livePolicy joins the engine with its stored counters for the tools.
+type livePolicy struct {
+	*policy.Engine
+	ctr *policy.Counters
+}
+
+func (p livePolicy) Check(ctx context.Context, req policy.Request) (policy.Decision, error) {
+	return p.Engine.Check(ctx, p.ctr, req)
+}
+
+func (p livePolicy) Snapshot(ctx context.Context) (map[string]policy.Usage, error) {
+	return p.ctr.Snapshot(ctx)
+}

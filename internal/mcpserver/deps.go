@@ -1,0 +1,86 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/content"
+	"github.com/tuitbot/tuitbot/internal/discovery"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/scoring"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// Deps are the services the tools use. The composition root (internal/app)
+// fills them, so this package depends on what the tools need and not on
+// how the process was put together (a real X, the sandbox emulator, no
+// database). A service that failed to start answers with the reason, so
+// tools degrade honestly.
+type Deps struct {
+	Cfg *config.Config
+	Log *slog.Logger
+	Now func() time.Time
+
+	// Gateway returns the mutation gateway or why it is unavailable.
+	Gateway func() (*gateway.Gateway, error)
+	// X returns the X client or why there is none.
+	X func() (*xapi.Client, error)
+	// Workflow returns the workflow operations service.
+	Workflow func() (*workflow.Service, error)
+	// Discovery returns the discovery service.
+	Discovery func() (*discovery.Service, error)
+	// Composer returns the draft and compose service.
+	Composer func() (*workflow.Composer, error)
+	// Replier returns the reply pipeline for a caller and loop.
+	Replier func(caller, loop string) (*workflow.Replier, error)
+	// Generator returns the content generator or why there is none.
+	Generator func() (*content.Generator, error)
+	// LLM returns the provider or why there is none.
+	LLM func() (llm.Provider, error)
+	// Profile is the [business] section as content generation reads it.
+	Profile func() content.Profile
+	// Keywords and ScoringWeights are what scoring looks for and how it
+	// weighs it.
+	Keywords       func() []string
+	ScoringWeights func() scoring.Weights
+
+	// Health checks every service, one line each.
+	Health func(ctx context.Context) []Check
+	// Policy is the running policy with its live counters; nil when there
+	// is none (no database).
+	Policy Policy
+	// ApprovalOverrides names the rules that decide calls before approval
+	// mode can route them; empty when approval mode is off.
+	ApprovalOverrides func() []string
+	// ValidateConfig validates a configuration including the parts other
+	// packages own (policy rules, templates, limits).
+	ValidateConfig func(*config.Config) error
+	// PolicyWarnings lists policy configuration that can never take effect.
+	PolicyWarnings func(*config.Config) []string
+}
+
+// Policy is the running policy engine joined with its live counters: what
+// the tools report about the policy and how they ask it about a call
+// without reserving anything.
+type Policy interface {
+	// Check decides req against the live counters without reserving.
+	Check(ctx context.Context, req policy.Request) (policy.Decision, error)
+	// Snapshot reads the live counters.
+	Snapshot(ctx context.Context) (map[string]policy.Usage, error)
+	ApprovalOverrides(mode string) []string
+	Warnings() []string
+	Rules() []policy.Rule
+	Limits() []policy.Limit
+}
+
+// Check is one line of a health report.
+type Check struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"` // ok, degraded, not_configured, error
+	Message string `json:"message,omitempty"`
+}
