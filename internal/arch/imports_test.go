@@ -1,6 +1,7 @@
 // The rules in this file keep the layering honest: they read the build as
 // `go list` sees it and fail naming the package and the dependency that
 // broke a rule, instead of relying on review to notice an import.
+
 package arch
 
 import (
