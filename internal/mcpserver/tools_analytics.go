@@ -61,7 +61,7 @@ func wf(c *Call) (*workflow.Service, error) { return c.App.Workflow() }
 func analyticsTools() []*Tool {
 	local := func(name, title, cat, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: cat, Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: []apperr.Code{apperr.DBError}}
+			Profiles: workflowOnly, Hints: readLocal, Errors: []apperr.Code{apperr.DBError}}
 	}
 	return []*Tool{
 		def(local("get_stats", "Stats", "analytics", "Summarise the last days: executed mutations by tool, replies, tweets, threads, follower delta, pending approvals and spend.", workflow.Stats{}),
@@ -75,7 +75,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "get_follower_trend", Title: "Follower trend", Category: "analytics", Needs: Needs{DB: true, X: true},
 			Description: "List follower snapshots, newest first. take_snapshot reads X now and stores one first; the analytics loop and `tuitbot analytics snapshot` take them too.",
-			Profiles:    workflowOnly, Hints: readX, Output: []workflow.Snapshot{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: readX, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FollowerTrendInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
@@ -181,7 +181,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "add_target_account", Title: "Add target account", Category: "targets", Needs: Needs{DB: true, X: true},
 			Description: "Add an account to monitor (its id is resolved on X when X is available). Local only: nothing changes on X.",
-			Profiles:    workflowOnly, Hints: Hints{Idempotent: true, OpenWorld: true}, Output: workflow.Target{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{Idempotent: true, OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in UsernameTargetInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
@@ -192,7 +192,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "remove_target_account", Title: "Remove target account", Category: "targets", Needs: Needs{DB: true},
 			Description: "Stop monitoring an account. Local only: nothing changes on X.",
-			Profiles:    workflowOnly, Hints: Hints{Destructive: true, Idempotent: true}, Output: map[string]any{}, Errors: []apperr.Code{apperr.DBError, apperr.NotFound}},
+			Profiles:    workflowOnly, Hints: Hints{Destructive: true, Idempotent: true}, Errors: []apperr.Code{apperr.DBError, apperr.NotFound}},
 			func(ctx context.Context, c *Call, in UsernameTargetInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
@@ -205,7 +205,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "get_author_context", Title: "Author context", Category: "targets", Needs: Needs{DB: true, X: true},
 			Description: "An author's profile, our interaction history with them and their recent tweets.",
-			Profiles:    workflowOnly, Hints: readX, Output: workflow.AuthorContext{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: readX, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in IdentifierInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {

@@ -69,12 +69,11 @@ func scoreOr(p *float64, def float64) float64 {
 func discoveryTools() []*Tool {
 	local := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "discovery", Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: []apperr.Code{apperr.DBError}}
+			Profiles: workflowOnly, Hints: readLocal, Errors: []apperr.Code{apperr.DBError}}
 	}
 	return []*Tool{
 		def(Spec{Name: "score_tweet", Title: "Score tweet", Category: "scoring", Profiles: allProfiles, Hints: readLocal,
-			Description: "Score a tweet 0-100 on the six signals (keyword relevance, follower sweet spot, recency, engagement rate, reply count, content type). Pure: no X call.",
-			Output:      ScoreResult{}},
+			Description: "Score a tweet 0-100 on the six signals (keyword relevance, follower sweet spot, recency, engagement rate, reply count, content type). Pure: no X call."},
 			func(_ context.Context, c *Call, in ScoreInput) (Result, error) {
 				t, err := time.Parse(time.RFC3339, in.CreatedAt)
 				if err != nil {
@@ -95,7 +94,7 @@ func discoveryTools() []*Tool {
 			}),
 		def(Spec{Name: "find_reply_opportunities", Title: "Find reply opportunities", Category: "discovery", Needs: Needs{X: true, DB: true},
 			Description: "Search X, score every tweet, store them in the discovery feed without duplicates and return the best. Remembers since_id per query so repeated calls do not buy the same tweets again.",
-			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: discovery.Result{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FindInput) (Result, error) {
 				min := scoreOr(in.MinScore, c.App.Cfg.Scoring.Threshold)
 				if err := checkScore("min_score", min); err != nil {

@@ -172,7 +172,7 @@ func page[T any](c *Call, m envelope.Meta, wrap func(*xapi.Page[T], envelope.Met
 
 func readSpec(name, title, desc string, profiles []Profile, out any) Spec {
 	return Spec{Name: name, Title: title, Description: desc, Category: "read", Needs: Needs{X: true},
-		Profiles: profiles, Hints: readX, Errors: xErrors, Output: out}
+		Profiles: profiles, Hints: readX, Errors: xErrors}
 }
 
 func xReadTools() []*Tool {

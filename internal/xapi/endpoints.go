@@ -85,7 +85,7 @@ func endpointTable() []Endpoint {
 	return []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet",
-			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse.")},
+			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
 		read("/2/tweets", perPost()),
 		read("/2/tweets/search/recent", perPost()),
 		rawOnly(read("/2/tweets/search/all", perPost())),
