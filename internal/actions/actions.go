@@ -279,7 +279,7 @@ func deleteAction(d Deps, m Mutation) *gateway.Action {
 	return idAction[TweetIDParams](d, m,
 		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
 			ok, info, err := x.DeleteTweet(ctx, id)
-			return DeletedTweet{Deleted: ok, TweetID: id}, irreversible("Deletion is permanent."), info, err
+			return DeletedTweet{Deleted: ok, TweetID: id}, irreversible(m.Irreversible), info, err
 		})
 }
 

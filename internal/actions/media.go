@@ -203,7 +203,7 @@ func hashFile(path string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-func uploadAction(d Deps, _ Mutation) *gateway.Action {
+func uploadAction(d Deps, m Mutation) *gateway.Action {
 	parse := func(params json.RawMessage) (UploadParams, error) {
 		var p UploadParams
 		if err := decode(params, &p); err != nil {
@@ -234,7 +234,7 @@ func uploadAction(d Deps, _ Mutation) *gateway.Action {
 			if hex.EncodeToString(sum[:]) != p.SHA256 {
 				return gateway.Result{}, apperr.New(apperr.ValidationError, "file_path: the file changed since the upload was requested; request it again")
 			}
-			note := irreversible("Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.")
+			note := irreversible(m.Irreversible)
 			if cached, ok := cachedMedia(ctx, d, p.SHA256); ok {
 				return gateway.Result{Data: cached, Rollback: note}, nil
 			}

@@ -37,6 +37,9 @@ type Mutation struct {
 	// calls, when that is not its own (a reply posts like x_post_tweet);
 	// its price, retry class and undo come from that row.
 	Row string
+	// Irreversible says why the effect cannot be undone, for a mutation
+	// whose endpoint row has no inverse.
+	Irreversible string
 
 	prepare func(in any, env Env) (any, error)
 	action  func(d Deps, m Mutation) *gateway.Action
@@ -97,7 +100,7 @@ func Mutations() []Mutation {
 			func(in QuoteInput, _ Env) (any, error) {
 				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs}, "x_quote_tweet")
 			}, postAction),
-		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete,
+		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete, Irreversible: "Deletion is permanent.",
 			Destructive: true, Idempotent: true,
 			Description: "Delete one of your tweets. Deletes always need human approval."},
 			same[TweetIDParams], deleteAction),
@@ -109,6 +112,7 @@ func Mutations() []Mutation {
 	out = append(out, engageMutations()...)
 	out = append(out,
 		define[UploadInput, MediaResult](Mutation{Name: "x_upload_media", Title: "Upload media", Category: policy.CatMedia, Idempotent: true,
+			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
 			Errors:      []apperr.Code{apperr.UnsupportedMedia, apperr.FileReadError, apperr.MediaUploadError, apperr.MediaPathBlocked},
 			Description: "Upload a jpg, png, webp, gif or mp4 from a configured media directory and send its alt text to X. The same bytes are uploaded once per 24 h; chunked uploads report progress."},
 			func(in UploadInput, env Env) (any, error) {

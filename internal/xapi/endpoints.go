@@ -63,6 +63,10 @@ type Endpoint struct {
 // endpoint: "METHOD /template".
 func (e Endpoint) RateKey() string { return e.Method + " " + e.Path }
 
+// HasRetryClass reports whether the row says how a failed attempt may be
+// retried.
+func (e Endpoint) HasRetryClass() bool { return e.Retry != classUnset }
+
 // Irreversible reports a write whose effect has no undo.
 func (e Endpoint) Irreversible() bool { return e.Kind != EffectRead && e.Undo == nil }
 
