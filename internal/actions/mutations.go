@@ -113,8 +113,8 @@ func Mutations() []Mutation {
 	out = append(out,
 		define[UploadInput, MediaResult](Mutation{Name: "x_upload_media", Title: "Upload media", Category: policy.CatMedia, Idempotent: true,
 			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
-			Errors:      []apperr.Code{apperr.UnsupportedMedia, apperr.FileReadError, apperr.MediaUploadError, apperr.MediaPathBlocked},
-			Description: "Upload a jpg, png, webp, gif or mp4 from a configured media directory and send its alt text to X. The same bytes are uploaded once per 24 h; chunked uploads report progress."},
+			Errors:       []apperr.Code{apperr.UnsupportedMedia, apperr.FileReadError, apperr.MediaUploadError, apperr.MediaPathBlocked},
+			Description:  "Upload a jpg, png, webp, gif or mp4 from a configured media directory and send its alt text to X. The same bytes are uploaded once per 24 h; chunked uploads report progress."},
 			func(in UploadInput, env Env) (any, error) {
 				return PrepareUpload(in.FilePath, in.AltText, env.MediaDirs)
 			}, uploadAction),
