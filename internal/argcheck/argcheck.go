@@ -176,6 +176,12 @@ func Check(v reflect.Value, l Limits) error {
 }
 
 func (r Rule) check(name string, v reflect.Value, required bool) error {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil // not given
+		}
+		v, required = v.Elem(), true
+	}
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()

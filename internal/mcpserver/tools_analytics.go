@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -30,6 +31,11 @@ type ActionLogInput struct {
 type FollowerTrendInput struct {
 	Limit        int  `json:"limit,omitempty" jsonschema:"snapshots, 1-1000, default 7"`
 	TakeSnapshot bool `json:"take_snapshot,omitempty" jsonschema:"read the follower count from X now and store a snapshot first"`
+}
+
+// Limits declares the arguments' limits.
+func (FollowerTrendInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"limit": argcheck.Between(1, 1000)}
 }
 
 // UsernameTargetInput names a target account.
@@ -80,9 +86,6 @@ func analyticsTools() []*Tool {
 				s, err := wf(c)
 				if err != nil {
 					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 1000 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-1000")
 				}
 				if in.TakeSnapshot {
 					if _, err := s.TakeSnapshot(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 )
@@ -40,10 +41,20 @@ type FindInput struct {
 	SinceID  string   `json:"since_id,omitempty" jsonschema:"override the remembered cursor for this query"`
 }
 
+// Limits declares the arguments' limits.
+func (FindInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"min_score": scoreRange(), "limit": argcheck.Between(1, 100), "since_id": {ID: true}}
+}
+
 // FeedInput is get_discovery_feed's input.
 type FeedInput struct {
 	MinScore *float64 `json:"min_score,omitempty" jsonschema:"lowest score, 0-100; default scoring.threshold"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"rows, 1-100, default 10"`
+}
+
+// Limits declares the arguments' limits.
+func (FeedInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"min_score": scoreRange(), "limit": argcheck.Between(1, 100)}
 }
 
 // UnrepliedInput is list_unreplied_tweets' input.
@@ -52,12 +63,13 @@ type UnrepliedInput struct {
 	Limit     int     `json:"limit,omitempty" jsonschema:"rows, 1-500, default 100"`
 }
 
-func checkScore(field string, v float64) error {
-	if v < 0 || v > 100 {
-		return apperr.New(apperr.InvalidInput, "%s: must be 0-100 (got %g)", field, v)
-	}
-	return nil
+// Limits declares the arguments' limits.
+func (UnrepliedInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"threshold": scoreRange(), "limit": argcheck.Between(1, 500)}
 }
+
+// scoreRange bounds a score argument.
+func scoreRange() argcheck.Rule { return argcheck.Between(0, 100) }
 
 func scoreOr(p *float64, def float64) float64 {
 	if p == nil {
@@ -97,15 +109,6 @@ func discoveryTools() []*Tool {
 			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FindInput) (Result, error) {
 				min := scoreOr(in.MinScore, c.App.Cfg.Scoring.Threshold)
-				if err := checkScore("min_score", min); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
-				}
-				if err := optionalID("since_id", in.SinceID); err != nil {
-					return Result{}, err
-				}
 				d, err := c.App.Discovery()
 				if err != nil {
 					return Result{}, err
@@ -116,12 +119,6 @@ func discoveryTools() []*Tool {
 		def(local("get_discovery_feed", "Discovery feed", "Scored tweets not yet replied to, best first. Reads the database only.", []discovery.Candidate{}),
 			func(ctx context.Context, c *Call, in FeedInput) (Result, error) {
 				min := scoreOr(in.MinScore, c.App.Cfg.Scoring.Threshold)
-				if err := checkScore("min_score", min); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
-				}
 				d, err := c.App.Discovery()
 				if err != nil {
 					return Result{}, err
@@ -131,12 +128,6 @@ func discoveryTools() []*Tool {
 			}),
 		def(local("list_unreplied_tweets", "Unreplied tweets", "Every discovered tweet not yet replied to at or above a threshold. Reads the database only.", []discovery.Candidate{}),
 			func(ctx context.Context, c *Call, in UnrepliedInput) (Result, error) {
-				if err := checkScore("threshold", in.Threshold); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 500 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-500")
-				}
 				d, err := c.App.Discovery()
 				if err != nil {
 					return Result{}, err

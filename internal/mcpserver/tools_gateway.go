@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -16,6 +17,11 @@ type RecentMutationsInput struct {
 	Status string `json:"status,omitempty" jsonschema:"pending, success, failure, unknown, interrupted or duplicate"`
 	Since  string `json:"since,omitempty" jsonschema:"RFC 3339 time; only newer rows"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
+}
+
+// Limits declares the arguments' limits.
+func (RecentMutationsInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"limit": argcheck.Between(1, 100)}
 }
 
 // CorrelationInput names one audit row.
@@ -104,9 +110,6 @@ func gatewayTools() []*Tool {
 						return Result{}, apperr.New(apperr.InvalidInput, "since: %q is not an RFC 3339 time", in.Since)
 					}
 					f.Since = t
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
 				}
 				rows, err := g.Recent(ctx, f)
 				if err != nil {
