@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -44,25 +45,20 @@ func Register(g *gateway.Gateway, d Deps) {
 	}
 }
 
-// All returns the actions.
+// All returns the gateway actions, one per mutation, each named and
+// categorised by its Mutation.
 func All(d Deps) []*gateway.Action {
-	out := []*gateway.Action{
-		postAction(d, "x_post_tweet", policy.CatWrite),
-		postAction(d, "x_reply_to_tweet", policy.CatWrite),
-		postAction(d, "x_quote_tweet", policy.CatWrite),
-		deleteAction(d),
-		threadAction(d),
-	}
-	out = append(out, engageActions(d)...)
-	out = append(out, universalActions(d)...)
-	out = append(out, uploadAction(d))
-	for _, a := range out {
+	var out []*gateway.Action
+	for _, m := range Mutations() {
+		a := m.action(d, m)
+		a.Tool, a.Category = m.Name, m.Category
 		a.Ready = d.ready
 		if a.Request == nil {
 			// Typed tools' parameters hold no secrets: kept whole, they say
 			// exactly what was asked of X.
 			a.Request = func(params json.RawMessage) []byte { return params }
 		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -109,20 +105,7 @@ func decode(params json.RawMessage, v any) error {
 }
 
 // CheckID validates an X id: a decimal string of 1 to 19 digits.
-func CheckID(field, id string) error {
-	if id == "" {
-		return apperr.New(apperr.InvalidInput, "%s: required", field)
-	}
-	if len(id) > 19 {
-		return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (at most 19 digits)", field, tweettext.TruncateRunes(id, 40))
-	}
-	for _, r := range id {
-		if r < '0' || r > '9' {
-			return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (X ids are decimal strings)", field, tweettext.TruncateRunes(id, 40))
-		}
-	}
-	return nil
-}
+func CheckID(field, id string) error { return argcheck.ID(field, id) }
 
 // CheckText applies the twitter-text weighted length to a tweet; index is
 // the tweet's position in a thread, or -1.
@@ -147,15 +130,10 @@ func CheckText(field, text string, index int, allowEmpty bool) error {
 }
 
 func checkMedia(field string, ids []string) error {
-	if len(ids) > xapi.MaxMediaPerPost {
-		return apperr.New(apperr.InvalidInput, "%s: %d given, X accepts at most %d", field, len(ids), xapi.MaxMediaPerPost)
+	if len(ids) == 0 {
+		return nil
 	}
-	for i, id := range ids {
-		if err := CheckID(fmt.Sprintf("%s[%d]", field, i), id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return argcheck.Field(field, ids, mediaLimit())
 }
 
 func client(d Deps) (*xapi.Client, error) {
@@ -212,7 +190,8 @@ type PostedTweet struct {
 	Text string `json:"text"`
 }
 
-func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
+func postAction(d Deps, m Mutation) *gateway.Action {
+	tool := m.Name
 	parse := func(params json.RawMessage) (PostParams, error) {
 		var p PostParams
 		if err := decode(params, &p); err != nil {
@@ -221,9 +200,9 @@ func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
 		return p, p.Validate(tool)
 	}
 	return &gateway.Action{
-		Tool: tool, Category: cat, EditableText: "text",
-		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
-		Verify:   verifyPost(d, parse),
+		EditableText: "text",
+		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },
+		Verify:       verifyPost(d, parse),
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))
@@ -244,7 +223,7 @@ func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
 			recordOriginal(ctx, d, tool, tw.ID, p)
 			return gateway.Result{
 				Data:       PostedTweet{ID: tw.ID, Text: tw.Text},
-				Rollback:   rb("x_delete_tweet", map[string]any{"tweet_id": tw.ID}, "Delete the post to reverse (deletes always need approval)."),
+				Rollback:   undoOf(m, tw.ID),
 				RetryCount: info.RetryCount,
 			}, nil
 		},
@@ -281,10 +260,14 @@ func accountOf(d Deps) string {
 	return d.AccountID
 }
 
-// TweetIDParams are the stored parameters of tools that take one tweet.
+// TweetIDParams are the arguments and stored parameters of tools that take
+// one tweet.
 type TweetIDParams struct {
-	TweetID string `json:"tweet_id"`
+	TweetID string `json:"tweet_id" jsonschema:"the tweet's id (a decimal string)"`
 }
+
+// Limits declares the arguments' limits.
+func (TweetIDParams) Limits() argcheck.Limits { return argcheck.Limits{"tweet_id": {ID: true}} }
 
 // DeletedTweet is x_delete_tweet's data.
 type DeletedTweet struct {
@@ -292,11 +275,11 @@ type DeletedTweet struct {
 	TweetID string `json:"tweet_id"`
 }
 
-func deleteAction(d Deps) *gateway.Action {
-	return tweetAction(d, "x_delete_tweet", policy.CatDelete, "DELETE", "/2/tweets/:id",
+func deleteAction(d Deps, m Mutation) *gateway.Action {
+	return idAction[TweetIDParams](d, m,
 		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
 			ok, info, err := x.DeleteTweet(ctx, id)
-			return DeletedTweet{Deleted: ok, TweetID: id}, irreversible("Deletion is permanent."), info, err
+			return DeletedTweet{Deleted: ok, TweetID: id}, irreversible(m.Irreversible), info, err
 		})
 }
 
@@ -317,7 +300,7 @@ func idOf[P idParams](p P) (field, id string) {
 
 // idAction builds an action on one X object: decode and validate the id,
 // get the client, run do, shape the result.
-func idAction[P idParams](d Deps, tool string, cat policy.Category, method, endpoint string,
+func idAction[P idParams](d Deps, m Mutation,
 	do func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error)) *gateway.Action {
 	parse := func(params json.RawMessage) (string, error) {
 		var p P
@@ -328,9 +311,8 @@ func idAction[P idParams](d Deps, tool string, cat policy.Category, method, endp
 		return id, CheckID(field, id)
 	}
 	return &gateway.Action{
-		Tool: tool, Category: cat,
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
-		Cost:     func(json.RawMessage) float64 { return xapi.EstimateCost(method, endpoint, 1, false) },
+		Cost:     func(json.RawMessage) float64 { return costOf(m) },
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			id, err := parse(params)
 			if err != nil {
@@ -347,9 +329,4 @@ func idAction[P idParams](d Deps, tool string, cat policy.Category, method, endp
 			return gateway.Result{Data: data, Rollback: undo, RetryCount: info.RetryCount}, nil
 		},
 	}
-}
-
-func tweetAction(d Deps, tool string, cat policy.Category, method, endpoint string,
-	do func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error)) *gateway.Action {
-	return idAction[TweetIDParams](d, tool, cat, method, endpoint, do)
 }

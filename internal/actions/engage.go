@@ -3,16 +3,20 @@ package actions
 import (
 	"context"
 
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
-// UserIDParams are the stored parameters of follow and unfollow.
+// UserIDParams are the arguments and stored parameters of follow and
+// unfollow.
 type UserIDParams struct {
-	TargetUserID string `json:"target_user_id"`
+	TargetUserID string `json:"target_user_id" jsonschema:"the user's id (a decimal string)"`
 }
+
+// Limits declares the arguments' limits.
+func (UserIDParams) Limits() argcheck.Limits { return argcheck.Limits{"target_user_id": {ID: true}} }
 
 // LikeState is the data of like and unlike (seed 002): liked is false
 // after an unlike.
@@ -33,20 +37,6 @@ type BookmarkState struct {
 	TweetID    string `json:"tweet_id"`
 }
 
-// EngagementData shapes the result of an engagement tool: each pair of
-// tools reports its own state field, as the seed's examples do.
-func EngagementData(tool string, active bool, tweetID string) any {
-	switch tool {
-	case "x_like_tweet", "x_unlike_tweet":
-		return LikeState{Liked: active, TweetID: tweetID}
-	case "x_retweet", "x_unretweet":
-		return RetweetState{Retweeted: active, TweetID: tweetID}
-	case "x_bookmark_tweet", "x_unbookmark_tweet":
-		return BookmarkState{Bookmarked: active, TweetID: tweetID}
-	}
-	panic("actions: no engagement shape for " + tool)
-}
-
 // FollowState is the data of follow and unfollow.
 type FollowState struct {
 	Following     bool   `json:"following"`
@@ -54,42 +44,81 @@ type FollowState struct {
 	TargetUserID  string `json:"target_user_id"`
 }
 
-type tweetOp struct {
-	tool, undo, note, method, endpoint string
-	cat                                policy.Category
-	do                                 func(*xapi.Client, context.Context, string) (bool, xapi.CallInfo, error)
+// engagement is how one engagement tool calls X and reports its state.
+type engagement struct {
+	do    func(*xapi.Client, context.Context, string) (bool, xapi.CallInfo, error)
+	shape func(active bool, id string) any
 }
 
-func engageActions(d Deps) []*gateway.Action {
-	ops := []tweetOp{
-		{"x_like_tweet", "x_unlike_tweet", "Unlike to reverse.", "POST", "/2/users/:id/likes", policy.CatEngage, (*xapi.Client).Like},
-		{"x_unlike_tweet", "x_like_tweet", "Like again to reverse.", "DELETE", "/2/users/:id/likes/:tweet_id", policy.CatEngage, (*xapi.Client).Unlike},
-		{"x_retweet", "x_unretweet", "Unretweet to reverse.", "POST", "/2/users/:id/retweets", policy.CatEngage, (*xapi.Client).Retweet},
-		{"x_unretweet", "x_retweet", "Retweet again to reverse.", "DELETE", "/2/users/:id/retweets/:source_tweet_id", policy.CatEngage, (*xapi.Client).Unretweet},
-		{"x_bookmark_tweet", "x_unbookmark_tweet", "Remove the bookmark to reverse.", "POST", "/2/users/:id/bookmarks", policy.CatEngage, (*xapi.Client).Bookmark},
-		{"x_unbookmark_tweet", "x_bookmark_tweet", "Bookmark again to reverse.", "DELETE", "/2/users/:id/bookmarks/:tweet_id", policy.CatEngage, (*xapi.Client).Unbookmark},
+// engagements lists the tweet engagement tools; each pair reports its own
+// state field, as the seed's examples do.
+func engagements() map[string]engagement {
+	like := func(on bool, id string) any { return LikeState{Liked: on, TweetID: id} }
+	retweet := func(on bool, id string) any { return RetweetState{Retweeted: on, TweetID: id} }
+	bookmark := func(on bool, id string) any { return BookmarkState{Bookmarked: on, TweetID: id} }
+	return map[string]engagement{
+		"x_like_tweet":       {(*xapi.Client).Like, like},
+		"x_unlike_tweet":     {(*xapi.Client).Unlike, like},
+		"x_retweet":          {(*xapi.Client).Retweet, retweet},
+		"x_unretweet":        {(*xapi.Client).Unretweet, retweet},
+		"x_bookmark_tweet":   {(*xapi.Client).Bookmark, bookmark},
+		"x_unbookmark_tweet": {(*xapi.Client).Unbookmark, bookmark},
 	}
-	var out []*gateway.Action
-	for _, op := range ops {
-		out = append(out, tweetAction(d, op.tool, op.cat, op.method, op.endpoint,
-			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
-				active, info, err := op.do(x, ctx, id)
-				return EngagementData(op.tool, active, id), rb(op.undo, map[string]any{"tweet_id": id}, op.note), info, err
-			}))
+}
+
+// EngagementData shapes the result of an engagement tool.
+func EngagementData(tool string, active bool, tweetID string) any {
+	e, ok := engagements()[tool]
+	if !ok {
+		panic("actions: no engagement shape for " + tool)
 	}
-	out = append(out,
-		idAction[UserIDParams](d, "x_follow_user", policy.CatEngage, "POST", "/2/users/:id/following",
-			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
-				fr, info, err := x.Follow(ctx, id)
-				return FollowState{Following: fr.Following, PendingFollow: fr.PendingFollow, TargetUserID: id},
-					rb("x_unfollow_user", map[string]any{"target_user_id": id}, "Unfollow to reverse."), info, err
-			}),
-		idAction[UserIDParams](d, "x_unfollow_user", policy.CatEngage, "DELETE", "/2/users/:source_user_id/following/:target_user_id",
-			func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
-				following, info, err := x.Unfollow(ctx, id)
-				return FollowState{Following: following, TargetUserID: id},
-					rb("x_follow_user", map[string]any{"target_user_id": id}, "Follow again to reverse (a protected account must approve again)."), info, err
-			}),
-	)
-	return out
+	return e.shape(active, tweetID)
+}
+
+func engageAction(d Deps, m Mutation) *gateway.Action {
+	e := engagements()[m.Name]
+	return idAction[TweetIDParams](d, m,
+		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+			active, info, err := e.do(x, ctx, id)
+			return e.shape(active, id), undoOf(m, id), info, err
+		})
+}
+
+func followAction(d Deps, m Mutation) *gateway.Action {
+	return idAction[UserIDParams](d, m,
+		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+			var st FollowState
+			var info xapi.CallInfo
+			var err error
+			if m.Name == "x_follow_user" {
+				var fr xapi.FollowResult
+				fr, info, err = x.Follow(ctx, id)
+				st = FollowState{Following: fr.Following, PendingFollow: fr.PendingFollow}
+			} else {
+				st.Following, info, err = x.Unfollow(ctx, id)
+			}
+			st.TargetUserID = id
+			return st, undoOf(m, id), info, err
+		})
+}
+
+// undoOf is the rollback guidance the endpoint table gives m's effect on
+// the object id (the tweet or user it named, or the post it created).
+func undoOf(m Mutation, id string) *envelope.Rollback {
+	for _, ep := range m.Endpoints(xapi.NewEndpoints()) {
+		if ep.Undo != nil {
+			return rb(ep.Undo.Tool, map[string]any{ep.Undo.Param: id}, ep.Undo.Note)
+		}
+	}
+	return irreversible("No undo is known for " + m.Name + ".")
+}
+
+// costOf is the X price of one call of m, from the endpoint table.
+func costOf(m Mutation) float64 {
+	// Every typed mutation has a row (a completeness test holds it to
+	// that), so an unknown tool costs nothing rather than failing a call.
+	for _, ep := range m.Endpoints(xapi.NewEndpoints()) {
+		return xapi.EstimateCost(ep.Method, ep.Path, 1, false)
+	}
+	return 0
 }

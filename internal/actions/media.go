@@ -16,7 +16,6 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -204,7 +203,7 @@ func hashFile(path string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-func uploadAction(d Deps) *gateway.Action {
+func uploadAction(d Deps, m Mutation) *gateway.Action {
 	parse := func(params json.RawMessage) (UploadParams, error) {
 		var p UploadParams
 		if err := decode(params, &p); err != nil {
@@ -220,7 +219,6 @@ func uploadAction(d Deps) *gateway.Action {
 		return p, nil
 	}
 	return &gateway.Action{
-		Tool: "x_upload_media", Category: policy.CatMedia,
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Cost:     func(json.RawMessage) float64 { return xapi.EstimateCost("POST", "/2/media/upload", 1, false) },
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
@@ -236,7 +234,7 @@ func uploadAction(d Deps) *gateway.Action {
 			if hex.EncodeToString(sum[:]) != p.SHA256 {
 				return gateway.Result{}, apperr.New(apperr.ValidationError, "file_path: the file changed since the upload was requested; request it again")
 			}
-			note := irreversible("Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.")
+			note := irreversible(m.Irreversible)
 			if cached, ok := cachedMedia(ctx, d, p.SHA256); ok {
 				return gateway.Result{Data: cached, Rollback: note}, nil
 			}

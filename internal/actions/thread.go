@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -19,17 +20,22 @@ const MaxThreadTweets = 25
 // ThreadParams are x_post_thread's stored parameters: every tweet and every
 // tweet's media, all part of the fingerprint.
 type ThreadParams struct {
-	Tweets   []string   `json:"tweets"`
-	MediaIDs [][]string `json:"media_ids,omitempty"`
+	Tweets   []string   `json:"tweets" jsonschema:"the tweets in order; each is posted as a reply to the one before"`
+	MediaIDs [][]string `json:"media_ids,omitempty" jsonschema:"per-tweet media ids, by index"`
+}
+
+// Limits declares the arguments' limits.
+func (ThreadParams) Limits() argcheck.Limits {
+	return argcheck.Limits{
+		"tweets":    {MinItems: 1, MaxItems: MaxThreadTweets},
+		"media_ids": {ID: true, MaxItems: MaxThreadTweets},
+	}
 }
 
 // Validate checks every tweet; errors name the offending index.
 func (p ThreadParams) Validate() error {
-	if len(p.Tweets) == 0 {
-		return apperr.New(apperr.InvalidInput, "tweets: at least one tweet is required")
-	}
-	if len(p.Tweets) > MaxThreadTweets {
-		return apperr.New(apperr.InvalidInput, "tweets: %d given, at most %d", len(p.Tweets), MaxThreadTweets)
+	if err := argcheck.Check(reflect.ValueOf(p), p.Limits()); err != nil {
+		return err
 	}
 	if len(p.MediaIDs) > len(p.Tweets) {
 		return apperr.New(apperr.InvalidInput, "media_ids: %d lists for %d tweets", len(p.MediaIDs), len(p.Tweets))
@@ -72,7 +78,7 @@ func threadRollback(ids []string) *envelope.Rollback {
 	return rb("x_delete_tweet", map[string]any{"tweet_ids": rev}, "Delete each tweet with x_delete_tweet, last first.")
 }
 
-func threadAction(d Deps) *gateway.Action {
+func threadAction(d Deps, _ Mutation) *gateway.Action {
 	parse := func(params json.RawMessage) (ThreadParams, error) {
 		var p ThreadParams
 		if err := decode(params, &p); err != nil {
@@ -81,7 +87,6 @@ func threadAction(d Deps) *gateway.Action {
 		return p, p.Validate()
 	}
 	return &gateway.Action{
-		Tool: "x_post_thread", Category: policy.CatThread,
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)

@@ -9,7 +9,6 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
@@ -74,10 +73,11 @@ func Send(ctx context.Context, x *xapi.Client, c *xrequest.Checked) (*xapi.RawRe
 	return x.Raw(ctx, xapi.RawRequest{Method: c.Method, Host: c.Host, Path: c.Path, Query: c.Query, Header: c.Header, Body: c.Body})
 }
 
-func universalActions(d Deps) []*gateway.Action {
-	var out []*gateway.Action
-	for tool, method := range map[string]string{"x_post": http.MethodPost, "x_put": http.MethodPut, "x_delete": http.MethodDelete} {
-		tool, method := tool, method
+// universalAction builds the action of the universal request tool that
+// sends method.
+func universalAction(method string) func(Deps, Mutation) *gateway.Action {
+	return func(d Deps, m Mutation) *gateway.Action {
+		tool := m.Name
 		parse := func(params json.RawMessage) (*xrequest.Checked, error) {
 			var p RawParams
 			if err := decode(params, &p); err != nil {
@@ -88,8 +88,7 @@ func universalActions(d Deps) []*gateway.Action {
 			}
 			return p.Check()
 		}
-		out = append(out, &gateway.Action{
-			Tool: tool, Category: policy.CatUniversal,
+		return &gateway.Action{
 			Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 			// The request gets the policy of the typed tool it does the work
 			// of (a DELETE of a tweet is x_delete_tweet, so the
@@ -167,9 +166,8 @@ func universalActions(d Deps) []*gateway.Action {
 					Unknown: resp.OutcomeUnknown,
 				}, nil
 			},
-		})
+		}
 	}
-	return out
 }
 
 // rawRollback infers the inverse of a universal request when it is known.

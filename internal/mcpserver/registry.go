@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 )
@@ -105,14 +106,20 @@ type Tool struct {
 	Errors      []apperr.Code
 	Hints       Hints
 	InputType   reflect.Type
-	OutputType  reflect.Type
+	// limits are the argument limits, declared by the input type (for a
+	// mutation, by its arguments' type): the schema shows them and
+	// decoding enforces them.
+	limits argcheck.Limits
 	// Enabled, when set, decides from the configuration whether the tool is
 	// registered at all.
 	Enabled func(*config.Config) bool
 	// noArgs marks tools whose input has no fields.
 	noArgs bool
 
-	run func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error)
+	// parse decodes the arguments strictly and enforces their limits;
+	// handle runs the tool on what parse returned.
+	parse  func(raw json.RawMessage) (any, error)
+	handle func(ctx context.Context, c *Call, in any) (Result, error)
 }
 
 // In reports whether t belongs to p.
@@ -126,8 +133,6 @@ type Spec struct {
 	Profiles                           []Profile
 	Errors                             []apperr.Code
 	Hints                              Hints
-	// Output is a zero value of the data type, for docs.
-	Output any
 	// Enabled gates registration on the configuration.
 	Enabled func(*config.Config) bool
 }
@@ -141,16 +146,15 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 		InputType: reflect.TypeFor[In](), Enabled: s.Enabled,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
-	if s.Output != nil {
-		t.OutputType = reflect.TypeOf(s.Output)
-	}
-	t.run = func(ctx context.Context, c *Call, raw json.RawMessage) (Result, error) {
+	t.limits = argcheck.Of(t.InputType)
+	t.parse = func(raw json.RawMessage) (any, error) {
 		var in In
 		if err := decodeStrict(raw, &in); err != nil {
-			return Result{}, err
+			return nil, err
 		}
-		return h(ctx, c, in)
+		return in, argcheck.Check(reflect.ValueOf(in), t.limits)
 	}
+	t.handle = func(ctx context.Context, c *Call, in any) (Result, error) { return h(ctx, c, in.(In)) }
 	return t
 }
 
@@ -174,11 +178,11 @@ func decodeStrict(raw json.RawMessage, v any) error {
 func describeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if ok := asType(err, &te); ok {
-		field := te.Field
-		if field == "" {
-			field = "(root)"
+		if te.Field == "" {
+			// Every tool's input is an object; the Go type name means nothing to a caller.
+			return fmt.Sprintf("must be a JSON object, got %s", te.Value)
 		}
-		return fmt.Sprintf("field %q must be %s, got %s", field, te.Type.String(), te.Value)
+		return fmt.Sprintf("field %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
@@ -205,6 +209,9 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
 	dropNullable(s)
+	if err := argcheck.Schema(s, t.InputType, t.limits); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
 	return s, nil
 }
 

@@ -163,13 +163,19 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 	if len(raw) > MaxArgumentBytes {
 		return Result{}, apperr.New(apperr.InvalidInput, "arguments are %d bytes; the limit is %d", len(raw), MaxArgumentBytes)
 	}
-	var generic any = map[string]any{}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &generic); err != nil {
-			return Result{}, apperr.New(apperr.InvalidInput, "arguments are not valid JSON: %v", err)
-		}
+	// Decoding enforces the declared limits with errors that name the
+	// field; the schema then catches whatever else it states.
+	in, err := t.parse(raw)
+	if err != nil {
+		return Result{}, err
 	}
 	if !t.noArgs || !isEmptyObject(raw) {
+		var generic any = map[string]any{}
+		if len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &generic); err != nil {
+				return Result{}, apperr.New(apperr.InvalidInput, "arguments are not valid JSON: %v", err)
+			}
+		}
 		resolved, err := resolve()
 		if err != nil {
 			return Result{}, apperr.Wrap(apperr.InternalError, err, "tool %s: input schema does not resolve", t.Name)
@@ -178,7 +184,7 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 			return Result{}, apperr.New(apperr.InvalidInput, "arguments: %s", cleanSchemaError(err))
 		}
 	}
-	return t.run(ctx, c, raw)
+	return t.handle(ctx, c, in)
 }
 
 // isEmptyObject reports arguments that are absent, null or {}: for a tool

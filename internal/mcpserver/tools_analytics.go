@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -30,6 +31,11 @@ type ActionLogInput struct {
 type FollowerTrendInput struct {
 	Limit        int  `json:"limit,omitempty" jsonschema:"snapshots, 1-1000, default 7"`
 	TakeSnapshot bool `json:"take_snapshot,omitempty" jsonschema:"read the follower count from X now and store a snapshot first"`
+}
+
+// Limits declares the arguments' limits.
+func (FollowerTrendInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"limit": argcheck.Between(1, 1000)}
 }
 
 // UsernameTargetInput names a target account.
@@ -61,7 +67,7 @@ func wf(c *Call) (*workflow.Service, error) { return c.Deps.Workflow() }
 func analyticsTools() []*Tool {
 	local := func(name, title, cat, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: cat, Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: []apperr.Code{apperr.DBError}}
+			Profiles: workflowOnly, Hints: readLocal, Errors: []apperr.Code{apperr.DBError}}
 	}
 	return []*Tool{
 		def(local("get_stats", "Stats", "analytics", "Summarise the last days: executed mutations by tool, replies, tweets, threads, follower delta, pending approvals and spend.", workflow.Stats{}),
@@ -75,14 +81,11 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "get_follower_trend", Title: "Follower trend", Category: "analytics", Needs: Needs{DB: true, X: true},
 			Description: "List follower snapshots, newest first. take_snapshot reads X now and stores one first; the analytics loop and `tuitbot analytics snapshot` take them too.",
-			Profiles:    workflowOnly, Hints: readX, Output: []workflow.Snapshot{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: readX, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FollowerTrendInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
 					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 1000 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-1000")
 				}
 				if in.TakeSnapshot {
 					if _, err := s.TakeSnapshot(ctx); err != nil {
@@ -181,7 +184,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "add_target_account", Title: "Add target account", Category: "targets", Needs: Needs{DB: true, X: true},
 			Description: "Add an account to monitor (its id is resolved on X when X is available). Local only: nothing changes on X.",
-			Profiles:    workflowOnly, Hints: Hints{Idempotent: true, OpenWorld: true}, Output: workflow.Target{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{Idempotent: true, OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in UsernameTargetInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
@@ -192,7 +195,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "remove_target_account", Title: "Remove target account", Category: "targets", Needs: Needs{DB: true},
 			Description: "Stop monitoring an account. Local only: nothing changes on X.",
-			Profiles:    workflowOnly, Hints: Hints{Destructive: true, Idempotent: true}, Output: map[string]any{}, Errors: []apperr.Code{apperr.DBError, apperr.NotFound}},
+			Profiles:    workflowOnly, Hints: Hints{Destructive: true, Idempotent: true}, Errors: []apperr.Code{apperr.DBError, apperr.NotFound}},
 			func(ctx context.Context, c *Call, in UsernameTargetInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {
@@ -205,7 +208,7 @@ func analyticsTools() []*Tool {
 			}),
 		def(Spec{Name: "get_author_context", Title: "Author context", Category: "targets", Needs: Needs{DB: true, X: true},
 			Description: "An author's profile, our interaction history with them and their recent tweets.",
-			Profiles:    workflowOnly, Hints: readX, Output: workflow.AuthorContext{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: readX, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in IdentifierInput) (Result, error) {
 				s, err := wf(c)
 				if err != nil {

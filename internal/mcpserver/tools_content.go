@@ -108,11 +108,11 @@ func gen(c *Call) (*content.Generator, error) { return c.Deps.Generator() }
 func contentTools() []*Tool {
 	llmSpec := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "content", Description: desc + " Nothing is posted.", Needs: Needs{LLM: true},
-			Profiles: workflowOnly, Hints: Hints{OpenWorld: true}, Output: out, Errors: llmErrors}
+			Profiles: workflowOnly, Hints: Hints{OpenWorld: true}, Errors: llmErrors}
 	}
 	local := func(name, title, desc string, h Hints, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "composer", Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: h, Output: out, Errors: []apperr.Code{apperr.DBError, apperr.NotFound, apperr.TweetTooLong}}
+			Profiles: workflowOnly, Hints: h, Errors: []apperr.Code{apperr.DBError, apperr.NotFound, apperr.TweetTooLong}}
 	}
 	return []*Tool{
 		def(llmSpec("generate_tweet", "Generate tweet", "Draft a tweet with the LLM from the business profile; checked for length (≤280 weighted) and banned phrases.", map[string]any{}),
@@ -176,7 +176,7 @@ func contentTools() []*Tool {
 			}),
 		def(Spec{Name: "suggest_topics", Title: "Suggest topics", Category: "content", Needs: Needs{DB: true, LLM: true},
 			Description: "Rank topics by measured performance; with no data yet, ask the LLM over the profile's pillars and keywords. Says which source it used.",
-			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: content.Suggestions{}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
 			func(ctx context.Context, c *Call, in SuggestInput) (Result, error) {
 				s, err := c.Deps.Workflow()
 				if err != nil {
@@ -195,7 +195,7 @@ func contentTools() []*Tool {
 			}),
 		def(Spec{Name: "compose_tweet", Title: "Compose tweet", Category: string(policy.CatContent), Mutation: true, Needs: Needs{DB: true, LLM: true},
 			Description: "Generate a tweet with AI assist from a topic (or take your content or tweets as is) and store it as a draft, or as a scheduled item with scheduled_for. In composer mode the draft is also queued for approval, so nothing is silently dropped.",
-			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: workflow.ComposeResult{},
+			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true},
 			Errors: append(append([]apperr.Code{apperr.DBError, apperr.TweetTooLong}, llmErrors...), gatewayErrors...)},
 			func(ctx context.Context, c *Call, in ComposeInput) (Result, error) {
 				when, err := parseTime("scheduled_for", in.ScheduledFor)
@@ -250,7 +250,7 @@ func contentTools() []*Tool {
 		def(Spec{Name: "propose_and_queue_replies", Title: "Propose and queue replies", Category: string(policy.CatWrite), Mutation: true,
 			Needs:       Needs{X: true, DB: true, LLM: true},
 			Description: "Draft a reply per discovery candidate with the LLM (or take pre_drafted_text) and send each through the gateway, so approval routing, dedup and audit apply. Reports per-item status: queued, executed, duplicate, blocked or error.",
-			Profiles:    workflowOnly, Hints: additive, Output: []workflow.ProposeOutcome{}, Errors: append(mutationErrors(), llmErrors...)},
+			Profiles:    workflowOnly, Hints: additive, Errors: append(mutationErrors(), llmErrors...)},
 			func(ctx context.Context, c *Call, in ProposeInput) (Result, error) {
 				r, err := c.Deps.Replier("mcp", "")
 				if err != nil {
@@ -265,7 +265,7 @@ func contentTools() []*Tool {
 			}),
 		def(Spec{Name: "draft_replies_for_candidates", Title: "Draft replies", Category: "discovery", Needs: Needs{DB: true, LLM: true},
 			Description: "Draft replies for chosen discovery candidates without posting anything.",
-			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: []workflow.DraftOutcome{}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, llmErrors...)},
 			func(ctx context.Context, c *Call, in DraftRepliesInput) (Result, error) {
 				r, err := c.Deps.Replier("mcp", "")
 				if err != nil {

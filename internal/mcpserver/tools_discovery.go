@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 )
@@ -40,10 +41,20 @@ type FindInput struct {
 	SinceID  string   `json:"since_id,omitempty" jsonschema:"override the remembered cursor for this query"`
 }
 
+// Limits declares the arguments' limits.
+func (FindInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"min_score": scoreRange(), "limit": argcheck.Between(1, 100), "since_id": {ID: true}}
+}
+
 // FeedInput is get_discovery_feed's input.
 type FeedInput struct {
 	MinScore *float64 `json:"min_score,omitempty" jsonschema:"lowest score, 0-100; default scoring.threshold"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"rows, 1-100, default 10"`
+}
+
+// Limits declares the arguments' limits.
+func (FeedInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"min_score": scoreRange(), "limit": argcheck.Between(1, 100)}
 }
 
 // UnrepliedInput is list_unreplied_tweets' input.
@@ -52,12 +63,13 @@ type UnrepliedInput struct {
 	Limit     int     `json:"limit,omitempty" jsonschema:"rows, 1-500, default 100"`
 }
 
-func checkScore(field string, v float64) error {
-	if v < 0 || v > 100 {
-		return apperr.New(apperr.InvalidInput, "%s: must be 0-100 (got %g)", field, v)
-	}
-	return nil
+// Limits declares the arguments' limits.
+func (UnrepliedInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"threshold": scoreRange(), "limit": argcheck.Between(1, 500)}
 }
+
+// scoreRange bounds a score argument.
+func scoreRange() argcheck.Rule { return argcheck.Between(0, 100) }
 
 func scoreOr(p *float64, def float64) float64 {
 	if p == nil {
@@ -69,12 +81,11 @@ func scoreOr(p *float64, def float64) float64 {
 func discoveryTools() []*Tool {
 	local := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "discovery", Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: []apperr.Code{apperr.DBError}}
+			Profiles: workflowOnly, Hints: readLocal, Errors: []apperr.Code{apperr.DBError}}
 	}
 	return []*Tool{
 		def(Spec{Name: "score_tweet", Title: "Score tweet", Category: "scoring", Profiles: allProfiles, Hints: readLocal,
-			Description: "Score a tweet 0-100 on the six signals (keyword relevance, follower sweet spot, recency, engagement rate, reply count, content type). Pure: no X call.",
-			Output:      ScoreResult{}},
+			Description: "Score a tweet 0-100 on the six signals (keyword relevance, follower sweet spot, recency, engagement rate, reply count, content type). Pure: no X call."},
 			func(_ context.Context, c *Call, in ScoreInput) (Result, error) {
 				t, err := time.Parse(time.RFC3339, in.CreatedAt)
 				if err != nil {
@@ -95,18 +106,9 @@ func discoveryTools() []*Tool {
 			}),
 		def(Spec{Name: "find_reply_opportunities", Title: "Find reply opportunities", Category: "discovery", Needs: Needs{X: true, DB: true},
 			Description: "Search X, score every tweet, store them in the discovery feed without duplicates and return the best. Remembers since_id per query so repeated calls do not buy the same tweets again.",
-			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Output: discovery.Result{}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
+			Profiles:    workflowOnly, Hints: Hints{OpenWorld: true}, Errors: append([]apperr.Code{apperr.DBError}, xErrors...)},
 			func(ctx context.Context, c *Call, in FindInput) (Result, error) {
 				min := scoreOr(in.MinScore, c.Deps.Cfg.Scoring.Threshold)
-				if err := checkScore("min_score", min); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
-				}
-				if err := optionalID("since_id", in.SinceID); err != nil {
-					return Result{}, err
-				}
 				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err
@@ -117,12 +119,6 @@ func discoveryTools() []*Tool {
 		def(local("get_discovery_feed", "Discovery feed", "Scored tweets not yet replied to, best first. Reads the database only.", []discovery.Candidate{}),
 			func(ctx context.Context, c *Call, in FeedInput) (Result, error) {
 				min := scoreOr(in.MinScore, c.Deps.Cfg.Scoring.Threshold)
-				if err := checkScore("min_score", min); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
-				}
 				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err
@@ -132,12 +128,6 @@ func discoveryTools() []*Tool {
 			}),
 		def(local("list_unreplied_tweets", "Unreplied tweets", "Every discovered tweet not yet replied to at or above a threshold. Reads the database only.", []discovery.Candidate{}),
 			func(ctx context.Context, c *Call, in UnrepliedInput) (Result, error) {
-				if err := checkScore("threshold", in.Threshold); err != nil {
-					return Result{}, err
-				}
-				if in.Limit < 0 || in.Limit > 500 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-500")
-				}
 				d, err := c.Deps.Discovery()
 				if err != nil {
 					return Result{}, err

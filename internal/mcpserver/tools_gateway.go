@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -16,6 +17,11 @@ type RecentMutationsInput struct {
 	Status string `json:"status,omitempty" jsonschema:"pending, success, failure, unknown, interrupted or duplicate"`
 	Since  string `json:"since,omitempty" jsonschema:"RFC 3339 time; only newer rows"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
+}
+
+// Limits declares the arguments' limits.
+func (RecentMutationsInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"limit": argcheck.Between(1, 100)}
 }
 
 // CorrelationInput names one audit row.
@@ -83,12 +89,12 @@ func agentApproval(c *config.Config) bool { return c != nil && c.MCPPolicy.Allow
 func gatewayTools() []*Tool {
 	local := func(name, title, cat, desc string, out any, errs ...apperr.Code) Spec {
 		return Spec{Name: name, Title: title, Category: cat, Description: desc, Needs: Needs{DB: true},
-			Profiles: workflowOnly, Hints: readLocal, Output: out, Errors: append(errs, apperr.DBError)}
+			Profiles: workflowOnly, Hints: readLocal, Errors: append(errs, apperr.DBError)}
 	}
 	approve := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "approval", Description: desc, Mutation: true,
 			Needs: Needs{X: true, DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true, OpenWorld: true},
-			Output: out, Errors: mutationErrors(apperr.ApprovalNotPending, apperr.NotFound), Enabled: agentApproval}
+			Errors: mutationErrors(apperr.ApprovalNotPending, apperr.NotFound), Enabled: agentApproval}
 	}
 	return []*Tool{
 		def(local("get_recent_mutations", "Recent mutations", "analytics", "List recent mutation attempts from the audit trail, newest first.", MutationList{}),
@@ -104,9 +110,6 @@ func gatewayTools() []*Tool {
 						return Result{}, apperr.New(apperr.InvalidInput, "since: %q is not an RFC 3339 time", in.Since)
 					}
 					f.Since = t
-				}
-				if in.Limit < 0 || in.Limit > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "limit: must be 1-100")
 				}
 				rows, err := g.Recent(ctx, f)
 				if err != nil {
@@ -208,7 +211,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(Spec{Name: "resolve_mutation", Title: "Resolve unknown outcome", Category: "approval", Mutation: true,
 			Description: "Resolve a mutation whose outcome is unknown or interrupted, after checking X: happened makes identical repeats answer as its duplicate, did_not_happen lets the call run again. Until then repeats are refused. Only registered when mcp_policy.allow_agent_approval is true.",
-			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true}, Output: gateway.AuditEntry{},
+			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true},
 			Errors: []apperr.Code{apperr.NotFound, apperr.ValidationError, apperr.DBError}, Enabled: agentApproval},
 			func(ctx context.Context, c *Call, in ResolveInput) (Result, error) {
 				if in.CorrelationID == "" {

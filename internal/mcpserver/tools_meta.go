@@ -204,27 +204,27 @@ func metaTools() []*Tool {
 		def(Spec{
 			Name: "get_capabilities", Title: "Get capabilities", Category: "meta",
 			Description: "Describe what this server can do right now: profile, mode, approval mode, which services (database, X, LLM) work, and the tools by category.",
-			Profiles:    apiProfiles, Hints: readLocal, Output: Capabilities{},
+			Profiles:    apiProfiles, Hints: readLocal,
 		}, getCapabilities),
 		def(Spec{
 			Name: "health_check", Title: "Health check", Category: "health",
 			Description: "Check the configuration, database, token, LLM and X: one status each (ok, degraded, not_configured or error); degraded services are reported, not hidden. get_capabilities gives each service's reason and next step.",
-			Profiles:    allProfiles, Hints: readLocal, Output: HealthReport{},
+			Profiles:    allProfiles, Hints: readLocal,
 		}, healthCheck),
 		def(Spec{
 			Name: "get_config", Title: "Get configuration", Category: "config",
 			Description: "Return the effective configuration with every secret masked.",
-			Profiles:    allProfiles, Hints: readLocal, Output: map[string]any{},
+			Profiles:    allProfiles, Hints: readLocal,
 		}, getConfig),
 		def(Spec{
 			Name: "validate_config", Title: "Validate configuration", Category: "config",
 			Description: "Validate the effective configuration, including policy rules, and list every problem with the key it concerns, plus warnings for policy rules that can never apply.",
-			Profiles:    allProfiles, Hints: readLocal, Output: ValidationReport{}, Errors: []apperr.Code{apperr.ConfigError},
+			Profiles:    allProfiles, Hints: readLocal, Errors: []apperr.Code{apperr.ConfigError},
 		}, validateConfig),
 		def(Spec{
 			Name: "get_mode", Title: "Get operating mode", Category: "meta",
 			Description: "Return the operating mode (autopilot or composer), the effective approval mode (always on in composer), the rules that decide calls before approval mode does (overridden_by), and whether dry_run_mutations is on.",
-			Profiles:    apiProfiles, Hints: readLocal, Output: ModeInfo{},
+			Profiles:    apiProfiles, Hints: readLocal,
 		}, getMode),
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
-	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
 
@@ -23,25 +22,6 @@ type XGetInput struct {
 	Headers      []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
 	AutoPaginate bool          `json:"auto_paginate,omitempty" jsonschema:"follow meta.next_token through pagination_token"`
 	MaxPages     int           `json:"max_pages,omitempty" jsonschema:"pages to fetch when auto_paginate is on (default and cap 10)"`
-}
-
-// XWriteInput is x_post's and x_put's input.
-type XWriteInput struct {
-	Path           string        `json:"path" jsonschema:"API path starting with /"`
-	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
-	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
-	Body           string        `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
-	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
-}
-
-// XDeleteInput is x_delete's input.
-type XDeleteInput struct {
-	Path           string        `json:"path" jsonschema:"API path starting with /"`
-	Host           string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
-	Query          []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers        []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
-	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
 }
 
 // Page is one auto-paginated page.
@@ -139,38 +119,9 @@ func xGet(ctx context.Context, c *Call, in XGetInput) (Result, error) {
 
 func universalTools() []*Tool {
 	reqErrs := append(append([]apperr.Code{}, xErrors...), apperr.XRequestBlocked)
-	uni := func(name, title, desc string, h Hints) Spec {
-		s := writeSpec(name, title, desc, policy.CatUniversal, h, actions.RawData{}, apperr.XRequestBlocked)
-		return s
-	}
-	return []*Tool{
+	return append([]*Tool{
 		def(Spec{Name: "x_get", Title: "Raw GET", Category: "read", Needs: Needs{X: true}, Profiles: workflowOnly, Hints: readX, Errors: reqErrs,
-			Output:      actions.RawData{},
 			Description: "GET any X API v2 path on an allowed host, with optional auto-pagination. An HTTP error status is still success: read data.status."},
 			xGet),
-		def(uni("x_post", "Raw POST", "POST to any X API path on an allowed host. An HTTP error status is still success: read data.status.", Hints{Destructive: true, OpenWorld: true}),
-			func(ctx context.Context, c *Call, in XWriteInput) (Result, error) {
-				p := actions.RawParams{Method: http.MethodPost, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
-				if _, err := p.Check(); err != nil {
-					return Result{}, err
-				}
-				return mutate(ctx, c, "x_post", p, in.IdempotencyKey)
-			}),
-		def(uni("x_put", "Raw PUT", "PUT to any X API path on an allowed host. An HTTP error status is still success: read data.status.", Hints{Destructive: true, Idempotent: true, OpenWorld: true}),
-			func(ctx context.Context, c *Call, in XWriteInput) (Result, error) {
-				p := actions.RawParams{Method: http.MethodPut, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
-				if _, err := p.Check(); err != nil {
-					return Result{}, err
-				}
-				return mutate(ctx, c, "x_put", p, in.IdempotencyKey)
-			}),
-		def(uni("x_delete", "Raw DELETE", "DELETE any X API path on an allowed host. Deleting a tweet this way needs approval like x_delete_tweet.", removal),
-			func(ctx context.Context, c *Call, in XDeleteInput) (Result, error) {
-				p := actions.RawParams{Method: http.MethodDelete, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers}
-				if _, err := p.Check(); err != nil {
-					return Result{}, err
-				}
-				return mutate(ctx, c, "x_delete", p, in.IdempotencyKey)
-			}),
-	}
+	}, mutationTools(true)...)
 }

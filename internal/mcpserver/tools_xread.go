@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -25,13 +25,6 @@ func clamp(field string, n, def, lo, hi int, m *envelope.Meta) int {
 		m.Notes = append(m.Notes, fmt.Sprintf("%s %d was clamped to %d (allowed %d-%d)", field, n, c, lo, hi))
 	}
 	return c
-}
-
-func optionalID(field, id string) error {
-	if id == "" {
-		return nil
-	}
-	return actions.CheckID(field, id)
 }
 
 func pageMeta[T any](p *xapi.Page[T], m envelope.Meta) envelope.Meta {
@@ -92,6 +85,9 @@ type TweetIDInput struct {
 	TweetID string `json:"tweet_id" jsonschema:"the tweet's id (a decimal string)"`
 }
 
+// Limits declares the arguments' limits.
+func (TweetIDInput) Limits() argcheck.Limits { return argcheck.Limits{"tweet_id": {ID: true}} }
+
 // UsernameInput names one user by handle.
 type UsernameInput struct {
 	Username string `json:"username" jsonschema:"the @handle, with or without the @"`
@@ -102,9 +98,17 @@ type UserIDInput struct {
 	UserID string `json:"user_id" jsonschema:"the user's id (a decimal string)"`
 }
 
+// Limits declares the arguments' limits.
+func (UserIDInput) Limits() argcheck.Limits { return argcheck.Limits{"user_id": {ID: true}} }
+
 // UserIDsInput names up to 100 users.
 type UserIDsInput struct {
 	UserIDs []string `json:"user_ids" jsonschema:"1 to 100 user ids"`
+}
+
+// Limits declares the arguments' limits.
+func (UserIDsInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"user_ids": {ID: true, MinItems: 1, MaxItems: xapi.MaxUsersPerLookup}}
 }
 
 // SearchInput is x_search_tweets' input.
@@ -113,6 +117,11 @@ type SearchInput struct {
 	MaxResults      int    `json:"max_results,omitempty" jsonschema:"10-100, default 10 (clamped)"`
 	SinceID         string `json:"since_id,omitempty" jsonschema:"only tweets newer than this id"`
 	PaginationToken string `json:"pagination_token,omitempty" jsonschema:"next_token of the previous page"`
+}
+
+// Limits declares the arguments' limits.
+func (SearchInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"since_id": {ID: true}, "query": {MaxLength: xapi.MaxQueryLength}}
 }
 
 // PageInput pages a list of the authenticated user.
@@ -128,6 +137,9 @@ type MentionsInput struct {
 	PaginationToken string `json:"pagination_token,omitempty" jsonschema:"next_token of the previous page"`
 }
 
+// Limits declares the arguments' limits.
+func (MentionsInput) Limits() argcheck.Limits { return argcheck.Limits{"since_id": {ID: true}} }
+
 // UserPageInput pages a list of one user.
 type UserPageInput struct {
 	UserID          string `json:"user_id" jsonschema:"the user's id (a decimal string)"`
@@ -135,12 +147,18 @@ type UserPageInput struct {
 	PaginationToken string `json:"pagination_token,omitempty" jsonschema:"next_token of the previous page"`
 }
 
+// Limits declares the arguments' limits.
+func (UserPageInput) Limits() argcheck.Limits { return argcheck.Limits{"user_id": {ID: true}} }
+
 // TweetPageInput pages a list about one tweet.
 type TweetPageInput struct {
 	TweetID         string `json:"tweet_id" jsonschema:"the tweet's id (a decimal string)"`
 	MaxResults      int    `json:"max_results,omitempty" jsonschema:"1-100, default 100 (clamped)"`
 	PaginationToken string `json:"pagination_token,omitempty" jsonschema:"next_token of the previous page"`
 }
+
+// Limits declares the arguments' limits.
+func (TweetPageInput) Limits() argcheck.Limits { return argcheck.Limits{"tweet_id": {ID: true}} }
 
 func xclient(c *Call) (*xapi.Client, error) { return c.Deps.X() }
 
@@ -172,16 +190,13 @@ func page[T any](c *Call, m envelope.Meta, wrap func(*xapi.Page[T], envelope.Met
 
 func readSpec(name, title, desc string, profiles []Profile, out any) Spec {
 	return Spec{Name: name, Title: title, Description: desc, Category: "read", Needs: Needs{X: true},
-		Profiles: profiles, Hints: readX, Errors: xErrors, Output: out}
+		Profiles: profiles, Hints: readX, Errors: xErrors}
 }
 
 func xReadTools() []*Tool {
 	return []*Tool{
 		def(readSpec("get_tweet_by_id", "Get tweet", "Fetch one tweet by id, with its author and public metrics.", allProfiles, xapi.Tweet{}),
 			func(ctx context.Context, c *Call, in TweetIDInput) (Result, error) {
-				if err := actions.CheckID("tweet_id", in.TweetID); err != nil {
-					return Result{}, err
-				}
 				return one(c, func(x *xapi.Client) (*xapi.Tweet, xapi.CallInfo, error) { return x.GetTweet(ctx, in.TweetID) })
 			}),
 		def(readSpec("x_get_user_by_username", "Get user by username", "Look up a user profile by @handle.", allProfiles, xapi.User{}),
@@ -194,32 +209,18 @@ func xReadTools() []*Tool {
 			}),
 		def(readSpec("x_get_user_by_id", "Get user by id", "Look up a user profile by id.", allProfiles, xapi.User{}),
 			func(ctx context.Context, c *Call, in UserIDInput) (Result, error) {
-				if err := actions.CheckID("user_id", in.UserID); err != nil {
-					return Result{}, err
-				}
 				return one(c, func(x *xapi.Client) (*xapi.User, xapi.CallInfo, error) { return x.GetUser(ctx, in.UserID) })
 			}),
 		def(readSpec("x_get_users_by_ids", "Get users by ids", "Look up 1 to 100 users by id; ids X cannot find are listed in errors.", apiProfiles, UserList{}),
 			func(ctx context.Context, c *Call, in UserIDsInput) (Result, error) {
-				if len(in.UserIDs) == 0 || len(in.UserIDs) > 100 {
-					return Result{}, apperr.New(apperr.InvalidInput, "user_ids: give 1 to 100 ids (got %d)", len(in.UserIDs))
-				}
-				for i, id := range in.UserIDs {
-					if err := actions.CheckID(fmt.Sprintf("user_ids[%d]", i), id); err != nil {
-						return Result{}, err
-					}
-				}
 				// A batch lookup is not a list endpoint: no pagination meta.
 				return page(c, envelope.Meta{}, lookedUp, func(x *xapi.Client) (*xapi.Page[xapi.User], error) { return x.GetUsers(ctx, in.UserIDs) })
 			}),
 		def(readSpec("x_search_tweets", "Search recent tweets", "Search the last 7 days of tweets with X's recent-search operators.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in SearchInput) (Result, error) {
 				q := strings.TrimSpace(in.Query)
-				if q == "" || len(q) > 512 {
-					return Result{}, apperr.New(apperr.InvalidInput, "query: required, at most 512 characters")
-				}
-				if err := optionalID("since_id", in.SinceID); err != nil {
-					return Result{}, err
+				if q == "" {
+					return Result{}, apperr.New(apperr.InvalidInput, "query: required")
 				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 10, 10, 100, &m)
@@ -229,9 +230,6 @@ func xReadTools() []*Tool {
 			}),
 		def(readSpec("x_get_user_mentions", "Get mentions", "Get tweets mentioning the authenticated user.", allProfiles, TweetList{}),
 			func(ctx context.Context, c *Call, in MentionsInput) (Result, error) {
-				if err := optionalID("since_id", in.SinceID); err != nil {
-					return Result{}, err
-				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 20, 5, 100, &m)
 				return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
@@ -264,9 +262,6 @@ func xReadTools() []*Tool {
 			}),
 		def(readSpec("x_get_tweet_liking_users", "Get liking users", "Get the users who liked a tweet.", apiProfiles, UserList{}),
 			func(ctx context.Context, c *Call, in TweetPageInput) (Result, error) {
-				if err := actions.CheckID("tweet_id", in.TweetID); err != nil {
-					return Result{}, err
-				}
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 100, 1, 100, &m)
 				return page(c, m, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) {
@@ -286,9 +281,6 @@ type userLister func(*xapi.Client, context.Context, string, xapi.ListParams) (*x
 func userTweetList(name, title, desc string, profiles []Profile, def0, lo, hi int, list tweetLister) *Tool {
 	return def(readSpec(name, title, desc, profiles, TweetList{}),
 		func(ctx context.Context, c *Call, in UserPageInput) (Result, error) {
-			if err := actions.CheckID("user_id", in.UserID); err != nil {
-				return Result{}, err
-			}
 			var m envelope.Meta
 			n := clamp("max_results", in.MaxResults, def0, lo, hi, &m)
 			return page(c, m, tweets, func(x *xapi.Client) (*xapi.Page[xapi.Tweet], error) {
@@ -300,9 +292,6 @@ func userTweetList(name, title, desc string, profiles []Profile, def0, lo, hi in
 func userUserList(name, title, desc string, list userLister) *Tool {
 	return def(readSpec(name, title, desc, apiProfiles, UserList{}),
 		func(ctx context.Context, c *Call, in UserPageInput) (Result, error) {
-			if err := actions.CheckID("user_id", in.UserID); err != nil {
-				return Result{}, err
-			}
 			var m envelope.Meta
 			n := clamp("max_results", in.MaxResults, 100, 1, 1000, &m)
 			return page(c, m, users, func(x *xapi.Client) (*xapi.Page[xapi.User], error) {

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
 
 // TestUniversalHeaderDescriptionNamesTheAllowList keeps the agent-facing
 // description of the headers parameter in step with the guard.
 func TestUniversalHeaderDescriptionNamesTheAllowList(t *testing.T) {
-	for _, typ := range []reflect.Type{reflect.TypeFor[XGetInput](), reflect.TypeFor[XWriteInput](), reflect.TypeFor[XDeleteInput]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[XGetInput](), reflect.TypeFor[actions.RawWriteInput](), reflect.TypeFor[actions.RawDeleteInput]()} {
 		f, ok := typ.FieldByName("Headers")
 		if !ok {
 			t.Fatalf("%s has no Headers field", typ)

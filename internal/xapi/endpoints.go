@@ -63,6 +63,10 @@ type Endpoint struct {
 // endpoint: "METHOD /template".
 func (e Endpoint) RateKey() string { return e.Method + " " + e.Path }
 
+// HasRetryClass reports whether the row says how a failed attempt may be
+// retried.
+func (e Endpoint) HasRetryClass() bool { return e.Retry != classUnset }
+
 // Irreversible reports a write whose effect has no undo.
 func (e Endpoint) Irreversible() bool { return e.Kind != EffectRead && e.Undo == nil }
 
@@ -85,7 +89,7 @@ func endpointTable() []Endpoint {
 	return []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet",
-			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse.")},
+			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
 		read("/2/tweets", perPost()),
 		read("/2/tweets/search/recent", perPost()),
 		rawOnly(read("/2/tweets/search/all", perPost())),

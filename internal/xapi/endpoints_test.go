@@ -58,6 +58,9 @@ func TestEndpointTableRows(t *testing.T) {
 		if e.Host == "" {
 			t.Errorf("%s: no host", key)
 		}
+		if !e.HasRetryClass() {
+			t.Errorf("%s: no retry class", key)
+		}
 		if got, ok := eps.Lookup(e.Method, e.Path); !ok || got.RateKey() != key {
 			t.Errorf("Lookup(%s) = %s, %v: an earlier template shadows the row", key, got.RateKey(), ok)
 		}

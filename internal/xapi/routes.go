@@ -8,10 +8,13 @@ import (
 type retryClass int
 
 const (
+	// classUnset marks a row that forgot its class; it is treated as
+	// classCreate, the cautious choice, and a table test refuses it.
+	classUnset retryClass = iota
 	// classSafe requests can be repeated without a second effect: reads, PUT,
 	// DELETE and the POSTs X treats as idempotent (like, follow, retweet,
 	// bookmark, media append/finalize/metadata).
-	classSafe retryClass = iota
+	classSafe
 	// classCreate requests create something on every success (a post, an
 	// upload session, any raw POST); they are repeated only when X provably
 	// did not receive them.
@@ -52,7 +55,7 @@ func endpointKey(method, path string) string {
 // says, else reads, PUT and DELETE are safe and any other POST creates.
 // Raw POSTs do not use this: every raw POST is classCreate.
 func classFor(method, tpl string) retryClass {
-	if r, ok := knownEndpoints.Lookup(method, tpl); ok {
+	if r, ok := knownEndpoints.Lookup(method, tpl); ok && r.HasRetryClass() {
 		return r.Retry
 	}
 	switch strings.ToUpper(method) {

@@ -11,6 +11,12 @@ import (
 // MaxMediaPerPost is X's limit of media attachments per post.
 const MaxMediaPerPost = 4
 
+// MaxUsersPerLookup is how many ids one batch user lookup takes.
+const MaxUsersPerLookup = 100
+
+// MaxQueryLength is the longest recent-search query X accepts.
+const MaxQueryLength = 512
+
 // PostParams describe a new post. ReplyTo makes it a reply, QuoteOf a
 // quote; media ids are sent for every kind of post.
 type PostParams struct {

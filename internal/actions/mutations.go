@@ -1,0 +1,253 @@
+package actions
+
+import (
+	"net/http"
+	"reflect"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xrequest"
+)
+
+// Mutation is the one definition of a mutation tool: its name, category,
+// arguments and how they become stored parameters, the data it returns and
+// the gateway action that runs it. The MCP registry row and the gateway
+// action are both derived from it, so they cannot disagree.
+type Mutation struct {
+	Name, Title string
+	// Description says what the tool does; the server adds how the gateway
+	// treats it.
+	Description string
+	Category    policy.Category
+	// Destructive and Idempotent describe the effect on X, for clients.
+	Destructive, Idempotent bool
+	// Errors are the codes it can return beyond every X mutation's.
+	Errors []apperr.Code
+	// Input is the arguments' type (without the idempotency key, which the
+	// server adds to every mutation); it declares its limits
+	// (argcheck.Limited). Output is the type of the success data.
+	Input, Output reflect.Type
+	// Raw marks the universal request tools, whose endpoint is whatever
+	// the caller names.
+	Raw bool
+	// Row names the typed tool whose endpoint-table row this mutation
+	// calls, when that is not its own (a reply posts like x_post_tweet);
+	// its price, retry class and undo come from that row.
+	Row string
+	// Irreversible says why the effect cannot be undone, for a mutation
+	// whose endpoint row has no inverse.
+	Irreversible string
+
+	prepare func(in any, env Env) (any, error)
+	action  func(d Deps, m Mutation) *gateway.Action
+}
+
+// row is the name of the tool whose endpoint-table rows m calls.
+func (m Mutation) row() string {
+	if m.Row != "" {
+		return m.Row
+	}
+	return m.Name
+}
+
+// Endpoints returns the endpoint-table rows m calls; none for the universal
+// request tools.
+func (m Mutation) Endpoints(t *xapi.Endpoints) []xapi.Endpoint { return t.ByTool(m.row()) }
+
+// Env is what turning arguments into stored parameters may need.
+type Env struct {
+	// MediaDirs confine x_upload_media's file_path.
+	MediaDirs []string
+}
+
+// Prepare validates decoded arguments (a value of m.Input) and turns them
+// into the parameters the gateway stores, replays and fingerprints.
+func (m Mutation) Prepare(in any, env Env) (any, error) { return m.prepare(in, env) }
+
+// define binds a mutation to its argument and data types.
+func define[In, Out any](m Mutation, prepare func(In, Env) (any, error), action func(Deps, Mutation) *gateway.Action) Mutation {
+	m.Input, m.Output = reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	m.prepare = func(in any, env Env) (any, error) {
+		v, ok := in.(In)
+		if !ok {
+			return nil, apperr.New(apperr.InternalError, "%s: arguments of type %T, want %s", m.Name, in, m.Input)
+		}
+		return prepare(v, env)
+	}
+	m.action = action
+	return m
+}
+
+// Mutations lists every mutation tool that reaches X through the gateway.
+func Mutations() []Mutation {
+	textErrs := []apperr.Code{apperr.TweetTooLong, apperr.XDuplicateContent}
+	out := []Mutation{
+		define[PostInput, PostedTweet](Mutation{Name: "x_post_tweet", Title: "Post tweet", Category: policy.CatWrite, Errors: textErrs,
+			Description: "Post a new tweet, optionally with media."},
+			func(in PostInput, _ Env) (any, error) {
+				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs}, "x_post_tweet")
+			}, postAction),
+		define[ReplyInput, PostedTweet](Mutation{Name: "x_reply_to_tweet", Title: "Reply to tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
+			Description: "Reply to a tweet, optionally with media."},
+			func(in ReplyInput, _ Env) (any, error) {
+				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs}, "x_reply_to_tweet")
+			}, postAction),
+		define[QuoteInput, PostedTweet](Mutation{Name: "x_quote_tweet", Title: "Quote tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
+			Description: "Quote a tweet with your own text, optionally with media."},
+			func(in QuoteInput, _ Env) (any, error) {
+				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs}, "x_quote_tweet")
+			}, postAction),
+		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete, Irreversible: "Deletion is permanent.",
+			Destructive: true, Idempotent: true,
+			Description: "Delete one of your tweets. Deletes always need human approval."},
+			same[TweetIDParams], deleteAction),
+		define[ThreadParams, PostedThread](Mutation{Name: "x_post_thread", Title: "Post thread", Category: policy.CatThread, Row: "x_post_tweet",
+			Errors:      []apperr.Code{apperr.TweetTooLong, apperr.ThreadPartial},
+			Description: "Post a thread: each tweet replies to the one before. If it breaks partway the posted ids are returned with thread_partial_failure."},
+			func(in ThreadParams, _ Env) (any, error) { return in, in.Validate() }, threadAction),
+	}
+	out = append(out, engageMutations()...)
+	out = append(out,
+		define[UploadInput, MediaResult](Mutation{Name: "x_upload_media", Title: "Upload media", Category: policy.CatMedia, Idempotent: true,
+			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
+			Errors:       []apperr.Code{apperr.UnsupportedMedia, apperr.FileReadError, apperr.MediaUploadError, apperr.MediaPathBlocked},
+			Description:  "Upload a jpg, png, webp, gif or mp4 from a configured media directory and send its alt text to X. The same bytes are uploaded once per 24 h; chunked uploads report progress."},
+			func(in UploadInput, env Env) (any, error) {
+				return PrepareUpload(in.FilePath, in.AltText, env.MediaDirs)
+			}, uploadAction),
+	)
+	return append(out, universalMutations()...)
+}
+
+// validated returns p when it is valid for tool.
+func validated(p PostParams, tool string) (any, error) { return p, p.Validate(tool) }
+
+// same stores arguments that are already the parameters, once they pass
+// their declared limits.
+func same[P argcheck.Limited](in P, _ Env) (any, error) {
+	return in, argcheck.Check(reflect.ValueOf(in), in.Limits())
+}
+
+func engageMutations() []Mutation {
+	tweet := func(name, title, desc string, removes bool, out func(string) Mutation) Mutation {
+		m := out(name)
+		m.Title, m.Description, m.Category = title, desc, policy.CatEngage
+		m.Destructive, m.Idempotent = removes, true
+		return m
+	}
+	like := func(name string) Mutation {
+		return define[TweetIDParams, LikeState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	retweet := func(name string) Mutation {
+		return define[TweetIDParams, RetweetState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	bookmark := func(name string) Mutation {
+		return define[TweetIDParams, BookmarkState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	follow := func(name string) Mutation {
+		return define[UserIDParams, FollowState](Mutation{Name: name}, same[UserIDParams], followAction)
+	}
+	return []Mutation{
+		tweet("x_like_tweet", "Like tweet", "Like a tweet.", false, like),
+		tweet("x_unlike_tweet", "Unlike tweet", "Remove your like from a tweet.", true, like),
+		tweet("x_retweet", "Retweet", "Retweet a tweet.", false, retweet),
+		tweet("x_unretweet", "Undo retweet", "Undo your retweet of a tweet.", true, retweet),
+		tweet("x_bookmark_tweet", "Bookmark tweet", "Bookmark a tweet.", false, bookmark),
+		tweet("x_unbookmark_tweet", "Remove bookmark", "Remove a tweet from your bookmarks.", true, bookmark),
+		tweet("x_follow_user", "Follow user", "Follow a user.", false, follow),
+		tweet("x_unfollow_user", "Unfollow user", "Unfollow a user.", true, follow),
+	}
+}
+
+func universalMutations() []Mutation {
+	raw := func(method string) func(RawWriteInput, Env) (any, error) {
+		return func(in RawWriteInput, _ Env) (any, error) {
+			p := RawParams{Method: method, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
+			_, err := p.Check()
+			return p, err
+		}
+	}
+	return []Mutation{
+		define[RawWriteInput, RawData](Mutation{Name: "x_post", Title: "Raw POST", Category: policy.CatUniversal, Raw: true, Destructive: true,
+			Errors:      []apperr.Code{apperr.XRequestBlocked},
+			Description: "POST to any X API path on an allowed host. An HTTP error status is still success: read data.status."},
+			raw(http.MethodPost), universalAction(http.MethodPost)),
+		define[RawWriteInput, RawData](Mutation{Name: "x_put", Title: "Raw PUT", Category: policy.CatUniversal, Raw: true, Destructive: true, Idempotent: true,
+			Errors:      []apperr.Code{apperr.XRequestBlocked},
+			Description: "PUT to any X API path on an allowed host. An HTTP error status is still success: read data.status."},
+			raw(http.MethodPut), universalAction(http.MethodPut)),
+		define[RawDeleteInput, RawData](Mutation{Name: "x_delete", Title: "Raw DELETE", Category: policy.CatUniversal, Raw: true, Destructive: true, Idempotent: true,
+			Errors:      []apperr.Code{apperr.XRequestBlocked},
+			Description: "DELETE any X API path on an allowed host. Deleting a tweet this way needs approval like x_delete_tweet."},
+			func(in RawDeleteInput, env Env) (any, error) {
+				return raw(http.MethodDelete)(RawWriteInput{Path: in.Path, Host: in.Host, Query: in.Query, Headers: in.Headers}, env)
+			}, universalAction(http.MethodDelete)),
+	}
+}
+
+// mediaLimit is the rule of a post's media_ids.
+func mediaLimit() argcheck.Rule { return argcheck.Rule{ID: true, MaxItems: xapi.MaxMediaPerPost} }
+
+// PostInput is x_post_tweet's arguments.
+type PostInput struct {
+	Text     string   `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
+	MediaIDs []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+}
+
+// Limits declares the arguments' limits.
+func (PostInput) Limits() argcheck.Limits { return argcheck.Limits{"media_ids": mediaLimit()} }
+
+// ReplyInput is x_reply_to_tweet's arguments.
+type ReplyInput struct {
+	Text        string   `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
+	InReplyToID string   `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
+	MediaIDs    []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+}
+
+// Limits declares the arguments' limits.
+func (ReplyInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"in_reply_to_id": {ID: true}, "media_ids": mediaLimit()}
+}
+
+// QuoteInput is x_quote_tweet's arguments.
+type QuoteInput struct {
+	Text          string   `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
+	QuotedTweetID string   `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
+	MediaIDs      []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+}
+
+// Limits declares the arguments' limits.
+func (QuoteInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"quoted_tweet_id": {ID: true}, "media_ids": mediaLimit()}
+}
+
+// UploadInput is x_upload_media's arguments.
+type UploadInput struct {
+	FilePath string `json:"file_path" jsonschema:"absolute path of a jpg, png, webp, gif or mp4 inside a configured media directory"`
+	AltText  string `json:"alt_text,omitempty" jsonschema:"alt text sent to X (at most 1000 characters)"`
+}
+
+// Limits declares the arguments' limits.
+func (UploadInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"alt_text": {MaxLength: MaxAltText}}
+}
+
+// RawWriteInput is x_post's and x_put's arguments.
+type RawWriteInput struct {
+	Path    string        `json:"path" jsonschema:"API path starting with /"`
+	Host    string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
+	Query   []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
+	Headers []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
+	Body    string        `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
+}
+
+// RawDeleteInput is x_delete's arguments.
+type RawDeleteInput struct {
+	Path    string        `json:"path" jsonschema:"API path starting with /"`
+	Host    string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
+	Query   []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
+	Headers []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
+}

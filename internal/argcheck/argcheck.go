@@ -1,0 +1,250 @@
+// Package argcheck keeps the limits of tool arguments in one place. An input
+// type declares them once, by JSON field name, and both the JSON schema that
+// agents read and the decoding that enforces them are derived from that
+// declaration, so what an agent is told and what is refused cannot drift.
+package argcheck
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+)
+
+// IDPattern is the format of an X id: a decimal string of 1 to 19 digits.
+const IDPattern = `^[0-9]{1,19}$`
+
+// maxIDDigits is the longest X id (the largest signed 64-bit number).
+const maxIDDigits = 19
+
+// Rule is the limits of one field. A zero Rule limits nothing.
+type Rule struct {
+	// ID marks an X id, or a list (of lists) of X ids.
+	ID bool
+	// MinItems and MaxItems bound a list's length; 0 means no bound.
+	MinItems, MaxItems int
+	// Range bounds a number to [Min, Max].
+	Range    bool
+	Min, Max float64
+	// MaxLength bounds a string's length in characters; 0 means no bound.
+	MaxLength int
+}
+
+// Limits maps JSON field names to their rules.
+type Limits map[string]Rule
+
+// Limited is implemented by input types that declare limits.
+type Limited interface {
+	Limits() Limits
+}
+
+// Between is a Range rule.
+func Between(lo, hi float64) Rule { return Rule{Range: true, Min: lo, Max: hi} }
+
+// Of returns the limits t declares, if any.
+func Of(t reflect.Type) Limits {
+	if t == nil {
+		return nil
+	}
+	if l, ok := reflect.Zero(t).Interface().(Limited); ok {
+		return l.Limits()
+	}
+	return nil
+}
+
+// ID validates an X id.
+func ID(field, id string) error {
+	if id == "" {
+		return apperr.New(apperr.InvalidInput, "%s: required", field)
+	}
+	if len(id) > maxIDDigits {
+		return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (at most %d digits)", field, clip(id), maxIDDigits)
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return apperr.New(apperr.InvalidInput, "%s: %q is not an X id (X ids are decimal strings)", field, clip(id))
+		}
+	}
+	return nil
+}
+
+// clip keeps an echoed value short: a huge argument must not come back in
+// the error.
+func clip(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max]) + "…"
+}
+
+// field is one JSON property of an input type.
+type field struct {
+	name     string
+	index    []int
+	required bool
+}
+
+func fields(t reflect.Type) map[string]field {
+	out := map[string]field{}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = field{name: name, index: f.Index, required: !strings.Contains(opts, "omitempty")}
+	}
+	return out
+}
+
+// Schema adds the limits l to s, the schema of t. A rule naming no field of
+// t is an error, so a renamed field cannot silently lose its limits.
+func Schema(s *jsonschema.Schema, t reflect.Type, l Limits) error {
+	fs := fields(t)
+	for name, r := range l {
+		if _, ok := fs[name]; !ok {
+			return fmt.Errorf("limits name %q, which is not a field of %s", name, t)
+		}
+		p := s.Properties[name]
+		if p == nil {
+			return fmt.Errorf("schema of %s has no property %q", t, name)
+		}
+		if r.ID {
+			leaf := p
+			for leaf.Items != nil {
+				leaf = leaf.Items
+			}
+			leaf.Pattern = IDPattern
+		}
+		if r.MinItems > 0 {
+			p.MinItems = ptr(r.MinItems)
+		}
+		if r.MaxItems > 0 {
+			p.MaxItems = ptr(r.MaxItems)
+		}
+		if r.Range {
+			p.Minimum, p.Maximum = ptr(r.Min), ptr(r.Max)
+		}
+		if r.MaxLength > 0 {
+			p.MaxLength = ptr(r.MaxLength)
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Check enforces the limits l on v, a struct value, with errors that name
+// the field (and the index inside a list).
+func Check(v reflect.Value, l Limits) error {
+	if len(l) == 0 {
+		return nil
+	}
+	for v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	fs := fields(v.Type())
+	// A stable order makes the first error reported deterministic.
+	names := make([]string, 0, len(l))
+	for name := range l {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		f, ok := fs[name]
+		if !ok {
+			return apperr.New(apperr.InternalError, "limits name %q, which is not a field of %s", name, v.Type())
+		}
+		if err := l[name].check(name, v.FieldByIndex(f.index), f.required); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r Rule) check(name string, v reflect.Value, required bool) error {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil // not given
+		}
+		v, required = v.Elem(), true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		if r.ID && (s != "" || required) {
+			if err := ID(name, s); err != nil {
+				return err
+			}
+		}
+		if r.MaxLength > 0 && utf8.RuneCountInString(s) > r.MaxLength {
+			return apperr.New(apperr.InvalidInput, "%s: at most %d characters (got %d)", name, r.MaxLength, utf8.RuneCountInString(s))
+		}
+	case reflect.Slice:
+		n := v.Len()
+		if r.MinItems > 0 && n < r.MinItems {
+			if r.MinItems == 1 {
+				return apperr.New(apperr.InvalidInput, "%s: at least one is required", name)
+			}
+			return apperr.New(apperr.InvalidInput, "%s: %d given, at least %d required", name, n, r.MinItems)
+		}
+		if r.MaxItems > 0 && n > r.MaxItems {
+			return apperr.New(apperr.InvalidInput, "%s: %d given, at most %d", name, n, r.MaxItems)
+		}
+		if r.ID {
+			return idsIn(name, v)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		// Zero is "not given" for an optional number; the schema still
+		// refuses an explicit out-of-range zero.
+		if r.Range && (v.Int() != 0 || required) {
+			if x := float64(v.Int()); x < r.Min || x > r.Max {
+				return apperr.New(apperr.InvalidInput, "%s: must be %s-%s (got %d)", name, num(r.Min), num(r.Max), v.Int())
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		if r.Range && (v.Float() != 0 || required) {
+			if x := v.Float(); x < r.Min || x > r.Max {
+				return apperr.New(apperr.InvalidInput, "%s: must be %s-%s (got %s)", name, num(r.Min), num(r.Max), num(x))
+			}
+		}
+	}
+	return nil
+}
+
+func idsIn(name string, v reflect.Value) error {
+	for i := 0; i < v.Len(); i++ {
+		e := v.Index(i)
+		at := name + "[" + strconv.Itoa(i) + "]"
+		switch e.Kind() {
+		case reflect.String:
+			if err := ID(at, e.String()); err != nil {
+				return err
+			}
+		case reflect.Slice:
+			if err := idsIn(at, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// Field enforces r on one value, named name in errors; a value that is
+// empty is checked as given (required).
+func Field(name string, v any, r Rule) error { return r.check(name, reflect.ValueOf(v), true) }
