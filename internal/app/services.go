@@ -17,6 +17,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xauth"
@@ -34,11 +35,11 @@ func (u usageRecorder) RecordXUsage(ctx context.Context, r xapi.Usage) error {
 // policyService joins the pure engine with the stored counters.
 type policyService struct {
 	eng *policy.Engine
-	ctr *policy.Counters
+	ctr *counters.Store
 }
 
 func (p policyService) Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
-	return p.eng.ReserveTx(ctx, p.ctr, tx, req)
+	return p.eng.ReserveTx(ctx, p.ctr.Tx(tx), req)
 }
 
 func (p policyService) Release(ctx context.Context, r policy.Reservation) error {
@@ -160,7 +161,7 @@ func (a *App) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctr := policy.NewCounters(a.DB.DB, "default", a.Now)
+	ctr := counters.New(a.DB.DB, "default", a.Now)
 	if err := ctr.Sync(ctx, eng.Limits()); err != nil {
 		return fmt.Errorf("policy limits: %w", err)
 	}
