@@ -224,6 +224,13 @@ func postAction(d Deps, tool string, cat policy.Category) *gateway.Action {
 		Tool: tool, Category: cat, EditableText: "text",
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Verify:   verifyPost(d, parse),
+		Target: func(params json.RawMessage) string {
+			p, err := parse(params)
+			if err != nil {
+				return ""
+			}
+			return p.InReplyToID + p.QuotedTweetID // Validate allows at most one, and only to its tool
+		},
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))
@@ -351,5 +358,13 @@ func idAction[P idParams](d Deps, tool string, cat policy.Category, method, endp
 
 func tweetAction(d Deps, tool string, cat policy.Category, method, endpoint string,
 	do func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error)) *gateway.Action {
-	return idAction[TweetIDParams](d, tool, cat, method, endpoint, do)
+	a := idAction[TweetIDParams](d, tool, cat, method, endpoint, do)
+	a.Target = func(params json.RawMessage) string {
+		var p TweetIDParams
+		if decode(params, &p) != nil || CheckID("tweet_id", p.TweetID) != nil {
+			return ""
+		}
+		return p.TweetID
+	}
+	return a
 }

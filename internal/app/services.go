@@ -16,21 +16,11 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/scoring"
-	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
-
-// usageRecorder writes the X cost ledger.
-type usageRecorder struct{ db *store.DB }
-
-func (u usageRecorder) RecordXUsage(ctx context.Context, r xapi.Usage) error {
-	_, err := u.db.ExecContext(ctx, `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
-	return err
-}
 
 // policyService joins the pure engine with the stored counters.
 type policyService struct {
@@ -119,7 +109,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	}
 	var usage xapi.UsageRecorder
 	if a.DB != nil {
-		usage = usageRecorder{a.DB}
+		usage = workflow.UsageLedger{DB: a.DB}
 	}
 	if bases == nil {
 		bases = map[string]string{
