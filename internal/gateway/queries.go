@@ -43,8 +43,13 @@ func PendingApprovals(ctx context.Context, db rowReader, account string, now tim
 	return n, nil
 }
 
-// replyTools are the tools whose Target is the post they answer.
-const replyTools = `('x_reply_to_tweet', 'x_post')`
+// qRepliedTo finds an approval item or a live audit row answering post ?2
+// of account ?1. x_reply_to_tweet and x_post are the tools whose Target is
+// the post they answer (x_post's only for a reply body).
+const qRepliedTo = `SELECT
+	EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post'))
+	OR EXISTS (SELECT 1 FROM mutation_audit WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
+		AND status IN ('pending','success','unknown','interrupted'))`
 
 // RepliedTo reports whether the account answered, or tried to answer, the
 // post tweetID through the gateway: an approval item in any state, or an
@@ -54,10 +59,7 @@ const replyTools = `('x_reply_to_tweet', 'x_post')`
 // whose id merely appears somewhere in another call's text does not count.
 func RepliedTo(ctx context.Context, db rowReader, account, tweetID string) (bool, error) {
 	var yes bool
-	err := db.QueryRowContext(ctx, `SELECT
-		EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN `+replyTools+`)
-		OR EXISTS (SELECT 1 FROM mutation_audit WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN `+replyTools+`
-			AND status IN ('pending','success','unknown','interrupted'))`, account, tweetID).Scan(&yes)
+	err := db.QueryRowContext(ctx, qRepliedTo, account, tweetID).Scan(&yes)
 	if err != nil {
 		return false, apperr.Wrap(apperr.DBError, err, "check earlier replies: %v", err)
 	}

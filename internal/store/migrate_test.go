@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,75 @@ func TestCounterTimesMigrateToMilliseconds(t *testing.T) {
 	u := snap[policy.LimitKeyMaxMutationsPerHour]
 	if u.Used != 4 || !u.WindowStart.Equal(start.Truncate(time.Millisecond)) {
 		t.Errorf("usage after a charge in the migrated window = %+v, want 4 used since %v", u, start.Truncate(time.Millisecond))
+	}
+}
+
+func TestTargetTweetIDBackfilledFromParams(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	raw := migratedTo(t, path, 9)
+	audit := func(corr, tool, summary string, request any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary,
+			status, created_at, request_json) VALUES (?, ?, 'h', ?, 'success', '2026-03-04T12:00:00.000Z', ?)`, corr, tool, summary, request); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approval := func(tool, params string) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, `INSERT INTO approval_queue (tool_name, params_json, original_params, params_hash,
+			created_at, expires_at) VALUES (?, ?, ?, 'h', '2026-03-04T12:00:00.000Z', '2026-03-05T12:00:00.000Z')`, tool, params, params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	audit("reply", "x_reply_to_tweet", `{"in_reply_to_id":"101","text":"about 999"}`, `{"in_reply_to_id":"101","text":"about 999"}`)
+	audit("like", "x_like_tweet", `{"tweet_id":"102"}`, nil)             // before 00008: summary only
+	audit("cut", "x_reply_to_tweet", `{"in_reply_to_id":"103","te`, nil) // truncated summary
+	audit("post", "x_post_tweet", `{"text":"in_reply_to_id 104"}`, `{"text":"in_reply_to_id 104"}`)
+	approval("x_quote_tweet", `{"quoted_tweet_id":"201","text":"q"}`)
+	approval("x_reply_to_tweet", `{"in_reply_to_id":"202","text":"r"}`)
+	approval("x_delete_tweet", `{"tweet_id":"203"}`)
+	raw.Close()
+
+	db := open(t, path, store.Options{})
+	targets := func(q string) map[string]string {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var k string
+			var v sql.NullString
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = v.String
+		}
+		return out
+	}
+	got := targets(`SELECT correlation_id, target_tweet_id FROM mutation_audit`)
+	want := map[string]string{"reply": "101", "like": "102", "cut": "", "post": ""}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("audit %s target = %q, want %q", k, got[k], v)
+		}
+	}
+	got = targets(`SELECT tool_name, target_tweet_id FROM approval_queue`)
+	want = map[string]string{"x_quote_tweet": "201", "x_reply_to_tweet": "202", "x_delete_tweet": "203"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("approval %s target = %q, want %q", k, got[k], v)
+		}
+	}
+	for _, idx := range []string{"idx_mutation_audit_target", "idx_approval_target"} {
+		var sqlText string
+		if err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, idx).Scan(&sqlText); err != nil {
+			t.Errorf("index %s: %v", idx, err)
+		} else if !strings.Contains(sqlText, "target_tweet_id") {
+			t.Errorf("index %s is %s", idx, sqlText)
+		}
 	}
 }
