@@ -203,6 +203,13 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 		EditableText: "text",
 		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },
 		Verify:       verifyPost(d, parse),
+		Target: func(params json.RawMessage) string {
+			p, err := parse(params)
+			if err != nil {
+				return ""
+			}
+			return p.InReplyToID + p.QuotedTweetID // Validate allows at most one, and only to its tool
+		},
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))
@@ -313,6 +320,17 @@ func idAction[P idParams](d Deps, m Mutation,
 	return &gateway.Action{
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Cost:     func(json.RawMessage) float64 { return costOf(m) },
+		// Tools on one tweet name it as their target; a user is not one.
+		Target: func(params json.RawMessage) string {
+			var p P
+			if decode(params, &p) != nil {
+				return ""
+			}
+			if field, id := idOf(p); field == "tweet_id" && CheckID(field, id) == nil {
+				return id
+			}
+			return ""
+		},
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			id, err := parse(params)
 			if err != nil {

@@ -100,6 +100,16 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 				}
 				return xrequest.ClassifyChecked(c).Equivalent()
 			},
+			// A reply written as a raw POST /2/tweets names the post it
+			// answers, like x_reply_to_tweet, so it counts as answering it.
+			Target: func(params json.RawMessage) string {
+				c, err := parse(params)
+				if err != nil {
+					return ""
+				}
+				p, _ := postOfRequest(c)
+				return p.InReplyToID
+			},
 			Fingerprint: func(params json.RawMessage) ([]byte, error) {
 				c, err := parse(params)
 				if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -39,7 +40,7 @@ type App struct {
 	XErr error
 
 	Policy     *policy.Engine
-	Counters   *policy.Counters
+	Counters   *counters.Store
 	Gateway    *gateway.Gateway
 	GatewayErr error
 

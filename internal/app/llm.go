@@ -7,17 +7,8 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/llm"
-	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
-
-// llmRecorder writes the LLM usage ledger.
-type llmRecorder struct{ db *store.DB }
-
-func (r llmRecorder) RecordLLMUsage(ctx context.Context, u llm.Usage) error {
-	_, err := r.db.ExecContext(ctx, `INSERT INTO llm_usage (provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, u.Provider, u.Model, u.Operation, u.InputTokens, u.OutputTokens, u.CostUSD, store.FormatTime(u.At))
-	return err
-}
 
 // LLMConfig converts the [llm] section.
 func (a *App) LLMConfig() llm.Config {
@@ -33,7 +24,7 @@ func (a *App) startLLM() {
 	}
 	var rec llm.UsageRecorder
 	if a.DB != nil {
-		rec = llmRecorder{a.DB}
+		rec = workflow.UsageLedger{DB: a.DB}
 	}
 	p, err := llm.New(a.LLMConfig(), rec, a.Now, llm.WithLogger(a.Log))
 	if err != nil {

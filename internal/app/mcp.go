@@ -7,6 +7,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 )
 
 // MCPDeps gives the MCP tools the services they use.
@@ -47,7 +48,7 @@ func (a *App) MCPServer(o mcpserver.Options) (*mcp.Server, []*mcpserver.Tool, er
 // livePolicy joins the engine with its stored counters for the tools.
 type livePolicy struct {
 	*policy.Engine
-	ctr *policy.Counters
+	ctr *counters.Store
 }
 
 func (p livePolicy) Check(ctx context.Context, req policy.Request) (policy.Decision, error) {

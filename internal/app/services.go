@@ -16,29 +16,20 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/scoring"
-	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
 
-// usageRecorder writes the X cost ledger.
-type usageRecorder struct{ db *store.DB }
-
-func (u usageRecorder) RecordXUsage(ctx context.Context, r xapi.Usage) error {
-	_, err := u.db.ExecContext(ctx, `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
-	return err
-}
-
 // policyService joins the pure engine with the stored counters.
 type policyService struct {
 	eng *policy.Engine
-	ctr *policy.Counters
+	ctr *counters.Store
 }
 
 func (p policyService) Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
-	return p.eng.ReserveTx(ctx, p.ctr, tx, req)
+	return p.eng.ReserveTx(ctx, p.ctr.Tx(tx), req)
 }
 
 func (p policyService) Release(ctx context.Context, r policy.Reservation) error {
@@ -118,7 +109,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	}
 	var usage xapi.UsageRecorder
 	if a.DB != nil {
-		usage = usageRecorder{a.DB}
+		usage = workflow.UsageLedger{DB: a.DB}
 	}
 	if bases == nil {
 		bases = map[string]string{
@@ -160,7 +151,7 @@ func (a *App) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctr := policy.NewCounters(a.DB.DB, "default", a.Now)
+	ctr := counters.New(a.DB.DB, "default", a.Now)
 	if err := ctr.Sync(ctx, eng.Limits()); err != nil {
 		return fmt.Errorf("policy limits: %w", err)
 	}

@@ -43,6 +43,7 @@ var forbiddenImports = []forbiddenImport{
 	{"internal/autopilot", "internal/app", "the autopilot receives its services (autopilot.Deps); app is the composition root above it"},
 	{"internal/gateway", "internal/mcpserver", "the gateway serves every caller (MCP, autopilot, CLI) and must not know about any of them"},
 	{"internal/gateway", "internal/envelope", "the gateway does not speak the MCP envelope; shared types live below both (internal/rollback)"},
+	{"internal/policy", "database/sql", "the policy engine decides; its counters live with the store (internal/store/counters) behind policy.CounterTx"},
 }
 
 // listedPackage is the part of `go list -json` output the rules read.

@@ -109,8 +109,7 @@ func (it *iter) record(a action) error {
 	if msg == "" {
 		msg = a.Kind + " " + a.Status
 	}
-	_, _ = r.d.DB.ExecContext(ctx, `INSERT INTO action_log (account_id, action_type, status, message, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		r.d.AccountID, a.Loop+"_"+a.Kind, a.Status, tweettext.TruncateRunes(msg, 500), string(meta), ts(now))
+	_ = gateway.LogAction(ctx, r.d.DB, r.d.AccountID, a.Loop+"_"+a.Kind, a.Status, tweettext.TruncateRunes(msg, 500), string(meta), now)
 	switch a.Status {
 	case statusPosted:
 		it.res.Posted++

@@ -3,23 +3,45 @@ package autopilot
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
 // A queued autopilot action counts against the caps while a human can still
 // approve it; once executed it is counted from replies_sent or
-// original_tweets like any other post.
-const stillQueued = `(a.status = 'queued' AND EXISTS (SELECT 1 FROM approval_queue q
-	WHERE q.id = a.approval_id AND q.status IN ('pending','approved')))`
+// original_tweets like any other post. Which approval items are still open
+// is the gateway's to say (gateway.OpenApprovals): the query gets their ids
+// as a JSON array in parameter n.
+func stillQueued(n int) string {
+	return fmt.Sprintf(`(a.status = 'queued' AND a.approval_id IN (SELECT value FROM json_each(?%d)))`, n)
+}
 
 // countedAction is an autopilot action that uses up a cap: posted (or
 // maybe posted) or still waiting for approval.
-const countedAction = `(a.status IN ('posted','unknown') OR ` + stillQueued + `)`
+func countedAction(n int) string {
+	return `(a.status IN ('posted','unknown') OR ` + stillQueued(n) + `)`
+}
+
+// openApprovals is the JSON array of the approval items a human can still
+// act on, for stillQueued.
+func (r *Runner) openApprovals(ctx context.Context) (string, error) {
+	ids, err := gateway.OpenApprovals(ctx, r.d.DB, r.d.AccountID)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return "", apperr.Wrap(apperr.InternalError, err, "encode approval ids: %v", err)
+	}
+	return string(b), nil
+}
 
 // Counts are today's (UTC) actions against their caps.
 type Counts struct {
@@ -50,12 +72,15 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 	week := ts(dayStart(now).AddDate(0, 0, -6))
 	acct := r.d.AccountID
 	c := Counts{Day: dayStart(now).Format("2006-01-02")}
-	var err error
+	open, err := r.openApprovals(ctx)
+	if err != nil {
+		return c, err
+	}
 	if c.Replies, err = r.count(ctx, `SELECT count(*) FROM (
 		SELECT target_tweet_id FROM replies_sent WHERE account_id = ?1 AND created_at >= ?2
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND `+countedAction+`)`, acct, day); err != nil {
+			AND `+countedAction(3)+`)`, acct, day, open); err != nil {
 		return c, err
 	}
 	name := strings.TrimSpace(r.cfg.Business.ProductName)
@@ -64,15 +89,15 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 			AND (mentions_product = 1 OR (?3 != '' AND instr(lower(content), lower(?3)) > 0))
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND a.mentions_product = 1 AND `+countedAction+`)`, acct, day, name); err != nil {
+			AND a.mentions_product = 1 AND `+countedAction(4)+`)`, acct, day, name, open); err != nil {
 		return c, err
 	}
 	posts := func(kind, since string) (int, error) {
 		return r.count(ctx, `SELECT
 			(SELECT count(*) FROM original_tweets WHERE account_id = ?1 AND kind = ?2 AND created_at >= ?3) +
 			(SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2 AND a.created_at >= ?3
-				AND (a.status = 'unknown' OR `+stillQueued+` OR (a.status = 'posted' AND NOT EXISTS (
-					SELECT 1 FROM original_tweets o WHERE o.account_id = a.account_id AND o.tweet_id = a.tweet_id))))`, acct, kind, since)
+				AND (a.status = 'unknown' OR `+stillQueued(4)+` OR (a.status = 'posted' AND NOT EXISTS (
+					SELECT 1 FROM original_tweets o WHERE o.account_id = a.account_id AND o.tweet_id = a.tweet_id))))`, acct, kind, since, open)
 	}
 	if c.Tweets, err = posts(kindTweet, day); err != nil {
 		return c, err
@@ -81,40 +106,44 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		return c, err
 	}
 	c.TargetReplies, err = r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.loop_name = ?2
-		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction, acct, LoopTargets, day)
+		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction(4), acct, LoopTargets, day, open)
 	return c, err
 }
 
 // authorReplies counts today's replies to one author.
 func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Time) (int, error) {
+	open, err := r.openApprovals(ctx)
+	if err != nil {
+		return 0, err
+	}
 	return r.count(ctx, `SELECT count(*) FROM (
 		SELECT s.target_tweet_id FROM replies_sent s LEFT JOIN discovered_tweets d ON d.account_id = s.account_id AND d.tweet_id = s.target_tweet_id
 			WHERE s.account_id = ?1 AND s.created_at >= ?2 AND (s.author_id = ?3 OR d.author_id = ?3)
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.author_id = ?3
-			AND a.created_at >= ?2 AND `+countedAction+`)`, r.d.AccountID, ts(dayStart(now)), authorID)
+			AND a.created_at >= ?2 AND `+countedAction(4)+`)`, r.d.AccountID, ts(dayStart(now)), authorID, open)
 }
 
 // handled reports whether the account already answered (or tried to
 // answer) a post: a reply on record, an autopilot attempt that must not be
-// repeated, an approval item, or an audit row whose outcome is success or
-// unknown. The audit check is what keeps a restarted process from answering
-// twice when it died between X taking a reply and the local bookkeeping.
+// repeated, or the gateway's word that an approval item or an audit row
+// (success, pending or unknown) answers it. The audit check is what keeps a
+// restarted process from answering twice when it died between X taking a
+// reply and the local bookkeeping.
 func (r *Runner) handled(ctx context.Context, tweetID string) (bool, error) {
-	needle := `"in_reply_to_id":"` + tweetID + `"`
 	var n int
 	err := r.d.DB.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM replies_sent WHERE account_id = ?1 AND target_tweet_id = ?2)
 		OR EXISTS (SELECT 1 FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND target_tweet_id = ?2
-			AND status NOT IN ('failed','denied'))
-		OR EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND tool_name = 'x_reply_to_tweet' AND instr(params_json, ?3) > 0)
-		OR EXISTS (SELECT 1 FROM mutation_audit WHERE account_id = ?1 AND tool_name = 'x_reply_to_tweet'
-			AND status IN ('pending','success','unknown','interrupted') AND instr(params_summary, ?3) > 0)`,
-		r.d.AccountID, tweetID, needle).Scan(&n)
+			AND status NOT IN ('failed','denied'))`,
+		r.d.AccountID, tweetID).Scan(&n)
 	if err != nil {
 		return false, apperr.Wrap(apperr.DBError, err, "check earlier replies: %v", err)
 	}
-	return n != 0, nil
+	if n != 0 {
+		return true, nil
+	}
+	return gateway.RepliedTo(ctx, r.d.DB, r.d.AccountID, tweetID)
 }
 
 // recentTexts are the account's latest replies or tweets, queued ones

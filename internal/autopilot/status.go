@@ -2,11 +2,11 @@ package autopilot
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
 // Status is what `tuitbot status` shows: every loop's state, today's
@@ -85,15 +85,11 @@ func (r *Runner) Status(ctx context.Context) (*Status, error) {
 	if st.Today, err = r.counts(ctx, now); err != nil {
 		return nil, err
 	}
-	if st.PendingApprovals, err = r.count(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending' AND expires_at > ?`,
-		r.d.AccountID, ts(now)); err != nil {
+	if st.PendingApprovals, err = gateway.PendingApprovals(ctx, r.d.DB, r.d.AccountID, now); err != nil {
 		return nil, err
 	}
-	var spend sql.NullFloat64
-	if err := r.d.DB.QueryRowContext(ctx, `SELECT count(*), sum(cost_usd) FROM x_api_usage WHERE account_id = ? AND created_at >= ?`,
-		r.d.AccountID, ts(dayStart(now))).Scan(&st.XCallsToday, &spend); err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "sum X spend: %v", err)
+	if st.XCallsToday, st.XSpendTodayUSD, err = workflow.XSpendSince(ctx, r.d.DB, r.d.AccountID, dayStart(now)); err != nil {
+		return nil, err
 	}
-	st.XSpendTodayUSD = spend.Float64
 	return st, nil
 }

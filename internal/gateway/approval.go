@@ -25,10 +25,9 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 	// The count runs in the caller's write transaction, so concurrent
 	// callers cannot overshoot the bound together. An unbounded queue would
 	// let a runaway agent bury the items a human must see.
-	var pending int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending' AND expires_at > ?`,
-		g.opts.AccountID, ts(now)).Scan(&pending); err != nil {
-		return 0, apperr.Wrap(apperr.DBError, err, "count approvals: %v", err)
+	pending, err := PendingApprovals(ctx, q, g.opts.AccountID, now)
+	if err != nil {
+		return 0, err
 	}
 	if pending >= g.opts.MaxPendingApprovals {
 		return 0, apperr.New(apperr.ApprovalQueueFull,
@@ -36,10 +35,10 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 			c.Tool, pending, g.opts.MaxPendingApprovals).With("pending", pending).With("max_pending_approvals", g.opts.MaxPendingApprovals)
 	}
 	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
-		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key)
-		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''))`,
+		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key, target_tweet_id)
+		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,''))`,
 		g.opts.AccountID, c.Tool, equiv, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
-		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey)
+		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey, targetOf(g.actions[c.Tool], params))
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}
@@ -141,17 +140,18 @@ func (g *Gateway) PendingPage(ctx context.Context, limit, offset int) ([]Approva
 	return out, rows.Err()
 }
 
-// PendingCount counts pending items.
+// PendingCount counts the items waiting for a human (PendingApprovals).
 func (g *Gateway) PendingCount(ctx context.Context) (int, error) {
 	if _, err := g.ExpireStale(ctx); err != nil {
 		return 0, err
 	}
-	var n int
-	err := g.opts.DB.QueryRowContext(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending'`, g.opts.AccountID).Scan(&n)
-	if err != nil {
-		return 0, apperr.Wrap(apperr.DBError, err, "count approvals: %v", err)
-	}
-	return n, nil
+	return PendingApprovals(ctx, g.opts.DB, g.opts.AccountID, g.opts.Now())
+}
+
+// RepliedTo reports whether the account answered, or tried to answer, the
+// post tweetID (see the package function RepliedTo).
+func (g *Gateway) RepliedTo(ctx context.Context, tweetID string) (bool, error) {
+	return RepliedTo(ctx, g.opts.DB, g.opts.AccountID, tweetID)
 }
 
 // Item returns one queued call.

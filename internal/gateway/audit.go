@@ -237,13 +237,15 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 		approval = c.approvalID
 	}
 	var request sql.NullString
-	if act, ok := g.actions[c.Tool]; ok && act.Request != nil {
+	act := g.actions[c.Tool]
+	if act != nil && act.Request != nil {
 		if b := act.Request(params); len(b) > 0 {
 			request = sql.NullString{String: string(b), Valid: true}
 		}
 	}
 	_, err := q.ExecContext(ctx, qInsertPending,
-		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request)
+		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
+		targetOf(act, params))
 	if err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
@@ -576,4 +578,12 @@ func (g *Gateway) Detail(ctx context.Context, corr string) (*AuditEntry, error) 
 		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	return &e, nil
+}
+
+// targetOf is the post act acts on, or "" when it names none.
+func targetOf(act *Action, params json.RawMessage) string {
+	if act == nil || act.Target == nil {
+		return ""
+	}
+	return act.Target(params)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 )
 
 // capMax is the cap every concurrency test sets; capCost is what each call
@@ -283,7 +284,7 @@ func capChild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}
-	ctr := policy.NewCounters(db.DB, "default", nil)
+	ctr := counters.New(db.DB, "default", nil)
 	if err := ctr.Sync(ctx, eng.Limits()); err != nil {
 		t.Fatalf("sync limits: %v", err)
 	}

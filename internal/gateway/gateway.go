@@ -60,6 +60,11 @@ type Action struct {
 	Equivalent func(params json.RawMessage) (tool string)
 	// Cost estimates the X spend in USD, for the budget limit.
 	Cost func(params json.RawMessage) float64
+	// Target, when set, names the post the call acts on (the post replied
+	// to, quoted, liked, deleted...). It is kept in its own indexed column
+	// of the audit and approval rows, so "did we already answer this post"
+	// is an exact lookup (RepliedTo) rather than a search of the JSON.
+	Target func(params json.RawMessage) string
 	// Summary renders an audit-safe view of the parameters (no secrets, no
 	// header values). Nil means the canonical parameters themselves.
 	Summary func(params json.RawMessage) any

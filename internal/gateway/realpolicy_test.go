@@ -10,17 +10,18 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 )
 
 // enginePolicy joins the real rule engine with its stored counters, as the
 // application does.
 type enginePolicy struct {
 	eng *policy.Engine
-	ctr *policy.Counters
+	ctr *counters.Store
 }
 
 func (p enginePolicy) Reserve(ctx context.Context, tx *sql.Tx, req policy.Request) (policy.Decision, policy.Reservation, error) {
-	return p.eng.ReserveTx(ctx, p.ctr, tx, req)
+	return p.eng.ReserveTx(ctx, p.ctr.Tx(tx), req)
 }
 
 func (p enginePolicy) Release(ctx context.Context, r policy.Reservation) error {
@@ -38,7 +39,7 @@ func (e *env) withEngine(cfg policy.Config, mode string, approval bool) {
 	if err != nil {
 		e.t.Fatalf("policy engine: %v", err)
 	}
-	ctr := policy.NewCounters(e.db.DB, "default", e.clock.Now)
+	ctr := counters.New(e.db.DB, "default", e.clock.Now)
 	if err := ctr.Sync(e.ctx, eng.Limits()); err != nil {
 		e.t.Fatalf("sync limits: %v", err)
 	}

@@ -1,15 +1,10 @@
 package policy
 
 import (
-	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	_ "modernc.org/sqlite"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 )
@@ -91,25 +86,6 @@ func wantConfigError(t *testing.T, err error, fragments ...string) {
 			t.Errorf("error %q does not mention %q", err.Error(), f)
 		}
 	}
-}
-
-const countersDDL = `CREATE TABLE policy_counters (
-  account_id TEXT NOT NULL, key TEXT NOT NULL, dimension TEXT NOT NULL, match_value TEXT NOT NULL DEFAULT '',
-  max_value REAL NOT NULL, period_seconds INTEGER NOT NULL, used REAL NOT NULL DEFAULT 0,
-  window_start TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (account_id, key))`
-
-func openDB(t testing.TB) *sql.DB {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "policy.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatalf("open db: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.ExecContext(context.Background(), countersDDL); err != nil {
-		t.Fatalf("create table: %v", err)
-	}
-	return db
 }
 
 // clock is an injectable, settable test clock.

@@ -2,11 +2,12 @@
 // allow it, deny it, route it to human approval, or answer with a dry run.
 //
 // The decision itself (Engine.Decide) is pure: it reads only its arguments.
-// Windowed limits (call counts and estimated X spend) live in SQLite and are
-// read and updated through Counters. The gateway reserves a call's charge in
-// the same write transaction that decides it (Engine.ReserveTx), so
-// concurrent callers cannot together pass a limit, and releases it when the
-// call provably did not take effect.
+// Windowed limits (call counts and estimated X spend) are kept by the store
+// side (internal/store/counters) and reached through the CounterReader and
+// CounterTx interfaces, so this package runs no SQL. The gateway reserves a
+// call's charge in the same write transaction that decides it
+// (Engine.ReserveTx), so concurrent callers cannot together pass a limit,
+// and releases it when the call provably did not take effect.
 package policy
 
 import (

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
 // Stats is get_stats' data.
@@ -36,22 +37,11 @@ func (s *Service) Stats(ctx context.Context, days int) (*Stats, error) {
 		return nil, err
 	}
 	since := s.Now().Add(-time.Duration(days) * 24 * time.Hour)
-	st := &Stats{Days: days, Since: s.ts(since), MutationsByTool: map[string]int{}}
-	rows, err := s.DB.QueryContext(ctx, `SELECT tool_name, count(*) FROM mutation_audit WHERE account_id = ? AND status = 'success'
-		AND created_at >= ? GROUP BY tool_name`, s.account(), s.ts(since))
-	if err != nil {
-		return nil, dbErr(err, "read audit")
+	st := &Stats{Days: days, Since: s.ts(since)}
+	var err error
+	if st.MutationsByTool, err = gateway.SucceededByTool(ctx, s.DB, s.account(), since); err != nil {
+		return nil, err
 	}
-	for rows.Next() {
-		var t string
-		var n int
-		if err := rows.Scan(&t, &n); err != nil {
-			rows.Close()
-			return nil, dbErr(err, "read audit")
-		}
-		st.MutationsByTool[t] = n
-	}
-	rows.Close()
 	if st.Replies, err = s.count(ctx, `SELECT count(*) FROM replies_sent WHERE account_id = ? AND created_at >= ?`, s.account(), s.ts(since)); err != nil {
 		return nil, dbErr(err, "count replies")
 	}
@@ -61,8 +51,8 @@ func (s *Service) Stats(ctx context.Context, days int) (*Stats, error) {
 	if st.Threads, err = s.count(ctx, `SELECT count(*) FROM original_tweets WHERE account_id = ? AND kind = 'thread' AND created_at >= ?`, s.account(), s.ts(since)); err != nil {
 		return nil, dbErr(err, "count threads")
 	}
-	if st.PendingApprovals, err = s.count(ctx, `SELECT count(*) FROM approval_queue WHERE account_id = ? AND status = 'pending' AND expires_at > ?`, s.account(), s.ts(s.Now())); err != nil {
-		return nil, dbErr(err, "count approvals")
+	if st.PendingApprovals, err = gateway.PendingApprovals(ctx, s.DB, s.account(), s.Now()); err != nil {
+		return nil, err
 	}
 	if st.XSpendUSD, err = s.float(ctx, `SELECT sum(cost_usd) FROM x_api_usage WHERE account_id = ? AND created_at >= ?`, s.account(), s.ts(since)); err != nil {
 		return nil, dbErr(err, "sum X spend")
@@ -255,64 +245,22 @@ func (s *Service) LLMUsage(ctx context.Context, days int) (*LLMUsage, error) {
 	return out, rows.Err()
 }
 
-// ActionEntry is one action_log row.
-type ActionEntry struct {
-	ActionType string `json:"action_type"`
-	Status     string `json:"status"`
-	Message    string `json:"message"`
-	Metadata   string `json:"metadata"`
-	CreatedAt  string `json:"created_at"`
-}
+// ActionEntry is one action log line.
+type ActionEntry = gateway.ActionEntry
 
-// ActionLog lists action_log rows of the last hours.
+// ActionLog lists the action log lines of the last hours.
 func (s *Service) ActionLog(ctx context.Context, sinceHours int, actionType string) ([]ActionEntry, error) {
 	if err := checkRange("since_hours", sinceHours, 1, 24*90); err != nil {
 		return nil, err
 	}
-	q := `SELECT action_type, status, message, metadata, created_at FROM action_log WHERE account_id = ? AND created_at >= ?`
-	args := []any{s.account(), s.ts(s.Now().Add(-time.Duration(sinceHours) * time.Hour))}
-	if actionType != "" {
-		q += ` AND action_type = ?`
-		args = append(args, actionType)
-	}
-	rows, err := s.DB.QueryContext(ctx, q+` ORDER BY id DESC LIMIT 500`, args...)
-	if err != nil {
-		return nil, dbErr(err, "read action log")
-	}
-	defer rows.Close()
-	out := []ActionEntry{}
-	for rows.Next() {
-		var e ActionEntry
-		if err := rows.Scan(&e.ActionType, &e.Status, &e.Message, &e.Metadata, &e.CreatedAt); err != nil {
-			return nil, dbErr(err, "read action log")
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return gateway.ActionLog(ctx, s.DB, s.account(), s.Now().Add(-time.Duration(sinceHours)*time.Hour), actionType)
 }
 
-// ActionCounts counts action_log rows by type and status.
+// ActionCounts counts the action log lines of the last hours by type and
+// status.
 func (s *Service) ActionCounts(ctx context.Context, sinceHours int) (map[string]map[string]int, error) {
 	if err := checkRange("since_hours", sinceHours, 1, 24*90); err != nil {
 		return nil, err
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT action_type, status, count(*) FROM action_log WHERE account_id = ? AND created_at >= ?
-		GROUP BY action_type, status`, s.account(), s.ts(s.Now().Add(-time.Duration(sinceHours)*time.Hour)))
-	if err != nil {
-		return nil, dbErr(err, "count actions")
-	}
-	defer rows.Close()
-	out := map[string]map[string]int{}
-	for rows.Next() {
-		var t, st string
-		var n int
-		if err := rows.Scan(&t, &st, &n); err != nil {
-			return nil, dbErr(err, "count actions")
-		}
-		if out[t] == nil {
-			out[t] = map[string]int{}
-		}
-		out[t][st] = n
-	}
-	return out, rows.Err()
+	return gateway.ActionCounts(ctx, s.DB, s.account(), s.Now().Add(-time.Duration(sinceHours)*time.Hour))
 }

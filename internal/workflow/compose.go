@@ -198,18 +198,47 @@ func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 // rejected, expired or failed gives the text back as a draft, so nothing is
 // silently dropped.
 func (s *Service) syncQueued(ctx context.Context) error {
-	now := s.ts(s.Now())
-	_, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'posted', updated_at = ?,
-		posted_tweet_id = COALESCE(json_extract(a.result_json, '$.id'), json_extract(a.result_json, '$.root_tweet_id'))
-		FROM approval_queue a WHERE a.id = drafts.approval_id AND drafts.account_id = ? AND drafts.status = 'queued'
-		AND a.status = 'executed'`, now, s.account())
+	now := s.Now()
+	rows, err := s.DB.QueryContext(ctx, `SELECT approval_id FROM drafts WHERE account_id = ? AND status = 'queued' AND approval_id IS NOT NULL`, s.account())
 	if err != nil {
-		return dbErr(err, "update queued drafts")
+		return dbErr(err, "read queued drafts")
 	}
-	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'draft', approval_id = NULL, updated_at = ?
-		FROM approval_queue a WHERE a.id = drafts.approval_id AND drafts.account_id = ? AND drafts.status = 'queued'
-		AND (a.status IN ('rejected', 'expired', 'failed') OR (a.status = 'pending' AND a.expires_at <= ?))`, now, s.account(), now)
-	return dbErr(err, "update queued drafts")
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return dbErr(err, "read queued drafts")
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return dbErr(err, "read queued drafts")
+	}
+	outcomes, err := gateway.ApprovalOutcomes(ctx, s.DB, s.account(), ids, now)
+	if err != nil {
+		return err
+	}
+	for id, o := range outcomes {
+		switch o.Status {
+		case gateway.ApprovalExecuted:
+			result := string(o.Result)
+			if !json.Valid(o.Result) {
+				result = "{}"
+			}
+			_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'posted', updated_at = ?,
+				posted_tweet_id = COALESCE(json_extract(?, '$.id'), json_extract(?, '$.root_tweet_id'))
+				WHERE account_id = ? AND approval_id = ? AND status = 'queued'`, s.ts(now), result, result, s.account(), id)
+		case gateway.ApprovalRejected, gateway.ApprovalExpired, gateway.ApprovalFailed:
+			_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'draft', approval_id = NULL, updated_at = ?
+				WHERE account_id = ? AND approval_id = ? AND status = 'queued'`, s.ts(now), s.account(), id)
+		}
+		if err != nil {
+			return dbErr(err, "update queued drafts")
+		}
+	}
+	return nil
 }
 
 // Drafts lists drafts, optionally by status, newest first.

@@ -1,21 +1,21 @@
-package policy_test
+package counters_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 )
 
-// Example shows the gateway's use of the package: build the engine from
-// config once, sync the limits on start, check before calling X, consume
-// after X carried the mutation out.
+// Example shows the counters beside the policy engine: build the engine
+// from config once, sync the limits on start, check before calling X,
+// consume after X carried the mutation out. (The gateway instead reserves
+// inside its own write transaction through Store.Tx.)
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "policy-example")
@@ -23,17 +23,11 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "t.db")+"?_pragma=busy_timeout(10000)")
+	db, err := store.Open(ctx, filepath.Join(dir, "t.db"), store.Options{ReserveBytes: -1})
 	if err != nil {
 		panic(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE policy_counters (
-  account_id TEXT NOT NULL, key TEXT NOT NULL, dimension TEXT NOT NULL, match_value TEXT NOT NULL DEFAULT '',
-  max_value REAL NOT NULL, period_seconds INTEGER NOT NULL, used REAL NOT NULL DEFAULT 0,
-  window_start TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (account_id, key))`); err != nil {
-		panic(err)
-	}
 
 	registry := map[string]bool{"x_post_tweet": true, "x_like_tweet": true, "x_delete_tweet": true}
 	cfg := policy.DefaultConfig()
@@ -44,7 +38,7 @@ func Example() {
 		panic(err)
 	}
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	counters := policy.NewCounters(db, "default", func() time.Time { return now })
+	counters := counters.New(db.DB, "default", func() time.Time { return now })
 	if err := counters.Sync(ctx, engine.Limits()); err != nil {
 		panic(err)
 	}

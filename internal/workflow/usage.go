@@ -1,0 +1,42 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// UsageLedger writes the X cost ledger (x_api_usage) and the LLM usage
+// ledger (llm_usage), which this package owns and reports on (Stats,
+// XUsage, LLMUsage). It is the xapi client's and the LLM client's recorder.
+type UsageLedger struct{ DB *store.DB }
+
+// RecordXUsage records one X call.
+func (u UsageLedger) RecordXUsage(ctx context.Context, r xapi.Usage) error {
+	_, err := u.DB.ExecContext(ctx, `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
+	return err
+}
+
+// RecordLLMUsage records one LLM call.
+func (u UsageLedger) RecordLLMUsage(ctx context.Context, r llm.Usage) error {
+	_, err := u.DB.ExecContext(ctx, `INSERT INTO llm_usage (provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Provider, r.Model, r.Operation, r.InputTokens, r.OutputTokens, r.CostUSD, store.FormatTime(r.At))
+	return err
+}
+
+// XSpendSince counts the account's X calls since since and sums their
+// estimated cost.
+func XSpendSince(ctx context.Context, db *store.DB, account string, since time.Time) (calls int, usd float64, err error) {
+	var spend sql.NullFloat64
+	if err := db.QueryRowContext(ctx, `SELECT count(*), sum(cost_usd) FROM x_api_usage WHERE account_id = ? AND created_at >= ?`,
+		account, store.FormatTime(since)).Scan(&calls, &spend); err != nil {
+		return 0, 0, apperr.Wrap(apperr.DBError, err, "sum X spend: %v", err)
+	}
+	return calls, spend.Float64, nil
+}
