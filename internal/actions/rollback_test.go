@@ -43,9 +43,9 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 			{"x_quote_tweet", PostParams{Text: "rollback quote", QuotedTweetID: foreign[1]}},
 		} {
 			r := e.do(tc.tool, tc.params)
-			posted, ok := r.Data.(PostedTweet)
+			posted, ok := r.Result.(PostedTweet)
 			if !ok || posted.ID == "" || posted.Text != tc.params.Text || !e.tweetExists(posted.ID) {
-				t.Fatalf("%s data %#v", tc.tool, r.Data)
+				t.Fatalf("%s data %#v", tc.tool, r.Result)
 			}
 			wantUndo(t, tc.tool, r.Rollback, "x_delete_tweet", map[string]any{"tweet_id": posted.ID})
 		}
@@ -53,7 +53,7 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 
 	t.Run("thread undoes with per-id deletes, last first", func(t *testing.T) {
 		r := e.do("x_post_thread", ThreadParams{Tweets: []string{"thread one", "thread two", "thread three"}})
-		th := r.Data.(PostedThread)
+		th := r.Result.(PostedThread)
 		if len(th.ThreadTweetIDs) != 3 || th.RootTweetID != th.ThreadTweetIDs[0] {
 			t.Fatalf("thread data %#v", th)
 		}
@@ -70,8 +70,8 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 			{"x_bookmark_tweet", "x_unbookmark_tweet"}, {"x_unbookmark_tweet", "x_bookmark_tweet"},
 		} {
 			r := e.do(tc.tool, TweetIDParams{TweetID: tw})
-			if want := EngagementData(tc.tool, !strings.Contains(tc.tool, "_un"), tw); r.Data != want {
-				t.Fatalf("%s data %#v, want %#v", tc.tool, r.Data, want)
+			if want := EngagementData(tc.tool, !strings.Contains(tc.tool, "_un"), tw); r.Result != want {
+				t.Fatalf("%s data %#v, want %#v", tc.tool, r.Result, want)
 			}
 			wantUndo(t, tc.tool, r.Rollback, tc.undo, map[string]any{"tweet_id": tw})
 		}
@@ -90,9 +90,9 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 	})
 
 	t.Run("delete is irreversible", func(t *testing.T) {
-		posted := e.do("x_post_tweet", PostParams{Text: "to be deleted"}).Data.(PostedTweet)
+		posted := e.do("x_post_tweet", PostParams{Text: "to be deleted"}).Result.(PostedTweet)
 		r := e.do("x_delete_tweet", TweetIDParams{TweetID: posted.ID})
-		if d := r.Data.(DeletedTweet); !d.Deleted || d.TweetID != posted.ID || e.tweetExists(posted.ID) {
+		if d := r.Result.(DeletedTweet); !d.Deleted || d.TweetID != posted.ID || e.tweetExists(posted.ID) {
 			t.Fatalf("delete data %#v", d)
 		}
 		wantIrreversible(t, "x_delete_tweet", r.Rollback)
@@ -104,7 +104,7 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 		}
 		before := e.sim.Counters()["tweets_created"]
 		r := e.do("x_post", raw("POST", "/2/tweets", `{"text":"raw post rollback"}`))
-		data := r.Data.(RawData)
+		data := r.Result.(RawData)
 		var body struct {
 			Data struct{ ID string } `json:"data"`
 		}
@@ -134,8 +134,8 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 
 		// X refused the request: nothing to undo.
 		r = e.do("x_post", raw("POST", "/2/tweets", `{"text":""}`))
-		if r.Data.(RawData).Status < 400 {
-			t.Fatalf("empty post answered %d", r.Data.(RawData).Status)
+		if r.Result.(RawData).Status < 400 {
+			t.Fatalf("empty post answered %d", r.Result.(RawData).Status)
 		}
 		wantIrreversible(t, "x_post refused", r.Rollback)
 	})

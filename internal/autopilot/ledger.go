@@ -64,7 +64,7 @@ func applyResponse(a *action, resp gateway.Response, err error) {
 		if resp.Unknown {
 			a.Status = statusUnknown
 		}
-		switch d := resp.Data.(type) {
+		switch d := resp.Result.(type) {
 		case actions.PostedTweet:
 			a.TweetID = d.ID
 		case actions.PostedThread:

@@ -257,7 +257,7 @@ func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string)
 	}
 	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: "approval", Loop: it.Loop, approvalID: id})
 	status := ApprovalExecuted
-	var result any = resp.Data
+	result := resp.Answer()
 	var code, msg sql.NullString
 	if runErr != nil {
 		status = ApprovalFailed

@@ -109,10 +109,8 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		case err != nil:
 			return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
 		default:
-			return &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
-				"routed_to_approval": true, "approval_queue_id": id, "duplicate": true,
-				"reason": "an identical request is already waiting for approval",
-			}}, nil
+			return &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id, Duplicate: true,
+				Reason: "an identical request is already waiting for approval"}}, nil
 		}
 	}
 	return nil, nil
@@ -141,10 +139,8 @@ func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash strin
 	}
 	switch status {
 	case ApprovalPending, ApprovalApproved:
-		return &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
-			"routed_to_approval": true, "approval_queue_id": id, "duplicate": true,
-			"reason": "this idempotency_key already queued the same call for approval",
-		}}, nil
+		return &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id, Duplicate: true,
+			Reason: "this idempotency_key already queued the same call for approval"}}, nil
 	case ApprovalExecuted:
 		if corr == "" {
 			return nil, nil
@@ -200,7 +196,7 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
 		}
-		return &Response{Kind: Duplicate, CorrelationID: p.corr, Data: duplicateData(p.corr, cached)}, nil
+		return &Response{Kind: Duplicate, CorrelationID: p.corr, Duplicate: duplicateOfCall(p.corr, cached)}, nil
 	case statusPending:
 		return nil, apperr.New(apperr.MutationInFlight,
 			"an identical %s (correlation id %s) is still running; wait for it and check get_mutation_detail instead of retrying", c.Tool, p.corr).

@@ -253,8 +253,13 @@ const (
 // Response is the gateway's answer. Data is the seed's envelope data for the
 // kind (the executed result, the routed/dry-run/duplicate objects).
 type Response struct {
-	Kind          Kind
-	Data          any
+	Kind Kind
+	// Result is the action's data when the call executed (Kind Executed).
+	Result any
+	// Queued, Preview and Duplicate answer the other kinds.
+	Queued    *Queued
+	Preview   *DryRunPreview
+	Duplicate *DuplicateOf
 	CorrelationID string
 	Rollback      *rollback.Guidance
 	RetryCount    int
@@ -409,9 +414,8 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 			if err != nil {
 				return err
 			}
-			early = &Response{Kind: Routed, ApprovalID: id, Data: map[string]any{
-				"routed_to_approval": true, "approval_queue_id": id, "reason": dec.Reason, "matched_rule_id": dec.RuleID,
-			}}
+			early = &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id,
+				Reason: dec.Reason, MatchedRuleID: dec.RuleID}}
 		case policy.Allow:
 			return g.insertPending(ctx, q, c, params, hash, corr, summary, equiv, start)
 		}
@@ -431,9 +435,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	case policy.Deny:
 		return Response{}, denied(c.Tool, dec)
 	case policy.DryRun:
-		return Response{Kind: DryRun, Data: map[string]any{
-			"dry_run": true, "would_execute": c.Tool, "params": string(params), "matched_rule_id": dec.RuleID,
-		}}, nil
+		return Response{Kind: DryRun, Preview: &DryRunPreview{DryRun: true, WouldExecute: c.Tool, Params: string(params), MatchedRuleID: dec.RuleID}}, nil
 	}
 	// 5. Execute. A panic in an executor must not leave the row pending for
 	// this live process forever: record it as unknown.
@@ -465,7 +467,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		// A partial effect (a thread broken halfway) still has undo guidance.
 		return Response{CorrelationID: corr, RetryCount: res.RetryCount, Rollback: res.Rollback, AuditIncomplete: incomplete}, e
 	}
-	return Response{Kind: Executed, Data: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount,
+	return Response{Kind: Executed, Result: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount,
 		Unknown: res.Unknown, AuditIncomplete: incomplete}, nil
 }
 
@@ -605,24 +607,17 @@ func duplicateOf(resp Response, err error) (Response, error) {
 	}
 	switch resp.Kind {
 	case Executed, Duplicate:
-		orig := resp.CorrelationID
-		cached := resp.Data
-		if resp.Kind == Duplicate {
-			if m, ok := resp.Data.(map[string]any); ok {
-				cached = m["cached_result"]
-			}
+		orig, cached := resp.CorrelationID, resp.Result
+		if resp.Duplicate != nil {
+			cached = resp.Duplicate.CachedResult
 		}
-		return Response{Kind: Duplicate, CorrelationID: orig, Data: duplicateData(orig, cached)}, nil
+		return Response{Kind: Duplicate, CorrelationID: orig, Duplicate: duplicateOfCall(orig, cached)}, nil
 	}
 	// Routed and dry-run answers are the same for an identical call.
 	return resp, nil
 }
 
-func duplicateData(orig string, cached any) map[string]any {
-	return map[string]any{
-		"duplicate":               true,
-		"original_correlation_id": orig,
-		"cached_result":           cached,
-		"message":                 fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig),
-	}
+func duplicateOfCall(orig string, cached any) *DuplicateOf {
+	return &DuplicateOf{Duplicate: true, OriginalCorrelationID: orig, CachedResult: cached,
+		Message: fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig)}
 }

@@ -75,7 +75,7 @@ func TestPolicyOutcomesThroughGateway(t *testing.T) {
 				if err != nil {
 					t.Fatalf("dry run: %v", err)
 				}
-				d := dataMap(t, resp.Data)
+				d := dataMap(t, resp.Answer())
 				want, _ := canon(t, `{"text":"hello","n":1}`)
 				if resp.Kind != DryRun || d["dry_run"] != true || d["would_execute"] != fakeTool ||
 					d["params"] != want || d["matched_rule_id"] != "compat:dry_run_mutations" {
@@ -93,8 +93,8 @@ func TestPolicyOutcomesThroughGateway(t *testing.T) {
 				if err != nil {
 					t.Fatalf("approval: %v", err)
 				}
-				d := dataMap(t, resp.Data)
-				if resp.Kind != Routed || d["routed_to_approval"] != true || d["approval_queue_id"] != resp.ApprovalID || resp.ApprovalID == 0 {
+				d := dataMap(t, resp.Answer())
+				if resp.Kind != Routed || d["routed_to_approval"] != true || resp.Queued.ApprovalQueueID != resp.ApprovalID || resp.ApprovalID == 0 {
 					t.Fatalf("approval: kind %q id %d data %v", resp.Kind, resp.ApprovalID, d)
 				}
 				if d["matched_rule_id"] != "template:safe_default:posts" || d["reason"] != "posts need review" {
@@ -144,7 +144,7 @@ func TestRoutedIdenticalCallReturnsSameQueueID(t *testing.T) {
 		if r.Kind != Routed || r.ApprovalID != first.ApprovalID {
 			t.Fatalf("repeat %d: kind %q queue id %d, want %d", i+2, r.Kind, r.ApprovalID, first.ApprovalID)
 		}
-		if got := dataMap(t, r.Data)["approval_queue_id"]; got != first.ApprovalID {
+		if got := r.Queued.ApprovalQueueID; got != first.ApprovalID {
 			t.Fatalf("repeat %d: data approval_queue_id %v", i+2, got)
 		}
 	}
@@ -314,7 +314,7 @@ func TestIdempotencyKeySameParamsReturnsCachedResult(t *testing.T) {
 	for _, wait := range []time.Duration{time.Second, time.Minute, time.Hour} {
 		e.clock.Advance(wait)
 		r := e.mustDo(json.RawMessage(`{"text":"one"}`), "agent-key-1")
-		d := dataMap(t, r.Data)
+		d := dataMap(t, r.Answer())
 		if r.Kind != Duplicate || d["duplicate"] != true || d["original_correlation_id"] != first.CorrelationID || r.CorrelationID != first.CorrelationID {
 			t.Fatalf("after %v: kind %q data %v", wait, r.Kind, d)
 		}

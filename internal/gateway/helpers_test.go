@@ -330,11 +330,16 @@ func wantCode(t *testing.T, err error, code apperr.Code) *apperr.Error {
 	return ae
 }
 
+// dataMap is the data as the caller receives it: its JSON object.
 func dataMap(t *testing.T, v any) map[string]any {
 	t.Helper()
-	m, ok := v.(map[string]any)
-	if !ok {
-		t.Fatalf("data is %T, want map[string]any", v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("data %s is not a JSON object: %v", b, err)
 	}
 	return m
 }

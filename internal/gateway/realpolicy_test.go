@@ -89,7 +89,7 @@ func TestRealPolicyRulePaths(t *testing.T) {
 				t.Fatalf("kind %q err %v, want %q", r.Kind, err, tc.wantKind)
 			}
 			if tc.wantRule != "" {
-				if got := dataMap(t, r.Data)["matched_rule_id"]; got != tc.wantRule {
+				if got := dataMap(t, r.Answer())["matched_rule_id"]; got != tc.wantRule {
 					t.Fatalf("matched_rule_id %v, want %s", got, tc.wantRule)
 				}
 			}

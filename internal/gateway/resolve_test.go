@@ -122,7 +122,7 @@ func TestUnknownOutcomeResolvedByReadingX(t *testing.T) {
 	if err != nil || r.Kind != Duplicate || r.CorrelationID != corr {
 		t.Fatalf("after X shows the post: kind %q corr %q err %v", r.Kind, r.CorrelationID, err)
 	}
-	if cached := fmt.Sprint(dataMap(t, r.Data)["cached_result"]); !contains(cached, "42") {
+	if cached := fmt.Sprint(dataMap(t, r.Answer())["cached_result"]); !contains(cached, "42") {
 		t.Fatalf("cached_result %s, want what X showed", cached)
 	}
 	d, err := e.g.Detail(e.ctx, fmt.Sprint(corr))

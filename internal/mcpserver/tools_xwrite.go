@@ -46,7 +46,7 @@ func mutate(ctx context.Context, c *Call, tool string, params any, key string) (
 	if err != nil {
 		return Result{Meta: m}, err
 	}
-	return Result{Data: resp.Data, Meta: m}, nil
+	return Result{Data: resp.Answer(), Meta: m}, nil
 }
 
 // auditMeta tells the caller when the gateway ran a call but could not

@@ -50,7 +50,7 @@ func (r *Replier) SendReply(ctx context.Context, t ReplyTarget, text string, men
 		o.Status, o.ApprovalQueueID = "queued", resp.ApprovalID
 	case gateway.Executed:
 		o.Status = "executed"
-		if p, ok := resp.Data.(actions.PostedTweet); ok {
+		if p, ok := resp.Result.(actions.PostedTweet); ok {
 			o.ReplyTweetID = p.ID
 		}
 		if o.ReplyTweetID != "" {

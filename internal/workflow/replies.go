@@ -161,7 +161,7 @@ func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, 
 		o.Status, o.ApprovalQueueID = "queued", resp.ApprovalID
 	case gateway.Executed:
 		o.Status = "executed"
-		if p, ok := resp.Data.(actions.PostedTweet); ok {
+		if p, ok := resp.Result.(actions.PostedTweet); ok {
 			o.ReplyTweetID = p.ID
 		}
 		r.recordAuthor(ctx, cand, o.ReplyTweetID)
