@@ -179,11 +179,11 @@ func universalMutations() []Mutation {
 			Errors:      []apperr.Code{apperr.XRequestBlocked},
 			Description: "PUT to any X API path on an allowed host. An HTTP error status is still success: read data.status."},
 			raw(http.MethodPut), universalAction(http.MethodPut)),
-		define[RawDeleteInput, RawData](Mutation{Name: "x_delete", Title: "Raw DELETE", Category: policy.CatUniversal, Raw: true, Destructive: true, Idempotent: true,
+		define[RawRequestInput, RawData](Mutation{Name: "x_delete", Title: "Raw DELETE", Category: policy.CatUniversal, Raw: true, Destructive: true, Idempotent: true,
 			Errors:      []apperr.Code{apperr.XRequestBlocked},
 			Description: "DELETE any X API path on an allowed host. Deleting a tweet this way needs approval like x_delete_tweet."},
-			func(in RawDeleteInput, env Env) (any, error) {
-				return raw(http.MethodDelete)(RawWriteInput{Path: in.Path, Host: in.Host, Query: in.Query, Headers: in.Headers}, env)
+			func(in RawRequestInput, env Env) (any, error) {
+				return raw(http.MethodDelete)(RawWriteInput{RawRequestInput: in}, env)
 			}, universalAction(http.MethodDelete)),
 	}
 }
@@ -235,19 +235,16 @@ func (UploadInput) Limits() argcheck.Limits {
 	return argcheck.Limits{"alt_text": {MaxLength: MaxAltText}}
 }
 
-// RawWriteInput is x_post's and x_put's arguments.
-type RawWriteInput struct {
+// RawRequestInput is x_delete's arguments, and where x_post and x_put send.
+type RawRequestInput struct {
 	Path    string        `json:"path" jsonschema:"API path starting with /"`
 	Host    string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
 	Query   []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
 	Headers []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
-	Body    string        `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
 }
 
-// RawDeleteInput is x_delete's arguments.
-type RawDeleteInput struct {
-	Path    string        `json:"path" jsonschema:"API path starting with /"`
-	Host    string        `json:"host,omitempty" jsonschema:"api.x.com (default), upload.x.com or upload.twitter.com"`
-	Query   []xrequest.KV `json:"query,omitempty" jsonschema:"query parameters as [{key, value}]"`
-	Headers []xrequest.KV `json:"headers,omitempty" jsonschema:"extra headers as [{key, value}]; only Accept, Accept-Language, Content-Type (application/json), If-None-Match and User-Agent are accepted"`
+// RawWriteInput is x_post's and x_put's arguments.
+type RawWriteInput struct {
+	RawRequestInput
+	Body string `json:"body,omitempty" jsonschema:"JSON request body as a string; validated as JSON before sending"`
 }

@@ -12,7 +12,7 @@ import (
 // TestUniversalHeaderDescriptionNamesTheAllowList keeps the agent-facing
 // description of the headers parameter in step with the guard.
 func TestUniversalHeaderDescriptionNamesTheAllowList(t *testing.T) {
-	for _, typ := range []reflect.Type{reflect.TypeFor[XGetInput](), reflect.TypeFor[actions.RawWriteInput](), reflect.TypeFor[actions.RawDeleteInput]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[XGetInput](), reflect.TypeFor[actions.RawWriteInput](), reflect.TypeFor[actions.RawRequestInput]()} {
 		f, ok := typ.FieldByName("Headers")
 		if !ok {
 			t.Fatalf("%s has no Headers field", typ)
