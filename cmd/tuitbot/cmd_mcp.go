@@ -98,7 +98,6 @@ func (c *cli) mcpCmd() *cobra.Command {
 	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token)")
 	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
 	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
-	c.addSandboxFlags(serve)
 
 	var mprofile string
 	manifest := &cobra.Command{

@@ -56,7 +56,6 @@ func (c *cli) runCmd() *cobra.Command {
 			})
 		},
 	}
-	c.addSandboxFlags(cmd)
 	return cmd
 }
 
@@ -105,7 +104,6 @@ func (c *cli) tickCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&loop, "loop", "", "run only this loop: "+strings.Join(autopilot.LoopNames(), ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
-	c.addSandboxFlags(cmd)
 	return cmd
 }
 

@@ -19,6 +19,8 @@ func (c *cli) xsimCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := xsim.DefaultOptions()
 			opts.Seed = seed
+			// The world is saved after every change, not only on exit.
+			opts.StateFile = state
 			if state != "" {
 				w, err := xsim.LoadWorld(state)
 				if err == nil {
@@ -36,16 +38,11 @@ func (c *cli) xsimCmd() *cobra.Command {
 			fmt.Fprintf(c.stdout, "X emulator listening on %s\ndemo user: %s\nclient_id: %s\n", url, srv.DemoUserID(), xsim.DefaultClientID)
 			fmt.Fprintf(c.stderr, "a demo bearer token for curl (emulator only): %s\n", access)
 			<-cmd.Context().Done()
-			if state != "" {
-				if err := xsim.SaveWorld(state, srv.World()); err != nil {
-					return err
-				}
-			}
 			return srv.Close()
 		},
 	}
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8766", "host:port (loopback)")
-	serve.Flags().StringVar(&state, "state", "", "load and save the emulator world in this file")
+	serve.Flags().StringVar(&state, "state", "", "load the emulator world from this file and save it there after every change")
 	serve.Flags().Int64Var(&seed, "seed", 1, "seed of the generated demo world")
 	cmd.AddCommand(serve)
 	return cmd

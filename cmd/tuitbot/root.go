@@ -56,6 +56,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root.PersistentFlags().StringVarP(&c.configPath, "config", "c", "", "config file (default $TUITBOT_HOME/config.toml or ~/.tuitbot/config.toml)")
 	root.PersistentFlags().StringVar(&c.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error (default from config, info)")
 	root.PersistentFlags().BoolVar(&c.sandbox, "sandbox", false, "use the built-in X API emulator and a separate sandbox home instead of a real X account")
+	root.PersistentFlags().StringVar(&c.sandboxState, "sandbox-state", "", "with --sandbox: the file that holds the emulator world (default world.json in the sandbox home)")
 	root.PersistentFlags().BoolVar(&c.acceptNewDB, strings.TrimPrefix(store.AcceptNewDatabaseFlag, "--"), false,
 		"use a new or different database although this home has history (tokens, database identity); earlier posts, approvals and limits are then forgotten")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -69,6 +70,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.approveCmd(),
 		c.auditCmd(),
 		c.xsimCmd(),
+		c.sandboxCmd(),
 		c.runCmd(),
 		c.tickCmd(),
 		c.statusCmd(),

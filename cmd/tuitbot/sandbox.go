@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 
@@ -12,29 +13,70 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 )
 
-func (c *cli) addSandboxFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.sandboxState, "sandbox-state", "", "with --sandbox: keep the emulator world in this file between runs")
-}
-
 // build creates the services; with --sandbox it first moves everything
 // into the sandbox home so nothing touches a real account's data.
 func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (*app.App, error) {
 	opts.AcceptNewDatabase = c.acceptNewDB
+	if c.sandboxState != "" && !c.sandbox {
+		return nil, usageError{errors.New("--sandbox-state needs --sandbox")}
+	}
 	if c.sandbox {
 		c.sandboxHome(cfg)
-		if c.sandboxState != "" {
-			cfg.Sandbox.StateFile = c.sandboxState
-		}
 		opts.Sandbox = true
 	}
 	return app.New(ctx, cfg, opts)
 }
 
 // sandboxHome moves every file into the sandbox home, so nothing a sandbox
-// run does touches a real account's data.
+// run does touches a real account's data, and applies --sandbox-state.
 func (c *cli) sandboxHome(cfg *config.Config) {
 	cfg.Home = filepath.Join(cfg.Home, "sandbox")
 	cfg.Storage.DBPath = ""
+	if c.sandboxState != "" {
+		cfg.Sandbox.StateFile = c.sandboxState
+	}
+}
+
+func (c *cli) sandboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Manage the sandbox (the emulator world that --sandbox commands share)",
+		Long: "Every --sandbox command works in the sandbox home (~/.tuitbot/sandbox) against one emulator\n" +
+			"world, kept in world.json there (or the --sandbox-state file) and saved after every change.",
+	}
+	reset := &cobra.Command{
+		Use:   "reset",
+		Short: "Start the sandbox over: a new demo world, an empty queue and audit trail",
+		Long: "Delete what the sandbox remembers: the emulator world, the sandbox database (approval queue,\n" +
+			"audit trail, limits) and the emulator's login. The next --sandbox command starts a new demo\n" +
+			"world. The MCP bearer token (mcp_token) and the media folder are kept.\n\n" +
+			"Reset refuses while any --sandbox command or server runs, naming their process ids: they\n" +
+			"would keep writing to the files it removes (a server would even save its old world again).\n" +
+			"Stop them, then run reset again. With --sandbox-state FILE it resets that world file.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig()
+			if err != nil {
+				return err
+			}
+			c.sandboxHome(cfg)
+			removed, err := app.ResetSandbox(cmd.Context(), cfg)
+			for _, p := range removed {
+				fmt.Fprintf(c.stdout, "removed %s\n", p)
+			}
+			if err != nil {
+				return err
+			}
+			if len(removed) == 0 {
+				fmt.Fprintln(c.stdout, "the sandbox is already empty")
+				return nil
+			}
+			fmt.Fprintln(c.stdout, "the next --sandbox command starts a new demo world")
+			return nil
+		},
+	}
+	cmd.AddCommand(reset)
+	return cmd
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			return nil, err
 		}
 		a.Sim = sb
-		bases = sb.Bases()
+		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
 	if !opts.SkipX {
 		a.startX(ctx, bases, httpClient)

@@ -241,7 +241,7 @@ type Breaker struct {
 
 // Sandbox configures --sandbox.
 type Sandbox struct {
-	StateFile string `toml:"state_file" doc:"Keep the emulator world in this file between runs (empty = fresh world each run)."`
+	StateFile string `toml:"state_file" doc:"The file that holds the sandbox world, shared by every --sandbox process (empty = world.json in the sandbox home)."`
 	Seed      int64  `toml:"seed" doc:"Seed of the generated demo world."`
 }
 

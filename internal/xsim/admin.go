@@ -25,6 +25,14 @@ func (s *Server) UserIDByUsername(username string) string {
 // X (for example another account mentioning the demo account). A non-empty
 // inReplyTo makes it a reply. It returns the new post id.
 func (s *Server) PostAs(userID, text, inReplyTo string) (string, error) {
+	id, err := s.postAs(userID, text, inReplyTo)
+	if err == nil {
+		s.persist()
+	}
+	return id, err
+}
+
+func (s *Server) postAs(userID, text, inReplyTo string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st.users[userID] == nil {

@@ -47,11 +47,14 @@ func newToken() string {
 // when scopes include offline.access, as on X.
 func (s *Server) IssueToken(userID string, scopes []string) (access, refresh string, expiresIn time.Duration) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if userID == "" {
 		userID = s.st.demoUserID
 	}
 	access, refresh = s.mintLocked(userID, s.opts.ClientID, normalizeScopes(scopes), s.now())
+	s.mu.Unlock()
+	// Saved before the tokens are handed out: a successor that loads the
+	// world must accept them.
+	s.persist()
 	return access, refresh, s.opts.TokenTTL
 }
 

@@ -60,6 +60,7 @@ func (s *Server) chargeReads(c *call, kind string, ids []string) {
 	if n == 0 {
 		return
 	}
+	s.changed()
 	s.st.billing = append(s.st.billing, Charge{At: c.now.UTC(), Kind: kind, Units: n, Micros: n * Prices()[kind], Endpoint: c.route.key})
 }
 

@@ -376,6 +376,7 @@ func (s *Server) handleMediaStatus(c *call) reply {
 	if m.State == "uploading" {
 		return errInvalidParam("media_id", id, "The upload has not been finalized.")
 	}
+	s.changed()
 	m.StatusPolls++
 	switch m.State {
 	case "pending":

@@ -52,6 +52,15 @@ type Options struct {
 	// RedirectURIs, when non-empty, is the exact allow-list for the OAuth
 	// redirect_uri; otherwise any loopback http(s) URI is accepted.
 	RedirectURIs []string
+	// StateFile, when set, is where the server keeps its world: it is
+	// rewritten (atomically, mode 0600) after every request that changed
+	// the world, before the answer is sent, and on Close. Another process
+	// can therefore carry on from the file at any moment, with every change
+	// a client has seen answered.
+	StateFile string
+	// OnSaveError is told when writing StateFile fails (the change stays in
+	// memory and the next write tries again); nil reports through Logf.
+	OnSaveError func(error)
 }
 
 // DefaultOptions returns options with rate limits enforced, which is how X
@@ -81,6 +90,12 @@ type Server struct {
 	httpSrv      *http.Server
 	baseURL      string
 	listenerDone chan struct{}
+	// gen counts changes to the world, savedGen the last one written to
+	// StateFile (both under mu); saveMu keeps writes in order, and stopSaving
+	// (under saveMu) ends them once Close has written the final world.
+	gen, savedGen uint64
+	saveMu        sync.Mutex
+	stopSaving    bool
 }
 
 // route is one endpoint of the emulator.
@@ -154,6 +169,10 @@ func New(opts Options) *Server {
 	for _, k := range counterNames() {
 		s.counters[k] = 0
 	}
+	if opts.World == nil {
+		// A generated world exists nowhere else yet.
+		s.gen = 1
+	}
 	return s
 }
 
@@ -210,8 +229,9 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	return base, nil
 }
 
-// Close stops the listener (if any), aborts hung requests and releases
-// resources. It is safe to call more than once.
+// Close stops the listener (if any), aborts hung requests, writes the world
+// to Options.StateFile one last time and releases resources. It is safe to
+// call more than once.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
@@ -223,8 +243,77 @@ func (s *Server) Close() error {
 			err = srv.Close()
 			<-done
 		}
+		err = errors.Join(err, s.save(true, true))
 	})
 	return err
+}
+
+// Save writes the world to Options.StateFile now, durably (a no-op without
+// a StateFile). Changes are saved as they happen; Save is for a caller that
+// needs the file to exist, such as a sandbox that has just started.
+func (s *Server) Save() error {
+	s.mu.Lock()
+	s.gen++
+	s.mu.Unlock()
+	return s.save(true, false)
+}
+
+// changed records a change to the world. Runs under s.mu.
+func (s *Server) changed() { s.gen++ }
+
+// persist writes the world after a change made outside a request.
+func (s *Server) persist() {
+	s.mu.Lock()
+	s.gen++
+	s.mu.Unlock()
+	_ = s.save(false, false)
+}
+
+// save writes the world to Options.StateFile if it changed since the last
+// write. The JSON is built under the state lock (the snapshot shares slices
+// with the live state) and written outside it; saveMu keeps the writes in
+// order, so an older world never replaces a newer one, and concurrent
+// changes are covered by one write. Only the final write (durable) waits
+// for the disk: a rename is atomic either way, so readers never see a torn
+// file and a process that dies loses nothing, while an fsync per change
+// would cost every emulated call tens of milliseconds.
+func (s *Server) save(durable, final bool) error {
+	if s.opts.StateFile == "" {
+		return nil
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if s.stopSaving {
+		// The final world is written; a request that finished later must not
+		// overwrite what a successor may already have changed.
+		return nil
+	}
+	if final {
+		s.stopSaving = true
+	}
+	s.mu.Lock()
+	if s.gen == s.savedGen && !durable {
+		s.mu.Unlock()
+		return nil
+	}
+	gen := s.gen
+	b, err := encodeWorld(s.st.snapshot(s.now()))
+	s.mu.Unlock()
+	if err == nil {
+		err = writeWorld(s.opts.StateFile, b, durable)
+	}
+	if err != nil {
+		if s.opts.OnSaveError != nil {
+			s.opts.OnSaveError(err)
+		} else {
+			s.logf("xsim: %v", err)
+		}
+		return err
+	}
+	s.mu.Lock()
+	s.savedGen = gen
+	s.mu.Unlock()
+	return nil
 }
 
 // URL is the base URL after Start ("" before).
@@ -255,12 +344,13 @@ func (s *Server) World() *World {
 // writes answer 403 with X's suspended body.
 func (s *Server) SetSuspended(userID string, v bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if v {
 		s.st.suspended[userID] = true
 	} else {
 		delete(s.st.suspended, userID)
 	}
+	s.mu.Unlock()
+	s.persist()
 }
 
 // SetClientNotEnrolled makes every API call answer X's 403
@@ -370,6 +460,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 
 	rep := s.dispatch(c)
 	rep.header = mergeHeader(rep.header, hdr)
+	// The change is on disk before anyone hears of it.
+	_ = s.save(false, false)
 
 	// Faults that act after the side effect has been applied.
 	switch plan.post {
@@ -422,6 +514,18 @@ func (s *Server) dispatch(c *call) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rt := c.route
+	select {
+	case <-s.closed:
+		// Closing: a change now could never be saved, and the answer could
+		// never be delivered.
+		return errInternal(http.StatusServiceUnavailable)
+	default:
+	}
+	if rt.write || !rt.api || rt.method != http.MethodGet {
+		// Reads that change the world (billing, media processing) say so
+		// themselves.
+		s.changed()
+	}
 	switch {
 	case rt.api && !hasScopes(c.grant.Scopes, rt.scopes):
 		return errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
 // tokenSpan is a word of a post with its position in code points, which is
@@ -121,10 +119,6 @@ func displayURL(u string) string {
 	}
 	return d
 }
-
-// weightedLength is X's own rule: twitter-text v3 weighted length (emoji
-// sequences count 2, URLs 23).
-func weightedLength(text string) int { return tweettext.WeightedLength(text) }
 
 // wordsOf lower-cases text into matchable tokens: words keep a leading # or
 // @ and lose surrounding punctuation. With expand, a hashtag also yields

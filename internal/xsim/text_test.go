@@ -25,6 +25,28 @@ func TestWeightedLength(t *testing.T) {
 	}
 }
 
+// TestBareCountryDomainIsNotALink: without a scheme, twitter-text links a
+// name on a country TLD only with a subdomain or a path, except .co and .tv
+// (its invalidShortDomain rule).
+func TestBareCountryDomainIsNotALink(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"example.jp", 10},
+		{"example.co", 23},
+		{"example.tv", 23},
+		{"sub.example.jp", 23},
+		{"example.jp/x", 23},
+		{"https://example.jp", 23},
+		{"example.com", 23},
+	} {
+		if got := weightedLength(tc.text); got != tc.want {
+			t.Errorf("weightedLength(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
 func TestEntities(t *testing.T) {
 	e := entitiesOf("Hi @gopher_gabe, see #golang tips at https://example.com/x. (@ana)")
 	m := e["mentions"].([]map[string]any)

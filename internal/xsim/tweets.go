@@ -321,7 +321,7 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if strings.TrimSpace(text) == "" && len(mediaIDs) == 0 {
 		return errInvalidParam("text", text, "Post text is required unless media is attached.")
 	}
-	if weightedLength(text) > 280 {
+	if weightedLength(text) > maxPostLength {
 		return errForbidden(DetailTooLong)
 	}
 	t := &Tweet{AuthorID: c.user.ID, Text: text, CreatedAt: c.now.UTC(), Lang: guessLang(text), Source: "xsim"}

@@ -247,10 +247,24 @@ func SaveWorld(path string, w *World) error {
 	if w == nil {
 		return errors.New("save world: nil world")
 	}
+	b, err := encodeWorld(w)
+	if err != nil {
+		return err
+	}
+	return writeWorld(path, b, true)
+}
+
+func encodeWorld(w *World) ([]byte, error) {
 	b, err := json.MarshalIndent(w, "", " ")
 	if err != nil {
-		return fmt.Errorf("save world: %w", err)
+		return nil, fmt.Errorf("save world: %w", err)
 	}
+	return append(b, '\n'), nil
+}
+
+// writeWorld replaces path with b through a private temporary file and a
+// rename; durable also waits for the disk before the rename.
+func writeWorld(path string, b []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".xsim-world-*.tmp")
 	if err != nil {
@@ -267,11 +281,13 @@ func SaveWorld(path string, w *World) error {
 	if err := f.Chmod(0o600); err != nil {
 		return fmt.Errorf("save world: %w", err)
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("save world: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("save world: %w", err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("save world: %w", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("save world: %w", err)

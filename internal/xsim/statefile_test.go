@@ -1,0 +1,96 @@
+package xsim
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// worldTexts reads the state file as a successor would and returns its
+// posts' texts.
+func worldTexts(t *testing.T, path string) []string {
+	t.Helper()
+	w, err := LoadWorld(path)
+	if err != nil {
+		t.Fatalf("load the state file: %v", err)
+	}
+	var out []string
+	for _, tw := range w.Tweets {
+		out = append(out, tw.Text)
+	}
+	return out
+}
+
+// TestStateFileHoldsEveryAnsweredChange: with a StateFile, a change is on
+// disk by the time its answer arrives, so a process that loads the file
+// right after (the emulator's process may have died) sees it; and tokens
+// handed out before any request are there too.
+func TestStateFileHoldsEveryAnsweredChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	e := newEnv(t, func(o *Options) { o.StateFile = path })
+
+	// The token newEnv issued is in the file: a successor accepts it.
+	succ := httptest.NewServer(New(Options{World: mustLoad(t, path), Now: e.clock.Now}).Handler())
+	defer succ.Close()
+	req, _ := http.NewRequest("GET", succ.URL+"/2/users/me", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	if r := e.send(req); r.status != 200 {
+		t.Fatalf("a server loaded from the state file answers %d to the token issued before any request", r.status)
+	}
+
+	r := e.do("POST", "/2/tweets", map[string]any{"text": "saved before the answer"})
+	wantStatus(t, r, 201)
+	if !slices.Contains(worldTexts(t, path), "saved before the answer") {
+		t.Fatal("the created post is not in the state file when the answer arrives")
+	}
+	id := r.data()["id"].(string)
+	wantStatus(t, e.do("DELETE", "/2/tweets/"+id, nil), 200)
+	if slices.Contains(worldTexts(t, path), "saved before the answer") {
+		t.Fatal("the deleted post is still in the state file when the answer arrives")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %o, want 600", st.Mode().Perm())
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".xsim-world-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary files left beside the state file: %v", leftovers)
+	}
+
+	// A read that changes nothing does not rewrite the file.
+	e.get("/2/users/me")
+	before, _ := os.Stat(path)
+	wantStatus(t, e.get("/2/users/me"), 200)
+	after, _ := os.Stat(path)
+	if !os.SameFile(before, after) {
+		t.Error("a read that changed nothing rewrote the state file")
+	}
+
+	// After Close nothing writes the file any more: a successor owns it.
+	if err := e.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed, _ := os.Stat(path)
+	if _, err := e.s.PostAs(e.me, "after close", ""); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := os.Stat(path)
+	if !os.SameFile(closed, now) || slices.Contains(worldTexts(t, path), "after close") {
+		t.Error("a change after Close rewrote the state file")
+	}
+}
+
+func mustLoad(t *testing.T, path string) *World {
+	t.Helper()
+	w, err := LoadWorld(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
