@@ -5,7 +5,10 @@
 package argcheck
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -248,3 +251,102 @@ func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 // Field enforces r on one value, named name in errors; a value that is
 // empty is checked as given (required).
 func Field(name string, v any, r Rule) error { return r.check(name, reflect.ValueOf(v), true) }
+
+// NumericIDs turns X ids that a client sent as JSON numbers into the
+// strings X uses, for the fields l marks as ids. An integer is accepted as
+// written when a double holds it exactly; a fraction, an exponent, a sign
+// or a rounded number is refused with the id as it was sent, so the caller
+// can quote it. Arguments that are not an object are left for the
+// decoder to refuse.
+func NumericIDs(raw json.RawMessage, l Limits) (json.RawMessage, error) {
+	if !hasID(l) {
+		return raw, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return raw, nil
+	}
+	changed := false
+	for name, r := range l {
+		v, ok := obj[name]
+		if !r.ID || !ok {
+			continue
+		}
+		fixed, did, err := quoteIDs(name, v)
+		if err != nil {
+			return nil, err
+		}
+		if did {
+			obj[name], changed = fixed, true
+		}
+	}
+	if !changed {
+		return raw, nil
+	}
+	return json.Marshal(obj)
+}
+
+func hasID(l Limits) bool {
+	for _, r := range l {
+		if r.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// exactInteger reports a JSON number literal that is a non-negative integer
+// a double holds exactly: what a client that sent the id as a number can
+// have meant without rounding it. A
+// rounded id (a JavaScript client prints 2124631820027822000 for
+// 2124631820027822123) is refused rather than guessed at.
+func exactInteger(lit string) bool {
+	for _, r := range lit {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	// The double's exact value, not its shortest spelling: a rounded id
+	// spelled short (…822000) differs from the value it stands for (…822080).
+	return err == nil && new(big.Float).SetFloat64(f).Text('f', 0) == lit
+}
+
+// quoteIDs rewrites a numeric id, or the numeric ids inside a list (of
+// lists), as strings.
+func quoteIDs(name string, v json.RawMessage) (json.RawMessage, bool, error) {
+	t := bytes.TrimSpace(v)
+	switch {
+	case len(t) == 0:
+		return v, false, nil
+	case t[0] == '[':
+		var items []json.RawMessage
+		if json.Unmarshal(t, &items) != nil {
+			return v, false, nil
+		}
+		changed := false
+		for i, it := range items {
+			fixed, did, err := quoteIDs(name+"["+strconv.Itoa(i)+"]", it)
+			if err != nil {
+				return nil, false, err
+			}
+			if did {
+				items[i], changed = fixed, true
+			}
+		}
+		if !changed {
+			return v, false, nil
+		}
+		b, err := json.Marshal(items)
+		return b, err == nil, err
+	case t[0] == '-' || (t[0] >= '0' && t[0] <= '9'):
+		lit := string(t)
+		if !exactInteger(lit) {
+			return nil, false, apperr.New(apperr.InvalidInput,
+				"%s: X ids are strings; the number %s is not an id a client can send exactly, so send it quoted (\"%s\")", name, clip(lit), clip(lit))
+		}
+		b, _ := json.Marshal(lit)
+		return b, true, nil
+	}
+	return v, false, nil
+}

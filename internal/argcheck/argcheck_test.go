@@ -1,6 +1,7 @@
 package argcheck
 
 import (
+	"encoding/json"
 	"reflect"
 	"regexp"
 	"strings"
@@ -113,5 +114,37 @@ func TestSchemaRefusesUnknownField(t *testing.T) {
 	}
 	if err := Schema(s, typ, Limits{"renamed": {ID: true}}); err == nil || !strings.Contains(err.Error(), "renamed") {
 		t.Fatalf("want an error naming the unknown field, got %v", err)
+	}
+}
+
+func TestNumericIDs(t *testing.T) {
+	l := sample{}.Limits()
+	cases := []struct {
+		in, want, refused string
+	}{
+		{`{"id":12345}`, `"id":"12345"`, ""},
+		{`{"id":"12345"}`, `{"id":"12345"}`, ""},
+		{`{"id":2124631820027822080}`, `"id":"2124631820027822080"`, ""},
+		{`{"id":2124631820027822000}`, "", `"2124631820027822000"`},
+		{`{"id":1.5}`, "", `(“1.5”)`},
+		{`{"id":1e3}`, "", `1e3`},
+		{`{"id":-1}`, "", `-1`},
+		{`{"ids":[1,"2"],"nested":[[3]]}`, `"ids":["1","2"]`, ""},
+		{`{"ids":[1,2.5]}`, "", "ids[1]"},
+		{`{"limit":12345}`, `{"limit":12345}`, ""},
+		{`[1]`, `[1]`, ""},
+	}
+	for _, tc := range cases {
+		got, err := NumericIDs(json.RawMessage(tc.in), l)
+		if tc.refused != "" {
+			want := strings.Trim(tc.refused, "()“”")
+			if apperr.CodeOf(err) != apperr.InvalidInput || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "quoted") {
+				t.Errorf("%s: want invalid_input showing %s and asking to quote it, got %v", tc.in, want, err)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(string(got), tc.want) {
+			t.Errorf("%s: got %s, %v; want it to hold %s", tc.in, got, err, tc.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
@@ -162,6 +163,12 @@ func handler(a *Deps, t *Tool, resolved func() (*jsonschema.Resolved, error), su
 func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.Resolved, error), raw json.RawMessage) (Result, error) {
 	if len(raw) > MaxArgumentBytes {
 		return Result{}, apperr.New(apperr.InvalidInput, "arguments are %d bytes; the limit is %d", len(raw), MaxArgumentBytes)
+	}
+	// Agents often send ids as JSON numbers; an id they cannot have
+	// rounded becomes the string X uses, any other is refused.
+	raw, err := argcheck.NumericIDs(raw, t.limits)
+	if err != nil {
+		return Result{}, err
 	}
 	// Decoding enforces the declared limits with errors that name the
 	// field; the schema then catches whatever else it states.
