@@ -257,9 +257,9 @@ type Response struct {
 	// Result is the action's data when the call executed (Kind Executed).
 	Result any
 	// Queued, Preview and Duplicate answer the other kinds.
-	Queued    *Queued
-	Preview   *DryRunPreview
-	Duplicate *DuplicateOf
+	Queued        *Queued
+	Preview       *DryRunPreview
+	Duplicate     *DuplicateOf
 	CorrelationID string
 	Rollback      *rollback.Guidance
 	RetryCount    int
