@@ -1,6 +1,9 @@
 package xapi
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // EffectKind says what a request to an endpoint does on X.
 type EffectKind string
@@ -56,7 +59,10 @@ type Endpoint struct {
 	// RawOnly rows are called by no typed method of the client; they are
 	// listed so universal requests to them are priced and classified.
 	RawOnly bool
-	segs    []string
+	// Scopes are the OAuth 2.0 user-token scopes X requires for the
+	// endpoint; login asks for those of every typed row (Endpoints.Scopes).
+	Scopes []string
+	segs   []string
 }
 
 // RateKey is the key X's rate limits and the cost ledger use for the
@@ -70,8 +76,8 @@ func (e Endpoint) HasRetryClass() bool { return e.Retry != classUnset }
 // Irreversible reports a write whose effect has no undo.
 func (e Endpoint) Irreversible() bool { return e.Kind != EffectRead && e.Undo == nil }
 
-func read(path string, p Pricing) Endpoint {
-	return Endpoint{Method: "GET", Path: path, Host: HostAPI, Kind: EffectRead, Retry: classSafe, Price: p}
+func read(path string, p Pricing, scopes []string) Endpoint {
+	return Endpoint{Method: "GET", Path: path, Host: HostAPI, Kind: EffectRead, Retry: classSafe, Price: p, Scopes: scopes}
 }
 
 func perPost() Pricing   { return Pricing{Unit: PricePostRead, Resource: kindPost} }
@@ -86,73 +92,83 @@ func undo(tool, param, note string) *Inverse { return &Inverse{Tool: tool, Param
 // endpointTable lists every endpoint. Order matters only where templates
 // overlap: literal segments come before placeholders at the same depth.
 func endpointTable() []Endpoint {
+	// Scope sets, as X's OpenAPI document lists them for user tokens.
+	scopesTweetRead := []string{"tweet.read", "users.read"}
+	scopesTweetWrite := []string{"tweet.read", "tweet.write", "users.read"}
+	scopesFollowRead := []string{"follows.read", "tweet.read", "users.read"}
+	scopesFollowW := []string{"follows.write", "tweet.read", "users.read"}
+	scopesLikeRead := []string{"like.read", "tweet.read", "users.read"}
+	scopesLikeWrite := []string{"like.write", "tweet.read", "users.read"}
+	scopesBookRead := []string{"bookmark.read", "tweet.read", "users.read"}
+	scopesBookWrite := []string{"bookmark.write", "tweet.read", "users.read"}
+	scopesMedia := []string{"media.write"}
 	return []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
-			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet",
+			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
-		read("/2/tweets", perPost()),
-		read("/2/tweets/search/recent", perPost()),
-		rawOnly(read("/2/tweets/search/all", perPost())),
-		rawOnly(read("/2/tweets/counts/recent", Pricing{Unit: PriceCountsRecent, PerRequest: true})),
-		rawOnly(read("/2/tweets/counts/all", Pricing{Unit: PriceCountsAll, PerRequest: true})),
-		read("/2/tweets/:id", perPost()),
+		read("/2/tweets", perPost(), scopesTweetRead),
+		read("/2/tweets/search/recent", perPost(), scopesTweetRead),
+		rawOnly(read("/2/tweets/search/all", perPost(), nil)),
+		rawOnly(read("/2/tweets/counts/recent", Pricing{Unit: PriceCountsRecent, PerRequest: true}, nil)),
+		rawOnly(read("/2/tweets/counts/all", Pricing{Unit: PriceCountsAll, PerRequest: true}, nil)),
+		read("/2/tweets/:id", perPost(), scopesTweetRead),
 		{Method: "DELETE", Path: "/2/tweets/:id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_delete_tweet"},
-		read("/2/tweets/:id/liking_users", perUser()),
-		rawOnly(read("/2/tweets/:id/retweeted_by", perUser())),
-		rawOnly(read("/2/tweets/:id/quote_tweets", perPost())),
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_delete_tweet", Scopes: scopesTweetWrite},
+		read("/2/tweets/:id/liking_users", perUser(), scopesLikeRead),
+		rawOnly(read("/2/tweets/:id/retweeted_by", perUser(), scopesTweetRead)),
+		rawOnly(read("/2/tweets/:id/quote_tweets", perPost(), scopesTweetRead)),
 		{Method: "PUT", Path: "/2/tweets/:tweet_id/hidden", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
-			Price: Pricing{Unit: PriceUnknownWrite}, RawOnly: true},
-		read("/2/users", perUser()),
-		read("/2/users/me", perUser()),
-		rawOnly(read("/2/users/search", perUser())),
-		rawOnly(read("/2/users/by", perUser())),
-		read("/2/users/by/username/:username", perUser()),
-		read("/2/users/:id", perUser()),
-		read("/2/users/:id/mentions", perPost()),
-		read("/2/users/:id/tweets", perPost()),
-		read("/2/users/:id/timelines/reverse_chronological", perPost()),
-		read("/2/users/:id/followers", perFollow()),
-		read("/2/users/:id/following", perFollow()),
+			Price: Pricing{Unit: PriceUnknownWrite}, RawOnly: true, Scopes: []string{"tweet.moderate.write", "tweet.read", "users.read"}},
+		read("/2/users", perUser(), scopesTweetRead),
+		read("/2/users/me", perUser(), scopesTweetRead),
+		rawOnly(read("/2/users/search", perUser(), scopesTweetRead)),
+		rawOnly(read("/2/users/by", perUser(), scopesTweetRead)),
+		read("/2/users/by/username/:username", perUser(), scopesTweetRead),
+		read("/2/users/:id", perUser(), scopesTweetRead),
+		read("/2/users/:id/mentions", perPost(), scopesTweetRead),
+		read("/2/users/:id/tweets", perPost(), scopesTweetRead),
+		read("/2/users/:id/timelines/reverse_chronological", perPost(), scopesTweetRead),
+		read("/2/users/:id/followers", perFollow(), scopesFollowRead),
+		read("/2/users/:id/following", perFollow(), scopesFollowRead),
 		{Method: "POST", Path: "/2/users/:id/following", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_follow_user",
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_follow_user", Scopes: scopesFollowW,
 			Undo: undo("x_unfollow_user", "target_user_id", "Unfollow to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:source_user_id/following/:target_user_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unfollow_user",
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unfollow_user", Scopes: scopesFollowW,
 			Undo: undo("x_follow_user", "target_user_id", "Follow again to reverse (a protected account must approve again).")},
-		read("/2/users/:id/liked_tweets", perPost()),
+		read("/2/users/:id/liked_tweets", perPost(), scopesLikeRead),
 		{Method: "POST", Path: "/2/users/:id/likes", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_like_tweet",
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_like_tweet", Scopes: scopesLikeWrite,
 			Undo: undo("x_unlike_tweet", "tweet_id", "Unlike to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:id/likes/:tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unlike_tweet",
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unlike_tweet", Scopes: scopesLikeWrite,
 			Undo: undo("x_like_tweet", "tweet_id", "Like again to reverse.")},
 		{Method: "POST", Path: "/2/users/:id/retweets", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_retweet",
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_retweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_unretweet", "tweet_id", "Unretweet to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:id/retweets/:source_tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unretweet",
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unretweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_retweet", "tweet_id", "Retweet again to reverse.")},
-		read("/2/users/:id/bookmarks", perPost()),
+		read("/2/users/:id/bookmarks", perPost(), scopesBookRead),
 		{Method: "POST", Path: "/2/users/:id/bookmarks", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceBookmark}, Tool: "x_bookmark_tweet",
+			Price: Pricing{Unit: PriceBookmark}, Tool: "x_bookmark_tweet", Scopes: scopesBookWrite,
 			Undo: undo("x_unbookmark_tweet", "tweet_id", "Remove the bookmark to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:id/bookmarks/:tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
-			Price: Pricing{Unit: PriceBookmark}, Tool: "x_unbookmark_tweet",
+			Price: Pricing{Unit: PriceBookmark}, Tool: "x_unbookmark_tweet", Scopes: scopesBookWrite,
 			Undo: undo("x_bookmark_tweet", "tweet_id", "Bookmark again to reverse.")},
-		rawOnly(read("/2/users/:id/blocking", perUser())),
-		rawOnly(read("/2/users/:id/muting", perUser())),
+		rawOnly(read("/2/users/:id/blocking", perUser(), []string{"block.read", "tweet.read", "users.read"})),
+		rawOnly(read("/2/users/:id/muting", perUser(), []string{"mute.read", "tweet.read", "users.read"})),
 		// STATUS polls belong to the upload already billed at INIT.
-		read("/2/media/upload", Pricing{PerRequest: true}),
+		read("/2/media/upload", Pricing{PerRequest: true}, scopesMedia),
 		{Method: "POST", Path: "/2/media/upload", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
-			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media"},
+			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media", Scopes: scopesMedia},
 		{Method: "POST", Path: "/2/media/upload/initialize", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
-			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media"},
-		{Method: "POST", Path: "/2/media/upload/:id/append", Host: HostAPI, Kind: EffectOther, Retry: classSafe},
-		{Method: "POST", Path: "/2/media/upload/:id/finalize", Host: HostAPI, Kind: EffectOther, Retry: classSafe},
+			Price: Pricing{Unit: PriceMediaUpload}, Tool: "x_upload_media", Scopes: scopesMedia},
+		{Method: "POST", Path: "/2/media/upload/:id/append", Host: HostAPI, Kind: EffectOther, Retry: classSafe, Scopes: scopesMedia},
+		{Method: "POST", Path: "/2/media/upload/:id/finalize", Host: HostAPI, Kind: EffectOther, Retry: classSafe, Scopes: scopesMedia},
 		{Method: "POST", Path: "/2/media/metadata", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
-			Price: Pricing{Unit: PriceMediaMetadata}},
-		read("/2/usage/tweets", Pricing{PerRequest: true}),
+			Price: Pricing{Unit: PriceMediaMetadata}, Scopes: scopesMedia},
+		read("/2/usage/tweets", Pricing{PerRequest: true}, nil),
 	}
 }
 
@@ -180,10 +196,31 @@ func NewEndpoints() *Endpoints {
 	return e
 }
 
+// Scopes is every scope the typed rows need, sorted, plus offline.access,
+// which is what makes X issue a refresh token: what login asks for.
+func (e *Endpoints) Scopes() []string {
+	out := []string{"offline.access"}
+	for _, r := range e.rows {
+		if r.RawOnly {
+			continue
+		}
+		for _, sc := range r.Scopes {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // All returns every row.
 func (e *Endpoints) All() []Endpoint {
 	out := make([]Endpoint, len(e.rows))
 	copy(out, e.rows)
+	for i := range out {
+		out[i].Scopes = slices.Clone(out[i].Scopes)
+	}
 	return out
 }
 

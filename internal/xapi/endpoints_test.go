@@ -72,3 +72,48 @@ func TestEndpointTableRows(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointScopesAgreeWithSpec: a row's scopes are exactly the OAuth 2.0
+// user-token scopes X's spec lists for the operation, so login asks for
+// what the tools need and no more; an operation user tokens cannot call
+// lists none.
+func TestEndpointScopesAgreeWithSpec(t *testing.T) {
+	doc := xspec.FromEnv(t).Doc()
+	for _, e := range xapi.NewEndpoints().All() {
+		item := doc.Paths.Find(specPath(e.Path))
+		if item == nil || item.GetOperation(e.Method) == nil {
+			t.Errorf("%s: not in the spec", e.RateKey())
+			continue
+		}
+		var want []string
+		if sec := item.GetOperation(e.Method).Security; sec != nil {
+			for _, req := range *sec {
+				if sc, ok := req["OAuth2UserToken"]; ok {
+					want = append(want, sc...)
+				}
+			}
+		}
+		slices.Sort(want)
+		got := slices.Sorted(slices.Values(e.Scopes))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: scopes %v, the spec says %v", e.RateKey(), got, want)
+		}
+	}
+}
+
+// TestLoginScopesCoverEveryTypedRow: login asks for every scope a typed
+// row needs, and offline.access for the refresh token.
+func TestLoginScopesCoverEveryTypedRow(t *testing.T) {
+	eps := xapi.NewEndpoints()
+	scopes := eps.Scopes()
+	if !slices.Contains(scopes, "offline.access") {
+		t.Error("login does not ask for offline.access")
+	}
+	for _, e := range eps.All() {
+		for _, sc := range e.Scopes {
+			if !e.RawOnly && !slices.Contains(scopes, sc) {
+				t.Errorf("%s needs %s, which login does not ask for", e.RateKey(), sc)
+			}
+		}
+	}
+}

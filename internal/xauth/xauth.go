@@ -27,6 +27,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 // Defaults used when the corresponding Options field is empty.
@@ -49,17 +50,10 @@ const maxRefreshSkew = time.Hour
 // listener: http://<CallbackAddr>/callback.
 const CallbackPath = "/callback"
 
-// DefaultScopes returns the scopes the product's tools need. offline.access
-// is what makes X issue a refresh token. The slice is a fresh copy.
-func DefaultScopes() []string {
-	return []string{
-		"tweet.read", "tweet.write", "users.read",
-		"follows.read", "follows.write",
-		"like.read", "like.write",
-		"bookmark.read", "bookmark.write",
-		"media.write", "offline.access",
-	}
-}
+// DefaultScopes returns the scopes the product's tools need: what the X
+// endpoint table lists for its typed rows, and offline.access, which is
+// what makes X issue a refresh token. The slice is a fresh copy.
+func DefaultScopes() []string { return xapi.NewEndpoints().Scopes() }
 
 // Options configures the OAuth client and the token file. The zero value of
 // every field except ClientID and TokenPath has a usable default.
