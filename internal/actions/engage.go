@@ -6,6 +6,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -42,6 +43,40 @@ type FollowState struct {
 	Following     bool   `json:"following"`
 	PendingFollow bool   `json:"pending_follow,omitempty"`
 	TargetUserID  string `json:"target_user_id"`
+}
+
+// engageMutations lists the tools that toggle a relation to a tweet or a
+// user: each is a row here, with the client call that makes it in
+// engagements or userRelations.
+func engageMutations() []Mutation {
+	tweet := func(name, title, desc string, removes bool, out func(string) Mutation) Mutation {
+		m := out(name)
+		m.Title, m.Description, m.Category = title, desc, policy.CatEngage
+		m.Destructive, m.Idempotent = removes, true
+		return m
+	}
+	like := func(name string) Mutation {
+		return define[TweetIDParams, LikeState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	retweet := func(name string) Mutation {
+		return define[TweetIDParams, RetweetState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	bookmark := func(name string) Mutation {
+		return define[TweetIDParams, BookmarkState](Mutation{Name: name}, same[TweetIDParams], engageAction)
+	}
+	follow := func(name string) Mutation {
+		return define[UserIDParams, FollowState](Mutation{Name: name}, same[UserIDParams], followAction)
+	}
+	return []Mutation{
+		tweet("x_like_tweet", "Like tweet", "Like a tweet.", false, like),
+		tweet("x_unlike_tweet", "Unlike tweet", "Remove your like from a tweet.", true, like),
+		tweet("x_retweet", "Retweet", "Retweet a tweet.", false, retweet),
+		tweet("x_unretweet", "Undo retweet", "Undo your retweet of a tweet.", true, retweet),
+		tweet("x_bookmark_tweet", "Bookmark tweet", "Bookmark a tweet.", false, bookmark),
+		tweet("x_unbookmark_tweet", "Remove bookmark", "Remove a tweet from your bookmarks.", true, bookmark),
+		tweet("x_follow_user", "Follow user", "Follow a user.", false, follow),
+		tweet("x_unfollow_user", "Unfollow user", "Unfollow a user.", true, follow),
+	}
 }
 
 // engagement is how one engagement tool calls X and reports its state.

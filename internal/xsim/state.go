@@ -25,7 +25,9 @@ type state struct {
 	likesBy    map[string][]Edge   // user -> liked tweets
 	likers     map[string][]Edge   // tweet -> users
 	bookmarks  map[string][]Edge   // user -> bookmarked tweets
-	bookmarked map[string]int      // tweet -> bookmark count
+	// relations: relation name -> user -> edges to other users.
+	relations  map[string]map[string][]Edge
+	bookmarked map[string]int // tweet -> bookmark count
 	retweets   map[string]map[string]string
 	replies    map[string]int // tweet -> replies inside the world
 	quotes     map[string]int
@@ -50,6 +52,7 @@ func newState(w *World) *state {
 		likesBy:    map[string][]Edge{},
 		likers:     map[string][]Edge{},
 		bookmarks:  map[string][]Edge{},
+		relations:  map[string]map[string][]Edge{},
 		bookmarked: map[string]int{},
 		retweets:   map[string]map[string]string{},
 		replies:    map[string]int{},
@@ -82,6 +85,13 @@ func newState(w *World) *state {
 	for _, e := range w.Bookmarks {
 		if s.tweets[e.To] != nil {
 			s.bookmark(e)
+		}
+	}
+	for name, es := range w.Relations {
+		for _, e := range es {
+			if s.users[e.From] != nil && s.users[e.To] != nil {
+				s.relate(name, e)
+			}
 		}
 	}
 	for i := range w.Media {
@@ -127,6 +137,7 @@ func (s *state) snapshot(now time.Time) *World {
 	sortEdgesStable(w.Follows)
 	sortEdgesStable(w.Likes)
 	sortEdgesStable(w.Bookmarks)
+	w.Relations = s.relationEdges()
 	for _, m := range s.media {
 		w.Media = append(w.Media, *m)
 	}

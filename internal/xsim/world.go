@@ -14,21 +14,23 @@ import (
 // graph, uploaded media, OAuth grants and the billing ledger. It is a plain
 // JSON-friendly snapshot; the server keeps its own indexed copy while running.
 type World struct {
-	Version    int       `json:"version"`
-	DemoUserID string    `json:"demo_user_id"`
-	Users      []User    `json:"users"`
-	Tweets     []Tweet   `json:"tweets"`
-	Follows    []Edge    `json:"follows,omitempty"`   // From follows To (user ids)
-	Likes      []Edge    `json:"likes,omitempty"`     // From (user) likes To (tweet)
-	Bookmarks  []Edge    `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
-	Media      []Media   `json:"media,omitempty"`
-	Deleted    []Edge    `json:"deleted_tweets,omitempty"` // From: author, To: post id
-	Grants     []Grant   `json:"grants,omitempty"`
-	Billing    []Charge  `json:"billing,omitempty"`
-	Seen       []string  `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged
-	Suspended  []string  `json:"suspended_user_ids,omitempty"`
-	Sequence   int64     `json:"sequence"`
-	SavedAt    time.Time `json:"saved_at,omitzero"`
+	Version    int     `json:"version"`
+	DemoUserID string  `json:"demo_user_id"`
+	Users      []User  `json:"users"`
+	Tweets     []Tweet `json:"tweets"`
+	Follows    []Edge  `json:"follows,omitempty"`   // From follows To (user ids)
+	Likes      []Edge  `json:"likes,omitempty"`     // From (user) likes To (tweet)
+	Bookmarks  []Edge  `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
+	// Relations holds the other user-to-user relations by name (muting).
+	Relations map[string][]Edge `json:"relations,omitempty"`
+	Media     []Media           `json:"media,omitempty"`
+	Deleted   []Edge            `json:"deleted_tweets,omitempty"` // From: author, To: post id
+	Grants    []Grant           `json:"grants,omitempty"`
+	Billing   []Charge          `json:"billing,omitempty"`
+	Seen      []string          `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged
+	Suspended []string          `json:"suspended_user_ids,omitempty"`
+	Sequence  int64             `json:"sequence"`
+	SavedAt   time.Time         `json:"saved_at,omitzero"`
 }
 
 // worldVersion is bumped whenever the JSON layout changes incompatibly.

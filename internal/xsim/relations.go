@@ -1,0 +1,112 @@
+package xsim
+
+import "fmt"
+
+// Relations other than following (muting, say) are plain edges between two
+// users, kept per relation name: adding one to the emulator is a pair of
+// routes, with no new state or persistence code.
+
+// relate adds the edge and reports whether it is new.
+func (s *state) relate(name string, e Edge) bool {
+	byFrom := s.relations[name]
+	if byFrom == nil {
+		byFrom = map[string][]Edge{}
+		s.relations[name] = byFrom
+	}
+	if hasEdge(byFrom[e.From], e.From, e.To) {
+		return false
+	}
+	byFrom[e.From] = append(byFrom[e.From], e)
+	return true
+}
+
+// unrelate removes the edge and reports whether it was there.
+func (s *state) unrelate(name, from, to string) bool {
+	byFrom := s.relations[name]
+	if !hasEdge(byFrom[from], from, to) {
+		return false
+	}
+	byFrom[from] = dropEdge(byFrom[from], from, to)
+	return true
+}
+
+// related reports whether from has the relation to to.
+func (s *state) related(name, from, to string) bool {
+	return hasEdge(s.relations[name][from], from, to)
+}
+
+// relationEdges lists every edge of every relation, for the world file.
+func (s *state) relationEdges() map[string][]Edge {
+	if len(s.relations) == 0 {
+		return nil
+	}
+	out := map[string][]Edge{}
+	for name, byFrom := range s.relations {
+		var es []Edge
+		for _, e := range byFrom {
+			es = append(es, e...)
+		}
+		if len(es) == 0 {
+			continue
+		}
+		sortEdgesStable(es)
+		out[name] = es
+	}
+	return out
+}
+
+// relationCreate handles POST /2/users/{id}/<relation> with a body naming
+// target_user_id, answering {"data": {flag: true}} as X does.
+func (s *Server) relationCreate(name, flag, bill string) func(*call) reply {
+	return func(c *call) reply {
+		if bad := s.selfUser(c, "id"); bad != nil {
+			return *bad
+		}
+		var req struct {
+			TargetUserID string `json:"target_user_id"`
+		}
+		if bad := c.jsonBody(&req); bad != nil {
+			return *bad
+		}
+		if !isNumericID(req.TargetUserID) {
+			return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("The `target_user_id` field value [%s] is not a valid id", req.TargetUserID))
+		}
+		if s.st.users[req.TargetUserID] == nil {
+			return errNotFound("user", "target_user_id", req.TargetUserID)
+		}
+		if req.TargetUserID == c.user.ID {
+			return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("You cannot %s yourself.", name))
+		}
+		s.st.relate(name, Edge{From: c.user.ID, To: req.TargetUserID, At: c.now.UTC()})
+		s.chargeWrite(c, bill)
+		return ok(map[string]any{"data": map[string]any{flag: true}})
+	}
+}
+
+// relationDelete handles DELETE
+// /2/users/{source_user_id}/<relation>/{target_user_id}.
+func (s *Server) relationDelete(name, flag, bill string) func(*call) reply {
+	return func(c *call) reply {
+		if bad := s.selfUser(c, "source_user_id"); bad != nil {
+			return *bad
+		}
+		tid := c.r.PathValue("target_user_id")
+		if bad := idParam("target_user_id", tid); bad != nil {
+			return *bad
+		}
+		if s.st.users[tid] == nil {
+			return errNotFound("user", "target_user_id", tid)
+		}
+		s.st.unrelate(name, c.user.ID, tid)
+		s.chargeWrite(c, bill)
+		return ok(map[string]any{"data": map[string]any{flag: false}})
+	}
+}
+
+// Related reports whether user from has relation name to user to (muting,
+// say), for tests.
+func (s *Server) Related(name, from, to string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.related(name, from, to)
+}
