@@ -67,6 +67,9 @@ func engageMutations() []Mutation {
 	follow := func(name string) Mutation {
 		return define[UserIDParams, FollowState](Mutation{Name: name}, same[UserIDParams], followAction)
 	}
+	mute := func(name string) Mutation {
+		return define[UserIDParams, MuteState](Mutation{Name: name}, same[UserIDParams], muteAction)
+	}
 	return []Mutation{
 		tweet("x_like_tweet", "Like tweet", "Like a tweet.", false, like),
 		tweet("x_unlike_tweet", "Unlike tweet", "Remove your like from a tweet.", true, like),
@@ -76,7 +79,27 @@ func engageMutations() []Mutation {
 		tweet("x_unbookmark_tweet", "Remove bookmark", "Remove a tweet from your bookmarks.", true, bookmark),
 		tweet("x_follow_user", "Follow user", "Follow a user.", false, follow),
 		tweet("x_unfollow_user", "Unfollow user", "Unfollow a user.", true, follow),
+		tweet("x_mute_user", "Mute user", "Mute a user: their posts leave your timelines; they are not told.", false, mute),
+		tweet("x_unmute_user", "Unmute user", "Unmute a user.", true, mute),
 	}
+}
+
+// MuteState is the data of mute and unmute.
+type MuteState struct {
+	Muting       bool   `json:"muting"`
+	TargetUserID string `json:"target_user_id"`
+}
+
+func muteAction(d Deps, m Mutation) *gateway.Action {
+	do := (*xapi.Client).Mute
+	if m.Name == "x_unmute_user" {
+		do = (*xapi.Client).Unmute
+	}
+	return idAction[UserIDParams](d, m,
+		func(ctx context.Context, x *xapi.Client, id string) (any, *envelope.Rollback, xapi.CallInfo, error) {
+			on, info, err := do(x, ctx, id)
+			return MuteState{Muting: on, TargetUserID: id}, undoOf(m, id), info, err
+		})
 }
 
 // engagement is how one engagement tool calls X and reports its state.

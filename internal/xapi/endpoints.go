@@ -158,6 +158,12 @@ func endpointTable() []Endpoint {
 			Undo: undo("x_bookmark_tweet", "tweet_id", "Bookmark again to reverse.")},
 		rawOnly(read("/2/users/:id/blocking", perUser(), []string{"block.read", "tweet.read", "users.read"})),
 		rawOnly(read("/2/users/:id/muting", perUser(), []string{"mute.read", "tweet.read", "users.read"})),
+		{Method: "POST", Path: "/2/users/:id/muting", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_mute_user", Scopes: []string{"mute.write", "tweet.read", "users.read"},
+			Undo: undo("x_unmute_user", "target_user_id", "Unmute to reverse.")},
+		{Method: "DELETE", Path: "/2/users/:source_user_id/muting/:target_user_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unmute_user", Scopes: []string{"mute.write", "tweet.read", "users.read"},
+			Undo: undo("x_mute_user", "target_user_id", "Mute again to reverse.")},
 		// STATUS polls belong to the upload already billed at INIT.
 		read("/2/media/upload", Pricing{PerRequest: true}, scopesMedia),
 		{Method: "POST", Path: "/2/media/upload", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,

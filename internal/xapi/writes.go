@@ -180,6 +180,16 @@ func (c *Client) undo(ctx context.Context, kind, field, target, flag string) (bo
 	return v, info, nil
 }
 
+// Mute mutes a user; the result is X's data.muting (true on success).
+func (c *Client) Mute(ctx context.Context, targetUserID string) (bool, CallInfo, error) {
+	return c.action(ctx, "muting", "target_user_id", targetUserID, "muting")
+}
+
+// Unmute unmutes a user; the result is X's data.muting (false on success).
+func (c *Client) Unmute(ctx context.Context, targetUserID string) (bool, CallInfo, error) {
+	return c.undo(ctx, "muting", "target_user_id", targetUserID, "muting")
+}
+
 // Like likes a post; the result is X's data.liked (true on success).
 func (c *Client) Like(ctx context.Context, tweetID string) (bool, CallInfo, error) {
 	return c.action(ctx, "likes", "tweet_id", tweetID, "liked")

@@ -16,6 +16,7 @@ func (s *Server) routeTable() []*route {
 	scopesBookRead := []string{"bookmark.read", "tweet.read", "users.read"}
 	scopesBookWrite := []string{"bookmark.write", "tweet.read", "users.read"}
 	scopesMedia := []string{"media.write"}
+	scopesMuteW := []string{"mute.write", "tweet.read", "users.read"}
 	api := func(method, path string, scopes []string, write bool, h func(*call) reply) *route {
 		return &route{key: method + " " + path, method: method, path: path, api: true, scopes: scopes, write: write, handle: h}
 	}
@@ -51,6 +52,8 @@ func (s *Server) routeTable() []*route {
 		api("DELETE", "/2/users/{id}/retweets/{source_tweet_id}", scopesTweetWrite, true, s.handleUnretweet),
 		api("POST", "/2/users/{id}/bookmarks", scopesBookWrite, true, s.edgeCreate((*state).bookmark, CountBookmarks, BillBookmark, "bookmarked")),
 		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.edgeDelete((*state).unbookmark, CountUnbookmarks, BillBookmark, "bookmarked")),
+		api("POST", "/2/users/{id}/muting", scopesMuteW, true, s.relationCreate("muting", "muting", BillInteraction)),
+		api("DELETE", "/2/users/{source_user_id}/muting/{target_user_id}", scopesMuteW, true, s.relationDelete("muting", "muting", BillInteractionDel)),
 		// Media.
 		api("POST", "/2/media/upload", scopesMedia, true, s.handleMediaUpload),
 		api("GET", "/2/media/upload", scopesMedia, false, s.handleMediaStatus),
