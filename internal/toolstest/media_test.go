@@ -168,6 +168,7 @@ func TestUploadMedia(t *testing.T) {
 			{"clip.mp4", mp4Bytes(5<<20 + 123), "video/mp4", 3},
 		} {
 			path := writeFile(t, filepath.Join(e.Media, c.name), c.data)
+			e.syncNotifications()
 			e.takeProgress()
 			before := e.counters()
 			p := &mcp.CallToolParams{Name: "x_upload_media", Arguments: map[string]any{"file_path": path, "alt_text": "moving picture"}}
@@ -195,6 +196,7 @@ func TestUploadMedia(t *testing.T) {
 		// Without a progress token nothing is sent, even for a chunked
 		// upload that would report progress.
 		path := writeFile(t, filepath.Join(e.Media, "quiet.gif"), gifBytes(t, 22))
+		e.syncNotifications()
 		e.takeProgress()
 		executed(t, e.call("x_upload_media", map[string]any{"file_path": path}), nil)
 		e.syncNotifications()
