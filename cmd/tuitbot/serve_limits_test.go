@@ -35,13 +35,12 @@ func TestServeHTTPUnderDescriptorFlood(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
 	// ulimit -n sets the soft and the hard limit, so the Go runtime cannot
 	// raise it again at start-up.
 	cmd := exec.Command("sh", "-c", `ulimit -n `+strconv.Itoa(fdLimit)+` && exec "$0" "$@"`,
-		binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--token-file", tokenFile)
+		binPath, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--token-file", tokenFile)
 	stderr := startServer(t, cmd, h.env)
-	waitListening(t, addr, stderr)
+	addr := waitListening(t, stderr)
 
 	req := "POST / HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
 		"Content-Length: " + strconv.Itoa(len(initLine)) + "\r\n\r\n" + initLine

@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,12 +26,43 @@ import (
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// grew, once waitFor has made it, gets a value after writes.
+	grew chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	if s.grew != nil {
+		select {
+		case s.grew <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+	return n, err
+}
+
+// waitFor waits until the output matches re and returns the match with its
+// submatches; nil when d passes first. It wakes on writes, never polls.
+func (s *syncBuffer) waitFor(re *regexp.Regexp, d time.Duration) []string {
+	s.mu.Lock()
+	if s.grew == nil {
+		s.grew = make(chan struct{}, 1)
+	}
+	grew := s.grew
+	s.mu.Unlock()
+	timeout := time.After(d)
+	for {
+		if m := re.FindStringSubmatch(s.String()); m != nil {
+			return m
+		}
+		select {
+		case <-grew:
+		case <-timeout:
+			return nil
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -322,18 +353,6 @@ func startServer(t *testing.T, cmd *exec.Cmd, env []string) *syncBuffer {
 	return out
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 type authTransport struct {
 	token string
 	base  http.RoundTripper
@@ -352,11 +371,10 @@ func TestServeHTTP(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
-	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--token-file", tokenFile, "--profile", "readonly")
+	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--token-file", tokenFile, "--profile", "readonly")
 	stderr := startServer(t, cmd, h.env)
+	addr := waitListening(t, stderr)
 	url := "http://" + addr + "/"
-	waitListening(t, addr, stderr)
 
 	post := func(hdr map[string]string) int {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initLine))
@@ -407,10 +425,9 @@ func TestServeHTTP(t *testing.T) {
 
 func TestServeHTTPCreatesDefaultToken(t *testing.T) {
 	h := newHome(t)
-	addr := freePort(t)
-	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", addr, "--profile", "readonly")
+	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--profile", "readonly")
 	stderr := startServer(t, cmd, h.env)
-	waitListening(t, addr, stderr)
+	waitListening(t, stderr)
 	st, err := os.Stat(h.path("mcp_token"))
 	if err != nil {
 		t.Fatalf("no default token file: %v", err)
@@ -428,20 +445,21 @@ func TestServeHTTPCreatesDefaultToken(t *testing.T) {
 	if err := os.Chmod(h.path("mcp_token"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := h.fails(t, "mcp", "serve", "--transport", "http", "--listen", freePort(t), "--profile", "readonly")
+	r := h.fails(t, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--profile", "readonly")
 	mustContain(t, "world-readable token", r.stderr, "chmod 600")
 }
 
-func waitListening(t *testing.T, addr string, stderr fmt.Stringer) {
+// listeningLine is the log line an HTTP server writes once it accepts
+// connections.
+var listeningLine = regexp.MustCompile(`msg=listening url=http://(\S+)/`)
+
+// waitListening waits for the server's "listening" log line and returns the
+// address it bound (the tests listen on port 0).
+func waitListening(t *testing.T, out *syncBuffer) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	m := out.waitFor(listeningLine, 20*time.Second)
+	if m == nil {
+		t.Fatalf("server never reported listening\nstderr:\n%s", out)
 	}
-	t.Fatalf("server never listened on %s\nstderr:\n%s", addr, stderr)
+	return m[1]
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -469,9 +470,21 @@ func TestBannedPhrasesNeverReachTheGateway(t *testing.T) {
 func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	e := newEnv(t, nil)
 	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
-	// The post takes a while on X; the stop signal arrives while it is on
-	// the wire.
-	e.sim.SetFault("POST /2/tweets", xsim.Fault{Latency: 1500 * time.Millisecond})
+	// The post is held on X until the stop signal has been given, so the
+	// stop arrives while it is on the wire.
+	arrived, hold := make(chan struct{}, 1), make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release()
+	e.sim.SetFault("POST /2/tweets", xsim.Fault{OnArrive: func(ctx context.Context) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-hold:
+		case <-ctx.Done():
+		}
+	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r, err := e.app.Autopilot(autopilot.Options{Loops: []string{autopilot.LoopContent}, Rand: rand.New(rand.NewPCG(1, 2)),
@@ -484,13 +497,15 @@ func TestStopLetsTheInFlightPostComplete(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	// Cancel once the tweet has been drafted, i.e. the post is under way.
-	deadline := time.Now().Add(10 * time.Second)
-	for e.llm.count("tweet") == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-arrived:
+	case err := <-done:
+		t.Fatalf("Run ended before posting: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the post never reached X")
 	}
-	time.Sleep(300 * time.Millisecond)
 	cancel()
+	release()
 	select {
 	case err := <-done:
 		if err != nil {

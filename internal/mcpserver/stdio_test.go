@@ -40,7 +40,14 @@ func startGuardedOpts(t testing.TB, srv *mcp.Server, opts mcpserver.StdioOptions
 	clientR, serverW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &guardedPipe{w: clientW, lines: make(chan string, 64), done: make(chan error, 1)}
-	go func() { g.done <- srv.Run(ctx, mcpserver.GuardedStdio(serverR, serverW, opts)) }()
+	go func() {
+		err := srv.Run(ctx, mcpserver.GuardedStdio(serverR, serverW, opts))
+		// Nothing is written once the session has returned: closing its
+		// output lets the reader drain what is left and close lines, so
+		// next never has to guess whether more output is coming.
+		serverW.Close()
+		g.done <- err
+	}()
 	go func() {
 		defer close(g.lines)
 		rd := bufio.NewReaderSize(clientR, 1<<16)
@@ -68,6 +75,27 @@ func startGuardedOpts(t testing.TB, srv *mcp.Server, opts mcpserver.StdioOptions
 	return g
 }
 
+// endsOnEOF closes the client's side of the input and wants the session to
+// end because of it, which proves it was still serving until then: a
+// session that had died of an earlier line would have ended with that
+// line's error.
+func (g *guardedPipe) endsOnEOF(t testing.TB, d time.Duration) {
+	t.Helper()
+	g.w.Close()
+	if !g.ended {
+		select {
+		case err := <-g.done:
+			g.ended, g.endErr = true, err
+			g.done = nil
+		case <-time.After(d):
+			t.Fatal("the session did not end when its input closed")
+		}
+	}
+	if g.endErr != nil && !errors.Is(g.endErr, io.EOF) {
+		t.Fatalf("the session ended with %v, want the end of its input", g.endErr)
+	}
+}
+
 // send writes without blocking the test: a server that stopped reading
 // must show up as a missing reply, not a hung test.
 func (g *guardedPipe) send(line string) {
@@ -89,12 +117,8 @@ func (g *guardedPipe) next(d time.Duration) (string, bool) {
 			return "", false
 		}
 		if g.ended {
-			select {
-			case l, ok := <-g.lines:
-				return l, ok
-			case <-time.After(200 * time.Millisecond):
-				return "", false
-			}
+			l, ok := <-g.lines
+			return l, ok
 		}
 	}
 }
@@ -190,14 +214,14 @@ func TestGuardedStdioSurvivesBadLines(t *testing.T) {
 					t.Errorf("error reply id %s, want %s", r.ID, tc.wantID)
 				}
 			}
-			// Ask twice: a session can end shortly after answering the
-			// next request.
 			for _, id := range []string{"after-1", "after-2"} {
 				if ok, why := g.alive(id, 10*time.Second); !ok {
 					t.Fatalf("server stopped serving after %s: %s", tc.line, why)
 				}
-				time.Sleep(50 * time.Millisecond)
 			}
+			// A session can end shortly after answering the next request;
+			// it must have lived until its input closed.
+			g.endsOnEOF(t, 10*time.Second)
 		})
 	}
 }
@@ -465,12 +489,13 @@ func FuzzGuardedStdio(f *testing.F) {
 		line = strings.NewReplacer("\n", " ", "\r", " ").Replace(line)
 		g := startGuarded(t, srv)
 		g.send(line)
-		// Two pings: a session can end just after answering the first.
 		for _, id := range []string{"fuzz-ping-1", "fuzz-ping-2"} {
 			if ok, why := g.alive(id, 10*time.Second); !ok {
 				t.Fatalf("after %q: %s", line, why)
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
+		// A session can end just after answering a ping; it must have
+		// lived until its input closed.
+		g.endsOnEOF(t, 10*time.Second)
 	})
 }

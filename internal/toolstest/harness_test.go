@@ -67,6 +67,7 @@ type env struct {
 	// Media is a directory listed in media.allowed_dirs.
 	Media string
 	cs    *mcp.ClientSession
+	ss    *mcp.ServerSession
 
 	mu       sync.Mutex
 	progress []*mcp.ProgressNotificationParams
@@ -203,7 +204,7 @@ func (e *env) connect() {
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}
-	e.cs = cs
+	e.cs, e.ss = cs, ss
 	t.Cleanup(func() {
 		_ = cs.Close()
 		_ = ss.Wait()
@@ -363,6 +364,8 @@ func (e *env) requireDelta(before map[string]int64, want map[string]int64) {
 }
 
 // takeProgress returns and clears the progress notifications received.
+// Call syncNotifications first to have every notification the server has
+// sent so far.
 func (e *env) takeProgress() []*mcp.ProgressNotificationParams {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -416,4 +419,16 @@ func (e *env) tweetByID(id string) (xsim.Tweet, bool) {
 		}
 	}
 	return xsim.Tweet{}, false
+}
+
+// syncNotifications returns once the client has handled every notification
+// the server sent before it. A tool's notifications travel beside its result
+// and may be handled just after the call returns; the client handles
+// incoming messages in order, so a ping from the server is answered only
+// after them.
+func (e *env) syncNotifications() {
+	e.t.Helper()
+	if err := e.ss.Ping(e.ctx, nil); err != nil {
+		e.t.Fatalf("ping the client: %v", err)
+	}
 }

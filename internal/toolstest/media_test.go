@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -169,6 +168,7 @@ func TestUploadMedia(t *testing.T) {
 			{"clip.mp4", mp4Bytes(5<<20 + 123), "video/mp4", 3},
 		} {
 			path := writeFile(t, filepath.Join(e.Media, c.name), c.data)
+			e.syncNotifications()
 			e.takeProgress()
 			before := e.counters()
 			p := &mcp.CallToolParams{Name: "x_upload_media", Arguments: map[string]any{"file_path": path, "alt_text": "moving picture"}}
@@ -193,11 +193,13 @@ func TestUploadMedia(t *testing.T) {
 				t.Fatalf("%d: last progress %g, want %g", i, last, total)
 			}
 		}
-		// Without a progress token nothing is sent.
-		path := writeFile(t, filepath.Join(e.Media, "quiet.png"), pngBytes(t, 22))
+		// Without a progress token nothing is sent, even for a chunked
+		// upload that would report progress.
+		path := writeFile(t, filepath.Join(e.Media, "quiet.gif"), gifBytes(t, 22))
+		e.syncNotifications()
 		e.takeProgress()
 		executed(t, e.call("x_upload_media", map[string]any{"file_path": path}), nil)
-		time.Sleep(50 * time.Millisecond)
+		e.syncNotifications()
 		if got := e.takeProgress(); len(got) != 0 {
 			t.Fatalf("%d progress notifications without a progress token", len(got))
 		}
@@ -255,19 +257,12 @@ func TestUploadMedia(t *testing.T) {
 	})
 }
 
-// waitProgress waits briefly for at least n progress notifications: they
-// travel beside the result and may be handled just after it.
+// waitProgress returns the progress notifications of the call that just
+// returned, which must be at least n.
 func waitProgress(e *env, n int) []*mcp.ProgressNotificationParams {
 	e.t.Helper()
-	var got []*mcp.ProgressNotificationParams
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		got = append(got, e.takeProgress()...)
-		if len(got) >= n || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	e.syncNotifications()
+	got := e.takeProgress()
 	if len(got) < n {
 		e.t.Fatalf("%d progress notifications, want at least %d", len(got), n)
 	}

@@ -32,11 +32,13 @@ type fakeX struct {
 	access   map[string]bool
 	lastAuth string // "basic" or "body"
 
-	exchanges     atomic.Int64 // authorization_code calls
-	refreshUses   atomic.Int64 // refresh_token calls that presented a valid token
-	refreshCalls  atomic.Int64 // all refresh_token calls
-	refreshFails  atomic.Int64
-	refreshDelay  time.Duration
+	exchanges    atomic.Int64 // authorization_code calls
+	refreshUses  atomic.Int64 // refresh_token calls that presented a valid token
+	refreshCalls atomic.Int64 // all refresh_token calls
+	refreshFails atomic.Int64
+	// refreshGate, when set (under mu), holds refresh_token calls; see
+	// holdRefreshes.
+	refreshGate   *refreshGate
 	expiresIn     int
 	omitRefresh   bool   // issue no refresh token
 	refreshStatus int    // when non-zero, every refresh answers this status
@@ -66,6 +68,29 @@ func newFakeX(t *testing.T) *fakeX {
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// refreshGate holds refresh calls on the token endpoint: each one reports
+// on arrived and waits until release is closed.
+type refreshGate struct {
+	arrived chan struct{}
+	release chan struct{}
+}
+
+// holdRefreshes makes every later refresh_token call wait until the
+// returned release is called (at the latest when the test ends). arrived
+// receives one value per call as it starts waiting, so a test knows a
+// refresh is in flight and can line up contenders before letting it finish.
+func (f *fakeX) holdRefreshes(t *testing.T) (arrived <-chan struct{}, release func()) {
+	t.Helper()
+	g := &refreshGate{arrived: make(chan struct{}, 64), release: make(chan struct{})}
+	f.mu.Lock()
+	f.refreshGate = g
+	f.mu.Unlock()
+	release = sync.OnceFunc(func() { close(g.release) })
+	// Registered after the server's Close, so it runs first.
+	t.Cleanup(release)
+	return g.arrived, release
 }
 
 func (f *fakeX) authURL() string  { return f.srv.URL + "/i/oauth2/authorize" }
@@ -185,8 +210,16 @@ func (f *fakeX) token(w http.ResponseWriter, r *http.Request) {
 		f.writeTokens(w, g.scope)
 	case "refresh_token":
 		f.refreshCalls.Add(1)
-		if f.refreshDelay > 0 {
-			time.Sleep(f.refreshDelay)
+		f.mu.Lock()
+		g := f.refreshGate
+		f.mu.Unlock()
+		if g != nil {
+			g.arrived <- struct{}{}
+			select {
+			case <-g.release:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		rt := r.PostForm.Get("refresh_token")
 		if f.refreshStatus != 0 {

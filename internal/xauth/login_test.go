@@ -483,11 +483,21 @@ func TestLoginTimeout(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var out syncBuffer
 		done := make(chan error, 1)
+		// OpenBrowser is called once the callback listener is up, just
+		// before Login waits for the redirect.
+		waiting := make(chan struct{})
+		open := func(string) error { close(waiting); return nil }
 		go func() {
-			_, err := Login(ctx, LoginOptions{Options: fx.options(""), CallbackAddr: "127.0.0.1:0", Out: &out})
+			_, err := Login(ctx, LoginOptions{Options: fx.options(""), CallbackAddr: "127.0.0.1:0", Out: &out, OpenBrowser: open})
 			done <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-waiting:
+		case err := <-done:
+			t.Fatalf("Login returned before waiting for the redirect: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Login never got to waiting for the redirect")
+		}
 		cancel()
 		select {
 		case err := <-done:

@@ -69,6 +69,14 @@ func (m *Manager) acquire(ctx context.Context) error {
 	select {
 	case m.sem <- struct{}{}:
 		return nil
+	default:
+	}
+	if m.opts.onWait != nil {
+		m.opts.onWait()
+	}
+	select {
+	case m.sem <- struct{}{}:
+		return nil
 	case <-ctx.Done():
 		return apperr.Wrap(apperr.XNetworkError, ctx.Err(), "gave up waiting for the token")
 	}
@@ -179,7 +187,7 @@ func (m *Manager) Refresh(ctx context.Context) (string, error) {
 // another process already replaced held with a fresh token, that token is
 // adopted and X is not called, because held's refresh token has been spent.
 func (m *Manager) refreshLocked(ctx context.Context, held *Token, forced bool) (*Token, error) {
-	unlock, err := lockTokenFile(ctx, m.opts.TokenPath)
+	unlock, err := lockTokenFile(ctx, m.opts.TokenPath, m.opts.onWait)
 	if err != nil {
 		return nil, err
 	}

@@ -402,7 +402,7 @@ func TestManagerHonoursContextWhileWaiting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens.json")
 	seed(t, fx, path, clk, time.Minute)
 	m := newManager(t, fx, path, clk)
-	unlock, err := lockTokenFile(context.Background(), path)
+	unlock, err := lockTokenFile(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,8 +417,30 @@ func TestManagerHonoursContextWhileWaiting(t *testing.T) {
 	}
 }
 
-// runConcurrently starts all calls at once and collects their results.
-func runConcurrently(t *testing.T, calls []func(context.Context) (string, error)) []string {
+// lineUp waits until one refresh is held at X and wantWaits other callers
+// have blocked behind it (Options.onWait). A second refresh reaching X
+// fails the test: the callers were not serialised.
+func lineUp(t *testing.T, arrived, waits <-chan struct{}, wantWaits int) {
+	t.Helper()
+	refreshes, waiting := 0, 0
+	timeout := time.After(20 * time.Second)
+	for refreshes < 1 || waiting < wantWaits {
+		select {
+		case <-arrived:
+			if refreshes++; refreshes > 1 {
+				t.Fatalf("%d refreshes reached X at once (%d callers waiting)", refreshes, waiting)
+			}
+		case <-waits:
+			waiting++
+		case <-timeout:
+			t.Fatalf("%d refreshes held and %d callers waiting, want 1 and %d", refreshes, waiting, wantWaits)
+		}
+	}
+}
+
+// runConcurrently starts all calls at once, runs meanwhile on the test's
+// goroutine while they are under way, and collects their results.
+func runConcurrently(t *testing.T, calls []func(context.Context) (string, error), meanwhile func()) []string {
 	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -433,6 +455,7 @@ func runConcurrently(t *testing.T, calls []func(context.Context) (string, error)
 		}()
 	}
 	close(start)
+	meanwhile()
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -466,7 +489,10 @@ func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFakeX(t)
-			fx.refreshDelay = 50 * time.Millisecond
+			// The one refresh is held at X until every other caller is
+			// blocked behind it, so all of them really contend.
+			arrived, release := fx.holdRefreshes(t)
+			waits := make(chan struct{}, 64)
 			clk := newFakeClock()
 			path := filepath.Join(t.TempDir(), "tokens.json")
 			ttl := time.Minute // due for refresh
@@ -479,6 +505,7 @@ func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
 				// Each Manager opens its own lock descriptor, as separate
 				// processes would.
 				m := newManager(t, fx, path, clk)
+				m.opts.onWait = func() { waits <- struct{}{} }
 				if tc.forced {
 					// Everyone holds the old token and got a 401 with it.
 					if got, err := m.AccessToken(context.Background()); err != nil || got != old.AccessToken {
@@ -493,7 +520,10 @@ func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
 					}
 				}
 			}
-			got := runConcurrently(t, calls)
+			got := runConcurrently(t, calls, func() {
+				lineUp(t, arrived, waits, len(calls)-1)
+				release()
+			})
 			allEqual(t, got)
 			if got[0] == old.AccessToken || !fx.validAccess(got[0]) {
 				t.Fatal("callers did not get a refreshed token")

@@ -26,6 +26,9 @@ const (
 	helperURLEnv   = "TUITBOT_XAUTH_HELPER_TOKEN_URL"
 	helperIDEnv    = "TUITBOT_XAUTH_HELPER_CLIENT_ID"
 	helperReadyMsg = "READY"
+	// helperWaitingMsg is printed when the helper finds the token busy and
+	// starts waiting for it.
+	helperWaitingMsg = "WAITING"
 )
 
 func TestMain(m *testing.M) {
@@ -36,12 +39,14 @@ func TestMain(m *testing.M) {
 }
 
 // helperMain prints READY, asks for an access token, and prints a hash of
-// it (never the value) or the error code.
+// it (never the value) or the error code. It prints WAITING when it has to
+// wait for the token.
 func helperMain() int {
 	m, err := NewManager(Options{
 		ClientID:  os.Getenv(helperIDEnv),
 		TokenURL:  os.Getenv(helperURLEnv),
 		TokenPath: os.Getenv(helperPathEnv),
+		onWait:    func() { fmt.Println(helperWaitingMsg) },
 	})
 	if err != nil {
 		fmt.Println("ERROR", apperr.CodeOf(err))
@@ -139,7 +144,7 @@ func TestCrossProcessRefreshWaitsForTheLock(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	seed(t, fx, path, clk, -time.Minute) // expired: the helper must refresh
 
-	unlock, err := lockTokenFile(context.Background(), path)
+	unlock, err := lockTokenFile(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +158,9 @@ func TestCrossProcessRefreshWaitsForTheLock(t *testing.T) {
 	if l := h.next(t, 20*time.Second); l != helperReadyMsg {
 		t.Fatalf("helper said %q", l)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if l := h.next(t, 20*time.Second); l != helperWaitingMsg {
+		t.Fatalf("helper said %q, want it to wait for the lock", l)
+	}
 	if n := fx.refreshCalls.Load(); n != 0 {
 		t.Fatalf("the other process refreshed %d times while this one held the lock", n)
 	}
@@ -183,7 +190,9 @@ func TestCrossProcessRefreshWaitsForTheLock(t *testing.T) {
 
 func TestCrossProcessConcurrentRefreshSpendsOnce(t *testing.T) {
 	fx := newFakeX(t)
-	fx.refreshDelay = 200 * time.Millisecond
+	// The first refresh is held at X until the other process is blocked
+	// behind it, so the two really contend.
+	arrived, release := fx.holdRefreshes(t)
 	path := filepath.Join(t.TempDir(), "tokens.json")
 	clk := clock.NewFake(time.Now())
 	old := seed(t, fx, path, clk, -time.Minute)
@@ -192,14 +201,49 @@ func TestCrossProcessConcurrentRefreshSpendsOnce(t *testing.T) {
 	if l := h.next(t, 20*time.Second); l != helperReadyMsg {
 		t.Fatalf("helper said %q", l)
 	}
-	m, err := NewManager(fx.options(path))
+	o := fx.options(path)
+	waits := make(chan struct{}, 8)
+	o.onWait = func() { waits <- struct{}{} }
+	m, err := NewManager(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := m.AccessToken(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	type result struct {
+		tok string
+		err error
 	}
+	done := make(chan result, 1)
+	go func() {
+		tok, err := m.AccessToken(context.Background())
+		done <- result{tok, err}
+	}()
+	// Whichever process got the lock refreshes; the other one waits,
+	// reported by this process's onWait or the helper's WAITING line.
+	refreshes, waiting := 0, 0
+	timeout := time.After(20 * time.Second)
+	for refreshes < 1 || waiting < 1 {
+		select {
+		case <-arrived:
+			if refreshes++; refreshes > 1 {
+				t.Fatal("both processes sent a refresh to X")
+			}
+		case <-waits:
+			waiting++
+		case l, ok := <-h.lines:
+			if !ok || l != helperWaitingMsg {
+				t.Fatalf("helper said %q (open: %t) before the refresh finished; stderr:\n%s", l, ok, h.stderr)
+			}
+			waiting++
+		case <-timeout:
+			t.Fatalf("%d refreshes held and %d processes waiting, want 1 and 1", refreshes, waiting)
+		}
+	}
+	release()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	mine := r.tok
 	theirs := h.finish(t)
 	if theirs != "TOKEN "+tokenHash(mine) {
 		t.Fatalf("processes ended with different tokens (%q vs %s)", theirs, tokenHash(mine))

@@ -259,7 +259,7 @@ func SaveToken(ctx context.Context, path string, t *Token) error {
 	if err := ensureDir(path); err != nil {
 		return err
 	}
-	unlock, err := lockTokenFile(ctx, path)
+	unlock, err := lockTokenFile(ctx, path, nil)
 	if err != nil {
 		return err
 	}

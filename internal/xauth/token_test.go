@@ -303,17 +303,17 @@ func TestStatus(t *testing.T) {
 
 func TestLockTokenFileExcludesOtherDescriptors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	unlock, err := lockTokenFile(context.Background(), path)
+	unlock, err := lockTokenFile(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := lockTokenFile(ctx, path); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := lockTokenFile(ctx, path, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second lock err = %v, want it to wait until the deadline", err)
 	}
 	unlock()
-	unlock2, err := lockTokenFile(context.Background(), path)
+	unlock2, err := lockTokenFile(context.Background(), path, nil)
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}

@@ -79,6 +79,12 @@ type Options struct {
 	// RefreshSkew is how long before expiry a token is refreshed;
 	// DefaultRefreshSkew when zero.
 	RefreshSkew time.Duration
+
+	// onWait, when set, is called each time a Manager finds the token busy
+	// (another caller in this process, or another process holding the
+	// lock file) and is about to wait for it. A test seam: it tells a test
+	// that a caller is blocked, without sleeping.
+	onWait func()
 }
 
 // Format prints the options with the client secret masked, so an Options

@@ -1,6 +1,7 @@
 package xsim
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -43,6 +44,12 @@ type Fault struct {
 	// ClientNotEnrolled makes matching calls answer X's 403
 	// client-not-enrolled body (an endpoint outside the app's access level).
 	ClientNotEnrolled bool
+	// OnArrive, when set, is called with the request's context as each
+	// matching call arrives (once authenticated and within its rate
+	// limit), before the other faults act. It may block,
+	// holding the call on the wire. A test seam: it tells a test that a
+	// request is in flight, without sleeping.
+	OnArrive func(ctx context.Context)
 }
 
 type faultKind int
@@ -67,6 +74,7 @@ type faultEntry struct {
 }
 
 type faultPlan struct {
+	arrive  []func(context.Context)
 	latency time.Duration
 	pre     faultKind
 	post    faultKind
@@ -152,6 +160,9 @@ func (s *Server) planFaults(rt *route, path string) faultPlan {
 			continue
 		}
 		f := &e.f
+		if f.OnArrive != nil {
+			p.arrive = append(p.arrive, f.OnArrive)
+		}
 		p.latency += f.Latency
 		status := f.ErrorStatus
 		if status < 500 || status > 599 {

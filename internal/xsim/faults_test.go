@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -132,8 +133,14 @@ func TestFaultTimeoutHangsUntilClientGivesUp(t *testing.T) {
 }
 
 func TestFaultTimeoutReleasedByClose(t *testing.T) {
-	e := newEnv(t)
-	e.s.SetFault("GET /2/users/me", Fault{TimeoutNext: 1})
+	// The handler's log line is written when it returns: Close must end
+	// the hang itself, not only drop the client's connection.
+	handled := make(chan string, 4)
+	e := newEnv(t, func(o *Options) {
+		o.Logf = func(format string, args ...any) { handled <- fmt.Sprintf(format, args...) }
+	})
+	arrived := make(chan struct{})
+	e.s.SetFault("GET /2/users/me", Fault{TimeoutNext: 1, OnArrive: func(context.Context) { close(arrived) }})
 	done := make(chan error, 1)
 	go func() {
 		req, _ := http.NewRequest("GET", e.base+"/2/users/me", nil)
@@ -144,14 +151,26 @@ func TestFaultTimeoutReleasedByClose(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never reached the emulator")
+	}
 	if err := e.s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("hung request not released by Close")
+	for done != nil || handled != nil {
+		select {
+		case <-done:
+			done = nil
+		case line := <-handled:
+			if !strings.Contains(line, "/2/users/me") {
+				t.Fatalf("unexpected request logged: %s", line)
+			}
+			handled = nil
+		case <-time.After(5 * time.Second):
+			t.Fatalf("hung request not released by Close (client released: %t, handler returned: %t)", done == nil, handled == nil)
+		}
 	}
 }
 

@@ -414,6 +414,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 	}
 
 	// Faults that act before the request is processed.
+	for _, arrive := range plan.arrive {
+		arrive(r.Context())
+	}
 	if plan.latency > 0 {
 		t := time.NewTimer(plan.latency)
 		select {
