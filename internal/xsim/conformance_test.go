@@ -214,6 +214,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("POST", "/2/users/"+me+"/retweets", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/bookmarks", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/following", map[string]any{"target_user_id": other})
+	c.json("POST", "/2/users/"+me+"/muting", map[string]any{"target_user_id": other})
 
 	reads := []string{
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
@@ -269,6 +270,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("DELETE", "/2/users/"+me+"/retweets/"+otherTweet, nil)
 	c.json("DELETE", "/2/users/"+me+"/bookmarks/"+otherTweet, nil)
 	c.json("DELETE", "/2/users/"+me+"/following/"+other, nil)
+	c.json("DELETE", "/2/users/"+me+"/muting/"+other, nil)
 	c.json("DELETE", "/2/tweets/"+mine, nil)
 	c.json("DELETE", "/2/tweets/5", nil) // 404
 
