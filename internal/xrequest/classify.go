@@ -50,7 +50,10 @@ const (
 // Ids that travel outside the path (body or query) and the variant are
 // filled by ClassifyChecked only.
 type Effect struct {
-	Kind         string
+	Kind string
+	// Tool is the typed tool whose effect the matched row has, when the
+	// row names one; Equivalent falls back to the kind's tool.
+	Tool         string
 	Endpoint     string
 	Variant      string
 	TweetID      string
@@ -96,6 +99,8 @@ type idSource struct {
 
 // endpoint is one row of the endpoint table.
 type endpoint struct {
+	// tool is the typed tool with the same effect (empty: the kind's).
+	tool   string
 	method string
 	// path is a template of '/'-separated segments: fixed segments and
 	// {field} placeholders matching any one non-empty segment.
@@ -113,11 +118,13 @@ func body(key, field string) idSource  { return idSource{in: inBody, key: key, f
 func query(key, field string) idSource { return idSource{in: inQuery, key: key, field: field} }
 
 // endpoints is the one table every universal write is classified against:
-// the X endpoints whose effect a typed tool also has, in the v2 and the
-// legacy v1.1 forms. A request matches a row when the method is equal
-// (ASCII case ignored) and the path, cut into segments as Classify does,
-// matches the template. No two rows may match the same request; a test
-// and a fuzz target hold the table to that.
+// the X endpoints whose effect a typed tool also has. The v2 rows are X's
+// endpoint table itself (v2Rows), so a typed tool added there is
+// classified too; the legacy v1.1 forms and the DM media upload, which no
+// typed tool calls, are listed here. A request matches a row when the
+// method is equal (ASCII case ignored) and the path, cut into segments as
+// Classify does, matches the template. No two rows may match the same
+// request; a test and a fuzz target hold the table to that.
 //
 // v1.1 endpoints take their ids as query parameters as well as in the path
 // (statuses/destroy/{id}.json and statuses/destroy.json?id=), and both
@@ -129,56 +136,128 @@ func query(key, field string) idSource { return idSource{in: inQuery, key: key, 
 // It is built on each call rather than kept in a package variable so no
 // caller can change it.
 func endpoints() []endpoint {
-	tweetID := []idSource{body("tweet_id", fieldTweet)}
 	v11ID := []idSource{query("id", fieldTweet)}
 	v11User := []idSource{query("user_id", fieldTarget)}
 	v11Status := []idSource{
 		query("in_reply_to_status_id", fieldReply),
 		{in: inQuery, key: "attachment_url", field: fieldQuote, parse: statusID},
 	}
-	return []endpoint{
-		// v2.
-		{"POST", "/2/tweets", KindTweetCreate, []idSource{
-			{in: inBody, key: "reply", sub: "in_reply_to_tweet_id", field: fieldReply},
-			body("quote_tweet_id", fieldQuote),
-		}},
-		{"DELETE", "/2/tweets/{tweet}", KindTweetDelete, nil},
-		{"POST", "/2/users/{user}/likes", KindLike, tweetID},
-		{"DELETE", "/2/users/{user}/likes/{tweet}", KindUnlike, nil},
-		{"POST", "/2/users/{user}/retweets", KindRetweet, tweetID},
-		{"DELETE", "/2/users/{user}/retweets/{tweet}", KindUnretweet, nil},
-		{"POST", "/2/users/{user}/following", KindFollow, []idSource{body("target_user_id", fieldTarget)}},
-		{"DELETE", "/2/users/{user}/following/{target}", KindUnfollow, nil},
-		{"POST", "/2/users/{user}/bookmarks", KindBookmark, tweetID},
-		{"DELETE", "/2/users/{user}/bookmarks/{tweet}", KindUnbookmark, nil},
-		// v2 simple and chunked media upload, also the DM media variant.
-		{"POST", "/2/media/upload", KindMediaUpload, nil},
-		{"POST", "/2/media/upload/initialize", KindMediaUpload, nil},
-		{"POST", "/2/media/upload/{media}/append", KindMediaUpload, nil},
-		{"POST", "/2/media/upload/{media}/finalize", KindMediaUpload, nil},
-		{"POST", "/2/chat/media/upload/initialize", KindMediaUpload, nil},
-		{"POST", "/2/chat/media/upload/{media}/append", KindMediaUpload, nil},
-		{"POST", "/2/chat/media/upload/{media}/finalize", KindMediaUpload, nil},
+	return append(v2Rows(xapi.NewEndpoints()), []endpoint{
+		// The DM media upload, which no typed tool calls.
+		{"", "POST", "/2/chat/media/upload/initialize", KindMediaUpload, nil},
+		{"", "POST", "/2/chat/media/upload/{media}/append", KindMediaUpload, nil},
+		{"", "POST", "/2/chat/media/upload/{media}/finalize", KindMediaUpload, nil},
 
 		// Legacy v1.1, still reachable on api.x.com and the upload hosts.
-		{"POST", "/1.1/statuses/update", KindTweetCreate, v11Status},
-		{"POST", "/1.1/statuses/update_with_media", KindTweetCreate, v11Status},
-		{"POST", "/1.1/statuses/destroy", KindTweetDelete, v11ID},
-		{"POST", "/1.1/statuses/destroy/{tweet}", KindTweetDelete, v11ID},
-		{"POST", "/1.1/statuses/retweet", KindRetweet, v11ID},
-		{"POST", "/1.1/statuses/retweet/{tweet}", KindRetweet, v11ID},
-		{"POST", "/1.1/statuses/unretweet", KindUnretweet, v11ID},
-		{"POST", "/1.1/statuses/unretweet/{tweet}", KindUnretweet, v11ID},
-		{"POST", "/1.1/favorites/create", KindLike, v11ID},
-		{"POST", "/1.1/favorites/create/{tweet}", KindLike, v11ID},
-		{"POST", "/1.1/favorites/destroy", KindUnlike, v11ID},
-		{"POST", "/1.1/favorites/destroy/{tweet}", KindUnlike, v11ID},
-		{"POST", "/1.1/friendships/create", KindFollow, v11User},
-		{"POST", "/1.1/friendships/create/{target}", KindFollow, v11User},
-		{"POST", "/1.1/friendships/destroy", KindUnfollow, v11User},
-		{"POST", "/1.1/friendships/destroy/{target}", KindUnfollow, v11User},
-		{"POST", "/1.1/media/upload", KindMediaUpload, nil},
+		{"", "POST", "/1.1/statuses/update", KindTweetCreate, v11Status},
+		{"", "POST", "/1.1/statuses/update_with_media", KindTweetCreate, v11Status},
+		{"", "POST", "/1.1/statuses/destroy", KindTweetDelete, v11ID},
+		{"", "POST", "/1.1/statuses/destroy/{tweet}", KindTweetDelete, v11ID},
+		{"", "POST", "/1.1/statuses/retweet", KindRetweet, v11ID},
+		{"", "POST", "/1.1/statuses/retweet/{tweet}", KindRetweet, v11ID},
+		{"", "POST", "/1.1/statuses/unretweet", KindUnretweet, v11ID},
+		{"", "POST", "/1.1/statuses/unretweet/{tweet}", KindUnretweet, v11ID},
+		{"", "POST", "/1.1/favorites/create", KindLike, v11ID},
+		{"", "POST", "/1.1/favorites/create/{tweet}", KindLike, v11ID},
+		{"", "POST", "/1.1/favorites/destroy", KindUnlike, v11ID},
+		{"", "POST", "/1.1/favorites/destroy/{tweet}", KindUnlike, v11ID},
+		{"", "POST", "/1.1/friendships/create", KindFollow, v11User},
+		{"", "POST", "/1.1/friendships/create/{target}", KindFollow, v11User},
+		{"", "POST", "/1.1/friendships/destroy", KindUnfollow, v11User},
+		{"", "POST", "/1.1/friendships/destroy/{target}", KindUnfollow, v11User},
+		{"", "POST", "/1.1/media/upload", KindMediaUpload, nil},
+	}...)
+}
+
+// kindTools pairs each effect kind with the typed tool that has it.
+func kindTools() map[string]string {
+	return map[string]string{
+		KindTweetCreate: "x_post_tweet", KindTweetDelete: "x_delete_tweet",
+		KindLike: "x_like_tweet", KindUnlike: "x_unlike_tweet",
+		KindFollow: "x_follow_user", KindUnfollow: "x_unfollow_user",
+		KindRetweet: "x_retweet", KindUnretweet: "x_unretweet",
+		KindBookmark: "x_bookmark_tweet", KindUnbookmark: "x_unbookmark_tweet",
+		KindMediaUpload: "x_upload_media",
 	}
+}
+
+// kindOf is the kind of a typed tool's effect; a tool without a kind of
+// its own (x_mute_user) is KindOther, and its row still names the tool.
+func kindOf(tool string) string {
+	for k, t := range kindTools() {
+		if t == tool {
+			return k
+		}
+	}
+	return KindOther
+}
+
+// v2Rows derives the v2 rows from X's endpoint table: every write a typed
+// tool makes, matched as that tool's effect. Path placeholders become the
+// fields they name: the acting user after /2/users, the tweet, the other
+// user. A write that creates nothing and acts on one object the path does
+// not name takes that object's id from the body, under the name its undo
+// takes (tweet_id for a like, target_user_id for a follow).
+func v2Rows(eps *xapi.Endpoints) []endpoint {
+	var out []endpoint
+	for _, r := range eps.All() {
+		if r.Kind == xapi.EffectRead || r.Tool == "" {
+			continue
+		}
+		segs := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
+		named := map[string]bool{}
+		for i, sg := range segs {
+			name, ok := strings.CutPrefix(sg, ":")
+			if !ok {
+				continue
+			}
+			f := fieldOfPlaceholder(segs, i, name)
+			named[f] = true
+			segs[i] = "{" + f + "}"
+		}
+		ep := endpoint{tool: r.Tool, method: r.Method, path: "/" + strings.Join(segs, "/"), kind: kindOf(r.Tool)}
+		switch {
+		case r.Tool == "x_post_tweet":
+			ep.from = []idSource{
+				{in: inBody, key: "reply", sub: "in_reply_to_tweet_id", field: fieldReply},
+				body("quote_tweet_id", fieldQuote),
+			}
+		case r.Kind != xapi.EffectCreate && r.Undo != nil:
+			if f := fieldOfParam(r.Undo.Param); f != "" && !named[f] {
+				ep.from = []idSource{body(r.Undo.Param, f)}
+			}
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+// fieldOfPlaceholder names the field a placeholder of an endpoint-table
+// template fills.
+func fieldOfPlaceholder(segs []string, i int, name string) string {
+	switch {
+	case i == 2 && segs[1] == "users":
+		return fieldUser
+	case segs[1] == "media":
+		return fieldMedia
+	case i == 2 && segs[1] == "tweets":
+		return fieldTweet
+	}
+	if f := fieldOfParam(name); f != "" {
+		return f
+	}
+	return name
+}
+
+// fieldOfParam names the field an id parameter holds.
+func fieldOfParam(param string) string {
+	switch param {
+	case "tweet_id", "source_tweet_id":
+		return fieldTweet
+	case "target_user_id":
+		return fieldTarget
+	}
+	return ""
 }
 
 // Classify recognises a universal request from its method and path alone,
@@ -211,7 +290,11 @@ func classify(method, path string) (Effect, *endpoint) {
 	// The table test and the fuzz target keep this at one row; should two
 	// ever match, the first row wins so the answer stays deterministic.
 	ep := &rows[matched[0]]
-	e := Effect{Kind: ep.kind, Endpoint: ep.name()}
+	tool := ep.tool
+	if tool == "" {
+		tool = kindTools()[ep.kind]
+	}
+	e := Effect{Kind: ep.kind, Tool: tool, Endpoint: ep.name()}
 	for i, t := range templateSegments(ep.path) {
 		if f, ok := placeholder(t); ok {
 			e.set(f, segs[i])
@@ -426,45 +509,22 @@ func isDigits(s string) bool {
 	return true
 }
 
-// sameAs maps each effect to the v2 endpoint of X's endpoint table with the
-// same effect; the table names the typed tool that calls it and the undo.
-func sameAs(kind string) (method, path string) {
-	switch kind {
-	case KindTweetCreate:
-		return "POST", "/2/tweets"
-	case KindTweetDelete:
-		return "DELETE", "/2/tweets/:id"
-	case KindLike:
-		return "POST", "/2/users/:id/likes"
-	case KindUnlike:
-		return "DELETE", "/2/users/:id/likes/:tweet_id"
-	case KindFollow:
-		return "POST", "/2/users/:id/following"
-	case KindUnfollow:
-		return "DELETE", "/2/users/:source_user_id/following/:target_user_id"
-	case KindRetweet:
-		return "POST", "/2/users/:id/retweets"
-	case KindUnretweet:
-		return "DELETE", "/2/users/:id/retweets/:source_tweet_id"
-	case KindBookmark:
-		return "POST", "/2/users/:id/bookmarks"
-	case KindUnbookmark:
-		return "DELETE", "/2/users/:id/bookmarks/:tweet_id"
-	case KindMediaUpload:
-		return "POST", "/2/media/upload"
-	}
-	return "", ""
-}
-
 // Same returns the row of X's endpoint table whose effect the request has,
 // whatever form (v2, v1.1, odd spelling) it was sent in. ok is false for a
 // read and for a write no row covers.
 func (e Effect) Same(eps *xapi.Endpoints) (xapi.Endpoint, bool) {
-	m, p := sameAs(e.Kind)
-	if m == "" {
+	tool := e.Tool
+	if tool == "" {
+		tool = kindTools()[e.Kind]
+	}
+	if tool == "" {
 		return xapi.Endpoint{}, false
 	}
-	return eps.Lookup(m, p)
+	rows := eps.ByTool(tool)
+	if len(rows) == 0 {
+		return xapi.Endpoint{}, false
+	}
+	return rows[0], true
 }
 
 // Equivalent names the typed tool that does on X what a request with this

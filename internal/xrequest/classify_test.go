@@ -3,6 +3,8 @@ package xrequest
 import (
 	"strings"
 	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 func TestClassify(t *testing.T) {
@@ -91,7 +93,10 @@ func TestClassify(t *testing.T) {
 			if (got.Endpoint == "") != (tt.want.Kind == KindOther || tt.want.Kind == KindRead) {
 				t.Fatalf("Classify = %+v: Endpoint set for no row or missing for a row", got)
 			}
-			got.Endpoint = ""
+			if want := kindTools()[got.Kind]; got.Tool != want {
+				t.Fatalf("Classify = %+v: tool %q, want the kind's %q", got, got.Tool, want)
+			}
+			got.Endpoint, got.Tool = "", ""
 			if got != tt.want {
 				t.Fatalf("Classify = %+v, want %+v", got, tt.want)
 			}
@@ -136,7 +141,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
 			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
 		}
-		if tool := (Effect{Kind: a.kind}).Equivalent(); tool == "" {
+		if tool := (Effect{Kind: a.kind, Tool: a.tool}).Equivalent(); tool == "" {
 			t.Errorf("row %q has kind %q with no equivalent tool", a.name(), a.kind)
 		}
 	}
@@ -305,7 +310,10 @@ func TestClassifyChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ClassifyChecked(mustCheck(t, tt.req))
-			got.Endpoint = ""
+			if want := kindTools()[got.Kind]; got.Tool != want {
+				t.Fatalf("Classify = %+v: tool %q, want the kind's %q", got, got.Tool, want)
+			}
+			got.Endpoint, got.Tool = "", ""
 			if got != tt.want {
 				t.Fatalf("ClassifyChecked = %+v, want %+v", got, tt.want)
 			}
@@ -313,5 +321,33 @@ func TestClassifyChecked(t *testing.T) {
 	}
 	if got := ClassifyChecked(nil); got.Kind != KindOther {
 		t.Fatalf("ClassifyChecked(nil) = %+v", got)
+	}
+}
+
+// TestTypedWritesAreClassified: every write a typed tool makes in X's
+// endpoint table is a classification row, so a universal request to it
+// gets that tool's policy and undo; x_mute_user is the example of a tool
+// with no kind of its own.
+func TestTypedWritesAreClassified(t *testing.T) {
+	for _, r := range xapi.NewEndpoints().All() {
+		if r.Kind == xapi.EffectRead || r.Tool == "" {
+			continue
+		}
+		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3").Replace(r.Path)
+		e := Classify(r.Method, sample)
+		if e.Tool != r.Tool || e.Endpoint == "" {
+			t.Errorf("%s %s classifies as %+v, want the row of %s", r.Method, sample, e, r.Tool)
+		}
+	}
+	c, err := Check(Request{Method: "POST", Path: "/2/users/42/muting", Body: `{"target_user_id":"77"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ClassifyChecked(c)
+	if e.Equivalent() != "x_mute_user" || e.TargetUserID != "77" || e.UserID != "42" {
+		t.Fatalf("raw mute classifies as %+v (equivalent %q)", e, e.Equivalent())
+	}
+	if ep, ok := e.Same(xapi.NewEndpoints()); !ok || ep.Undo == nil || ep.Undo.Tool != "x_unmute_user" {
+		t.Fatalf("raw mute's row %+v, %v: want the undo x_unmute_user", ep, ok)
 	}
 }
