@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -19,7 +20,9 @@ func (c *cli) authCmd() *cobra.Command {
 		Short: "Log in to X with OAuth 2.0 (PKCE) and store the tokens (0600)",
 		Long: "Log in to X with OAuth 2.0 PKCE. By default a one-shot listener on x_api.callback_addr\n" +
 			"(127.0.0.1:8080) receives the redirect; with --headless, paste the full redirected URL instead.\n" +
-			"Tokens are written atomically to ~/.tuitbot/tokens.json with mode 0600 and refreshed automatically.",
+			"Tokens are written atomically to ~/.tuitbot/tokens.json with mode 0600 and refreshed automatically.\n" +
+			"With --account NAME (an [accounts.NAME] section) the account's tokens go to ~/.tuitbot/tokens/NAME.json\n" +
+			"instead, each refreshed under its own lock. Log every account in with its own X login.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig()
@@ -28,6 +31,10 @@ func (c *cli) authCmd() *cobra.Command {
 			}
 			if c.sandbox {
 				return usageError{fmt.Errorf("the sandbox logs in by itself; run `tuitbot mcp serve --sandbox`")}
+			}
+			account, err := cfg.SelectAccount(c.account)
+			if err != nil {
+				return usageError{err}
 			}
 			if cfg.XAPI.ClientID == "" {
 				return fmt.Errorf("x_api.client_id is not set; create an X app with OAuth 2.0, then set it in %s or TUITBOT_X_API__CLIENT_ID", cfg.ConfigPath)
@@ -45,12 +52,16 @@ func (c *cli) authCmd() *cobra.Command {
 			tok, err := xauth.Login(cmd.Context(), xauth.LoginOptions{
 				Options: xauth.Options{
 					ClientID: cfg.XAPI.ClientID, ClientSecret: cfg.XAPI.ClientSecret,
-					AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL, TokenPath: cfg.TokenFile(),
+					AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL, TokenPath: cfg.TokenFileFor(account),
 				},
 				CallbackAddr: cfg.XAPI.CallbackAddr, Headless: headless, Timeout: timeout, Out: c.stderr, In: c.stdin,
 			})
 			if err != nil {
 				return err
+			}
+			if account != config.DefaultAccountName {
+				fmt.Fprintf(c.stdout, "logged in account %s; %s\n", account, tok)
+				return nil
 			}
 			fmt.Fprintf(c.stdout, "logged in; %s\n", tok)
 			return nil
@@ -70,7 +81,11 @@ func (c *cli) authCmd() *cobra.Command {
 			if c.sandbox {
 				c.sandboxHome(cfg)
 			}
-			st, err := xauth.Status(cfg.TokenFile(), time.Now())
+			account, err := cfg.SelectAccount(c.account)
+			if err != nil {
+				return usageError{err}
+			}
+			st, err := xauth.Status(cfg.TokenFileFor(account), time.Now())
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,22 @@ func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (
 		c.sandboxHome(cfg)
 		opts.Sandbox = true
 	}
-	return app.New(ctx, cfg, opts)
+	// An unknown --account is a usage error before anything starts.
+	if _, err := cfg.SelectAccount(c.account); err != nil && !c.sandbox {
+		return nil, usageError{err}
+	}
+	a, err := app.New(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Every command acts for one account: its services, its queue, its
+	// audit trail. Closing it closes them all.
+	v, err := a.ForAccount(c.account)
+	if err != nil {
+		a.Close()
+		return nil, usageError{err}
+	}
+	return v, nil
 }
 
 // sandboxHome moves every file into the sandbox home, so nothing a sandbox

@@ -60,6 +60,15 @@ type App struct {
 	pingOnce sync.Once
 	ping     *sql.Stmt
 	pingErr  error
+
+	// Account is the X account these services act for. The App New
+	// returns acts for the default account and holds the others
+	// (ForAccount): each has its own configuration, token file, X client,
+	// policy counters and gateway over the shared database, LLM and
+	// sandbox, so nothing an account does is counted for another.
+	Account  string
+	root     *App
+	accounts map[string]*App
 }
 
 // Options tune New for tests and the sandbox.
@@ -123,32 +132,86 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		a.Sim = sb
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
+	a.startLLM()
+	a.Account = config.DefaultAccountName
+	if err := a.startAccount(ctx, opts, bases, httpClient); err != nil {
+		return nil, err
+	}
+	a.accounts = map[string]*App{a.Account: a}
+	for _, name := range cfg.AccountNames() {
+		if name == a.Account {
+			continue
+		}
+		acfg, err := cfg.ForAccount(name)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		v := &App{Cfg: acfg, Log: a.Log.With("account", name), Now: a.Now, DB: a.DB, DBErr: a.DBErr, Sim: a.Sim,
+			llm: a.llm, LLMErr: a.LLMErr, sleep: a.sleep, Account: name, root: a}
+		if err := v.startAccount(ctx, opts, bases, httpClient); err != nil {
+			return nil, err
+		}
+		a.accounts[name] = v
+	}
+	return a, nil
+}
+
+// startAccount starts what is the account's own: its X client and, over
+// the shared database, its policy counters and gateway.
+func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]string, httpClient *http.Client) error {
 	if !opts.SkipX {
 		a.startX(ctx, bases, httpClient)
 	}
-	a.startLLM()
 	if a.DB != nil {
 		if err := a.startGateway(ctx); err != nil {
 			a.GatewayErr = err
 			a.Log.Warn("mutation gateway unavailable", "error", err)
 			if apperr.CodeOf(err) == apperr.ConfigError {
 				a.Close()
-				return nil, err
+				return err
 			}
 			if opts.RequireDB {
 				a.Close()
-				return nil, fmt.Errorf("cannot start the mutation gateway: %w", err)
+				return fmt.Errorf("cannot start the mutation gateway: %w", err)
 			}
 		}
 	}
-	return a, nil
+	return nil
+}
+
+// ForAccount returns the services of account name ("" is the account the
+// configuration selects: default_account, else default).
+func (a *App) ForAccount(name string) (*App, error) {
+	r := a.top()
+	sel, err := r.Cfg.SelectAccount(name)
+	if err != nil {
+		return nil, apperr.New(apperr.InvalidInput, "%v", err)
+	}
+	if v, ok := r.accounts[sel]; ok {
+		return v, nil
+	}
+	if sel == r.Account {
+		return r, nil
+	}
+	return nil, apperr.New(apperr.InvalidInput, "account %q is not running", sel)
+}
+
+// Accounts lists the accounts of the home, default first.
+func (a *App) Accounts() []string { return a.top().Cfg.AccountNames() }
+
+func (a *App) top() *App {
+	if a.root != nil {
+		return a.root
+	}
+	return a
 }
 
 // StoreOptions are how every command opens the database: the token file
 // counts as history, so a new or empty database in a used home is refused
 // unless acceptNew is set.
 func StoreOptions(cfg *config.Config, now func() time.Time, acceptNew bool) store.Options {
-	return store.Options{Now: now, HistoryFiles: []string{cfg.TokenFile()}, AcceptNew: acceptNew}
+	return store.Options{Now: now, HistoryFiles: cfg.TokenFiles(), AcceptNew: acceptNew}
 }
 
 // RequireDB returns the database or the reason it is unavailable.
@@ -162,8 +225,11 @@ func (a *App) RequireDB() (*store.DB, error) {
 	return nil, errors.New("database not opened")
 }
 
-// Close releases every service in reverse order.
+// Close releases every service in reverse order, every account's.
 func (a *App) Close() error {
+	if a.root != nil {
+		return a.root.Close()
+	}
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		if err := a.closers[i](); err != nil {
@@ -175,7 +241,13 @@ func (a *App) Close() error {
 }
 
 // OnClose registers a cleanup.
-func (a *App) OnClose(f func() error) { a.closers = append(a.closers, f) }
+func (a *App) OnClose(f func() error) {
+	if a.root != nil {
+		a.root.OnClose(f)
+		return
+	}
+	a.closers = append(a.closers, f)
+}
 
 // Check is one line of a health report.
 type Check struct {

@@ -27,7 +27,7 @@ func (a *App) AutopilotDeps() (autopilot.Deps, error) {
 		return autopilot.Deps{}, err
 	}
 	return autopilot.Deps{
-		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc,
+		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc, AccountID: a.Account,
 		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(autopilot.Caller, loop) },
 		Generator: a.Generator, X: a.XClient, Log: a.Log, Now: a.Now,
 	}, nil

@@ -16,7 +16,7 @@ func (a *App) extraChecks(ctx context.Context) []Check {
 }
 
 func (a *App) tokenCheck() Check {
-	path := a.Cfg.TokenFile()
+	path := a.Cfg.TokenFileFor(a.Account)
 	st, err := os.Stat(path)
 	switch {
 	case os.IsNotExist(err):

@@ -27,6 +27,19 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		ApprovalOverrides: a.ApprovalOverrides,
 		ValidateConfig:    ValidateAll,
 		PolicyWarnings:    PolicyWarnings,
+		AccountName:       a.Account,
+		Accounts:          a.Accounts,
+		XHealth:           func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
+	}
+	if len(a.Accounts()) > 1 {
+		d.Account = func(name string) (*mcpserver.Deps, error) {
+			v, err := a.ForAccount(name)
+			if err != nil {
+				return nil, err
+			}
+			ad := v.MCPDeps()
+			return &ad, nil
+		}
 	}
 	// Policy stays a nil interface without an engine, so the tools see
 	// "no policy" rather than a value that fails on every call.

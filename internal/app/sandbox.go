@@ -168,15 +168,32 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	cfg.XAPI.ClientID = xsim.DefaultClientID
 	cfg.XAPI.AuthorizeURL = base + "/i/oauth2/authorize"
 	cfg.XAPI.TokenURL = base + "/2/oauth2/token"
+	// The sandbox home runs the demo brands as further accounts, unless
+	// the configuration already describes them.
+	for _, b := range xsim.DemoBrands {
+		if _, ok := cfg.Accounts[b.Account]; !ok {
+			if cfg.Accounts == nil {
+				cfg.Accounts = map[string]map[string]any{}
+			}
+			cfg.Accounts[b.Account] = map[string]any{}
+		}
+	}
 	if srv == nil {
 		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
 	} else {
-		access, refresh, ttl := srv.IssueToken(srv.DemoUserID(), srv.AllScopes())
-		tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer",
-			ExpiresAt: a.Now().Add(ttl), Scopes: srv.AllScopes()}
-		if err := xauth.SaveToken(ctx, cfg.TokenFile(), tok); err != nil {
-			_ = s.close()
-			return nil, fmt.Errorf("sandbox token: %w", err)
+		// Every account logs in as its own demo user, each with its own
+		// token file.
+		for name, user := range srv.DemoAccounts() {
+			if !cfg.HasAccount(name) {
+				continue
+			}
+			access, refresh, ttl := srv.IssueToken(user, srv.AllScopes())
+			tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer",
+				ExpiresAt: a.Now().Add(ttl), Scopes: srv.AllScopes()}
+			if err := xauth.SaveToken(ctx, cfg.TokenFileFor(name), tok); err != nil {
+				_ = s.close()
+				return nil, fmt.Errorf("sandbox token of account %s: %w", name, err)
+			}
 		}
 		a.Log.Info("sandbox: X emulator started", "url", base, "state", state, "demo_user", srv.DemoUserID())
 	}

@@ -101,7 +101,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	mgr, err := xauth.NewManager(xauth.Options{
 		ClientID: cfg.XAPI.ClientID, ClientSecret: cfg.XAPI.ClientSecret,
 		AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL,
-		TokenPath: cfg.TokenFile(), Now: a.Now, HTTPClient: httpClient,
+		TokenPath: cfg.TokenFileFor(a.Account), Now: a.Now, HTTPClient: httpClient,
 	})
 	if err != nil {
 		a.XErr = err
@@ -117,7 +117,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 		}
 	}
 	client, err := xapi.New(xapi.Options{
-		BaseURLs: bases, Tokens: mgr, Usage: usage, AccountID: "default",
+		BaseURLs: bases, Tokens: mgr, Usage: usage, AccountID: a.Account,
 		Timeout: time.Duration(cfg.XAPI.TimeoutSeconds) * time.Second, MaxBodyBytes: cfg.XAPI.MaxBodyBytes,
 		MaxAttempts: cfg.XAPI.MaxAttempts, MaxRateLimitWait: time.Duration(cfg.XAPI.MaxRateLimitWaitS) * time.Second,
 		Now: a.Now, Logger: a.Log, HTTPClient: httpClient, Sleep: a.sleep,
@@ -151,14 +151,14 @@ func (a *App) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctr := counters.New(a.DB.DB, "default", a.Now)
+	ctr := counters.New(a.DB.DB, a.Account, a.Now)
 	if err := ctr.Sync(ctx, eng.Limits()); err != nil {
 		return fmt.Errorf("policy limits: %w", err)
 	}
 	a.Policy, a.Counters = eng, ctr
 	cfg := a.Cfg
 	g, err := gateway.New(ctx, gateway.Options{
-		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: "default", Now: a.Now, Logger: a.Log,
+		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: a.Account, Now: a.Now, Logger: a.Log,
 		Mode:                func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
 		MemoryWindow:        time.Duration(cfg.Gateway.MemoryWindowSeconds) * time.Second,
 		DBWindow:            time.Duration(cfg.Gateway.DBWindowSeconds) * time.Second,
@@ -170,7 +170,7 @@ func (a *App) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: "default", Now: a.Now})
+	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: a.Account, Now: a.Now})
 	a.Gateway = g
 	a.OnClose(g.Close)
 	return nil
@@ -193,7 +193,7 @@ func (a *App) Workflow() (*workflow.Service, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
 	}
-	return &workflow.Service{DB: db, X: a.XClient, AccountID: "default", Now: a.Now}, nil
+	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now}, nil
 }
 
 // ScoringWeights converts the [scoring] section.
@@ -218,7 +218,7 @@ func (a *App) Discovery() (*discovery.Service, error) {
 		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
 	}
 	return &discovery.Service{DB: db, X: a.XClient, Keywords: a.Keywords(), Weights: a.ScoringWeights(),
-		Threshold: a.Cfg.Scoring.Threshold, AccountID: "default", Now: a.Now}, nil
+		Threshold: a.Cfg.Scoring.Threshold, AccountID: a.Account, Now: a.Now}, nil
 }
 
 // Profile converts the [business] section for content generation.

@@ -20,25 +20,32 @@ type Config struct {
 	Mode            string `toml:"mode" doc:"Operating mode: autopilot or composer. Composer sends every mutation to approval."`
 	ApprovalMode    bool   `toml:"approval_mode" doc:"Route every mutation that no policy rule explicitly allows to the human approval queue."`
 	MaxBatchApprove int    `toml:"max_batch_approve" doc:"Most items one approve_all may approve."`
+	DefaultAccount  string `toml:"default_account" doc:"Account a tool call or command acts for when it names none (empty = default, the account the top-level settings describe). Other accounts are [accounts.NAME] sections."`
 
-	XAPI       XAPI      `toml:"x_api"`
-	LLM        LLM       `toml:"llm"`
-	Business   Business  `toml:"business"`
-	Scoring    Scoring   `toml:"scoring"`
-	Limits     Limits    `toml:"limits"`
-	Storage    Storage   `toml:"storage"`
-	MCP        MCP       `toml:"mcp"`
-	MCPPolicy  MCPPolicy `toml:"mcp_policy"`
-	Gateway    Gateway   `toml:"gateway"`
-	Media      Media     `toml:"media"`
-	Schedule   Schedule  `toml:"schedule"`
-	Intervals  Intervals `toml:"intervals"`
-	Targets    Targets   `toml:"targets"`
-	Breaker    Breaker   `toml:"circuit_breaker"`
-	Sandbox    Sandbox   `toml:"sandbox"`
-	Logging    Logging   `toml:"logging"`
-	ConfigPath string    `toml:"-"`
-	Home       string    `toml:"-"`
+	XAPI      XAPI      `toml:"x_api"`
+	LLM       LLM       `toml:"llm"`
+	Business  Business  `toml:"business"`
+	Scoring   Scoring   `toml:"scoring"`
+	Limits    Limits    `toml:"limits"`
+	Storage   Storage   `toml:"storage"`
+	MCP       MCP       `toml:"mcp"`
+	MCPPolicy MCPPolicy `toml:"mcp_policy"`
+	Gateway   Gateway   `toml:"gateway"`
+	Media     Media     `toml:"media"`
+	Schedule  Schedule  `toml:"schedule"`
+	Intervals Intervals `toml:"intervals"`
+	Targets   Targets   `toml:"targets"`
+	Breaker   Breaker   `toml:"circuit_breaker"`
+	Sandbox   Sandbox   `toml:"sandbox"`
+	Logging   Logging   `toml:"logging"`
+	// Accounts are the [accounts.NAME] sections: further X accounts, each
+	// overriding some of the settings above (see AccountKeys) and
+	// inheriting the rest. They are kept as decoded TOML and applied by
+	// ForAccount, so a key an account leaves out always follows the
+	// top-level value, environment overrides included.
+	Accounts   map[string]map[string]any `toml:"accounts"`
+	ConfigPath string                    `toml:"-"`
+	Home       string                    `toml:"-"`
 }
 
 // XAPI configures access to X.

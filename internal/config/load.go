@@ -106,6 +106,11 @@ func decodeFile(path string, cfg *Config) error {
 		var reported []string
 		for _, k := range und {
 			key := k.String()
+			// [accounts.NAME] sections are decoded as plain tables and
+			// checked key by key when they are applied (ForAccount).
+			if k[0] == "accounts" {
+				continue
+			}
 			// Keys inside an unknown table repeat the table's own error.
 			if slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(key, p+".") }) {
 				continue
@@ -113,7 +118,9 @@ func decodeFile(path string, cfg *Config) error {
 			reported = append(reported, key)
 			es = append(es, &FieldError{Key: key, Message: "unknown key; " + allowedHint(k)})
 		}
-		return es
+		if len(es) > 0 {
+			return es
+		}
 	}
 	return nil
 }
@@ -144,7 +151,7 @@ func allowedHint(k toml.Key) string {
 		if tag == "" || tag == "-" {
 			continue
 		}
-		if t == reflect.TypeOf(Config{}) && sf.Type.Kind() == reflect.Struct {
+		if t == reflect.TypeOf(Config{}) && (sf.Type.Kind() == reflect.Struct || sf.Type.Kind() == reflect.Map) {
 			secs = append(secs, "["+tag+"]")
 			continue
 		}
@@ -215,6 +222,10 @@ func Fields(cfg *Config) []Field {
 				out = append(out, Field{Section: tag, Key: itag, Doc: inner.Tag.Get("doc"),
 					Secret: inner.Tag.Get("secret") == "true", Value: sv.Field(j)})
 			}
+			continue
+		}
+		if !scalarOrList(sf.Type) {
+			// [accounts.NAME] tables are file-only, like policy rules.
 			continue
 		}
 		out = append(out, Field{Key: tag, Doc: sf.Tag.Get("doc"), Value: rv.Field(i)})
@@ -487,6 +498,7 @@ func (c *Config) Validate() error {
 		}
 		oneOf(key+".action.type", r.Action.Type, "allow", "deny", "require_approval", "dry_run")
 	}
+	c.validateAccounts(add)
 	if len(es) > 0 {
 		sort.SliceStable(es, func(a, b int) bool { return es[a].Key < es[b].Key })
 		return es

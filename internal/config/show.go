@@ -128,6 +128,18 @@ func ExampleTOML() string {
 # match_value = "x_like_tweet"
 # max_count = 50
 # period_seconds = 86400
+#
+# Further X accounts: each [accounts.NAME] section may override mode,
+# approval_mode, [mcp_policy] (template, rules, limits, budget), [limits],
+# [schedule], [intervals], [business], [scoring] and [targets]; everything
+# else is inherited from the settings above. Log each one in with
+# ` + "`tuitbot auth --account NAME`" + `.
+# [accounts.brand_b]
+# mode = "composer"
+# limits = { max_replies_per_day = 2 }
+# business = { brand_voice = "playful" }
+# [accounts.brand_b.mcp_policy]
+# template = "agency_mode"
 `)
 	return b.String()
 }
@@ -148,6 +160,14 @@ func Reference() string {
 		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s |\n", f.Name(), strings.ReplaceAll(d, "|", "\\|"), f.EnvName(), f.Doc)
 	}
 	b.WriteString("\nPolicy rules (`[[mcp_policy.rules]]`) and limits (`[[mcp_policy.rate_limits]]`) are file-only; see `tuitbot config init` for an example.\n")
+	b.WriteString("\n## Accounts\n\n")
+	b.WriteString("The top-level settings describe the account named `default`. Each `[accounts.NAME]` section adds an X account ")
+	b.WriteString("(NAME: 1-32 of `a-z`, `0-9`, `_`, `-`) that may override these keys: `" + strings.Join(AccountKeys(), "`, `") + "`. ")
+	b.WriteString("A key the section leaves out, or a key inside an overridden section, keeps the top-level value. ")
+	b.WriteString("Sections are file-only. Log an account in with `tuitbot auth --account NAME`; its tokens are kept in `tokens/NAME.json` ")
+	b.WriteString("(mode 0600) and refreshed under their own lock. Tool calls name an account with their `account` argument; ")
+	b.WriteString("without one they act for `mcp serve --account NAME`, else `default_account`, else `default`. ")
+	b.WriteString("Audit rows, approval items, idempotency, limits, budgets and the cost ledger are kept per account.\n")
 	return b.String()
 }
 

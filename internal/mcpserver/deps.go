@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
@@ -62,6 +63,47 @@ type Deps struct {
 	ValidateConfig func(*config.Config) error
 	// PolicyWarnings lists policy configuration that can never take effect.
 	PolicyWarnings func(*config.Config) []string
+
+	// AccountName is the X account these services act for: the one a
+	// call that names no account uses.
+	AccountName string
+	// Accounts lists every account of the home; nil means this one only.
+	Accounts func() []string
+	// Account returns the services of another account of the home, for a
+	// call that names it; nil means there is no other.
+	Account func(name string) (*Deps, error)
+	// XHealth checks X for this account (token and reachability); nil
+	// means get_capabilities reads X's line of Health.
+	XHealth func(ctx context.Context) Check
+}
+
+// forAccount returns the services of account name ("" or this account: d).
+func (d *Deps) forAccount(name string) (*Deps, error) {
+	if name == "" || name == d.AccountName {
+		return d, nil
+	}
+	if d.Account == nil {
+		return nil, apperr.New(apperr.InvalidInput, "account: unknown account %q; this server has one account (%s)", name, d.accountName())
+	}
+	ad, err := d.Account(name)
+	if err != nil {
+		return nil, err
+	}
+	// The account's services answer like this server's.
+	if ad.Now == nil {
+		ad.Now = d.Now
+	}
+	if ad.Log == nil {
+		ad.Log = d.Log
+	}
+	return ad, nil
+}
+
+func (d *Deps) accountName() string {
+	if d.AccountName == "" {
+		return "default"
+	}
+	return d.AccountName
 }
 
 // Policy is the running policy engine joined with its live counters: what

@@ -212,7 +212,55 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 	if err := argcheck.Schema(s, t.InputType, t.limits); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
+	if t.TakesAccount() {
+		if _, clash := s.Properties[accountArg]; clash {
+			return nil, fmt.Errorf("tool %s: its input has a field %q, which every account-scoped tool takes", t.Name, accountArg)
+		}
+		s.Properties[accountArg] = &jsonschema.Schema{Type: "string", MaxLength: jsonschema.Ptr(32),
+			Description: "optional: the X account to act for (default, or an [accounts.NAME] name; get_capabilities lists them); default: the server's account"}
+	}
 	return s, nil
+}
+
+// accountArg is the argument that names the account a call acts for.
+const accountArg = "account"
+
+// TakesAccount reports the tools that act for one account (everything
+// that reads or changes X or the account's records) and so take the
+// optional account argument. Configuration, health and capability tools
+// describe the whole server.
+func (t *Tool) TakesAccount() bool { return t.Needs.X || t.Needs.DB }
+
+// splitAccount takes the account argument out of raw, returning the name
+// ("" when absent) and the remaining arguments. Arguments without one are
+// returned unchanged; malformed JSON is left for the tool's own decoding
+// to report.
+func splitAccount(raw json.RawMessage) (string, json.RawMessage, error) {
+	if !bytes.Contains(raw, []byte(`"`+accountArg+`"`)) {
+		return "", raw, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", raw, nil
+	}
+	v, ok := m[accountArg]
+	if !ok {
+		return "", raw, nil
+	}
+	var name string
+	if err := json.Unmarshal(v, &name); err != nil {
+		return "", nil, apperr.New(apperr.InvalidInput, "arguments: field %q must be a string", accountArg)
+	}
+	if len(name) > 32 {
+		// Never echoed: an account name is at most 32 characters.
+		return "", nil, apperr.New(apperr.InvalidInput, "arguments: field %q: at most 32 characters (got %d)", accountArg, len(name))
+	}
+	delete(m, accountArg)
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return "", nil, apperr.New(apperr.InvalidInput, "arguments: %v", err)
+	}
+	return name, rest, nil
 }
 
 // dropNullable turns Go's nullable slices and pointers (["null", "array"])

@@ -152,7 +152,8 @@ func handler(a *Deps, t *Tool, resolved func() (*jsonschema.Resolved, error), su
 			}
 		}()
 		r, err := invoke(ctx, call, t, resolved, raw)
-		meta := mergeMeta(baseMeta(a, start), r.Meta)
+		// The meta (mode, approval mode) is the account's the call ran for.
+		meta := mergeMeta(baseMeta(call.Deps, start), r.Meta)
 		if err != nil {
 			return render(a, envelope.Fail(err, meta)), nil
 		}
@@ -169,6 +170,19 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 	raw, err := argcheck.NumericIDs(raw, t.limits)
 	if err != nil {
 		return Result{}, err
+	}
+	// The account argument every account-scoped tool takes picks whose
+	// services run the call; the tool itself never sees it.
+	if t.TakesAccount() {
+		name, rest, err := splitAccount(raw)
+		if err != nil {
+			return Result{}, err
+		}
+		d, err := c.Deps.forAccount(name)
+		if err != nil {
+			return Result{}, err
+		}
+		raw, c.Deps = rest, d
 	}
 	// Decoding enforces the declared limits with errors that name the
 	// field; the schema then catches whatever else it states.

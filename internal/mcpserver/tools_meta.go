@@ -24,6 +24,22 @@ type Capabilities struct {
 	Mutations    []string            `json:"mutation_tools"`
 	DirectTools  []DirectTool        `json:"direct_tools"`
 	Guidance     []string            `json:"guidance"`
+	// Account is the account a call that names none acts for; Accounts
+	// are every account of the home, each with the X tools it can use now
+	// (its own token, mode and policy decide).
+	Account  string           `json:"account"`
+	Accounts []AccountSummary `json:"accounts"`
+}
+
+// AccountSummary is one account in get_capabilities.
+type AccountSummary struct {
+	Name         string       `json:"name"`
+	Default      bool         `json:"default"`
+	Mode         string       `json:"mode"`
+	ApprovalMode bool         `json:"approval_mode"`
+	X            Check        `json:"x"`
+	Tools        []string     `json:"usable_tools"`
+	DirectTools  []DirectTool `json:"direct_tools"`
 }
 
 // DirectTool says whether one X tool can be used right now, and why not.
@@ -61,7 +77,49 @@ func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 	}
 	caps.DirectTools = directTools(ctx, c, caps.Services["x"])
 	caps.Guidance = guidance(c.Surface.Profile, caps)
+	caps.Account = c.Deps.accountName()
+	accs, err := accountSummaries(ctx, c, caps)
+	if err != nil {
+		return Result{}, err
+	}
+	caps.Accounts = accs
+	if len(accs) > 1 {
+		caps.Guidance = append(caps.Guidance, fmt.Sprintf("This server acts for %d accounts; X and approval tools take an optional account argument (default %s).", len(accs), caps.Account))
+	}
 	return Result{Data: caps}, nil
+}
+
+// accountSummaries describes every account: its mode and which direct X
+// tools it can use now.
+func accountSummaries(ctx context.Context, c *Call, caps Capabilities) ([]AccountSummary, error) {
+	names := []string{c.Deps.accountName()}
+	if c.Deps.Accounts != nil {
+		names = c.Deps.Accounts()
+	}
+	out := make([]AccountSummary, 0, len(names))
+	for _, n := range names {
+		d, err := c.Deps.forAccount(n)
+		if err != nil {
+			return nil, err
+		}
+		x := caps.Services["x"]
+		direct := caps.DirectTools
+		if d != c.Deps {
+			if d.XHealth != nil {
+				x = d.XHealth(ctx)
+			}
+			direct = directTools(ctx, &Call{Deps: d, Req: c.Req, Surface: c.Surface}, x)
+		}
+		usable := []string{}
+		for _, t := range direct {
+			if t.Available {
+				usable = append(usable, t.Name)
+			}
+		}
+		out = append(out, AccountSummary{Name: n, Default: n == c.Deps.accountName(), Mode: d.Cfg.Mode,
+			ApprovalMode: d.Cfg.EffectiveApprovalMode(), X: x, Tools: usable, DirectTools: direct})
+	}
+	return out, nil
 }
 
 // isDirectX reports the tools that map onto X API calls one to one: the

@@ -11,6 +11,13 @@ import (
 // DemoUsername is the handle of the account the sandbox acts as.
 const DemoUsername = "tuitbot_demo"
 
+// DemoBrands are the sandbox's further accounts (account name and handle),
+// so a sandbox home shows several accounts served at once.
+var DemoBrands = []struct{ Account, Username, Name string }{
+	{"brand_b", "tuitbot_brand_b", "Tuitbot Brand B"},
+	{"brand_c", "tuitbot_brand_c", "Tuitbot Brand C"},
+}
+
 // DemoWorld generates the demo world anchored at the current hour. Use
 // DemoWorldAt for a fully reproducible world.
 func DemoWorld(seed int64) *World {
@@ -288,6 +295,18 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 	}
 	if ids := st.byAuthor[demo.ID]; len(ids) > 0 {
 		demo.PinnedTweetID = ids[0]
+	}
+	// The brand accounts come last and draw nothing from rng, so every
+	// other part of a seed's world is what it was before they existed.
+	st.demoAccounts = map[string]string{"default": demo.ID}
+	for i, b := range DemoBrands {
+		u := &User{ID: fmt.Sprint(1_600_000_000_000 + int64(len(people)+1+i)*7919), Username: b.Username, Name: b.Name,
+			Description: "Another brand run from the same tuitbot home. This is a sandbox account.", Location: "Internet",
+			CreatedAt: time.Date(2022, 6, 1, 9, 0, 0, 0, time.UTC), FollowersBase: 300 + int64(i)*150,
+			ProfileImageURL: "https://pbs.twimg.com/profile_images/" + b.Username + "_normal.jpg"}
+		st.users[u.ID] = u
+		st.byName[lower(u.Username)] = u.ID
+		st.demoAccounts[b.Account] = u.ID
 	}
 	w := st.snapshot(now)
 	w.SavedAt = time.Time{}

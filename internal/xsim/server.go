@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -328,6 +329,21 @@ func (s *Server) DemoUserID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.demoUserID
+}
+
+// DemoAccounts maps the sandbox account names to the users they act as:
+// at least default, the demo user.
+func (s *Server) DemoAccounts() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := maps.Clone(s.st.demoAccounts)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if _, ok := out["default"]; !ok {
+		out["default"] = s.st.demoUserID
+	}
+	return out
 }
 
 // World returns a deep copy of the current state, for SaveWorld.

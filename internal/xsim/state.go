@@ -1,6 +1,7 @@
 package xsim
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,17 +15,19 @@ const twepoch = 1288834974657
 // guarded by Server.mu.
 type state struct {
 	demoUserID string
-	users      map[string]*User
-	byName     map[string]string   // lower-case username -> id
-	tweets     map[string]*Tweet   // live tweets
-	order      []string            // live tweet ids, ascending
-	byAuthor   map[string][]string // author -> tweet ids ascending
-	deleted    map[string]string   // deleted post id -> its author
-	following  map[string][]Edge   // follower -> edges
-	followers  map[string][]Edge   // followee -> edges
-	likesBy    map[string][]Edge   // user -> liked tweets
-	likers     map[string][]Edge   // tweet -> users
-	bookmarks  map[string][]Edge   // user -> bookmarked tweets
+	// demoAccounts are the sandbox accounts by name (World.DemoAccounts).
+	demoAccounts map[string]string
+	users        map[string]*User
+	byName       map[string]string   // lower-case username -> id
+	tweets       map[string]*Tweet   // live tweets
+	order        []string            // live tweet ids, ascending
+	byAuthor     map[string][]string // author -> tweet ids ascending
+	deleted      map[string]string   // deleted post id -> its author
+	following    map[string][]Edge   // follower -> edges
+	followers    map[string][]Edge   // followee -> edges
+	likesBy      map[string][]Edge   // user -> liked tweets
+	likers       map[string][]Edge   // tweet -> users
+	bookmarks    map[string][]Edge   // user -> bookmarked tweets
 	// relations: relation name -> user -> edges to other users.
 	relations  map[string]map[string][]Edge
 	bookmarked map[string]int // tweet -> bookmark count
@@ -41,27 +44,28 @@ type state struct {
 
 func newState(w *World) *state {
 	s := &state{
-		demoUserID: w.DemoUserID,
-		users:      map[string]*User{},
-		byName:     map[string]string{},
-		tweets:     map[string]*Tweet{},
-		byAuthor:   map[string][]string{},
-		deleted:    map[string]string{},
-		following:  map[string][]Edge{},
-		followers:  map[string][]Edge{},
-		likesBy:    map[string][]Edge{},
-		likers:     map[string][]Edge{},
-		bookmarks:  map[string][]Edge{},
-		relations:  map[string]map[string][]Edge{},
-		bookmarked: map[string]int{},
-		retweets:   map[string]map[string]string{},
-		replies:    map[string]int{},
-		quotes:     map[string]int{},
-		media:      map[string]*Media{},
-		grants:     map[string]*Grant{},
-		seen:       map[string]bool{},
-		suspended:  map[string]bool{},
-		lastID:     w.Sequence,
+		demoUserID:   w.DemoUserID,
+		demoAccounts: maps.Clone(w.DemoAccounts),
+		users:        map[string]*User{},
+		byName:       map[string]string{},
+		tweets:       map[string]*Tweet{},
+		byAuthor:     map[string][]string{},
+		deleted:      map[string]string{},
+		following:    map[string][]Edge{},
+		followers:    map[string][]Edge{},
+		likesBy:      map[string][]Edge{},
+		likers:       map[string][]Edge{},
+		bookmarks:    map[string][]Edge{},
+		relations:    map[string]map[string][]Edge{},
+		bookmarked:   map[string]int{},
+		retweets:     map[string]map[string]string{},
+		replies:      map[string]int{},
+		quotes:       map[string]int{},
+		media:        map[string]*Media{},
+		grants:       map[string]*Grant{},
+		seen:         map[string]bool{},
+		suspended:    map[string]bool{},
+		lastID:       w.Sequence,
 	}
 	for i := range w.Users {
 		u := w.Users[i]
@@ -117,7 +121,7 @@ func newState(w *World) *state {
 
 // snapshot converts the state back into a World.
 func (s *state) snapshot(now time.Time) *World {
-	w := &World{Version: worldVersion, DemoUserID: s.demoUserID, Sequence: s.lastID, SavedAt: now.UTC()}
+	w := &World{Version: worldVersion, DemoUserID: s.demoUserID, DemoAccounts: maps.Clone(s.demoAccounts), Sequence: s.lastID, SavedAt: now.UTC()}
 	for _, u := range s.users {
 		w.Users = append(w.Users, *u)
 	}

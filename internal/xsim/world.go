@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,13 +15,17 @@ import (
 // graph, uploaded media, OAuth grants and the billing ledger. It is a plain
 // JSON-friendly snapshot; the server keeps its own indexed copy while running.
 type World struct {
-	Version    int     `json:"version"`
-	DemoUserID string  `json:"demo_user_id"`
-	Users      []User  `json:"users"`
-	Tweets     []Tweet `json:"tweets"`
-	Follows    []Edge  `json:"follows,omitempty"`   // From follows To (user ids)
-	Likes      []Edge  `json:"likes,omitempty"`     // From (user) likes To (tweet)
-	Bookmarks  []Edge  `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
+	Version    int    `json:"version"`
+	DemoUserID string `json:"demo_user_id"`
+	// DemoAccounts maps the sandbox's account names (default, brand_b...)
+	// to the users they log in as, so a sandbox home runs several accounts
+	// out of the box. Worlds saved before it have none but the demo user.
+	DemoAccounts map[string]string `json:"demo_accounts,omitempty"`
+	Users        []User            `json:"users"`
+	Tweets       []Tweet           `json:"tweets"`
+	Follows      []Edge            `json:"follows,omitempty"`   // From follows To (user ids)
+	Likes        []Edge            `json:"likes,omitempty"`     // From (user) likes To (tweet)
+	Bookmarks    []Edge            `json:"bookmarks,omitempty"` // From (user) bookmarked To (tweet)
 	// Relations holds the other user-to-user relations by name (muting).
 	Relations map[string][]Edge `json:"relations,omitempty"`
 	Media     []Media           `json:"media,omitempty"`
@@ -164,6 +169,7 @@ func (w *World) Clone() *World {
 	out.Billing = slices.Clone(w.Billing)
 	out.Seen = slices.Clone(w.Seen)
 	out.Suspended = slices.Clone(w.Suspended)
+	out.DemoAccounts = maps.Clone(w.DemoAccounts)
 	return &out
 }
 
@@ -194,6 +200,11 @@ func (w *World) Validate() error {
 	}
 	if !users[w.DemoUserID] {
 		return fmt.Errorf("world: demo_user_id %q is not a user", w.DemoUserID)
+	}
+	for name, id := range w.DemoAccounts {
+		if !users[id] {
+			return fmt.Errorf("world: demo_accounts[%q] %q is not a user", name, id)
+		}
 	}
 	tweets := make(map[string]bool, len(w.Tweets))
 	for i, t := range w.Tweets {

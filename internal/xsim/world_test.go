@@ -23,8 +23,19 @@ func TestDemoWorldIsDeterministicAndRich(t *testing.T) {
 	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Users) != 31 || len(a.Tweets) != 300 {
+	if len(a.Users) != 31+len(DemoBrands) || len(a.Tweets) != 300 {
 		t.Fatalf("users %d tweets %d", len(a.Users), len(a.Tweets))
+	}
+	// The sandbox runs at least three accounts, each its own user.
+	if len(a.DemoAccounts) < 3 || a.DemoAccounts["default"] != a.DemoUserID {
+		t.Fatalf("demo accounts %v: want at least three, default being the demo user %s", a.DemoAccounts, a.DemoUserID)
+	}
+	seenUser := map[string]bool{}
+	for name, id := range a.DemoAccounts {
+		if seenUser[id] {
+			t.Fatalf("demo account %s shares user %s with another account", name, id)
+		}
+		seenUser[id] = true
 	}
 	var mentions, replies, retweets, links, demoPosts int
 	for _, tw := range a.Tweets {
