@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -75,6 +74,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.statusCmd(),
 		c.analyticsCmd(),
 	)
+	c.extend(root)
 	return root
 }
 

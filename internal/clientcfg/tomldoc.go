@@ -194,4 +194,3 @@ func editTOML(orig []byte, name, table string) (out []byte, existed bool, err er
 	}
 	return []byte(text), existed, nil
 }
-
