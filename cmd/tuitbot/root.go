@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/version"
 )
 
 // cli carries the global flags and the process streams to every command.
@@ -78,6 +78,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.statusCmd(),
 		c.analyticsCmd(),
 	)
+	c.extend(root)
 	return root
 }
 
@@ -115,10 +116,10 @@ func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
 func (c *cli) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, commit and build date",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(c.stdout, "tuitbot %s\n", app.Version)
+			fmt.Fprintln(c.stdout, version.String())
 			return nil
 		},
 	}

@@ -20,11 +20,13 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
+	"github.com/tuitbot/tuitbot/internal/version"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
-// Version is the product version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
+// Version is the product version (internal/version owns it: -ldflags at
+// release time, the module build information otherwise).
+var Version = version.Version()
 
 // App holds the services. A service that failed to start is nil and its
 // error is kept, so tools can degrade honestly instead of the process dying.
