@@ -137,7 +137,8 @@ func TestHostAndOriginAreChecked(t *testing.T) {
 	}{
 		{"rebinding host", "evil.example:" + u.Port(), "", http.StatusMisdirectedRequest},
 		{"other port", "127.0.0.1:1", "", http.StatusMisdirectedRequest},
-		{"localhost", "localhost:" + u.Port(), "", http.StatusOK},
+		// Accepted as a host; the session cookie belongs to 127.0.0.1.
+		{"localhost", "localhost:" + u.Port(), "", http.StatusUnauthorized},
 		{"foreign origin", "", "http://evil.example", http.StatusForbidden},
 		{"same origin", "", s.base, http.StatusOK},
 	}
