@@ -200,8 +200,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	// The login URL carries the token: no Referer may repeat it.
-	h.Set("Referrer-Policy", "no-referrer")
+	// The login URL carries the token: no other site may see it in a
+	// Referer. (no-referrer would make browsers send "Origin: null" on
+	// the page's own form posts, which the Origin check refuses.)
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	if !s.hostAllowed(r.Host) {
 		// A page on another name that resolves here (DNS rebinding) must

@@ -42,7 +42,12 @@
         var open = form.hidden;
         form.hidden = !open;
         b.setAttribute("aria-expanded", String(open));
-        if (open) form.querySelector("textarea").focus();
+        if (open) {
+          // Caret at the end: a reviewer usually adds to the text.
+          var area = form.querySelector("textarea");
+          area.focus();
+          area.setSelectionRange(area.value.length, area.value.length);
+        }
       });
     });
   }
