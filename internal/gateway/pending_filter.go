@@ -14,6 +14,9 @@ type PendingFilter struct {
 	AfterID int64
 	// Limit (1-500) and Offset page through the matches, oldest first.
 	Limit, Offset int
+	// NoCount skips counting the matches (the total comes back as -1),
+	// for a caller that knows it already, from PendingFacets.
+	NoCount bool
 }
 
 // PendingFiltered lists the pending, unexpired items matching f, oldest
@@ -37,8 +40,10 @@ func (g *Gateway) PendingFiltered(ctx context.Context, f PendingFilter) ([]Appro
 		where += ` AND caller = ?`
 		args = append(args, f.Caller)
 	}
-	var total int
-	if err := g.opts.DB.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&total); err != nil {
+	total := -1
+	if f.NoCount {
+		// nothing to count
+	} else if err := g.opts.DB.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&total); err != nil {
 		return nil, 0, apperr.Wrap(apperr.DBError, err, "count approval queue: %v", err)
 	}
 	rows, err := g.opts.DB.QueryContext(ctx, `SELECT `+approvalCols+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)

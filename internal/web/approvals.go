@@ -76,15 +76,24 @@ func (s *Server) filterOf(r *http.Request) gateway.PendingFilter {
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	f := s.filterOf(r)
-	items, total, err := s.d.Gateway.PendingFiltered(ctx, f)
-	if err != nil {
-		s.fail(w, sess, http.StatusBadRequest, err)
-		return
-	}
+	// The facets (counts by tool and caller) fill the filters and give the
+	// total, so the queue is counted once.
 	facets, err := s.d.Gateway.PendingFacets(ctx)
 	if err != nil {
 		s.fail(w, sess, http.StatusInternalServerError, err)
 		return
+	}
+	f.NoCount = true
+	items, _, err := s.d.Gateway.PendingFiltered(ctx, f)
+	if err != nil {
+		s.fail(w, sess, http.StatusBadRequest, err)
+		return
+	}
+	total := 0
+	for _, fc := range facets {
+		if (f.Tool == "" || fc.Tool == f.Tool) && (f.Caller == "" || fc.Caller == f.Caller) {
+			total += fc.Count
+		}
 	}
 	d := approvalsData{Total: total, Tool: f.Tool, Caller: f.Caller, Offset: f.Offset, Limit: f.Limit}
 	seenT, seenC := map[string]bool{}, map[string]bool{}

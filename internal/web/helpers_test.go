@@ -24,14 +24,14 @@ import (
 // site is a sandbox App (approval mode on, as shipped), its review page
 // on a loopback port and, on demand, an MCP client of the same App.
 type site struct {
-	t   *testing.T
+	t   testing.TB
 	a   *app.App
 	srv *Server
 	// base is http://127.0.0.1:PORT; login the one-time URL.
 	base, login string
 }
 
-func newSite(t *testing.T, configure func(*config.Config)) *site {
+func newSite(t testing.TB, configure func(*config.Config)) *site {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
