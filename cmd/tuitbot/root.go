@@ -77,6 +77,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.tickCmd(),
 		c.statusCmd(),
 		c.analyticsCmd(),
+		c.webCmd(),
 	)
 	c.extend(root)
 	return root

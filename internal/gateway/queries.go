@@ -45,10 +45,12 @@ func PendingApprovals(ctx context.Context, db rowReader, account string, now tim
 
 // qRepliedTo finds an approval item or a live audit row answering post ?2
 // of account ?1. x_reply_to_tweet and x_post are the tools whose Target is
-// the post they answer (x_post's only for a reply body).
+// the post they answer (x_post's only for a reply body). The audit side
+// names its index: the by-tool index also matches, and would walk every
+// post and reply the account ever made.
 const qRepliedTo = `SELECT
 	EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post'))
-	OR EXISTS (SELECT 1 FROM mutation_audit WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
+	OR EXISTS (SELECT 1 FROM mutation_audit INDEXED BY idx_mutation_audit_target WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
 		AND status IN ('pending','success','unknown','interrupted'))`
 
 // RepliedTo reports whether the account answered, or tried to answer, the

@@ -26,17 +26,18 @@ const (
 const (
 	ResolvedByCLI  = "cli"
 	ResolvedByMCP  = "mcp"
+	ResolvedByWeb  = "web"  // the local review page (tuitbot web)
 	ResolvedByAuto = "auto" // tuitbot read X and found the effect
 )
 
 // Resolve records how an unknown or interrupted attempt ended. by names
-// who decided (cli or mcp; auto is reserved for what tuitbot verified on X
-// itself).
+// who decided (cli, mcp or web; auto is reserved for what tuitbot verified
+// on X itself).
 func (g *Gateway) Resolve(ctx context.Context, corr, resolution, by string) (*AuditEntry, error) {
 	switch by {
-	case ResolvedByCLI, ResolvedByMCP:
+	case ResolvedByCLI, ResolvedByMCP, ResolvedByWeb:
 	default:
-		return nil, apperr.New(apperr.InvalidInput, "resolved_by: %q is not allowed; allowed values: cli, mcp", by)
+		return nil, apperr.New(apperr.InvalidInput, "resolved_by: %q is not allowed; allowed values: cli, mcp, web", by)
 	}
 	return g.resolve(ctx, corr, resolution, by, nil)
 }

@@ -446,3 +446,26 @@ func BenchmarkWeightedLength(b *testing.B) {
 		WeightedLength(text)
 	}
 }
+
+func TestLinks(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"none", "hello @bob #go", nil},
+		{"one", "see https://example.com/a?b=1 now", []string{"https://example.com/a?b=1"}},
+		{"bare domain and cjk", "日本 example.com と go.dev", []string{"example.com", "go.dev"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nfc, spans := Links(tt.text)
+			var got []string
+			for _, s := range spans {
+				got = append(got, nfc[s[0]:s[1]])
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("Links(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/web"
+)
+
+func (c *cli) webCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Review the approval queue, audit trail and analytics in the browser",
+		Long: "Serve a local review page: approve, edit or reject what agents queued, read the audit trail\n" +
+			"(roll back, resolve unknown outcomes), analytics, the autopilot's state and the settings.\n\n" +
+			"The first line on stdout is a one-time login URL; opening it sets a session cookie and the\n" +
+			"URL stops working. Restart the command for a new one. The server listens on loopback;\n" +
+			"approving replays exactly the queued call through the gateway, as `tuitbot approve` does,\n" +
+			"with reviewer \"web\". With --sandbox it shares the emulator world of `mcp serve --sandbox`.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			host, _, err := net.SplitHostPort(listen)
+			if err != nil {
+				return usageError{fmt.Errorf("--listen %q: want host:port: %w", listen, err)}
+			}
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				return usageError{fmt.Errorf("--listen %q: the review page listens on loopback only (127.0.0.1, ::1 or localhost)", listen)}
+			}
+			a, err := c.openApp(cmd)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			d, err := webDeps(a)
+			if err != nil {
+				return err
+			}
+			srv, err := web.New(d, web.Options{})
+			if err != nil {
+				return err
+			}
+			ln, err := srv.Listen(listen)
+			if err != nil {
+				return err
+			}
+			// The URL holds the login token: stdout only, never the log.
+			fmt.Fprintln(c.stdout, srv.LoginURL())
+			a.Log.Info("review page listening; open the login URL printed on stdout", "addr", ln.Addr().String(), "sandbox", c.sandbox)
+			return srv.Serve(ctx, ln)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8767", "host:port on loopback (port 0 picks a free one)")
+	return cmd
+}
+
+// webDeps hands the review page the services it reads and acts through.
+func webDeps(a *app.App) (web.Deps, error) {
+	g, err := a.RequireGateway()
+	if err != nil {
+		return web.Deps{}, err
+	}
+	d := web.Deps{Gateway: g, Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg), DailyBudgetUSD: a.Cfg.MCPPolicy.DailyBudgetUSD}
+	if wf, err := a.Workflow(); err == nil {
+		d.Workflow = wf
+	}
+	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
+		d.Settings = masked
+	}
+	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
+		d.Autopilot = func(ctx context.Context) (*autopilot.Status, error) { return r.Status(ctx) }
+	}
+	return d, nil
+}

@@ -1,0 +1,131 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+)
+
+// auditData is the audit page: unresolved unknown outcomes first, then the
+// trail as filtered.
+type auditData struct {
+	Unresolved []gateway.AuditEntry
+	Rows       []gateway.AuditEntry
+	Tool       string
+	Status     string
+	Since      string
+	Statuses   []string
+}
+
+var statuses = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Since: q.Get("since"), Statuses: statuses}
+	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Limit: 100}
+	if d.Since != "" {
+		t, err := time.ParseInLocation("2006-01-02", d.Since, time.Local)
+		if err != nil {
+			s.fail(w, sess, http.StatusBadRequest, fmt.Errorf("since: %q is not a date (YYYY-MM-DD)", d.Since))
+			return
+		}
+		f.Since = t
+	}
+	rows, err := s.d.Gateway.Recent(ctx, f)
+	if err != nil {
+		s.fail(w, sess, statusOf(err), err)
+		return
+	}
+	d.Rows = rows
+	// An outcome nobody knows blocks identical calls until a human says
+	// what happened: those come first, whatever the filter.
+	for _, st := range []string{"unknown", "interrupted"} {
+		us, err := s.d.Gateway.Recent(ctx, gateway.AuditFilter{Status: st, Limit: 100})
+		if err != nil {
+			s.fail(w, sess, statusOf(err), err)
+			return
+		}
+		for _, e := range us {
+			if e.Resolution == "" {
+				d.Unresolved = append(d.Unresolved, e)
+			}
+		}
+	}
+	s.render(w, sess, "audit", "Audit", d)
+}
+
+type auditDetailData struct {
+	E          *gateway.AuditEntry
+	Result     string
+	Request    string
+	UndoParams string
+	CanRoll    bool
+	CanResolve bool
+}
+
+func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *session) {
+	e, err := s.d.Gateway.Detail(r.Context(), r.PathValue("corr"))
+	if err != nil {
+		s.fail(w, sess, statusOf(err), err)
+		return
+	}
+	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request)}
+	if e.Rollback != nil && e.Rollback.Reversible && e.Rollback.UndoTool != "" {
+		d.UndoParams = prettyAny(e.Rollback.UndoParams)
+		_, known := s.d.Gateway.Action(e.Rollback.UndoTool)
+		d.CanRoll = known && e.Status == "success"
+	}
+	d.CanResolve = (e.Status == "unknown" || e.Status == "interrupted") && e.Resolution == ""
+	s.render(w, sess, "auditdetail", "Mutation "+e.CorrelationID, d)
+}
+
+// rollback queues the undo call through the gateway: a new mutation that
+// obeys policy (usually routed to approval) like any other.
+func (s *Server) rollback(w http.ResponseWriter, r *http.Request, sess *session) {
+	corr := r.PathValue("corr")
+	e, err := s.d.Gateway.Detail(r.Context(), corr)
+	if err != nil {
+		s.flash(sess, true, "not rolled back: %s", apperr.As(err).Message)
+		back(w, r, "/audit")
+		return
+	}
+	if e.Rollback == nil || !e.Rollback.Reversible || e.Rollback.UndoTool == "" {
+		s.flash(sess, true, "mutation %s cannot be rolled back", corr)
+		back(w, r, "/audit/"+corr)
+		return
+	}
+	resp, err := s.d.Gateway.Do(r.Context(), gateway.Call{
+		Tool: e.Rollback.UndoTool, Params: e.Rollback.UndoParams, Caller: Caller,
+		// One rollback per mutation: a second click finds the first.
+		IdempotencyKey: "rollback:" + corr,
+	})
+	switch {
+	case err != nil:
+		s.flash(sess, true, "rollback refused: %s", apperr.As(err).Message)
+	case resp.Kind == gateway.Routed:
+		s.flash(sess, false, "rollback queued for approval as #%d (%s)", resp.ApprovalID, e.Rollback.UndoTool)
+		http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+		return
+	case resp.Kind == gateway.Executed:
+		s.flash(sess, false, "rolled back with %s (correlation id %s)", e.Rollback.UndoTool, resp.CorrelationID)
+	default:
+		s.flash(sess, false, "rollback answered %s", resp.Kind)
+	}
+	back(w, r, "/audit/"+corr)
+}
+
+// resolve records a human's check of an unknown outcome.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) {
+	corr := r.PathValue("corr")
+	res := r.PostFormValue("resolution")
+	if _, err := s.d.Gateway.Resolve(r.Context(), corr, res, gateway.ResolvedByWeb); err != nil {
+		s.flash(sess, true, "not resolved: %s", apperr.As(err).Message)
+	} else {
+		s.flash(sess, false, "%s resolved as %s", corr, res)
+	}
+	back(w, r, "/audit")
+}

@@ -1,0 +1,146 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// The page benchmarks measure server time (handler, queries, templates)
+// against one indexed SQLite query that returns the same rows, the floor
+// any page showing them has to pay. Run with
+//
+//	go test ./internal/web -run '^$' -bench . -benchtime 50x
+//
+// TUITBOT_BENCH_AUDIT_ROWS sets the audit trail's size (default 1,000,000).
+
+// pageRequest is a logged-in GET of path, served without the network.
+func (s *site) pageRequest(b *testing.B, path string) int {
+	b.Helper()
+	s.srv.mu.Lock()
+	s.srv.sessions["bench"] = &session{csrf: "bench"}
+	s.srv.mu.Unlock()
+	req := httptest.NewRequest(http.MethodGet, "http://"+s.srv.addr+path, nil)
+	req.Host = s.srv.addr
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "bench"})
+	rec := httptest.NewRecorder()
+	s.srv.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body.String())
+	}
+	return rec.Body.Len()
+}
+
+func queueSite(b *testing.B) *site {
+	s := newSite(b, func(c *config.Config) { c.MCPPolicy.MaxPendingApprovals = 20000 })
+	s.fillQueue(10000)
+	return s
+}
+
+func BenchmarkApprovalsPage10k(b *testing.B) {
+	s := queueSite(b)
+	b.ResetTimer()
+	var n int
+	for b.Loop() {
+		n = s.pageRequest(b, "/approvals")
+	}
+	b.ReportMetric(float64(n), "bytes/page")
+}
+
+// BenchmarkApprovalsQuery10k is the floor: the first page's rows in one
+// indexed query.
+func BenchmarkApprovalsQuery10k(b *testing.B) {
+	s := queueSite(b)
+	ctx := context.Background()
+	now := store.FormatTime(time.Now())
+	b.ResetTimer()
+	for b.Loop() {
+		rows, err := s.a.DB.QueryContext(ctx, `SELECT id, tool_name, params_json, original_params, matched_rule_id, reason, caller,
+			loop_name, status, created_at, expires_at FROM approval_queue WHERE account_id = 'default' AND status = 'pending'
+			AND expires_at > ? ORDER BY id LIMIT 50`, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			var id int64
+			var t, p, o, r, re, c, l, st, ca, ex string
+			if err := rows.Scan(&id, &t, &p, &o, &r, &re, &c, &l, &st, &ca, &ex); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		rows.Close()
+		if n != 50 {
+			b.Fatalf("%d rows", n)
+		}
+	}
+}
+
+// auditSite fills the audit trail with rows spread over four tools.
+func auditSite(b *testing.B) *site {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("TUITBOT_BENCH_AUDIT_ROWS")); err == nil && v > 0 {
+		n = v
+	}
+	s := newSite(b, nil)
+	start := time.Now()
+	now := time.Now()
+	_, err := s.a.DB.ExecContext(context.Background(), `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < ?)
+		INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, result_summary, account_id, caller,
+			created_at, completed_at, rollback_action)
+		SELECT 'c' || i, CASE i % 4 WHEN 0 THEN 'x_post_tweet' WHEN 1 THEN 'x_like_tweet' WHEN 2 THEN 'x_follow_user' ELSE 'x_reply_to_tweet' END,
+			'h' || i, '{"text":"row ' || i || '"}', 'success', '{}', 'default', 'mcp', ?, ?,
+			'{"reversible":true,"undo_tool":"x_delete_tweet","undo_params":{"tweet_id":"' || i || '"}}' FROM seq`,
+		n, store.FormatTime(now), store.FormatTime(now))
+	if err != nil {
+		b.Fatalf("fill the audit trail: %v", err)
+	}
+	b.Logf("%d audit rows written in %s", n, time.Since(start).Round(time.Millisecond))
+	return s
+}
+
+func BenchmarkAuditPageByTool(b *testing.B) {
+	s := auditSite(b)
+	b.ResetTimer()
+	var n int
+	for b.Loop() {
+		n = s.pageRequest(b, "/audit?tool=x_like_tweet")
+	}
+	b.ReportMetric(float64(n), "bytes/page")
+}
+
+// BenchmarkAuditQueryByTool is the floor: the page's 100 rows of one tool,
+// newest first, in one indexed query.
+func BenchmarkAuditQueryByTool(b *testing.B) {
+	s := auditSite(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		rows, err := s.a.DB.QueryContext(ctx, `SELECT correlation_id, tool_name, params_summary, status, caller, created_at, rollback_action
+			FROM mutation_audit WHERE account_id = 'default' AND tool_name = 'x_like_tweet' ORDER BY id DESC LIMIT 100`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			var c, t, p, st, ca, cr string
+			var rb *string
+			if err := rows.Scan(&c, &t, &p, &st, &ca, &cr, &rb); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		rows.Close()
+		if n != 100 {
+			b.Fatalf("%d rows", n)
+		}
+	}
+}

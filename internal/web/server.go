@@ -1,0 +1,365 @@
+// Package web is the local review page (`tuitbot web`): the approval queue,
+// the audit trail, analytics, the autopilot and the settings, rendered on
+// the server with html/template. Every change goes through the same
+// gateway API the CLI uses; the package runs no SQL of its own.
+//
+// Security model: the server listens on loopback and prints a one-time
+// login URL. Its token becomes an HttpOnly, SameSite=Strict session
+// cookie; every state change is a POST carrying the session's CSRF token;
+// Host and Origin must name this server (no DNS rebinding, no cross-site
+// posts); the Content-Security-Policy allows no inline script.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Reviewer is the name recorded on approvals decided here.
+const Reviewer = "web"
+
+// Caller is the caller recorded on mutations started here (rollbacks).
+const Caller = "web"
+
+// sessionCookie names the session cookie.
+const sessionCookie = "tuitbot_session"
+
+// Deps are the services the pages read and act through. Only Gateway is
+// required; a page whose service is missing says so.
+type Deps struct {
+	Gateway  *gateway.Gateway
+	Workflow *workflow.Service
+	// Autopilot reports the loops' state (autopilot.Runner.Status).
+	Autopilot func(ctx context.Context) (*autopilot.Status, error)
+	// Settings is the effective configuration with secrets masked.
+	Settings string
+	// Warnings are configuration warnings (policy that can never apply).
+	Warnings []string
+	// DailyBudgetUSD is the X spend cap drawn on the spend chart (0: none).
+	DailyBudgetUSD float64
+	Log            *slog.Logger
+	Now            func() time.Time
+}
+
+// Options tune the server.
+type Options struct {
+	// PollEvery is how often the event stream looks for new queue items
+	// (another process, such as an MCP server, may add them). Default 1 s.
+	PollEvery time.Duration
+	// PageSize is how many pending items one page shows. Default 50.
+	PageSize int
+}
+
+// Server is the review site. It is an http.Handler.
+type Server struct {
+	d    Deps
+	o    Options
+	tmpl *template.Template
+	mux  *http.ServeMux
+
+	// addr is the listening host:port, for the Host and Origin checks and
+	// the login URL; set by Listen or SetAddr.
+	addr string
+
+	mu         sync.Mutex
+	loginToken string // one-time; "" once used
+	sessions   map[string]*session
+}
+
+type session struct {
+	csrf  string
+	flash string
+	err   bool
+}
+
+// New builds the server with a fresh one-time login token.
+func New(d Deps, o Options) (*Server, error) {
+	if d.Gateway == nil {
+		return nil, errors.New("web: the review page needs the mutation gateway")
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if o.PollEvery <= 0 {
+		o.PollEvery = time.Second
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 50
+	}
+	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: parse templates: %w", err)
+	}
+	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken()}
+	s.routes()
+	return s, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	// crypto/rand.Read never fails on the platforms Go supports.
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// SetAddr records the host:port clients use to reach the server.
+func (s *Server) SetAddr(addr string) { s.addr = addr }
+
+// LoginURL is the one-time URL that opens a session. It holds the token:
+// print it once, never log it.
+func (s *Server) LoginURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "http://" + s.addr + "/login?token=" + s.loginToken
+}
+
+// Listen binds addr (loopback unless the caller insists otherwise).
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("web: listen on %s: %w", addr, err)
+	}
+	s.SetAddr(ln.Addr().String())
+	return ln, nil
+}
+
+// Serve serves on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		<-done
+		return nil
+	}
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.HandleFunc("GET /login", s.login)
+	m.HandleFunc("GET /{$}", s.authed(func(w http.ResponseWriter, r *http.Request, _ *session) {
+		http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+	}))
+	m.HandleFunc("GET /approvals", s.authed(s.approvals))
+	m.HandleFunc("GET /approvals/new", s.authed(s.approvalsNew))
+	m.HandleFunc("GET /approvals/{id}", s.authed(s.approvalDetail))
+	m.HandleFunc("POST /approvals/{id}/approve", s.post(s.approve))
+	m.HandleFunc("POST /approvals/{id}/reject", s.post(s.reject))
+	m.HandleFunc("POST /approvals/{id}/edit", s.post(s.edit))
+	m.HandleFunc("POST /approvals/bulk", s.post(s.bulk))
+	m.HandleFunc("GET /count", s.authed(s.count))
+	m.HandleFunc("GET /events", s.authed(s.events))
+	m.HandleFunc("GET /audit", s.authed(s.audit))
+	m.HandleFunc("GET /audit/{corr}", s.authed(s.auditDetail))
+	m.HandleFunc("POST /audit/{corr}/rollback", s.post(s.rollback))
+	m.HandleFunc("POST /audit/{corr}/resolve", s.post(s.resolve))
+	m.HandleFunc("GET /analytics", s.authed(s.analytics))
+	m.HandleFunc("GET /autopilot", s.authed(s.autopilotPage))
+	m.HandleFunc("GET /settings", s.authed(s.settings))
+	s.mux = m
+}
+
+// ServeHTTP checks Host and Origin, sets the security headers and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// The login URL carries the token: no other site may see it in a
+	// Referer. (no-referrer would make browsers send "Origin: null" on
+	// the page's own form posts, which the Origin check refuses.)
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if !s.hostAllowed(r.Host) {
+		// A page on another name that resolves here (DNS rebinding) must
+		// not reach the API.
+		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed accepts the listening address and loopback names on its port.
+func (s *Server) hostAllowed(host string) bool {
+	if s.addr == "" {
+		return false
+	}
+	if host == s.addr {
+		return true
+	}
+	_, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		return false
+	}
+	h, p, err := net.SplitHostPort(host)
+	if err != nil || p != port {
+		return false
+	}
+	switch strings.ToLower(h) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// login trades the one-time token for a session cookie.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	tok := r.URL.Query().Get("token")
+	s.mu.Lock()
+	ok := s.loginToken != "" && len(tok) == len(s.loginToken) && subtle.ConstantTimeCompare([]byte(tok), []byte(s.loginToken)) == 1
+	var id string
+	if ok {
+		s.loginToken = ""
+		id = randomToken()
+		s.sessions[id] = &session{csrf: randomToken()}
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.d.Log.Warn("web login refused: wrong or used token", "remote", r.RemoteAddr)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintln(w, "This login link is wrong or was already used. Restart `tuitbot web` for a new one.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+}
+
+func (s *Server) sessionOf(r *http.Request) *session {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[c.Value]
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, sess *session)
+
+// authed requires a session.
+func (s *Server) authed(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess := s.sessionOf(r)
+		if sess == nil {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintln(w, "Not logged in: open the login link that `tuitbot web` printed.")
+			return
+		}
+		h(w, r, sess)
+	}
+}
+
+// post requires a session and its CSRF token in the form.
+func (s *Server) post(h handler) http.HandlerFunc {
+	return s.authed(func(w http.ResponseWriter, r *http.Request, sess *session) {
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		tok := r.PostFormValue("csrf")
+		s.mu.Lock()
+		want := sess.csrf
+		s.mu.Unlock()
+		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(want)) != 1 {
+			http.Error(w, "missing or wrong CSRF token: reload the page and try again", http.StatusForbidden)
+			return
+		}
+		h(w, r, sess)
+	})
+}
+
+// flash leaves a message for the next page the session renders.
+func (s *Server) flash(sess *session, isErr bool, format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess.flash, sess.err = fmt.Sprintf(format, args...), isErr
+}
+
+func (s *Server) takeFlash(sess *session) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, e := sess.flash, sess.err
+	sess.flash, sess.err = "", false
+	return m, e
+}
+
+// page is what every full page template receives.
+type page struct {
+	Title    string
+	Nav      string
+	CSRF     string
+	Flash    string
+	FlashErr bool
+	Data     any
+}
+
+func (s *Server) render(w http.ResponseWriter, sess *session, name, title string, data any) {
+	s.renderStatus(w, http.StatusOK, sess, name, title, data)
+}
+
+func (s *Server) renderStatus(w http.ResponseWriter, status int, sess *session, name, title string, data any) {
+	p := page{Title: title, Nav: name, Data: data}
+	s.mu.Lock()
+	p.CSRF = sess.csrf
+	s.mu.Unlock()
+	p.Flash, p.FlashErr = s.takeFlash(sess)
+	s.execute(w, status, name, p)
+}
+
+func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
+	var b strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		s.d.Log.Error("web: render", "template", name, "error", err)
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+func (s *Server) fail(w http.ResponseWriter, sess *session, status int, err error) {
+	s.renderStatus(w, status, sess, "error", "Error", err.Error())
+}
