@@ -1,7 +1,5 @@
 package xsim
 
-import "fmt"
-
 // Relations other than following (muting, say) are plain edges between two
 // users, kept per relation name: adding one to the emulator is a pair of
 // routes, with no new state or persistence code.
@@ -56,28 +54,15 @@ func (s *state) relationEdges() map[string][]Edge {
 }
 
 // relationCreate handles POST /2/users/{id}/<relation> with a body naming
-// target_user_id, answering {"data": {flag: true}} as X does.
-func (s *Server) relationCreate(name, flag, bill string) func(*call) reply {
+// target_user_id (verb names the act in X's refusal to relate to oneself),
+// answering {"data": {flag: true}} as X does.
+func (s *Server) relationCreate(name, verb, flag, bill string) func(*call) reply {
 	return func(c *call) reply {
-		if bad := s.selfUser(c, "id"); bad != nil {
+		target, bad := s.targetUserBody(c, verb)
+		if bad != nil {
 			return *bad
 		}
-		var req struct {
-			TargetUserID string `json:"target_user_id"`
-		}
-		if bad := c.jsonBody(&req); bad != nil {
-			return *bad
-		}
-		if !isNumericID(req.TargetUserID) {
-			return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("The `target_user_id` field value [%s] is not a valid id", req.TargetUserID))
-		}
-		if s.st.users[req.TargetUserID] == nil {
-			return errNotFound("user", "target_user_id", req.TargetUserID)
-		}
-		if req.TargetUserID == c.user.ID {
-			return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("You cannot %s yourself.", name))
-		}
-		s.st.relate(name, Edge{From: c.user.ID, To: req.TargetUserID, At: c.now.UTC()})
+		s.st.relate(name, Edge{From: c.user.ID, To: target.ID, At: c.now.UTC()})
 		s.chargeWrite(c, bill)
 		return ok(map[string]any{"data": map[string]any{flag: true}})
 	}

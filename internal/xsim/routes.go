@@ -52,7 +52,7 @@ func (s *Server) routeTable() []*route {
 		api("DELETE", "/2/users/{id}/retweets/{source_tweet_id}", scopesTweetWrite, true, s.handleUnretweet),
 		api("POST", "/2/users/{id}/bookmarks", scopesBookWrite, true, s.edgeCreate((*state).bookmark, CountBookmarks, BillBookmark, "bookmarked")),
 		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.edgeDelete((*state).unbookmark, CountUnbookmarks, BillBookmark, "bookmarked")),
-		api("POST", "/2/users/{id}/muting", scopesMuteW, true, s.relationCreate("muting", "muting", BillInteraction)),
+		api("POST", "/2/users/{id}/muting", scopesMuteW, true, s.relationCreate("muting", "mute", "muting", BillInteraction)),
 		api("DELETE", "/2/users/{source_user_id}/muting/{target_user_id}", scopesMuteW, true, s.relationDelete("muting", "muting", BillInteractionDel)),
 		// Media.
 		api("POST", "/2/media/upload", scopesMedia, true, s.handleMediaUpload),

@@ -356,25 +356,38 @@ func (s *Server) pathTweet(c *call, param string) (string, *reply) {
 	return tid, nil
 }
 
-func (s *Server) handleFollow(c *call) reply {
+// targetUserBody reads the other user of a relation write (follow, mute)
+// from the body of POST /2/users/{id}/..., as X validates it.
+func (s *Server) targetUserBody(c *call, verb string) (*User, *reply) {
 	if bad := s.selfUser(c, "id"); bad != nil {
-		return *bad
+		return nil, bad
 	}
 	var req struct {
 		TargetUserID string `json:"target_user_id"`
 	}
 	if bad := c.jsonBody(&req); bad != nil {
-		return *bad
+		return nil, bad
 	}
 	if !isNumericID(req.TargetUserID) {
-		return errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("The `target_user_id` field value [%s] is not a valid id", req.TargetUserID))
+		r := errInvalidParam("target_user_id", req.TargetUserID, fmt.Sprintf("The `target_user_id` field value [%s] is not a valid id", req.TargetUserID))
+		return nil, &r
 	}
 	target := s.st.users[req.TargetUserID]
 	if target == nil {
-		return errNotFound("user", "target_user_id", req.TargetUserID)
+		r := errNotFound("user", "target_user_id", req.TargetUserID)
+		return nil, &r
 	}
 	if target.ID == c.user.ID {
-		return errInvalidParam("target_user_id", target.ID, "You cannot follow yourself.")
+		r := errInvalidParam("target_user_id", target.ID, fmt.Sprintf("You cannot %s yourself.", verb))
+		return nil, &r
+	}
+	return target, nil
+}
+
+func (s *Server) handleFollow(c *call) reply {
+	target, bad := s.targetUserBody(c, "follow")
+	if bad != nil {
+		return *bad
 	}
 	if target.Protected && !s.st.isFollowing(c.user.ID, target.ID) {
 		// Protected accounts must approve; the request stays pending.
