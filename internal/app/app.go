@@ -17,6 +17,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -46,6 +47,9 @@ type App struct {
 
 	// Sim is the in-process X emulator in sandbox mode.
 	Sim *Sandbox
+
+	// Metrics is this app's own Prometheus registry and instruments.
+	Metrics *metrics.Metrics
 
 	llm    llm.Provider
 	LLMErr error
@@ -123,6 +127,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		a.Sim = sb
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
+	a.Metrics = a.newMetrics()
 	if !opts.SkipX {
 		a.startX(ctx, bases, httpClient)
 	}

@@ -27,6 +27,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		ApprovalOverrides: a.ApprovalOverrides,
 		ValidateConfig:    ValidateAll,
 		PolicyWarnings:    PolicyWarnings,
+		ObserveTool:       a.Metrics.ObserveTool,
 	}
 	// Policy stays a nil interface without an engine, so the tools see
 	// "no policy" rather than a value that fails on every call.

@@ -62,6 +62,9 @@ type Deps struct {
 	ValidateConfig func(*config.Config) error
 	// PolicyWarnings lists policy configuration that can never take effect.
 	PolicyWarnings func(*config.Config) []string
+	// ObserveTool, when set, is told every tool call's outcome: the error
+	// code of a failed call (empty on success) and how long it took.
+	ObserveTool func(tool, code string, elapsed time.Duration)
 }
 
 // Policy is the running policy engine joined with its live counters: what
