@@ -123,6 +123,12 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 			Annotations:  t.Annotations(),
 		}, handler(a, t, resolved, surface))
 	}
+	// Resources read the database-backed services that only the mutating
+	// profile starts; prompts appear when every tool they use is here.
+	if o.Profile.Mutating() {
+		addResources(srv, a)
+	}
+	addPrompts(srv, tools)
 	return srv, tools, nil
 }
 
