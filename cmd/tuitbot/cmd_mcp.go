@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -20,6 +21,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	var (
 		profile, transport, listen, tokenFile string
 		tools, exclude                        []string
+		mf                                    metricsFlags
 	)
 	serve := &cobra.Command{
 		Use:   "serve",
@@ -67,7 +69,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "stdio":
-				return mcpserver.ServeStdio(ctx, srv, mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes})
+				return c.serveStdio(ctx, cfg, a, srv, log, mf, tokenFile)
 			case "http":
 				path := tokenFile
 				create := false
@@ -79,12 +81,19 @@ func (c *cli) mcpCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				c.secrets.Add(tok)
+				if mf.listen != "" {
+					return usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
+				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
 					Listen: listen, Token: tok, Logger: log,
 					MaxConnections:     cfg.MCP.HTTPMaxConnections,
 					MaxSessions:        cfg.MCP.MaxSessions,
 					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
 					MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
+					Healthy:            a.Healthy,
+					Metrics:            a.Metrics.Handler(),
+					MetricsPublic:      mf.public,
 					Ready:              func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
 				})
 			default:
@@ -98,6 +107,8 @@ func (c *cli) mcpCmd() *cobra.Command {
 	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token)")
 	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
 	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
+	serve.Flags().StringVar(&mf.listen, "metrics-listen", "", "with stdio: serve Prometheus /metrics and /healthz on this loopback host:port")
+	serve.Flags().BoolVar(&mf.public, "metrics-public", false, "serve /metrics without the bearer token (loopback addresses only)")
 
 	var mprofile string
 	manifest := &cobra.Command{

@@ -19,6 +19,10 @@ import (
 type cli struct {
 	configPath   string
 	logLevel     string
+	logFormat    string
+	logFile      string
+	logOut       io.Writer
+	secrets      redact.Secrets
 	sandbox      bool
 	sandboxState string
 	acceptNewDB  bool
@@ -55,7 +59,9 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetIn(stdin)
 	root.PersistentFlags().StringVarP(&c.configPath, "config", "c", "", "config file (default $TUITBOT_HOME/config.toml or ~/.tuitbot/config.toml)")
-	root.PersistentFlags().StringVar(&c.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error (default from config, info)")
+	root.PersistentFlags().StringVar(&c.logLevel, "log-level", "", "log level: debug, info, warn, error (default from config, info)")
+	root.PersistentFlags().StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&c.logFile, "log-file", "", "append logs to this file (created 0600) instead of stderr")
 	root.PersistentFlags().BoolVar(&c.sandbox, "sandbox", false, "use the built-in X API emulator and a separate sandbox home instead of a real X account")
 	root.PersistentFlags().StringVar(&c.sandboxState, "sandbox-state", "", "with --sandbox: the file that holds the emulator world (default world.json in the sandbox home)")
 	root.PersistentFlags().BoolVar(&c.acceptNewDB, strings.TrimPrefix(store.AcceptNewDatabaseFlag, "--"), false,
@@ -110,8 +116,15 @@ func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
 	default:
 		return nil, usageError{fmt.Errorf("--log-level %q: allowed values: debug, info, warn, error", level)}
 	}
-	// Logs go to stderr only: stdout belongs to the MCP transport.
-	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l, ReplaceAttr: redact.LogAttr})), nil
+	w, err := c.logSink()
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.logHandler(w, l, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return slog.New(h), nil
 }
 
 func (c *cli) versionCmd() *cobra.Command {

@@ -17,6 +17,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -48,6 +49,9 @@ type App struct {
 
 	// Sim is the in-process X emulator in sandbox mode.
 	Sim *Sandbox
+
+	// Metrics is this app's own Prometheus registry and instruments.
+	Metrics *metrics.Metrics
 
 	llm    llm.Provider
 	LLMErr error
@@ -134,6 +138,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		a.Sim = sb
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
+	a.Metrics = a.newMetrics()
 	a.startLLM()
 	a.Account = config.DefaultAccountName
 	if err := a.startAccount(ctx, opts, bases, httpClient); err != nil {
@@ -150,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			return nil, err
 		}
 		v := &App{Cfg: acfg, Log: a.Log.With("account", name), Now: a.Now, DB: a.DB, DBErr: a.DBErr, Sim: a.Sim,
-			llm: a.llm, LLMErr: a.LLMErr, sleep: a.sleep, Account: name, root: a}
+			llm: a.llm, LLMErr: a.LLMErr, sleep: a.sleep, Account: name, root: a, Metrics: a.Metrics}
 		if err := v.startAccount(ctx, opts, bases, httpClient); err != nil {
 			return nil, err
 		}

@@ -26,6 +26,7 @@ func (a *App) startLLM() {
 	if a.DB != nil {
 		rec = workflow.UsageLedger{DB: a.DB}
 	}
+	rec = meteredLLM{next: rec, m: a.Metrics}
 	p, err := llm.New(a.LLMConfig(), rec, a.Now, llm.WithLogger(a.Log))
 	if err != nil {
 		a.LLMErr = err

@@ -30,6 +30,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		AccountName:       a.Account,
 		Accounts:          a.Accounts,
 		XHealth:           func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
+		ObserveTool:       a.Metrics.ObserveTool,
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {

@@ -111,6 +111,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	if a.DB != nil {
 		usage = workflow.UsageLedger{DB: a.DB}
 	}
+	usage = meteredX{next: usage, m: a.Metrics}
 	if bases == nil {
 		bases = map[string]string{
 			"api.x.com": cfg.XAPI.APIBaseURL, "upload.x.com": cfg.XAPI.UploadBaseURL, "upload.twitter.com": cfg.XAPI.LegacyUploadURL,
@@ -166,6 +167,7 @@ func (a *App) startGateway(ctx context.Context) error {
 		MaxPendingApprovals: cfg.MCPPolicy.MaxPendingApprovals,
 		AuditRetention:      time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
 		LockDir:             filepath.Join(cfg.Home, "locks"),
+		OnDecision:          a.Metrics.ObserveDecision,
 	})
 	if err != nil {
 		return err

@@ -122,6 +122,9 @@ type Options struct {
 	// LockDir holds the per-process liveness locks used to tell a crashed
 	// process's pending rows from a live one's.
 	LockDir string
+	// OnDecision, when set, is told the outcome of every call that reached
+	// a decision (see the Decision constants), for metrics.
+	OnDecision func(outcome string)
 }
 
 // Gateway runs mutations.
@@ -279,6 +282,12 @@ const AuditIncompleteWarning = "the mutation ran but its outcome could not be re
 
 // Do runs one mutation through the whole sequence.
 func (g *Gateway) Do(ctx context.Context, c Call) (Response, error) {
+	resp, err := g.do(ctx, c)
+	g.observe(resp, err)
+	return resp, err
+}
+
+func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	act, ok := g.actions[c.Tool]
 	if !ok {
 		return Response{}, apperr.New(apperr.InternalError, "no gateway action for tool %s", c.Tool)

@@ -75,6 +75,9 @@ type Deps struct {
 	// XHealth checks X for this account (token and reachability); nil
 	// means get_capabilities reads X's line of Health.
 	XHealth func(ctx context.Context) Check
+	// ObserveTool, when set, is told every tool call's outcome: the error
+	// code of a failed call (empty on success) and how long it took.
+	ObserveTool func(tool, code string, elapsed time.Duration)
 }
 
 // forAccount returns the services of account name ("" or this account: d).

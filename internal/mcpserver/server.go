@@ -123,6 +123,12 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 			Annotations:  t.Annotations(),
 		}, handler(a, t, resolved, surface))
 	}
+	// Resources read the database-backed services that only the mutating
+	// profile starts; prompts appear when every tool they use is here.
+	if o.Profile.Mutating() {
+		addResources(srv, a)
+	}
+	addPrompts(srv, tools)
 	return srv, tools, nil
 }
 
@@ -145,16 +151,24 @@ func handler(a *Deps, t *Tool, resolved func() (*jsonschema.Resolved, error), su
 		if req.Params != nil {
 			raw = req.Params.Arguments
 		}
+		var code apperr.Code
+		// The duration metric is wall time even when Now is a test clock.
+		began := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
 				a.Log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				code = apperr.InternalError
 				res = render(a, envelope.Fail(apperr.New(apperr.InternalError, "tool %s failed unexpectedly; the server keeps running", t.Name), mergeMeta(baseMeta(a, start), envelope.Meta{})))
+			}
+			if a.ObserveTool != nil {
+				a.ObserveTool(t.Name, string(code), time.Since(began))
 			}
 		}()
 		r, err := invoke(ctx, call, t, resolved, raw)
 		// The meta (mode, approval mode) is the account's the call ran for.
 		meta := mergeMeta(baseMeta(call.Deps, start), r.Meta)
 		if err != nil {
+			code = apperr.CodeOf(err)
 			return render(a, envelope.Fail(err, meta)), nil
 		}
 		return render(a, envelope.OK(r.Data, meta)), nil

@@ -170,20 +170,11 @@ func gatewayTools() []*Tool {
 			}),
 		def(local("get_policy_status", "Policy status", "policy", "Show the effective policy rules (with where each came from), the limits and their live counters.", PolicyStatus{}, apperr.PolicyError),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
-				a := c.Deps
-				if a.Policy == nil {
-					return Result{}, apperr.New(apperr.PolicyError, "the policy engine is unavailable (no database)")
-				}
-				snap, err := a.Policy.Snapshot(ctx)
+				ps, err := policyStatus(ctx, c.Deps)
 				if err != nil {
-					return Result{}, apperr.Wrap(apperr.DBError, err, "read policy counters: %v", err)
+					return Result{}, err
 				}
-				return Result{Data: PolicyStatus{
-					Mode: a.Cfg.Mode, ApprovalMode: a.Cfg.EffectiveApprovalMode(), OverriddenBy: a.ApprovalOverrides(),
-					DryRunMutations: a.Cfg.MCPPolicy.DryRunMutations, Warnings: append([]string{}, a.Policy.Warnings()...),
-					EnforceForMutations: a.Cfg.MCPPolicy.EnforceForMutations, Template: a.Cfg.MCPPolicy.Template,
-					Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Counters: snap,
-				}}, nil
+				return Result{Data: ps}, nil
 			}),
 		def(approve("approve_item", "Approve item", "Approve a queued call and run exactly it through the gateway. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
 			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {

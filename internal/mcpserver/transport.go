@@ -63,6 +63,13 @@ type HTTPOptions struct {
 	SessionIdleTimeout time.Duration
 	// MaxMessageBytes bounds one request body (one JSON-RPC message).
 	MaxMessageBytes int64
+	// Healthy, when set, decides what GET /healthz says: ok or degraded.
+	// Nil means ok whenever the server answers.
+	Healthy func(ctx context.Context) bool
+	// Metrics, when set, is served at /metrics behind the bearer token, or
+	// without it when MetricsPublic is set (loopback listeners only).
+	Metrics       http.Handler
+	MetricsPublic bool
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -96,7 +103,7 @@ func HTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxMessageBytes,
 	})
 	sessions := newSessionLRU(srv, opts.MaxSessions, opts.Logger)
-	return guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token)
+	return opsRoutes(guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token), opts)
 }
 
 func guard(next http.Handler, token string) http.Handler {
@@ -252,7 +259,10 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts HTTPOptions) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: want host:port such as 127.0.0.1:8765: %w", opts.Listen, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loopbackHost(host) {
+		if opts.Metrics != nil && opts.MetricsPublic {
+			return fmt.Errorf("--metrics-public serves /metrics without the token, so only on a loopback --listen address, not %s", opts.Listen)
+		}
 		opts.Logger.Warn("listening on a non-loopback address because --listen asked for it", "listen", opts.Listen)
 	}
 	maxConns := opts.MaxConnections

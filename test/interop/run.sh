@@ -18,3 +18,14 @@ if grep -qE '^(Error|Warning): tool' "$work/inspector.err"; then
   echo "inspector: schema portability problems:"; grep -A3 -E '^(Error|Warning): tool' "$work/inspector.err"; exit 1
 fi
 echo "inspector: tools/list ok, schemas portable"
+for method in prompts/list resources/list; do
+  out=$(npx -y @modelcontextprotocol/inspector@2.12.0 --cli "$work/tuitbot" mcp serve --sandbox --method "$method" 2>"$work/inspector.err")
+  case $method in
+    prompts/list) want=('"name": "reply_to_mentions_safely"' '"name": "plan_a_thread"' '"name": "review_my_pending_approvals"') ;;
+    resources/list) want=('"uri": "tuitbot://policy"' '"uri": "tuitbot://today"' '"uri": "tuitbot://approvals/pending"') ;;
+  esac
+  for w in "${want[@]}"; do
+    grep -qF "$w" <<<"$out" || { echo "inspector: $method did not list $w"; cat "$work/inspector.err"; exit 1; }
+  done
+  echo "inspector: $method ok"
+done
