@@ -11,6 +11,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -37,6 +38,9 @@ var templateFS embed.FS
 
 //go:embed static
 var staticFS embed.FS
+
+// bufPool holds page buffers: a page of 50 queue items is about 100 KB.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Reviewer is the name recorded on approvals decided here.
 const Reviewer = "web"
@@ -411,15 +415,21 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int
 }
 
 func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
-	var b strings.Builder
-	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+	// The page is rendered whole before anything is sent, so a template
+	// error still answers a clean error page.
+	b := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		b.Reset()
+		bufPool.Put(b)
+	}()
+	if err := s.tmpl.ExecuteTemplate(b, name, data); err != nil {
 		s.d.Log.Error("web: render", "template", name, "error", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
+	_, _ = w.Write(b.Bytes())
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, sess *session, status int, err error) {
