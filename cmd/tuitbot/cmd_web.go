@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 
@@ -61,21 +60,56 @@ func (c *cli) webCmd() *cobra.Command {
 	return cmd
 }
 
-// webDeps hands the review page the services it reads and acts through.
+// webDeps hands the review page the services it reads and acts through,
+// for every account of the home (the selected one first).
 func webDeps(a *app.App) (web.Deps, error) {
-	g, err := a.RequireGateway()
-	if err != nil {
+	if _, err := a.RequireGateway(); err != nil {
 		return web.Deps{}, err
 	}
-	d := web.Deps{Gateway: g, Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg), DailyBudgetUSD: a.Cfg.MCPPolicy.DailyBudgetUSD}
-	if wf, err := a.Workflow(); err == nil {
-		d.Workflow = wf
-	}
+	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg)}
 	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
 		d.Settings = masked
 	}
-	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
-		d.Autopilot = func(ctx context.Context) (*autopilot.Status, error) { return r.Status(ctx) }
+	names := a.Accounts()
+	for _, name := range names {
+		acc, err := a.ForAccount(name)
+		if err != nil || acc.Gateway == nil {
+			a.Log.Warn("review page: account not served", "account", name, "error", err)
+			continue
+		}
+		d.Accounts = append(d.Accounts, webAccount(acc))
+	}
+	// The account the configuration selects comes first: it is the one
+	// shown unless a page asks for another.
+	if sel, err := a.ForAccount(""); err == nil {
+		for i, acc := range d.Accounts {
+			if acc.Name == sel.Account && i > 0 {
+				d.Accounts[0], d.Accounts[i] = d.Accounts[i], d.Accounts[0]
+			}
+		}
 	}
 	return d, nil
+}
+
+// webAccount is one account's services for the review page.
+func webAccount(a *app.App) web.Account {
+	acc := web.Account{Name: a.Account, Gateway: a.Gateway, DailyBudgetUSD: a.Cfg.MCPPolicy.DailyBudgetUSD}
+	if wf, err := a.Workflow(); err == nil {
+		acc.Workflow = wf
+	}
+	if c, err := a.Composer(); err == nil {
+		acc.Composer = c
+	}
+	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
+		acc.Autopilot, acc.Hold = r.Status, r.Hold
+	}
+	disc, _ := a.Discovery()
+	acc.Posts = web.LookupPosts(disc, a.XClient)
+	if a.Policy != nil {
+		acc.Policy = web.PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits()}
+		if a.Counters != nil {
+			acc.Policy.Usage = a.Counters.Snapshot
+		}
+	}
+	return acc
 }

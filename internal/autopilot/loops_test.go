@@ -697,3 +697,47 @@ func TestWithoutAnLLMTheDraftingLoopsSayWhy(t *testing.T) {
 		t.Errorf("mentions were bought (%d calls) although no reply could be drafted", n)
 	}
 }
+
+// TestHeldLoopWaitsUntilResumed: a loop a person paused is skipped by
+// every runner (the hold is stored) and runs again once resumed.
+func TestHeldLoopWaitsUntilResumed(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+	if err := e.runner(e.app).Hold(context.Background(), "bogus", true); err == nil {
+		t.Fatal("holding an unknown loop succeeded")
+	}
+	if err := e.runner(e.app).Hold(context.Background(), autopilot.LoopMentions, true); err != nil {
+		t.Fatalf("Hold: %v", err)
+	}
+	// A runner built before or after the hold skips the loop.
+	res := tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if !strings.Contains(res.Skipped, "paused by a person") {
+		t.Fatalf("held loop ran: %+v", res)
+	}
+	stateOf := func() string {
+		st, err := e.runner(e.app).Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range st.Loops {
+			if l.Name == autopilot.LoopMentions {
+				return l.State
+			}
+		}
+		return ""
+	}
+	if s := stateOf(); s != autopilot.StateHeld {
+		t.Fatalf("state after the skipped tick: %q", s)
+	}
+	if err := e.runner(e.app).Hold(context.Background(), autopilot.LoopMentions, false); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
+	res = tick(t, e.runner(e.app, autopilot.LoopMentions))[autopilot.LoopMentions]
+	if res.Skipped != "" || res.Error != "" {
+		t.Fatalf("resumed loop: %+v", res)
+	}
+	if s := stateOf(); s == autopilot.StateHeld {
+		t.Fatalf("state after resuming: %q", s)
+	}
+}

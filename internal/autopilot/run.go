@@ -162,6 +162,17 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 	res := &LoopResult{Loop: name}
 	// State writes must land even when the stop signal arrives meanwhile.
 	dbctx := context.WithoutCancel(ctx)
+	held, err := r.held(dbctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if held {
+		st.State = StateHeld
+		res.Skipped = "paused by a person; resume it to run again"
+		st.NextRun = now.Add(r.interval(name))
+		res.NextRun = st.NextRun
+		return res, r.saveState(dbctx, st)
+	}
 	switch {
 	case r.authStop != "" && usesX(name):
 		res.Skipped = r.authStop
@@ -191,7 +202,7 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 		return nil, err
 	}
 	it := &iter{r: r, loop: name, work: dbctx, stop: ctx, start: now, res: res}
-	err := r.safely(it)
+	err = r.safely(it)
 	res.Summary = strings.Join(it.notes, "; ")
 	r.finish(it, st, err)
 	res.NextRun = st.NextRun

@@ -20,6 +20,7 @@ const (
 	StateOutsideHours = "outside_hours" // waiting for the active hours
 	StateStopped      = "stopped"       // X rejected the token; needs `tuitbot auth`
 	StateBlocked      = "blocked"       // cannot work until configured (no LLM, no keywords)
+	StateHeld         = "held"          // a person paused the loop; it waits until resumed
 )
 
 // loopState is one loop's persisted scheduling and breaker state.
@@ -88,7 +89,7 @@ func (r *Runner) saveState(ctx context.Context, st *loopState) error {
 		last_error, state, last_result, runs, errors, breaker_opened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(account_id, name) DO UPDATE SET last_run = excluded.last_run, next_run = excluded.next_run,
 		consecutive_errors = excluded.consecutive_errors, paused_until = excluded.paused_until, last_error = excluded.last_error,
-		state = excluded.state, last_result = excluded.last_result, runs = excluded.runs, errors = excluded.errors,
+		state = CASE WHEN loop_state.state = 'held' THEN 'held' ELSE excluded.state END, last_result = excluded.last_result, runs = excluded.runs, errors = excluded.errors,
 		breaker_opened_at = excluded.breaker_opened_at`,
 		r.d.AccountID, st.Name, nullTS(st.LastRun), nullTS(st.NextRun), st.ConsecutiveErrors, nullTS(st.PausedUntil),
 		st.LastError, st.State, st.LastResult, st.Runs, st.Errors, nullTS(st.BreakerOpenedAt))
@@ -109,4 +110,45 @@ func breakerState(st *loopState, threshold int, now time.Time) string {
 	default:
 		return "half-open"
 	}
+}
+
+// Hold pauses (held) or resumes a loop for a person. The hold is stored,
+// so a runner in another process sees it before its next iteration of the
+// loop, and an iteration already running cannot undo it when it finishes.
+func (r *Runner) Hold(ctx context.Context, loop string, held bool) error {
+	if _, err := ParseLoop(loop); err != nil {
+		return err
+	}
+	st, err := readState(ctx, r.d.DB, r.d.AccountID, loop)
+	if err != nil {
+		return err
+	}
+	if held {
+		st.State = StateHeld
+	} else {
+		if st.State != StateHeld {
+			return nil
+		}
+		st.State = StateIdle
+	}
+	// The column keeps a hold against ordinary saves; resuming writes
+	// the new state directly.
+	if _, err := r.d.DB.ExecContext(ctx, `INSERT INTO loop_state (account_id, name, state) VALUES (?, ?, ?)
+		ON CONFLICT(account_id, name) DO UPDATE SET state = excluded.state`, r.d.AccountID, loop, st.State); err != nil {
+		return apperr.Wrap(apperr.DBError, err, "save loop state %s: %v", loop, err)
+	}
+	if mem, ok := r.state[loop]; ok {
+		mem.State = st.State
+	}
+	return nil
+}
+
+// held reports whether a person paused the loop (read from the database:
+// the hold may come from another process).
+func (r *Runner) held(ctx context.Context, loop string) (bool, error) {
+	st, err := readState(ctx, r.d.DB, r.d.AccountID, loop)
+	if err != nil {
+		return false, err
+	}
+	return st.State == StateHeld, nil
 }

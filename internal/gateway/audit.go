@@ -480,8 +480,10 @@ var auditStatuses = []string{statusPending, statusSuccess, statusFailure, status
 // AuditFilter narrows Recent.
 type AuditFilter struct {
 	Tool, Status string
-	Since        time.Time
-	Limit        int
+	// Caller is who started the mutation (mcp, autopilot, cli, web...).
+	Caller string
+	Since  time.Time
+	Limit  int
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, params_summary, status,
@@ -541,6 +543,10 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 		q += ` AND status = ?`
 		args = append(args, f.Status)
 	}
+	if f.Caller != "" {
+		q += ` AND caller = ?`
+		args = append(args, f.Caller)
+	}
 	if !f.Since.IsZero() {
 		q += ` AND created_at >= ?`
 		args = append(args, ts(f.Since))
@@ -557,6 +563,31 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 		e, err := scanAudit(rows)
 		if err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Unresolved lists the unknown and interrupted attempts nobody has
+// resolved yet, newest first: each blocks identical calls until a person
+// says what happened. The partial index on exactly these rows makes this
+// cheap however long the trail is.
+func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, error) {
+	if limit <= 0 || limit > 100 {
+		limit = 100
+	}
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT `+auditCols+` FROM mutation_audit INDEXED BY idx_mutation_audit_unresolved
+		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC LIMIT ?`, g.opts.AccountID, limit)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)
+	}
+	defer rows.Close()
+	out := []AuditEntry{}
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)
 		}
 		out = append(out, e)
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -31,13 +32,56 @@ type itemView struct {
 	Expires  string
 	Pretty   string
 	Diff     []string
+	// Answered is the post a reply or quote answers (ReplyTo or QuoteOf),
+	// looked up through the account's X client and cached.
+	Answered postContext
+	// Account is the item's account; AcctQ keeps links on it.
+	Account string
 }
 
-func (s *Server) view(it gateway.ApprovalItem, now time.Time) itemView {
+// answeredID is the post a queued reply or quote answers, "" for none.
+func answeredID(it gateway.ApprovalItem) string {
+	var m struct {
+		ReplyTo string `json:"in_reply_to_id"`
+		QuoteOf string `json:"quoted_tweet_id"`
+	}
+	_ = json.Unmarshal(it.Params, &m)
+	if m.ReplyTo != "" {
+		return m.ReplyTo
+	}
+	return m.QuoteOf
+}
+
+// views renders items of account a, with the posts they answer (one
+// lookup for the page).
+func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem) []itemView {
+	var ids []string
+	for _, it := range items {
+		if id := answeredID(it); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	posts := s.posts.lookup(r.Context(), a, ids)
+	now := s.d.Now()
+	out := make([]itemView, 0, len(items))
+	for _, it := range items {
+		v := s.view(a, it, now)
+		if id := answeredID(it); id != "" {
+			v.Answered = posts[id]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *Server) view(a *Account, it gateway.ApprovalItem, now time.Time) itemView {
 	v := itemView{ApprovalItem: it, Max: tweettext.MaxWeightedLength, Age: ago(now, it.CreatedAt), Expires: until(now, it.ExpiresAt)}
+	if a != s.accts[0] {
+		v.Account = a.Name
+	}
 	var m map[string]any
 	_ = json.Unmarshal(it.Params, &m)
-	if act, ok := s.d.Gateway.Action(it.Tool); ok && act.EditableText != "" {
+	if act, ok := a.Gateway.Action(it.Tool); ok && act.EditableText != "" {
 		if t, ok := m[act.EditableText].(string); ok {
 			v.Field, v.Text = act.EditableText, t
 			v.Segments = segments(t)
@@ -63,6 +107,16 @@ type approvalsData struct {
 	PrevQ, NextQ   string
 	Tools, Callers []string
 	LastID         int64
+	// Account is the account shown; AcctField its name when it is not
+	// the first (forms and links carry it); Accounts every account with
+	// its pending count, for the account filter.
+	Account, AcctField string
+	Accounts           []acctCount
+}
+
+type acctCount struct {
+	Name  string
+	Count int
 }
 
 func (s *Server) filterOf(r *http.Request) gateway.PendingFilter {
@@ -75,18 +129,22 @@ func (s *Server) filterOf(r *http.Request) gateway.PendingFilter {
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
+	a := s.acctOrFail(w, r, sess)
+	if a == nil {
+		return
+	}
 	f := s.filterOf(r)
 	// The facets (counts by tool and caller) fill the filters and give the
 	// total, so the queue is counted once.
-	facets, err := s.d.Gateway.PendingFacets(ctx)
+	facets, err := a.Gateway.PendingFacets(ctx)
 	if err != nil {
-		s.fail(w, sess, http.StatusInternalServerError, err)
+		s.fail(w, r, sess, http.StatusInternalServerError, err)
 		return
 	}
 	f.NoCount = true
-	items, _, err := s.d.Gateway.PendingFiltered(ctx, f)
+	items, _, err := a.Gateway.PendingFiltered(ctx, f)
 	if err != nil {
-		s.fail(w, sess, http.StatusBadRequest, err)
+		s.fail(w, r, sess, http.StatusBadRequest, err)
 		return
 	}
 	total := 0
@@ -95,7 +153,29 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 			total += fc.Count
 		}
 	}
-	d := approvalsData{Total: total, Tool: f.Tool, Caller: f.Caller, Offset: f.Offset, Limit: f.Limit}
+	d := approvalsData{Total: total, Tool: f.Tool, Caller: f.Caller, Offset: f.Offset, Limit: f.Limit, Account: a.Name}
+	if a != s.accts[0] {
+		d.AcctField = a.Name
+	}
+	if len(s.accts) > 1 {
+		for _, o := range s.accts {
+			if o == a {
+				// The facets counted this account's queue already.
+				n := 0
+				for _, fc := range facets {
+					n += fc.Count
+				}
+				d.Accounts = append(d.Accounts, acctCount{Name: o.Name, Count: n})
+				continue
+			}
+			n, err := pendingTotal(ctx, o)
+			if err != nil {
+				s.fail(w, r, sess, statusOf(err), err)
+				return
+			}
+			d.Accounts = append(d.Accounts, acctCount{Name: o.Name, Count: n})
+		}
+	}
 	seenT, seenC := map[string]bool{}, map[string]bool{}
 	for _, fc := range facets {
 		if !seenT[fc.Tool] {
@@ -107,10 +187,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 			d.Callers = append(d.Callers, fc.Caller)
 		}
 	}
-	now := s.d.Now()
-	for _, it := range items {
-		d.Items = append(d.Items, s.view(it, now))
-	}
+	d.Items = s.views(r, a, items)
 	// New items arrive at the end of the queue: the page listens for them
 	// only when it shows that end (-1: it does not).
 	d.LastID = -1
@@ -122,6 +199,9 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	page := func(off int) string {
 		v := url.Values{}
+		if d.AcctField != "" {
+			v.Set("account", d.AcctField)
+		}
 		if f.Tool != "" {
 			v.Set("tool", f.Tool)
 		}
@@ -137,26 +217,27 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 	if f.Offset+len(items) < total {
 		d.NextQ = page(f.Offset + len(items))
 	}
-	s.render(w, sess, "approvals", "Approvals", d)
+	s.render(w, r, sess, "approvals", "Approvals", d)
 }
 
 // approvalsNew renders the items after ?after=ID, for the event stream's
 // listener to append without a reload.
 func (s *Server) approvalsNew(w http.ResponseWriter, r *http.Request, sess *session) {
-	f := s.filterOf(r)
-	f.Offset = 0
-	f.Limit = 100
-	f.AfterID, _ = strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	items, _, err := s.d.Gateway.PendingFiltered(r.Context(), f)
+	a, err := s.acct(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	now := s.d.Now()
-	views := make([]itemView, 0, len(items))
-	for _, it := range items {
-		views = append(views, s.view(it, now))
+	f := s.filterOf(r)
+	f.Offset = 0
+	f.Limit = 100
+	f.AfterID, _ = strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	items, _, err := a.Gateway.PendingFiltered(r.Context(), f)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
+	views := s.views(r, a, items)
 	s.mu.Lock()
 	csrf := sess.csrf
 	s.mu.Unlock()
@@ -169,15 +250,19 @@ func (s *Server) approvalsNew(w http.ResponseWriter, r *http.Request, sess *sess
 func (s *Server) approvalDetail(w http.ResponseWriter, r *http.Request, sess *session) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		s.fail(w, sess, http.StatusNotFound, fmt.Errorf("%q is not an approval id", r.PathValue("id")))
+		s.fail(w, r, sess, http.StatusNotFound, fmt.Errorf("%q is not an approval id", r.PathValue("id")))
 		return
 	}
-	it, err := s.d.Gateway.Item(r.Context(), id)
+	a := s.acctOrFail(w, r, sess)
+	if a == nil {
+		return
+	}
+	it, err := a.Gateway.Item(r.Context(), id)
 	if err != nil {
-		s.fail(w, sess, statusOf(err), err)
+		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	s.render(w, sess, "approval", fmt.Sprintf("Approval #%d", id), s.view(*it, s.d.Now()))
+	s.render(w, r, sess, "approval", fmt.Sprintf("Approval #%d", id), s.views(r, a, []gateway.ApprovalItem{*it})[0])
 }
 
 func statusOf(err error) int {
@@ -210,18 +295,22 @@ func pathID(r *http.Request) (int64, error) {
 // approve replays exactly the queued call through the gateway, as the
 // CLI's approve does, with reviewer web.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess *session) {
-	id, err := pathID(r)
+	a, err := s.acct(r)
+	id, idErr := pathID(r)
 	if err == nil {
-		err = s.approveOne(r, id)
+		err = idErr
+	}
+	if err == nil {
+		err = s.approveOne(r, a, id)
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not approved: %s", id, apperr.As(err).Message)
 	}
-	back(w, r, "/approvals")
+	back(w, r, s.at(a, "/approvals"))
 }
 
-func (s *Server) approveOne(r *http.Request, id int64) error {
-	it, _, err := s.d.Gateway.Approve(r.Context(), id, Reviewer, r.PostFormValue("note"))
+func (s *Server) approveOne(r *http.Request, a *Account, id int64) error {
+	it, _, err := a.Gateway.Approve(r.Context(), id, Reviewer, r.PostFormValue("note"))
 	if err != nil {
 		return err
 	}
@@ -233,34 +322,48 @@ func (s *Server) approveOne(r *http.Request, id int64) error {
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
-	id, err := pathID(r)
+	a, err := s.acct(r)
+	id, idErr := pathID(r)
 	if err == nil {
-		_, err = s.d.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
+		err = idErr
+	}
+	if err == nil {
+		_, err = a.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not rejected: %s", id, apperr.As(err).Message)
 	} else {
 		s.flash(sess, false, "#%d rejected", id)
 	}
-	back(w, r, "/approvals")
+	back(w, r, s.at(a, "/approvals"))
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
-	id, err := pathID(r)
+	a, err := s.acct(r)
+	id, idErr := pathID(r)
 	if err == nil {
-		_, err = s.d.Gateway.Edit(r.Context(), id, r.PostFormValue("text"))
+		err = idErr
+	}
+	if err == nil {
+		_, err = a.Gateway.Edit(r.Context(), id, r.PostFormValue("text"))
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not edited: %s", id, apperr.As(err).Message)
 	} else {
 		s.flash(sess, false, "#%d edited; approve it to send the new text", id)
 	}
-	back(w, r, "/approvals")
+	back(w, r, s.at(a, "/approvals"))
 }
 
 // bulk approves or rejects the selected items one by one; each is its own
 // decision, so one failure does not stop the rest.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
+	a, err := s.acct(r)
+	if err != nil {
+		s.flash(sess, true, "%s", apperr.As(err).Message)
+		back(w, r, "/approvals")
+		return
+	}
 	action := r.PostFormValue("action")
 	if action != "approve" && action != "reject" {
 		s.flash(sess, true, "choose Approve selected or Reject selected")
@@ -275,9 +378,9 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 			continue
 		}
 		if action == "approve" {
-			err = s.approveOne(r, id)
+			err = s.approveOne(r, a, id)
 		} else {
-			_, err = s.d.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
+			_, err = a.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("#%d (%s)", id, apperr.As(err).Message))
@@ -294,7 +397,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 	default:
 		s.flash(sess, false, "%s: %s", verb, strings.Join(done, ", "))
 	}
-	back(w, r, "/approvals")
+	back(w, r, s.at(a, "/approvals"))
 }
 
 // count answers the live weighted count of the edit box.
@@ -313,6 +416,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ *session) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	a, err := s.acct(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
 	f := gateway.PendingFilter{Tool: r.URL.Query().Get("tool"), Caller: r.URL.Query().Get("caller"), Limit: 500}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -323,7 +431,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ *session) {
 	defer t.Stop()
 	for {
 		f.AfterID = after
-		items, n, err := s.d.Gateway.PendingFiltered(r.Context(), f)
+		items, n, err := a.Gateway.PendingFiltered(r.Context(), f)
 		switch {
 		case err != nil && r.Context().Err() == nil:
 			s.d.Log.Warn("web: event stream poll failed", "error", err)
@@ -340,4 +448,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ *session) {
 		case <-t.C:
 		}
 	}
+}
+
+// pendingTotal counts an account's pending items without writing (the
+// facets only read; PendingCount would first expire stale items).
+func pendingTotal(ctx context.Context, a *Account) (int, error) {
+	fs, err := a.Gateway.PendingFacets(ctx)
+	n := 0
+	for _, f := range fs {
+		n += f.Count
+	}
+	return n, err
 }

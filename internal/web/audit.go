@@ -2,7 +2,10 @@ package web
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -14,48 +17,57 @@ import (
 type auditData struct {
 	Unresolved []gateway.AuditEntry
 	Rows       []gateway.AuditEntry
-	Tool       string
-	Status     string
-	Since      string
-	Statuses   []string
+	// RowsHTML is the table body, written in Go: with a hundred rows the
+	// template's per-value escaper calls were most of the page's time.
+	RowsHTML  template.HTML
+	Tool      string
+	Status    string
+	Caller    string
+	Since     string
+	Statuses  []string
+	Callers   []string
+	AcctField string
 }
+
+// callers are who can start a mutation, for the caller filter's choices.
+var callers = []string{"mcp", "autopilot", "approval", "cli", "web"}
 
 var statuses = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
+	a := s.acctOrFail(w, r, sess)
+	if a == nil {
+		return
+	}
 	q := r.URL.Query()
-	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Since: q.Get("since"), Statuses: statuses}
-	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Limit: 100}
+	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Statuses: statuses, Callers: callers}
+	if a != s.accts[0] {
+		d.AcctField = a.Name
+	}
+	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Caller: d.Caller, Limit: 100}
 	if d.Since != "" {
 		t, err := time.ParseInLocation("2006-01-02", d.Since, time.Local)
 		if err != nil {
-			s.fail(w, sess, http.StatusBadRequest, fmt.Errorf("since: %q is not a date (YYYY-MM-DD)", d.Since))
+			s.fail(w, r, sess, http.StatusBadRequest, fmt.Errorf("since: %q is not a date (YYYY-MM-DD)", d.Since))
 			return
 		}
 		f.Since = t
 	}
-	rows, err := s.d.Gateway.Recent(ctx, f)
+	rows, err := a.Gateway.Recent(ctx, f)
 	if err != nil {
-		s.fail(w, sess, statusOf(err), err)
+		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
 	d.Rows = rows
+	d.RowsHTML = auditRowsHTML(rows, d.AcctField)
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter.
-	for _, st := range []string{"unknown", "interrupted"} {
-		us, err := s.d.Gateway.Recent(ctx, gateway.AuditFilter{Status: st, Limit: 100})
-		if err != nil {
-			s.fail(w, sess, statusOf(err), err)
-			return
-		}
-		for _, e := range us {
-			if e.Resolution == "" {
-				d.Unresolved = append(d.Unresolved, e)
-			}
-		}
+	if d.Unresolved, err = a.Gateway.Unresolved(ctx, 100); err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
 	}
-	s.render(w, sess, "audit", "Audit", d)
+	s.render(w, r, sess, "audit", "Audit", d)
 }
 
 type auditDetailData struct {
@@ -65,40 +77,54 @@ type auditDetailData struct {
 	UndoParams string
 	CanRoll    bool
 	CanResolve bool
+	AcctField  string
 }
 
 func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *session) {
-	e, err := s.d.Gateway.Detail(r.Context(), r.PathValue("corr"))
+	a := s.acctOrFail(w, r, sess)
+	if a == nil {
+		return
+	}
+	e, err := a.Gateway.Detail(r.Context(), r.PathValue("corr"))
 	if err != nil {
-		s.fail(w, sess, statusOf(err), err)
+		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
 	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request)}
+	if a != s.accts[0] {
+		d.AcctField = a.Name
+	}
 	if e.Rollback != nil && e.Rollback.Reversible && e.Rollback.UndoTool != "" {
 		d.UndoParams = prettyAny(e.Rollback.UndoParams)
-		_, known := s.d.Gateway.Action(e.Rollback.UndoTool)
+		_, known := a.Gateway.Action(e.Rollback.UndoTool)
 		d.CanRoll = known && e.Status == "success"
 	}
 	d.CanResolve = (e.Status == "unknown" || e.Status == "interrupted") && e.Resolution == ""
-	s.render(w, sess, "auditdetail", "Mutation "+e.CorrelationID, d)
+	s.render(w, r, sess, "auditdetail", "Mutation "+e.CorrelationID, d)
 }
 
 // rollback queues the undo call through the gateway: a new mutation that
 // obeys policy (usually routed to approval) like any other.
 func (s *Server) rollback(w http.ResponseWriter, r *http.Request, sess *session) {
 	corr := r.PathValue("corr")
-	e, err := s.d.Gateway.Detail(r.Context(), corr)
+	a, err := s.acct(r)
 	if err != nil {
 		s.flash(sess, true, "not rolled back: %s", apperr.As(err).Message)
 		back(w, r, "/audit")
 		return
 	}
-	if e.Rollback == nil || !e.Rollback.Reversible || e.Rollback.UndoTool == "" {
-		s.flash(sess, true, "mutation %s cannot be rolled back", corr)
-		back(w, r, "/audit/"+corr)
+	e, err := a.Gateway.Detail(r.Context(), corr)
+	if err != nil {
+		s.flash(sess, true, "not rolled back: %s", apperr.As(err).Message)
+		back(w, r, s.at(a, "/audit"))
 		return
 	}
-	resp, err := s.d.Gateway.Do(r.Context(), gateway.Call{
+	if e.Rollback == nil || !e.Rollback.Reversible || e.Rollback.UndoTool == "" {
+		s.flash(sess, true, "mutation %s cannot be rolled back", corr)
+		back(w, r, s.at(a, "/audit/"+corr))
+		return
+	}
+	resp, err := a.Gateway.Do(r.Context(), gateway.Call{
 		Tool: e.Rollback.UndoTool, Params: e.Rollback.UndoParams, Caller: Caller,
 		// One rollback per mutation: a second click finds the first.
 		IdempotencyKey: "rollback:" + corr,
@@ -108,24 +134,66 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request, sess *session)
 		s.flash(sess, true, "rollback refused: %s", apperr.As(err).Message)
 	case resp.Kind == gateway.Routed:
 		s.flash(sess, false, "rollback queued for approval as #%d (%s)", resp.ApprovalID, e.Rollback.UndoTool)
-		http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+		http.Redirect(w, r, s.at(a, "/approvals"), http.StatusSeeOther)
 		return
 	case resp.Kind == gateway.Executed:
 		s.flash(sess, false, "rolled back with %s (correlation id %s)", e.Rollback.UndoTool, resp.CorrelationID)
 	default:
 		s.flash(sess, false, "rollback answered %s", resp.Kind)
 	}
-	back(w, r, "/audit/"+corr)
+	back(w, r, s.at(a, "/audit/"+corr))
 }
 
 // resolve records a human's check of an unknown outcome.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) {
 	corr := r.PathValue("corr")
 	res := r.PostFormValue("resolution")
-	if _, err := s.d.Gateway.Resolve(r.Context(), corr, res, gateway.ResolvedByWeb); err != nil {
+	a, err := s.acct(r)
+	if err == nil {
+		_, err = a.Gateway.Resolve(r.Context(), corr, res, gateway.ResolvedByWeb)
+	}
+	if err != nil {
 		s.flash(sess, true, "not resolved: %s", apperr.As(err).Message)
 	} else {
 		s.flash(sess, false, "%s resolved as %s", corr, res)
 	}
-	back(w, r, "/audit")
+	back(w, r, s.at(a, "/audit"))
+}
+
+// auditRowsHTML writes the audit table's rows. Every value is escaped for
+// where it goes (text, attribute, URL path), as the template would.
+func auditRowsHTML(rows []gateway.AuditEntry, acct string) template.HTML {
+	var b strings.Builder
+	b.Grow(len(rows) * 400)
+	esc := template.HTMLEscapeString
+	q := ""
+	if acct != "" {
+		q = "?account=" + url.QueryEscape(acct)
+	}
+	for _, e := range rows {
+		at, tool, st := esc(e.CreatedAt), esc(e.Tool), esc(e.Status)
+		b.WriteString(`<tr><td><time datetime="`)
+		b.WriteString(at)
+		b.WriteString(`">`)
+		b.WriteString(at)
+		b.WriteString(`</time></td><td>`)
+		b.WriteString(tool)
+		b.WriteString(`</td><td class="status-`)
+		b.WriteString(st)
+		b.WriteString(`">`)
+		b.WriteString(st)
+		if e.Resolution != "" {
+			b.WriteString(" (" + esc(e.Resolution) + ")")
+		}
+		b.WriteString(`</td><td>`)
+		b.WriteString(esc(e.Caller))
+		b.WriteString("</td>\n<td><a href=\"/audit/")
+		b.WriteString(esc(url.PathEscape(e.CorrelationID) + q))
+		b.WriteString(`">Details<span class="sr-only"> of `)
+		b.WriteString(tool)
+		b.WriteString(" at ")
+		b.WriteString(at)
+		b.WriteString("</span></a></td></tr>\n")
+	}
+	return template.HTML(b.String())
 }

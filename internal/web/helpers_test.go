@@ -43,12 +43,15 @@ func newSite(t testing.TB, configure func(*config.Config)) *site {
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
-	d := Deps{Gateway: a.Gateway, Now: a.Now, Settings: "mode = \"autopilot\"", DailyBudgetUSD: cfg.MCPPolicy.DailyBudgetUSD}
-	if wf, err := a.Workflow(); err == nil {
-		d.Workflow = wf
-	}
-	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
-		d.Autopilot = r.Status
+	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\""}
+	// Every account of the sandbox home (the demo brands too), as
+	// `tuitbot web` serves them.
+	for _, name := range a.Accounts() {
+		acc, err := a.ForAccount(name)
+		if err != nil {
+			t.Fatalf("ForAccount(%s): %v", name, err)
+		}
+		d.Accounts = append(d.Accounts, testAccount(acc))
 	}
 	srv, err := New(d, Options{PollEvery: 50 * time.Millisecond})
 	if err != nil {
@@ -70,6 +73,25 @@ func newSite(t testing.TB, configure func(*config.Config)) *site {
 	})
 	login := srv.LoginURL()
 	return &site{t: t, a: a, srv: srv, base: strings.TrimSuffix(login[:strings.Index(login, "/login")], "/"), login: login}
+}
+
+// testAccount is one account's services, as cmd/tuitbot's webAccount
+// builds them.
+func testAccount(a *app.App) Account {
+	acc := Account{Name: a.Account, Gateway: a.Gateway, DailyBudgetUSD: a.Cfg.MCPPolicy.DailyBudgetUSD}
+	if wf, err := a.Workflow(); err == nil {
+		acc.Workflow = wf
+	}
+	if c, err := a.Composer(); err == nil {
+		acc.Composer = c
+	}
+	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
+		acc.Autopilot, acc.Hold = r.Status, r.Hold
+	}
+	disc, _ := a.Discovery()
+	acc.Posts = LookupPosts(disc, a.XClient)
+	acc.Policy = PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Usage: a.Counters.Snapshot}
+	return acc
 }
 
 // mcpClient connects an MCP client to the App's server, as an agent would.

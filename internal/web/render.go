@@ -177,7 +177,17 @@ func diffParams(a, b json.RawMessage) []string {
 	return out
 }
 
+// draftArgs is what the draft template receives.
+type draftArgsT struct {
+	CSRF, Acct string
+	CanAct     bool
+	D          draftView
+}
+
 var funcs = template.FuncMap{
+	"draftArgs": func(csrf, acct string, can bool, d draftView) draftArgsT {
+		return draftArgsT{csrf, acct, can, d}
+	},
 	"add": func(a, b int) int { return a + b },
 	"sub": func(a, b int) int { return a - b },
 	"itemArgs": func(csrf string, it itemView) struct {

@@ -11,6 +11,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -38,6 +39,9 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
+// bufPool holds page buffers: a page of 50 queue items is about 100 KB.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // Reviewer is the name recorded on approvals decided here.
 const Reviewer = "web"
 
@@ -60,8 +64,35 @@ type Deps struct {
 	Warnings []string
 	// DailyBudgetUSD is the X spend cap drawn on the spend chart (0: none).
 	DailyBudgetUSD float64
-	Log            *slog.Logger
-	Now            func() time.Time
+	// Accounts are the X accounts served, each through its own gateway.
+	// When set, it replaces the single account of the fields above; the
+	// first is shown unless a page asks for another.
+	Accounts []Account
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Account is one X account's services. Each account has its own gateway
+// (policy, counters, queue and audit), so every action names its account.
+type Account struct {
+	Name     string
+	Gateway  *gateway.Gateway
+	Workflow *workflow.Service
+	// Composer edits, deletes and queues drafts (nil: the drafts page
+	// only lists them).
+	Composer *workflow.Composer
+	// Autopilot reports the loops' state (autopilot.Runner.Status).
+	Autopilot func(ctx context.Context) (*autopilot.Status, error)
+	// Hold pauses (true) or resumes a loop (autopilot.Runner.Hold).
+	Hold func(ctx context.Context, loop string, held bool) error
+	// Posts looks up posts by id: the ones replies and quotes answer,
+	// with their author and discovery score (see LookupPosts).
+	Posts PostLookup
+	// Policy describes the account's policy for the settings and
+	// analytics pages.
+	Policy PolicyInfo
+	// DailyBudgetUSD is the X spend cap drawn on the spend chart (0: none).
+	DailyBudgetUSD float64
 }
 
 // Options tune the server.
@@ -80,6 +111,9 @@ type Server struct {
 	tmpl *template.Template
 	mux  *http.ServeMux
 
+	accts []*Account
+	posts *postCache
+
 	// addr is the listening host:port, for the Host and Origin checks and
 	// the login URL; set by Listen or SetAddr.
 	addr string
@@ -97,7 +131,7 @@ type session struct {
 
 // New builds the server with a fresh one-time login token.
 func New(d Deps, o Options) (*Server, error) {
-	if d.Gateway == nil {
+	if d.Gateway == nil && len(d.Accounts) == 0 {
 		return nil, errors.New("web: the review page needs the mutation gateway")
 	}
 	if d.Log == nil {
@@ -116,7 +150,18 @@ func New(d Deps, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
-	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken()}
+	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now)}
+	if len(d.Accounts) == 0 {
+		d.Accounts = []Account{{Name: "default", Gateway: d.Gateway, Workflow: d.Workflow, Autopilot: d.Autopilot, DailyBudgetUSD: d.DailyBudgetUSD}}
+	}
+	for i := range d.Accounts {
+		a := d.Accounts[i]
+		if a.Gateway == nil {
+			return nil, fmt.Errorf("web: account %q has no mutation gateway", a.Name)
+		}
+		s.accts = append(s.accts, &a)
+	}
+	s.d.Gateway = s.accts[0].Gateway
 	s.routes()
 	return s, nil
 }
@@ -187,8 +232,14 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /audit/{corr}", s.authed(s.auditDetail))
 	m.HandleFunc("POST /audit/{corr}/rollback", s.post(s.rollback))
 	m.HandleFunc("POST /audit/{corr}/resolve", s.post(s.resolve))
+	m.HandleFunc("GET /drafts", s.authed(s.drafts))
+	m.HandleFunc("POST /drafts/{id}/edit", s.post(s.draftEdit))
+	m.HandleFunc("POST /drafts/{id}/reschedule", s.post(s.draftReschedule))
+	m.HandleFunc("POST /drafts/{id}/delete", s.post(s.draftDelete))
+	m.HandleFunc("POST /drafts/{id}/approval", s.post(s.draftToApproval))
 	m.HandleFunc("GET /analytics", s.authed(s.analytics))
 	m.HandleFunc("GET /autopilot", s.authed(s.autopilotPage))
+	m.HandleFunc("POST /autopilot/{loop}/hold", s.post(s.hold))
 	m.HandleFunc("GET /settings", s.authed(s.settings))
 	s.mux = m
 }
@@ -333,14 +384,29 @@ type page struct {
 	Flash    string
 	FlashErr bool
 	Data     any
+	// Account is the account shown; Accounts all of them (the switcher
+	// appears when there are several); AcctQ the query that keeps a link
+	// on this account ("" for the first).
+	Account  string
+	Accounts []string
+	AcctQ    string
+	Path     string
 }
 
-func (s *Server) render(w http.ResponseWriter, sess *session, name, title string, data any) {
-	s.renderStatus(w, http.StatusOK, sess, name, title, data)
+func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, name, title string, data any) {
+	s.renderStatus(w, r, http.StatusOK, sess, name, title, data)
 }
 
-func (s *Server) renderStatus(w http.ResponseWriter, status int, sess *session, name, title string, data any) {
-	p := page{Title: title, Nav: name, Data: data}
+func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int, sess *session, name, title string, data any) {
+	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path}
+	if a, err := s.acct(r); err == nil {
+		p.Account, p.AcctQ = a.Name, s.acctQuery(a)
+	}
+	if len(s.accts) > 1 {
+		for _, a := range s.accts {
+			p.Accounts = append(p.Accounts, a.Name)
+		}
+	}
 	s.mu.Lock()
 	p.CSRF = sess.csrf
 	s.mu.Unlock()
@@ -349,17 +415,23 @@ func (s *Server) renderStatus(w http.ResponseWriter, status int, sess *session, 
 }
 
 func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
-	var b strings.Builder
-	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+	// The page is rendered whole before anything is sent, so a template
+	// error still answers a clean error page.
+	b := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		b.Reset()
+		bufPool.Put(b)
+	}()
+	if err := s.tmpl.ExecuteTemplate(b, name, data); err != nil {
 		s.d.Log.Error("web: render", "template", name, "error", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
+	_, _ = w.Write(b.Bytes())
 }
 
-func (s *Server) fail(w http.ResponseWriter, sess *session, status int, err error) {
-	s.renderStatus(w, status, sess, "error", "Error", err.Error())
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, sess *session, status int, err error) {
+	s.renderStatus(w, r, status, sess, "error", "Error", err.Error())
 }

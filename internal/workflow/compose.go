@@ -120,7 +120,7 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 	case c.ComposerMode() || dec.Outcome == policy.RequireApproval:
 		// A rule that requires approval for compose_tweet queues the
 		// draft's post, as composer mode does.
-		if err := c.queue(ctx, d, res, &dec); err != nil {
+		if err := c.queue(ctx, d, res, &dec, "mcp"); err != nil {
 			return nil, err
 		}
 	default:
@@ -131,12 +131,12 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 
 // queue sends the draft's post through the gateway; composer mode routes it
 // to approval, and the draft remembers the queue id.
-func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via *policy.Decision) error {
+func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via *policy.Decision, caller string) error {
 	tool, params := "x_post_tweet", any(actions.PostParams{Text: d.Text})
 	if d.ContentType == "thread" {
 		tool, params = "x_post_thread", actions.ThreadParams{Tweets: d.Tweets}
 	}
-	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: "mcp", Via: via})
+	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: caller, Via: via})
 	if err != nil {
 		return err
 	}
@@ -343,6 +343,29 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		return nil, dbErr(err, "update draft")
 	}
 	return s.Draft(ctx, id)
+}
+
+// SendToApproval queues a draft's post (or thread) for a person's
+// approval, whatever the mode: the call goes through the gateway with an
+// approval requirement, and the policy's own decision applies too (the
+// stricter wins, so a denial still denies). The draft becomes queued.
+func (c *Composer) SendToApproval(ctx context.Context, id int64, caller string) (*ComposeResult, error) {
+	d, err := c.Draft(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Status != "draft" && d.Status != "scheduled" {
+		return nil, apperr.New(apperr.ValidationError, "draft_id: draft %d is %s; only drafts and scheduled items can be sent to approval", id, d.Status)
+	}
+	res := &ComposeResult{Draft: *d}
+	via := policy.Decision{Outcome: policy.RequireApproval, RuleID: "sent_to_approval", Reason: "sent to approval by " + caller, Source: caller}
+	if err := c.queue(ctx, d, res, &via, caller); err != nil {
+		return nil, err
+	}
+	if !res.RoutedToApproval {
+		return nil, apperr.New(apperr.ValidationError, "draft_id: draft %d was not queued: %s", id, res.Note)
+	}
+	return res, nil
 }
 
 // DeleteDraft removes a draft. A queued draft's approval item is rejected

@@ -60,6 +60,7 @@
     var filt = "";
     if (list.dataset.tool) filt += "&tool=" + encodeURIComponent(list.dataset.tool);
     if (list.dataset.caller) filt += "&caller=" + encodeURIComponent(list.dataset.caller);
+    if (list.dataset.account) filt += "&account=" + encodeURIComponent(list.dataset.account);
     var busy = false;
     function fetchNew() {
       if (busy) return;

@@ -1,0 +1,253 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+)
+
+// threadSeparator splits a thread's posts in the edit box.
+const threadSeparator = "\n---\n"
+
+// draftView is one draft or scheduled item as the page shows it.
+type draftView struct {
+	workflow.Draft
+	// Body is the edit box's text: the post, or a thread's posts
+	// separated by a line of three dashes.
+	Body string
+	// When is the scheduled time in local time; Local its value for a
+	// datetime-local input.
+	When, Local string
+	Count       int
+	Editable    bool
+}
+
+// calDay is one day of the week calendar.
+type calDay struct {
+	Date, Label string
+	Today       bool
+	Items       []draftView
+}
+
+type draftsData struct {
+	Week         string // the Monday shown, YYYY-MM-DD
+	PrevQ, NextQ string
+	Days         []calDay
+	Unscheduled  []draftView
+	Queued       []draftView
+	Later        int // scheduled after this week
+	AcctField    string
+	Missing      string
+	CanAct       bool
+}
+
+func weekStart(t time.Time) time.Time {
+	t = t.In(time.Local)
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.Local)
+	off := (int(day.Weekday()) + 6) % 7 // Monday first
+	return day.AddDate(0, 0, -off)
+}
+
+func draftOf(d workflow.Draft) draftView {
+	v := draftView{Draft: d, Editable: d.Status == "draft" || d.Status == "scheduled"}
+	if d.ContentType == "thread" {
+		v.Body = strings.Join(d.Tweets, threadSeparator)
+		for _, t := range d.Tweets {
+			v.Count = max(v.Count, tweettext.WeightedLength(t))
+		}
+	} else {
+		v.Body = d.Text
+		v.Count = tweettext.WeightedLength(d.Text)
+	}
+	if d.ScheduledFor != "" {
+		if t, err := store.ParseTime(d.ScheduledFor); err == nil {
+			lt := t.In(time.Local)
+			v.When, v.Local = lt.Format("Mon 2 Jan 15:04"), lt.Format("2006-01-02T15:04")
+		}
+	}
+	return v
+}
+
+func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
+	a := s.acctOrFail(w, r, sess)
+	if a == nil {
+		return
+	}
+	d := draftsData{CanAct: a.Composer != nil}
+	if a != s.accts[0] {
+		d.AcctField = a.Name
+	}
+	if a.Workflow == nil {
+		d.Missing = "drafts need the workflow service (the database), which is not available"
+		s.render(w, r, sess, "drafts", "Drafts and schedule", d)
+		return
+	}
+	start := weekStart(s.d.Now())
+	if wk := r.URL.Query().Get("week"); wk != "" {
+		t, err := time.ParseInLocation("2006-01-02", wk, time.Local)
+		if err != nil {
+			s.fail(w, r, sess, http.StatusBadRequest, apperr.New(apperr.InvalidInput, "week: %q is not a date (YYYY-MM-DD)", wk))
+			return
+		}
+		start = weekStart(t)
+	}
+	end := start.AddDate(0, 0, 7)
+	all, err := a.Workflow.Drafts(r.Context(), "")
+	if err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
+	}
+	d.Week = start.Format("2006-01-02")
+	q := func(t time.Time) string {
+		v := url.Values{"week": {t.Format("2006-01-02")}}
+		if d.AcctField != "" {
+			v.Set("account", d.AcctField)
+		}
+		return "?" + v.Encode()
+	}
+	d.PrevQ, d.NextQ = q(start.AddDate(0, 0, -7)), q(end)
+	nowDay := s.d.Now().In(time.Local).Format("2006-01-02")
+	for i := range 7 {
+		day := start.AddDate(0, 0, i)
+		d.Days = append(d.Days, calDay{Date: day.Format("2006-01-02"), Label: day.Format("Mon 2 Jan"), Today: day.Format("2006-01-02") == nowDay})
+	}
+	for _, dr := range all {
+		v := draftOf(dr)
+		switch {
+		case dr.Status == "scheduled" && dr.ScheduledFor != "":
+			t, err := store.ParseTime(dr.ScheduledFor)
+			if err != nil {
+				d.Unscheduled = append(d.Unscheduled, v)
+				continue
+			}
+			if t.Before(start) || !t.Before(end) {
+				if !t.Before(end) {
+					d.Later++
+				}
+				continue
+			}
+			i := int(t.In(time.Local).Sub(start).Hours() / 24)
+			if i >= 0 && i < 7 {
+				d.Days[i].Items = append(d.Days[i].Items, v)
+			}
+		case dr.Status == "draft":
+			d.Unscheduled = append(d.Unscheduled, v)
+		case dr.Status == "queued":
+			d.Queued = append(d.Queued, v)
+		}
+	}
+	for i := range d.Days {
+		sort.Slice(d.Days[i].Items, func(x, y int) bool { return d.Days[i].Items[x].ScheduledFor < d.Days[i].Items[y].ScheduledFor })
+	}
+	s.render(w, r, sess, "drafts", "Drafts and schedule", d)
+}
+
+func draftID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apperr.New(apperr.InvalidInput, "%q is not a draft id", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// draftAction runs one change to a draft of the request's account and
+// returns to the calendar with what happened.
+func (s *Server) draftAction(w http.ResponseWriter, r *http.Request, sess *session, verb string, do func(a *Account, id int64) (string, error)) {
+	a, err := s.acct(r)
+	var id int64
+	if err == nil {
+		id, err = draftID(r)
+	}
+	var msg string
+	if err == nil {
+		if a.Workflow == nil || a.Composer == nil {
+			err = apperr.New(apperr.DBError, "drafts cannot be changed here: the workflow service is not available")
+		} else {
+			msg, err = do(a, id)
+		}
+	}
+	if err != nil {
+		s.flash(sess, true, "draft %d not %s: %s", id, verb, apperr.As(err).Message)
+	} else {
+		s.flash(sess, false, "%s", msg)
+	}
+	back(w, r, s.at(a, "/drafts"))
+}
+
+func (s *Server) draftEdit(w http.ResponseWriter, r *http.Request, sess *session) {
+	s.draftAction(w, r, sess, "edited", func(a *Account, id int64) (string, error) {
+		cur, err := a.Workflow.Draft(r.Context(), id)
+		if err != nil {
+			return "", err
+		}
+		body := strings.ReplaceAll(r.PostFormValue("text"), "\r\n", "\n")
+		var u workflow.DraftUpdate
+		if cur.ContentType == "thread" {
+			for _, p := range strings.Split(body, threadSeparator) {
+				if p = strings.TrimSpace(p); p != "" {
+					u.Tweets = append(u.Tweets, p)
+				}
+			}
+			if len(u.Tweets) == 0 {
+				return "", apperr.New(apperr.InvalidInput, "text: a thread needs at least one post")
+			}
+		} else {
+			u.Content = &body
+		}
+		if _, err := a.Workflow.UpdateDraft(r.Context(), id, u); err != nil {
+			return "", err
+		}
+		return "draft " + strconv.FormatInt(id, 10) + " saved", nil
+	})
+}
+
+func (s *Server) draftReschedule(w http.ResponseWriter, r *http.Request, sess *session) {
+	s.draftAction(w, r, sess, "rescheduled", func(a *Account, id int64) (string, error) {
+		var u workflow.DraftUpdate
+		raw := r.PostFormValue("when")
+		if raw == "" || r.PostFormValue("unschedule") == "1" {
+			u.Unschedule = true
+		} else {
+			t, err := time.ParseInLocation("2006-01-02T15:04", raw, time.Local)
+			if err != nil {
+				return "", apperr.New(apperr.InvalidInput, "when: %q is not a date and time", raw)
+			}
+			u.ScheduledFor = &t
+		}
+		d, err := a.Workflow.UpdateDraft(r.Context(), id, u)
+		if err != nil {
+			return "", err
+		}
+		if d.ScheduledFor == "" {
+			return "draft " + strconv.FormatInt(id, 10) + " unscheduled", nil
+		}
+		return "draft " + strconv.FormatInt(id, 10) + " scheduled for " + draftOf(*d).When, nil
+	})
+}
+
+func (s *Server) draftDelete(w http.ResponseWriter, r *http.Request, sess *session) {
+	s.draftAction(w, r, sess, "deleted", func(a *Account, id int64) (string, error) {
+		if err := a.Composer.DeleteDraft(r.Context(), id); err != nil {
+			return "", err
+		}
+		return "draft " + strconv.FormatInt(id, 10) + " deleted", nil
+	})
+}
+
+func (s *Server) draftToApproval(w http.ResponseWriter, r *http.Request, sess *session) {
+	s.draftAction(w, r, sess, "sent to approval", func(a *Account, id int64) (string, error) {
+		res, err := a.Composer.SendToApproval(r.Context(), id, Caller)
+		if err != nil {
+			return "", err
+		}
+		return "draft " + strconv.FormatInt(id, 10) + " queued for approval as #" + strconv.FormatInt(res.ApprovalID, 10), nil
+	})
+}
