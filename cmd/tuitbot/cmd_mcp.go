@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -26,7 +27,8 @@ func (c *cli) mcpCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default; --transport http for Streamable HTTP)",
 		Long: "Run the MCP server. Only the transport writes to stdout; logs go to stderr.\n" +
 			"With --transport http the server requires a bearer token from ~/.tuitbot/mcp_token\n" +
-			"(created 0600 on first use) or --token-file, and rejects foreign Origins.\n" +
+			"(~/.tuitbot/sandbox/mcp_token with --sandbox; created 0600 on first use) or --token-file,\n" +
+			"and rejects foreign Origins. Clients send it as the header `Authorization: Bearer TOKEN`.\n" +
 			"Connections, sessions and message size are capped by the [mcp] keys\n" +
 			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
 			"max_message_bytes (the last on stdio too); see `tuitbot config show`.",
@@ -41,6 +43,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			log = slog.New(stopIsNotAnError{log.Handler()})
 			if profile == "" {
 				profile = cfg.MCP.Profile
 			}
@@ -52,6 +55,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 				tools = cfg.MCP.Tools
 			}
 			exclude = append(exclude, cfg.MCP.ExcludeTools...)
+			if err := checkToolSelection(p, tools, exclude); err != nil {
+				return usageError{err}
+			}
 			// A server that can mutate never runs without its database: it
 			// exits with the reason instead of answering db_error forever.
 			needDB := p.Mutating() || c.sandbox
@@ -67,6 +73,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "stdio":
+				if stdinIsTerminal(c.stdin) {
+					fmt.Fprintln(c.stderr, stdioTerminalHint(c.sandbox))
+				}
 				return mcpserver.ServeStdio(ctx, srv, mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes})
 			case "http":
 				path := tokenFile
@@ -80,7 +89,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 					return err
 				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
-					Listen: listen, Token: tok, Logger: log,
+					Listen: listen, Token: tok, TokenFile: path, Logger: log,
 					MaxConnections:     cfg.MCP.HTTPMaxConnections,
 					MaxSessions:        cfg.MCP.MaxSessions,
 					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
@@ -95,7 +104,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	serve.Flags().StringVar(&profile, "profile", "", "tool profile: workflow (alias full), readonly, api-readonly (default from config: workflow)")
 	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")
-	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token)")
+	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token; ~/.tuitbot/sandbox/mcp_token with --sandbox)")
 	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
 	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
 

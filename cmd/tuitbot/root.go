@@ -80,6 +80,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.webCmd(),
 	)
 	c.extend(root)
+	strictUsage(root)
 	return root
 }
 
