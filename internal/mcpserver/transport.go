@@ -51,7 +51,7 @@ type HTTPOptions struct {
 	// TokenFile is where the token is kept; a 401 names it so the caller
 	// knows which file to read. Empty names ~/.tuitbot/mcp_token.
 	TokenFile string
-	Logger *slog.Logger
+	Logger    *slog.Logger
 	// Ready, if set, receives the bound address once listening.
 	Ready func(addr string)
 	// MaxConnections caps open connections; past it the connection idle
