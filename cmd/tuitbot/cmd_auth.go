@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
-	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
@@ -59,11 +58,7 @@ func (c *cli) authCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if account != config.DefaultAccountName {
-				fmt.Fprintf(c.stdout, "logged in account %s; %s\n", account, tok)
-				return nil
-			}
-			fmt.Fprintf(c.stdout, "logged in; %s\n", tok)
+			fmt.Fprintln(c.stdout, loginSentence(account, cfg.TokenFileFor(account), tok))
 			return nil
 		},
 	}

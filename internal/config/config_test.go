@@ -407,6 +407,9 @@ func TestUnknownEnvVariable(t *testing.T) {
 		{"bad integer", env{"TUITBOT_LIMITS__MAX_REPLIES_PER_DAY": "many"}, []string{"TUITBOT_LIMITS__MAX_REPLIES_PER_DAY", "not an integer"}},
 		{"bad bool", env{"TUITBOT_APPROVAL_MODE": "maybe"}, []string{"TUITBOT_APPROVAL_MODE", "true, false"}},
 		{"bad float", env{"TUITBOT_SCORING__THRESHOLD": "high"}, []string{"TUITBOT_SCORING__THRESHOLD", "not a number"}},
+		{"top-level typo", env{"TUITBOT_APROVAL_MODE": "false"}, []string{"TUITBOT_APROVAL_MODE", "did you mean TUITBOT_APPROVAL_MODE?"}},
+		{"top-level typo, one letter more", env{"TUITBOT_MODES": "composer"}, []string{"TUITBOT_MODES", "did you mean TUITBOT_MODE?"}},
+		{"section key with one underscore", env{"TUITBOT_LLM_MODEL": "x"}, []string{"TUITBOT_LLM_MODEL", "did you mean TUITBOT_LLM__MODEL?"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,6 +422,17 @@ func TestUnknownEnvVariable(t *testing.T) {
 			}
 			assertContainsAll(t, err.Error(), tc.want...)
 		})
+	}
+}
+
+// TestForeignEnvVariablesAreLeftAlone: TUITBOT_ names that are not a
+// misspelt key belong to other tools (MCP clients read the bearer token
+// from TUITBOT_MCP_TOKEN) and must not stop tuitbot.
+func TestForeignEnvVariablesAreLeftAlone(t *testing.T) {
+	for _, name := range []string{"TUITBOT_MCP_TOKEN", "TUITBOT_REQUIRE_BROWSER", "TUITBOT_TEST_LLM_KEY", "TUITBOT_SCREENSHOT_DIR"} {
+		if _, _, err := load(t, t.TempDir(), "", env{name: "x"}); err != nil {
+			t.Errorf("%s stopped the load: %v", name, err)
+		}
 	}
 }
 

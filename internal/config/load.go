@@ -259,11 +259,14 @@ func scalarOrList(t reflect.Type) bool {
 // notConfigVars are TUITBOT_ variables that are not config keys.
 var notConfigVars = map[string]bool{
 	"TUITBOT_HOME": true, "TUITBOT_CONFORMANCE_DIR": true, "TUITBOT_CONFIG": true,
+	// What MCP clients read the HTTP bearer token from (see README).
+	"TUITBOT_MCP_TOKEN": true,
 }
 
 func applyEnv(cfg *Config, environ []string) ([]string, error) {
 	byName := map[string]Field{}
-	for _, f := range Fields(cfg) {
+	fields := Fields(cfg)
+	for _, f := range fields {
 		byName[f.EnvName()] = f
 	}
 	var applied []string
@@ -279,6 +282,8 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 			// other TUITBOT_ names may belong to the environment around us.
 			if strings.Contains(name, "__") {
 				es = append(es, &FieldError{Key: name, Message: "unknown configuration variable; the form is TUITBOT_<SECTION>__<KEY>, e.g. TUITBOT_LLM__MODEL"})
+			} else if want, typo := envTypo(name, fields); typo {
+				es = append(es, &FieldError{Key: name, Message: "unknown configuration variable; did you mean " + want + "? (top-level keys are TUITBOT_<KEY>, section keys TUITBOT_<SECTION>__<KEY>)"})
 			}
 			continue
 		}
