@@ -12,7 +12,7 @@ import (
 )
 
 func (c *cli) authCmd() *cobra.Command {
-	var headless bool
+	var headless, statusJSON bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "auth",
@@ -84,10 +84,14 @@ func (c *cli) authCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if statusJSON {
+				return writeJSON(c.stdout, tokenStatus(st))
+			}
 			fmt.Fprintln(c.stdout, st.String())
 			return nil
 		},
 	}
+	status.Flags().BoolVar(&statusJSON, "json", false, "print JSON: token_file, token_type, scopes, expires_at, expired, remaining_seconds, has_refresh_token")
 	cmd.AddCommand(status)
 	return cmd
 }

@@ -131,6 +131,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 		},
 	}
 	manifest.Flags().StringVar(&mprofile, "profile", "workflow", "profile: workflow (alias full), readonly, api-readonly")
+	// The manifest is JSON either way; --json says so for scripts that
+	// pass it to every command.
+	manifest.Flags().Bool("json", true, "print JSON (always on)")
 	cmd.AddCommand(serve, manifest)
 	return cmd
 }
