@@ -436,6 +436,18 @@ func TestForeignEnvVariablesAreLeftAlone(t *testing.T) {
 	}
 }
 
+// TestActiveHoursEndMidnight: 24 ends the active hours at midnight, so
+// 0 to 24 says "all day" the way people write it.
+func TestActiveHoursEndMidnight(t *testing.T) {
+	cfg, _, err := load(t, t.TempDir(), "", env{"TUITBOT_SCHEDULE__ACTIVE_HOURS_START": "0", "TUITBOT_SCHEDULE__ACTIVE_HOURS_END": "24"})
+	if err != nil {
+		t.Fatalf("active_hours_end = 24 refused: %v", err)
+	}
+	if cfg.Schedule.ActiveHoursEnd != 24 {
+		t.Errorf("active_hours_end = %d, want 24", cfg.Schedule.ActiveHoursEnd)
+	}
+}
+
 func TestBadValues(t *testing.T) {
 	tests := []struct {
 		name string
@@ -456,7 +468,8 @@ func TestBadValues(t *testing.T) {
 		{"log level", "[logging]\nlevel = \"loud\"\n", nil, "logging.level", []string{"debug", "error"}},
 		{"active day", "[schedule]\nactive_days = [\"mon\", \"funday\"]\n", nil, "schedule.active_days", []string{"funday", "sun"}},
 		{"preferred time", "[schedule]\npreferred_times = [\"25:00\"]\n", nil, "schedule.preferred_times", []string{"HH:MM"}},
-		{"hour", "[schedule]\nactive_hours_end = 24\n", nil, "schedule.active_hours_end", []string{"0-23"}},
+		{"hour", "[schedule]\nactive_hours_end = 25\n", nil, "schedule.active_hours_end", []string{"0-24"}},
+		{"start hour", "[schedule]\nactive_hours_start = 24\n", nil, "schedule.active_hours_start", []string{"0-23"}},
 		{"temperature", "[llm]\ntemperature = 3.0\n", nil, "llm.temperature", []string{"0 and 2"}},
 		{"non-positive", "[limits]\nmax_tweets_per_day = 0\n", nil, "limits.max_tweets_per_day", []string{"greater than 0"}},
 		{"approval queue bound", "[mcp_policy]\nmax_pending_approvals = 0\n", nil, "mcp_policy.max_pending_approvals", []string{"greater than 0"}},

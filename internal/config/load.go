@@ -466,10 +466,12 @@ func (c *Config) Validate() error {
 	if _, err := time.LoadLocation(c.Schedule.Timezone); err != nil || c.Schedule.Timezone == "" {
 		add("schedule.timezone", "%q is not an IANA timezone (e.g. UTC, Europe/Berlin)", c.Schedule.Timezone)
 	}
-	for key, h := range map[string]int{"schedule.active_hours_start": c.Schedule.ActiveHoursStart, "schedule.active_hours_end": c.Schedule.ActiveHoursEnd} {
-		if h < 0 || h > 23 {
-			add(key, "must be an hour 0-23 (got %d)", h)
-		}
+	if h := c.Schedule.ActiveHoursStart; h < 0 || h > 23 {
+		add("schedule.active_hours_start", "must be an hour 0-23 (got %d)", h)
+	}
+	// 24 is midnight at the end of the day: 0 to 24 reads as "all day".
+	if h := c.Schedule.ActiveHoursEnd; h < 0 || h > 24 {
+		add("schedule.active_hours_end", "must be an hour 0-24 (24 is midnight; got %d)", h)
 	}
 	for _, d := range c.Schedule.ActiveDays {
 		oneOf("schedule.active_days", strings.ToLower(d), "mon", "tue", "wed", "thu", "fri", "sat", "sun")
