@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
 
 func (c *cli) withGateway(cmd *cobra.Command, fn func(a *app.App, g *gateway.Gateway) error) error {
@@ -57,6 +59,7 @@ func (c *cli) approveCmd() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&reviewer, "reviewer", "cli", "name recorded as the reviewer")
 	var limit, offset int
+	var listJSON, showJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List pending items, oldest first, a page at a time",
@@ -76,6 +79,9 @@ func (c *cli) approveCmd() *cobra.Command {
 				items, err := g.PendingPage(cmd.Context(), limit, offset)
 				if err != nil {
 					return err
+				}
+				if listJSON {
+					return writeJSON(c.stdout, approvalPage(items, total, offset, limit))
 				}
 				if len(items) == 0 {
 					if total == 0 {
@@ -99,6 +105,7 @@ func (c *cli) approveCmd() *cobra.Command {
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "items per page")
 	list.Flags().IntVar(&offset, "offset", 0, "pending items to skip (oldest first)")
+	list.Flags().BoolVar(&listJSON, "json", false, "print JSON: list_pending_approvals' fields (items, count) plus total_pending, offset and limit")
 	// byID builds a subcommand acting on one item.
 	byID := func(use, short string, run func(cmd *cobra.Command, g *gateway.Gateway, id int64) error) *cobra.Command {
 		return &cobra.Command{
@@ -112,14 +119,28 @@ func (c *cli) approveCmd() *cobra.Command {
 			},
 		}
 	}
-	show := byID("show ID", "Show one item with its exact parameters (and the diff of any edit)", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
-		it, err := g.Item(cmd.Context(), id)
-		if err != nil {
-			return err
-		}
-		printItem(c.stdout, it)
-		return nil
-	})
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one item with its exact parameters (and the diff of any edit); a delete shows the post it deletes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return c.withGateway(cmd, func(a *app.App, g *gateway.Gateway) error {
+				it, err := g.Item(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				if showJSON {
+					return writeJSON(c.stdout, it)
+				}
+				return c.showItem(cmd.Context(), a, it)
+			})
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print JSON: get_approval_item's fields")
 	approve := byID("approve ID", "Approve an item: run exactly the queued call now", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
 		it, _, err := g.Approve(cmd.Context(), id, reviewer, notes)
 		if it != nil {
@@ -134,6 +155,7 @@ func (c *cli) approveCmd() *cobra.Command {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "#%d rejected\n", it.ID)
+		printReview(c.stdout, it)
 		return nil
 	})
 	reject.Flags().StringVar(&notes, "notes", "", "review notes")
@@ -178,6 +200,7 @@ func printItem(w io.Writer, it *gateway.ApprovalItem) {
 	fmt.Fprintf(w, "#%d %s [%s]\n  rule: %s (%s)\n  caller: %s  created: %s  expires: %s\n",
 		it.ID, it.Tool, it.Status, it.MatchedRuleID, it.Reason, it.Caller, it.CreatedAt, it.ExpiresAt)
 	fmt.Fprintf(w, "  params: %s\n", it.Params)
+	printBody(w, it)
 	if it.Edited {
 		fmt.Fprintln(w, "  edited:")
 		for _, line := range diffParams(it.OriginalParams, it.Params) {
@@ -193,6 +216,7 @@ func printItem(w io.Writer, it *gateway.ApprovalItem) {
 	if it.ErrorCode != "" {
 		fmt.Fprintf(w, "  error: %s: %s\n", it.ErrorCode, it.ErrorMessage)
 	}
+	printReview(w, it)
 }
 
 // diffParams lists changed top-level keys as -old/+new lines.
@@ -226,30 +250,44 @@ func diffParams(a, b json.RawMessage) []string {
 func (c *cli) auditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Read the mutation audit trail"}
 	var tool, status string
+	var recentJSON, detailJSON bool
 	var limit int
 	recent := &cobra.Command{
 		Use:   "recent",
-		Short: "List recent mutations, newest first",
+		Short: "List recent mutations, newest first, each with its rollback guidance",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > 100 {
+				return usageError{fmt.Errorf("--limit %d: allowed values are 1 to 100", limit)}
+			}
 			return c.withGateway(cmd, func(_ *app.App, g *gateway.Gateway) error {
 				rows, err := g.Recent(cmd.Context(), gateway.AuditFilter{Tool: tool, Status: status, Limit: limit})
+				if apperr.CodeOf(err) == apperr.InvalidInput {
+					// A filter value that matches nothing would look like an
+					// empty trail: it is a usage error naming the allowed values.
+					return usageError{fmt.Errorf("--%w", err)}
+				}
 				if err != nil {
 					return err
+				}
+				if recentJSON {
+					return writeJSON(c.stdout, mcpserver.MutationList{Mutations: rows, Count: len(rows)})
 				}
 				if len(rows) == 0 {
 					fmt.Fprintln(c.stdout, "no mutations recorded")
 				}
 				for _, r := range rows {
 					fmt.Fprintf(c.stdout, "%s  %-11s %-18s %s  %s\n", r.CreatedAt, r.Status, r.Tool, r.CorrelationID, strings.TrimSpace(r.ErrorCode))
+					fmt.Fprintf(c.stdout, "    %s\n", rollbackLine(r))
 				}
 				return nil
 			})
 		},
 	}
 	recent.Flags().StringVar(&tool, "tool", "", "only this tool")
-	recent.Flags().StringVar(&status, "status", "", "only this status")
+	recent.Flags().StringVar(&status, "status", "", "only this status: "+strings.Join(auditStatusNames, ", "))
 	recent.Flags().IntVar(&limit, "limit", 20, "rows (1-100)")
+	recent.Flags().BoolVar(&recentJSON, "json", false, "print JSON: get_recent_mutations' fields (mutations, count)")
 	show := &cobra.Command{
 		Use:   "show CORRELATION_ID",
 		Short: "Show one mutation in full",
@@ -260,12 +298,13 @@ func (c *cli) auditCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				b, _ := json.MarshalIndent(e, "", "  ")
-				fmt.Fprintln(c.stdout, string(b))
-				return nil
+				// The detail is JSON either way (get_mutation_detail's
+				// fields); --json says so explicitly for scripts.
+				return writeJSON(c.stdout, e)
 			})
 		},
 	}
+	show.Flags().BoolVar(&detailJSON, "json", true, "print JSON: get_mutation_detail's fields (always on)")
 	var happened, didNotHappen bool
 	resolve := &cobra.Command{
 		Use:   "resolve CORRELATION_ID --happened|--did-not-happen",

@@ -7,13 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
-	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
 
 func (c *cli) authCmd() *cobra.Command {
-	var headless bool
+	var headless, statusJSON bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "auth",
@@ -59,11 +58,7 @@ func (c *cli) authCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if account != config.DefaultAccountName {
-				fmt.Fprintf(c.stdout, "logged in account %s; %s\n", account, tok)
-				return nil
-			}
-			fmt.Fprintf(c.stdout, "logged in; %s\n", tok)
+			fmt.Fprintln(c.stdout, loginSentence(account, cfg.TokenFileFor(account), tok))
 			return nil
 		},
 	}
@@ -89,10 +84,14 @@ func (c *cli) authCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if statusJSON {
+				return writeJSON(c.stdout, tokenStatus(st))
+			}
 			fmt.Fprintln(c.stdout, st.String())
 			return nil
 		},
 	}
+	status.Flags().BoolVar(&statusJSON, "json", false, "print JSON: token_file, token_type, scopes, expires_at, expired, remaining_seconds, has_refresh_token")
 	cmd.AddCommand(status)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -99,14 +100,23 @@ func (c *cli) configCmd() *cobra.Command {
 }
 
 func (c *cli) doctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check config, database, token, LLM and X, one line each",
-		Args:  cobra.NoArgs,
+		Long: "Check config, database, token, LLM and X, one line each: name, status (ok, degraded,\n" +
+			"not_configured, error) and what to do. Exit status: 0 when nothing is degraded or failing\n" +
+			"(not_configured is fine), 3 when something is degraded (tuitbot works, but mutations may be\n" +
+			"refused), 1 when a check failed.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig()
 			if err != nil {
-				fmt.Fprintf(c.stdout, "%-9s %-15s %v\n", "config", "error", err)
+				if asJSON {
+					_ = writeJSON(c.stdout, doctorReport(nil, err))
+				} else {
+					fmt.Fprintf(c.stdout, "%-9s %-15s %v\n", "config", "error", err)
+				}
 				return err
 			}
 			log, err := c.logger(cfg)
@@ -118,17 +128,25 @@ func (c *cli) doctorCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			failed := false
-			for _, ch := range a.Health(cmd.Context()) {
-				fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", ch.Name, ch.Status, ch.Message)
-				if ch.Status == "error" {
-					failed = true
+			rep := doctorReport(a.Health(cmd.Context()), nil)
+			if asJSON {
+				if err := writeJSON(c.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				for _, ch := range rep.Checks {
+					fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", ch.Name, ch.Status, ch.Message)
 				}
 			}
-			if failed {
+			switch rep.Status {
+			case "error":
 				return fmt.Errorf("doctor found errors")
+			case "degraded":
+				return degradedError{fmt.Errorf("doctor found degraded services: %s", strings.Join(rep.degraded(), ", "))}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON (see README: machine-readable output)")
+	return cmd
 }

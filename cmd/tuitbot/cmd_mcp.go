@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -28,7 +29,8 @@ func (c *cli) mcpCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default; --transport http for Streamable HTTP)",
 		Long: "Run the MCP server. Only the transport writes to stdout; logs go to stderr.\n" +
 			"With --transport http the server requires a bearer token from ~/.tuitbot/mcp_token\n" +
-			"(created 0600 on first use) or --token-file, and rejects foreign Origins.\n" +
+			"(~/.tuitbot/sandbox/mcp_token with --sandbox; created 0600 on first use) or --token-file,\n" +
+			"and rejects foreign Origins. Clients send it as the header `Authorization: Bearer TOKEN`.\n" +
 			"Connections, sessions and message size are capped by the [mcp] keys\n" +
 			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
 			"max_message_bytes (the last on stdio too); see `tuitbot config show`.",
@@ -43,6 +45,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			log = slog.New(stopIsNotAnError{log.Handler()})
 			if profile == "" {
 				profile = cfg.MCP.Profile
 			}
@@ -54,6 +57,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 				tools = cfg.MCP.Tools
 			}
 			exclude = append(exclude, cfg.MCP.ExcludeTools...)
+			if err := checkToolSelection(p, tools, exclude); err != nil {
+				return usageError{err}
+			}
 			// A server that can mutate never runs without its database: it
 			// exits with the reason instead of answering db_error forever.
 			needDB := p.Mutating() || c.sandbox
@@ -69,6 +75,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "stdio":
+				if stdinIsTerminal(c.stdin) {
+					fmt.Fprintln(c.stderr, stdioTerminalHint(c.sandbox))
+				}
 				return c.serveStdio(ctx, cfg, a, srv, log, mf, tokenFile)
 			case "http":
 				path := tokenFile
@@ -86,7 +95,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 					return usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
 				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
-					Listen: listen, Token: tok, Logger: log,
+					Listen: listen, Token: tok, TokenFile: path, Logger: log,
 					MaxConnections:     cfg.MCP.HTTPMaxConnections,
 					MaxSessions:        cfg.MCP.MaxSessions,
 					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
@@ -104,7 +113,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 	serve.Flags().StringVar(&profile, "profile", "", "tool profile: workflow (alias full), readonly, api-readonly (default from config: workflow)")
 	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")
-	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token)")
+	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token; ~/.tuitbot/sandbox/mcp_token with --sandbox)")
 	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
 	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
 	serve.Flags().StringVar(&mf.listen, "metrics-listen", "", "with stdio: serve Prometheus /metrics and /healthz on this loopback host:port")
@@ -133,6 +142,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 		},
 	}
 	manifest.Flags().StringVar(&mprofile, "profile", "workflow", "profile: workflow (alias full), readonly, api-readonly")
+	// The manifest is JSON either way; --json says so for scripts that
+	// pass it to every command.
+	manifest.Flags().Bool("json", true, "print JSON (always on)")
 	cmd.AddCommand(serve, manifest)
 	return cmd
 }

@@ -31,8 +31,9 @@ func (c *cli) serveStdio(ctx context.Context, cfg *config.Config, a *app.App, sr
 		return mcpserver.ServeStdio(ctx, srv, stdio)
 	}
 	var tok string
+	path := tokenFile
 	if !mf.public {
-		path, create := tokenFile, false
+		create := false
 		if path == "" {
 			path, create = filepath.Join(cfg.Home, "mcp_token"), true
 		}
@@ -47,7 +48,7 @@ func (c *cli) serveStdio(ctx context.Context, cfg *config.Config, a *app.App, sr
 	errc := make(chan error, 1)
 	go func() {
 		errc <- mcpserver.ServeMetrics(ctx, mcpserver.MetricsOptions{
-			Listen: mf.listen, Handler: a.Metrics.Handler(), Token: tok, Public: mf.public,
+			Listen: mf.listen, Handler: a.Metrics.Handler(), Token: tok, TokenFile: path, Public: mf.public,
 			Healthy: a.Healthy, Logger: log,
 			Ready: func(addr string) { log.Info("metrics listening", "url", "http://"+addr+mcpserver.MetricsPath) },
 		})

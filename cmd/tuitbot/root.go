@@ -35,10 +35,20 @@ type cli struct {
 // usageError marks errors caused by how the command was called.
 type usageError struct{ error }
 
+// degradedError marks a check that found the installation working but
+// impaired (`tuitbot doctor`): exit 3, so scripts can tell it from failure.
+type degradedError struct{ error }
+
+// exitCode maps an error to the documented exit status: 1 error, 2 usage,
+// 3 degraded.
 func exitCode(err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
+	}
+	var de degradedError
+	if errors.As(err, &de) {
+		return 3
 	}
 	return 1
 }
@@ -86,6 +96,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.webCmd(),
 	)
 	c.extend(root)
+	strictUsage(root)
 	return root
 }
 

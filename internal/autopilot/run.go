@@ -195,6 +195,7 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 			res.Skipped += "; next window " + ts(next)
 		}
 		st.State, st.NextRun, res.NextRun = StateOutsideHours, next, next
+		r.logOutcome(tick, res, "")
 		return res, r.saveState(dbctx, st)
 	}
 	st.State = StateRunning
@@ -210,7 +211,29 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 		e := apperr.As(err)
 		res.Error, res.ErrorCode = e.Message, string(e.Code)
 	}
+	r.logOutcome(tick, res, it.blocked)
 	return res, r.saveState(dbctx, st)
+}
+
+// logOutcome says at info level what each daemon iteration did or why it
+// did nothing, so `tuitbot run` is not silent while it works (or while it
+// cannot). Failures are logged where the breaker counts them; tick prints
+// its own results.
+func (r *Runner) logOutcome(tick bool, res *LoopResult, blocked string) {
+	switch {
+	case tick || res.Error != "":
+	case res.Skipped != "":
+		r.log.Info("autopilot loop skipped", "loop", res.Loop, "because", res.Skipped, "next_run", ts(res.NextRun))
+	case blocked != "":
+		r.log.Info("autopilot loop skipped", "loop", res.Loop, "because", blocked, "next_run", ts(res.NextRun))
+	default:
+		did := res.Summary
+		if did == "" {
+			did = "nothing to do"
+		}
+		r.log.Info("autopilot loop ran", "loop", res.Loop, "did", did, "posted", res.Posted, "queued", res.Queued,
+			"blocked", res.Blocked, "next_run", ts(res.NextRun))
+	}
 }
 
 // safely runs the loop; a panic in one loop is that loop's failure (the

@@ -34,12 +34,17 @@ func newSchedule(s config.Schedule) (schedule, error) {
 	if err != nil {
 		return schedule{}, apperr.New(apperr.ConfigError, "schedule.timezone: %q is not an IANA timezone (e.g. UTC, Europe/Berlin)", s.Timezone)
 	}
-	for key, h := range map[string]int{"schedule.active_hours_start": s.ActiveHoursStart, "schedule.active_hours_end": s.ActiveHoursEnd} {
-		if h < 0 || h > 23 {
-			return schedule{}, apperr.New(apperr.ConfigError, "%s: must be an hour 0-23 (got %d)", key, h)
-		}
+	if h := s.ActiveHoursStart; h < 0 || h > 23 {
+		return schedule{}, apperr.New(apperr.ConfigError, "schedule.active_hours_start: must be an hour 0-23 (got %d)", h)
+	}
+	if h := s.ActiveHoursEnd; h < 0 || h > 24 {
+		return schedule{}, apperr.New(apperr.ConfigError, "schedule.active_hours_end: must be an hour 0-24 (24 is midnight; got %d)", h)
 	}
 	out := schedule{loc: loc, start: s.ActiveHoursStart, end: s.ActiveHoursEnd, days: map[time.Weekday]bool{}}
+	if out.end == 24 && out.start == 0 {
+		// 0 to 24 is the whole day, which start == end already means.
+		out.end = 0
+	}
 	for _, d := range s.ActiveDays {
 		wd, ok := weekdays[strings.ToLower(strings.TrimSpace(d))]
 		if !ok {

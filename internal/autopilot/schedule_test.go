@@ -49,6 +49,11 @@ func TestActiveHours(t *testing.T) {
 		{"timezone", 8, 22, allDays, "Europe/Berlin", at(2, 7, 30), true},
 		{"timezone before start", 8, 22, allDays, "Europe/Berlin", at(2, 6, 30), false},
 		{"no active days", 8, 22, nil, "UTC", at(2, 12, 0), false},
+		{"end 24 runs to midnight", 8, 24, allDays, "UTC", at(2, 23, 59), true},
+		{"end 24: before start", 8, 24, allDays, "UTC", at(2, 7, 59), false},
+		{"0 to 24 is all day", 0, 24, []string{"mon"}, "UTC", at(2, 23, 59), true},
+		{"0 to 24 at midnight", 0, 24, []string{"mon"}, "UTC", at(2, 0, 0), true},
+		{"0 to 24 on an inactive day", 0, 24, []string{"tue"}, "UTC", at(2, 12, 0), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustSchedule(t, config.Schedule{Timezone: tc.tz, ActiveHoursStart: tc.start, ActiveHoursEnd: tc.end, ActiveDays: tc.days})
@@ -123,6 +128,7 @@ func TestScheduleRejectsBadConfig(t *testing.T) {
 		{config.Schedule{Timezone: "Mars/Olympus", ActiveDays: allDays}, "schedule.timezone"},
 		{config.Schedule{Timezone: "UTC", ActiveHoursStart: 24}, "schedule.active_hours_start"},
 		{config.Schedule{Timezone: "UTC", ActiveHoursEnd: -1}, "schedule.active_hours_end"},
+		{config.Schedule{Timezone: "UTC", ActiveHoursEnd: 25}, "schedule.active_hours_end"},
 		{config.Schedule{Timezone: "UTC", ActiveDays: []string{"funday"}}, "schedule.active_days"},
 		{config.Schedule{Timezone: "UTC", PreferredTimes: []string{"25:61"}}, "schedule.preferred_times"},
 	} {

@@ -213,7 +213,7 @@ type Media struct {
 type Schedule struct {
 	Timezone         string   `toml:"timezone" doc:"IANA timezone of the active hours."`
 	ActiveHoursStart int      `toml:"active_hours_start" doc:"First active hour (0-23)."`
-	ActiveHoursEnd   int      `toml:"active_hours_end" doc:"Hour activity stops (0-23; may wrap past midnight)."`
+	ActiveHoursEnd   int      `toml:"active_hours_end" doc:"Hour activity stops (0-24, 24 being midnight; may wrap past midnight). All day: start = end, or 0 and 24."`
 	ActiveDays       []string `toml:"active_days" doc:"Active days: mon..sun."`
 	PreferredTimes   []string `toml:"preferred_times" doc:"HH:MM slots for original tweets; empty = use content_interval_seconds."`
 }

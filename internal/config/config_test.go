@@ -407,6 +407,9 @@ func TestUnknownEnvVariable(t *testing.T) {
 		{"bad integer", env{"TUITBOT_LIMITS__MAX_REPLIES_PER_DAY": "many"}, []string{"TUITBOT_LIMITS__MAX_REPLIES_PER_DAY", "not an integer"}},
 		{"bad bool", env{"TUITBOT_APPROVAL_MODE": "maybe"}, []string{"TUITBOT_APPROVAL_MODE", "true, false"}},
 		{"bad float", env{"TUITBOT_SCORING__THRESHOLD": "high"}, []string{"TUITBOT_SCORING__THRESHOLD", "not a number"}},
+		{"top-level typo", env{"TUITBOT_APROVAL_MODE": "false"}, []string{"TUITBOT_APROVAL_MODE", "did you mean TUITBOT_APPROVAL_MODE?"}},
+		{"top-level typo, one letter more", env{"TUITBOT_MODES": "composer"}, []string{"TUITBOT_MODES", "did you mean TUITBOT_MODE?"}},
+		{"section key with one underscore", env{"TUITBOT_LLM_MODEL": "x"}, []string{"TUITBOT_LLM_MODEL", "did you mean TUITBOT_LLM__MODEL?"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,6 +422,29 @@ func TestUnknownEnvVariable(t *testing.T) {
 			}
 			assertContainsAll(t, err.Error(), tc.want...)
 		})
+	}
+}
+
+// TestForeignEnvVariablesAreLeftAlone: TUITBOT_ names that are not a
+// misspelt key belong to other tools (MCP clients read the bearer token
+// from TUITBOT_MCP_TOKEN) and must not stop tuitbot.
+func TestForeignEnvVariablesAreLeftAlone(t *testing.T) {
+	for _, name := range []string{"TUITBOT_MCP_TOKEN", "TUITBOT_REQUIRE_BROWSER", "TUITBOT_TEST_LLM_KEY", "TUITBOT_SCREENSHOT_DIR"} {
+		if _, _, err := load(t, t.TempDir(), "", env{name: "x"}); err != nil {
+			t.Errorf("%s stopped the load: %v", name, err)
+		}
+	}
+}
+
+// TestActiveHoursEndMidnight: 24 ends the active hours at midnight, so
+// 0 to 24 says "all day" the way people write it.
+func TestActiveHoursEndMidnight(t *testing.T) {
+	cfg, _, err := load(t, t.TempDir(), "", env{"TUITBOT_SCHEDULE__ACTIVE_HOURS_START": "0", "TUITBOT_SCHEDULE__ACTIVE_HOURS_END": "24"})
+	if err != nil {
+		t.Fatalf("active_hours_end = 24 refused: %v", err)
+	}
+	if cfg.Schedule.ActiveHoursEnd != 24 {
+		t.Errorf("active_hours_end = %d, want 24", cfg.Schedule.ActiveHoursEnd)
 	}
 }
 
@@ -442,7 +468,8 @@ func TestBadValues(t *testing.T) {
 		{"log level", "[logging]\nlevel = \"loud\"\n", nil, "logging.level", []string{"debug", "error"}},
 		{"active day", "[schedule]\nactive_days = [\"mon\", \"funday\"]\n", nil, "schedule.active_days", []string{"funday", "sun"}},
 		{"preferred time", "[schedule]\npreferred_times = [\"25:00\"]\n", nil, "schedule.preferred_times", []string{"HH:MM"}},
-		{"hour", "[schedule]\nactive_hours_end = 24\n", nil, "schedule.active_hours_end", []string{"0-23"}},
+		{"hour", "[schedule]\nactive_hours_end = 25\n", nil, "schedule.active_hours_end", []string{"0-24"}},
+		{"start hour", "[schedule]\nactive_hours_start = 24\n", nil, "schedule.active_hours_start", []string{"0-23"}},
 		{"temperature", "[llm]\ntemperature = 3.0\n", nil, "llm.temperature", []string{"0 and 2"}},
 		{"non-positive", "[limits]\nmax_tweets_per_day = 0\n", nil, "limits.max_tweets_per_day", []string{"greater than 0"}},
 		{"approval queue bound", "[mcp_policy]\nmax_pending_approvals = 0\n", nil, "mcp_policy.max_pending_approvals", []string{"greater than 0"}},

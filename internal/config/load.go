@@ -259,11 +259,14 @@ func scalarOrList(t reflect.Type) bool {
 // notConfigVars are TUITBOT_ variables that are not config keys.
 var notConfigVars = map[string]bool{
 	"TUITBOT_HOME": true, "TUITBOT_CONFORMANCE_DIR": true, "TUITBOT_CONFIG": true,
+	// What MCP clients read the HTTP bearer token from (see README).
+	"TUITBOT_MCP_TOKEN": true,
 }
 
 func applyEnv(cfg *Config, environ []string) ([]string, error) {
 	byName := map[string]Field{}
-	for _, f := range Fields(cfg) {
+	fields := Fields(cfg)
+	for _, f := range fields {
 		byName[f.EnvName()] = f
 	}
 	var applied []string
@@ -279,6 +282,8 @@ func applyEnv(cfg *Config, environ []string) ([]string, error) {
 			// other TUITBOT_ names may belong to the environment around us.
 			if strings.Contains(name, "__") {
 				es = append(es, &FieldError{Key: name, Message: "unknown configuration variable; the form is TUITBOT_<SECTION>__<KEY>, e.g. TUITBOT_LLM__MODEL"})
+			} else if want, typo := envTypo(name, fields); typo {
+				es = append(es, &FieldError{Key: name, Message: "unknown configuration variable; did you mean " + want + "? (top-level keys are TUITBOT_<KEY>, section keys TUITBOT_<SECTION>__<KEY>)"})
 			}
 			continue
 		}
@@ -461,10 +466,12 @@ func (c *Config) Validate() error {
 	if _, err := time.LoadLocation(c.Schedule.Timezone); err != nil || c.Schedule.Timezone == "" {
 		add("schedule.timezone", "%q is not an IANA timezone (e.g. UTC, Europe/Berlin)", c.Schedule.Timezone)
 	}
-	for key, h := range map[string]int{"schedule.active_hours_start": c.Schedule.ActiveHoursStart, "schedule.active_hours_end": c.Schedule.ActiveHoursEnd} {
-		if h < 0 || h > 23 {
-			add(key, "must be an hour 0-23 (got %d)", h)
-		}
+	if h := c.Schedule.ActiveHoursStart; h < 0 || h > 23 {
+		add("schedule.active_hours_start", "must be an hour 0-23 (got %d)", h)
+	}
+	// 24 is midnight at the end of the day: 0 to 24 reads as "all day".
+	if h := c.Schedule.ActiveHoursEnd; h < 0 || h > 24 {
+		add("schedule.active_hours_end", "must be an hour 0-24 (24 is midnight; got %d)", h)
 	}
 	for _, d := range c.Schedule.ActiveDays {
 		oneOf("schedule.active_days", strings.ToLower(d), "mon", "tue", "wed", "thu", "fri", "sat", "sun")

@@ -226,7 +226,7 @@ func FuzzOriginGuard(f *testing.F) {
 		f.Add(o, "Bearer x")
 	}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := guard(ok, token)
+	h := guard(ok, token, "")
 	f.Fuzz(func(t *testing.T, origin, auth string) {
 		if strings.ContainsAny(origin+auth, "\r\n\x00") {
 			return // not representable as a header value

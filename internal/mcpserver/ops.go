@@ -25,7 +25,7 @@ const healthTimeout = 3 * time.Second
 func opsRoutes(mcpHandler http.Handler, opts HTTPOptions) http.Handler {
 	metrics := opts.Metrics
 	if metrics != nil && !opts.MetricsPublic {
-		metrics = guard(metrics, opts.Token)
+		metrics = guard(metrics, opts.Token, opts.TokenFile)
 	}
 	health := healthHandler(opts.Healthy)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,9 +72,11 @@ func healthHandler(healthy func(context.Context) bool) http.Handler {
 type MetricsOptions struct {
 	Listen  string // host:port on loopback
 	Handler http.Handler
-	// Token guards /metrics unless Public.
-	Token  string
-	Public bool
+	// Token guards /metrics unless Public; TokenFile is where it is kept,
+	// named in the 401 answer.
+	Token     string
+	TokenFile string
+	Public    bool
 	// Healthy decides /healthz, as on the HTTP transport.
 	Healthy func(ctx context.Context) bool
 	Logger  *slog.Logger
@@ -104,7 +106,7 @@ func ServeMetrics(ctx context.Context, o MetricsOptions) error {
 	}
 	metrics := o.Handler
 	if !o.Public {
-		metrics = guard(metrics, o.Token)
+		metrics = guard(metrics, o.Token, o.TokenFile)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MetricsPath, metrics)

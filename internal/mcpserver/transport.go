@@ -48,7 +48,10 @@ const (
 type HTTPOptions struct {
 	Listen string // host:port
 	Token  string // bearer token every request must carry
-	Logger *slog.Logger
+	// TokenFile is where the token is kept; a 401 names it so the caller
+	// knows which file to read. Empty names ~/.tuitbot/mcp_token.
+	TokenFile string
+	Logger    *slog.Logger
 	// Ready, if set, receives the bound address once listening.
 	Ready func(addr string)
 	// MaxConnections caps open connections; past it the connection idle
@@ -103,11 +106,15 @@ func HTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxMessageBytes,
 	})
 	sessions := newSessionLRU(srv, opts.MaxSessions, opts.Logger)
-	return opsRoutes(guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token), opts)
+	return opsRoutes(guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token, opts.TokenFile), opts)
 }
 
-func guard(next http.Handler, token string) http.Handler {
+func guard(next http.Handler, token, tokenFile string) http.Handler {
 	want := []byte("Bearer " + token)
+	if tokenFile == "" {
+		tokenFile = "~/.tuitbot/mcp_token"
+	}
+	unauthorized := fmt.Sprintf("missing or wrong bearer token (send Authorization: Bearer <the contents of %s>)", tokenFile)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Origin first: a browser page on another origin must not even learn
 		// whether its guessed token was right.
@@ -122,7 +129,7 @@ func guard(next http.Handler, token string) http.Handler {
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("Connection", "close")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tuitbot"`)
-			http.Error(w, "missing or wrong bearer token (see ~/.tuitbot/mcp_token)", http.StatusUnauthorized)
+			http.Error(w, unauthorized, http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)

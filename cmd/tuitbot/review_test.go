@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReviewShowsWhatIsDecided: approve show names the post a delete
+// would remove and shows an x_post body readably, a rejection's note stays
+// on the item, and audit recent prints each mutation's rollback guidance
+// and refuses filter values it cannot honour.
+func TestReviewShowsWhatIsDecided(t *testing.T) {
+	h := newHome(t)
+	const text = "A post a reviewer will later be asked to delete."
+	p := startStdio(t, h, "--sandbox")
+	p.initialize(t)
+	if env := p.post(t, 2, text); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_post_tweet was not routed to approval: %+v %s", env.Error, env.Data)
+	}
+	p.stop(t)
+	h.ok(t, "approve", "approve", "1", "--sandbox")
+
+	audit := h.ok(t, "audit", "recent", "--sandbox")
+	undo := regexp.MustCompile(`rollback: x_delete_tweet tweet_id="(\d+)"`).FindStringSubmatch(audit.stdout)
+	if undo == nil {
+		t.Fatalf("audit recent shows no rollback guidance for the post:\n%s", audit.stdout)
+	}
+	tweetID := undo[1]
+
+	p = startStdio(t, h, "--sandbox")
+	p.initialize(t)
+	if env := p.callTool(t, 2, "x_delete_tweet", map[string]any{"tweet_id": tweetID}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_delete_tweet was not routed to approval: %+v %s", env.Error, env.Data)
+	}
+	body := `{"text":"Posted through the raw endpoint.","reply_settings":"following"}`
+	if env := p.callTool(t, 3, "x_post", map[string]any{"path": "/2/tweets", "body": body}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_post was not routed to approval: %+v %s", env.Error, env.Data)
+	}
+	p.stop(t)
+
+	del := h.ok(t, "approve", "show", "2", "--sandbox")
+	mustContain(t, "approve show of a delete", del.stdout, "deletes: post "+tweetID, text)
+	raw := h.ok(t, "approve", "show", "3", "--sandbox")
+	mustContain(t, "approve show of x_post", raw.stdout, "POST /2/tweets", "body:\n", `"reply_settings": "following"`)
+
+	rej := h.ok(t, "approve", "reject", "3", "--notes", "not on a Friday", "--sandbox")
+	mustContain(t, "reject", rej.stdout, "#3 rejected", "notes: not on a Friday")
+	shown := h.ok(t, "approve", "show", "3", "--sandbox")
+	mustContain(t, "approve show after the rejection", shown.stdout, "reviewed: rejected by cli", "notes: not on a Friday")
+	if j := h.ok(t, "approve", "show", "3", "--json", "--sandbox"); !strings.Contains(j.stdout, `"review_notes": "not on a Friday"`) {
+		t.Errorf("approve show --json lost the note:\n%s", j.stdout)
+	}
+
+	for _, args := range [][]string{
+		{"audit", "recent", "--status", "succeeded"},
+		{"audit", "recent", "--limit", "0"},
+		{"audit", "recent", "--limit", "101"},
+		{"audit", "recent", "--tool", "x_get_me"},
+	} {
+		r := h.run(t, append(args, "--sandbox")...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r)
+		}
+	}
+	r := h.run(t, "audit", "recent", "--status", "succeeded", "--sandbox")
+	mustContain(t, "bad --status", r.stderr, "allowed values", "success")
+	var list struct {
+		Mutations []struct {
+			Tool     string `json:"tool_name"`
+			Rollback *struct {
+				UndoTool string `json:"undo_tool"`
+			} `json:"rollback_action"`
+		} `json:"mutations"`
+		Count int `json:"count"`
+	}
+	if err := json.Unmarshal([]byte(h.ok(t, "audit", "recent", "--json", "--sandbox").stdout), &list); err != nil || list.Count == 0 {
+		t.Fatalf("audit recent --json: %+v %v", list, err)
+	}
+	if m := list.Mutations[len(list.Mutations)-1]; m.Tool != "x_post_tweet" || m.Rollback == nil || m.Rollback.UndoTool != "x_delete_tweet" {
+		t.Errorf("audit recent --json oldest row = %+v, want x_post_tweet with undo x_delete_tweet", m)
+	}
+}
