@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -203,7 +202,7 @@ func printItem(w io.Writer, it *gateway.ApprovalItem) {
 	printBody(w, it)
 	if it.Edited {
 		fmt.Fprintln(w, "  edited:")
-		for _, line := range diffParams(it.OriginalParams, it.Params) {
+		for _, line := range it.EditDiff() {
 			fmt.Fprintln(w, "    "+line)
 		}
 	}
@@ -217,34 +216,6 @@ func printItem(w io.Writer, it *gateway.ApprovalItem) {
 		fmt.Fprintf(w, "  error: %s: %s\n", it.ErrorCode, it.ErrorMessage)
 	}
 	printReview(w, it)
-}
-
-// diffParams lists changed top-level keys as -old/+new lines.
-func diffParams(a, b json.RawMessage) []string {
-	var ma, mb map[string]any
-	_ = json.Unmarshal(a, &ma)
-	_ = json.Unmarshal(b, &mb)
-	keys := map[string]bool{}
-	for k := range ma {
-		keys[k] = true
-	}
-	for k := range mb {
-		keys[k] = true
-	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	var out []string
-	for _, k := range sorted {
-		x, _ := json.Marshal(ma[k])
-		y, _ := json.Marshal(mb[k])
-		if string(x) != string(y) {
-			out = append(out, fmt.Sprintf("- %s: %s", k, x), fmt.Sprintf("+ %s: %s", k, y))
-		}
-	}
-	return out
 }
 
 func (c *cli) auditCmd() *cobra.Command {

@@ -93,7 +93,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, now time.Time) itemVi
 	v.QuoteOf, _ = m["quoted_tweet_id"].(string)
 	v.Pretty = pretty(it.Params)
 	if it.Edited {
-		v.Diff = diffParams(it.OriginalParams, it.Params)
+		v.Diff = it.EditDiff()
 	}
 	return v
 }

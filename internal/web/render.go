@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -147,34 +146,6 @@ func prettyAny(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-// diffParams lists changed top-level keys as -old/+new lines.
-func diffParams(a, b json.RawMessage) []string {
-	var ma, mb map[string]any
-	_ = json.Unmarshal(a, &ma)
-	_ = json.Unmarshal(b, &mb)
-	keys := map[string]bool{}
-	for k := range ma {
-		keys[k] = true
-	}
-	for k := range mb {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	var out []string
-	for _, k := range sorted {
-		x, _ := json.Marshal(ma[k])
-		y, _ := json.Marshal(mb[k])
-		if string(x) != string(y) {
-			out = append(out, fmt.Sprintf("- %s: %s", k, x), fmt.Sprintf("+ %s: %s", k, y))
-		}
-	}
-	return out
 }
 
 // draftArgs is what the draft template receives.
