@@ -29,6 +29,21 @@ type Deps struct {
 	MediaDirs []string
 	AccountID string
 	Now       func() time.Time
+	// Recorder keeps what X took in the account's own ledgers; nil keeps
+	// nothing. The composition root supplies it, since those ledgers belong
+	// to packages that build on this one.
+	Recorder Recorder
+}
+
+// Recorder is told about each post X took, for analytics and the
+// autopilot's caps. Recording is best effort: the post already happened and
+// is in the audit row, so a failure is reported to nobody.
+type Recorder interface {
+	// ReplySent records a reply to targetTweetID.
+	ReplySent(ctx context.Context, targetTweetID, replyTweetID, text string) error
+	// Posted records a tweet or a thread (kind "tweet" or "thread", by its
+	// first post).
+	Posted(ctx context.Context, kind, tweetID, text string) error
 }
 
 func (d Deps) now() time.Time {
@@ -240,24 +255,14 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 // recordOriginal keeps our own posts for analytics; best effort, since the
 // post itself already happened and is in the audit row.
 func recordOriginal(ctx context.Context, d Deps, tool, id string, p PostParams) {
-	if d.DB == nil {
+	if d.Recorder == nil {
 		return
 	}
-	now := store.FormatTime(d.now())
 	if tool == "x_reply_to_tweet" {
-		// The author comes from discovery when the target was discovered,
-		// so replies that ran through approval (which knows only the call)
-		// still count toward per-author limits and author context.
-		_, _ = d.DB.ExecContext(ctx, `INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at, author_id, author_username)
-			SELECT ?, ?, ?, ?, ?, COALESCE(MAX(author_id), ''), COALESCE(MAX(author_username), '')
-			FROM discovered_tweets WHERE account_id = ? AND tweet_id = ?`,
-			accountOf(d), p.InReplyToID, id, p.Text, now, accountOf(d), p.InReplyToID)
-		_, _ = d.DB.ExecContext(ctx, `UPDATE discovered_tweets SET replied_to = 1, reply_tweet_id = ? WHERE account_id = ? AND tweet_id = ?`,
-			id, accountOf(d), p.InReplyToID)
+		_ = d.Recorder.ReplySent(ctx, p.InReplyToID, id, p.Text)
 		return
 	}
-	_, _ = d.DB.ExecContext(ctx, `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, 'tweet', ?, ?)`,
-		accountOf(d), id, p.Text, now)
+	_ = d.Recorder.Posted(ctx, "tweet", id, p.Text)
 }
 
 func accountOf(d Deps) string {

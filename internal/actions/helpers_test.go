@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +43,35 @@ type xenv struct {
 	clock *clock.Fake
 	token string
 	me    string
+	rec   *fakeRecorder
+}
+
+// fakeRecorder keeps what the actions report, in order.
+type fakeRecorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (f *fakeRecorder) ReplySent(_ context.Context, target, reply, text string) error {
+	f.add("reply " + target + " " + reply + " " + text)
+	return nil
+}
+
+func (f *fakeRecorder) Posted(_ context.Context, kind, id, text string) error {
+	f.add(kind + " " + id + " " + text)
+	return nil
+}
+
+func (f *fakeRecorder) add(e string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
+}
+
+func (f *fakeRecorder) all() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.events)
 }
 
 func newXEnv(t *testing.T) *xenv {
@@ -78,9 +109,10 @@ func newXEnv(t *testing.T) *xenv {
 		t.Fatalf("gateway: %v", err)
 	}
 	t.Cleanup(func() { g.Close() })
+	rec := &fakeRecorder{}
 	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clk.Now,
-		MediaDirs: []string{dir}})
-	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID()}
+		MediaDirs: []string{dir}, Recorder: rec})
+	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec}
 }
 
 // do runs a call that must execute.

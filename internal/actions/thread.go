@@ -10,7 +10,6 @@ import (
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
-	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -129,9 +128,8 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 				}
 				ids = append(ids, tw.ID)
 			}
-			if d.DB != nil {
-				_, _ = d.DB.ExecContext(ctx, `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, 'thread', ?, ?)`,
-					accountOf(d), ids[0], p.Tweets[0], store.FormatTime(d.now()))
+			if d.Recorder != nil {
+				_ = d.Recorder.Posted(ctx, "thread", ids[0], p.Tweets[0])
 			}
 			return gateway.Result{
 				Data:       PostedThread{ThreadTweetIDs: ids, TweetCount: len(ids), RootTweetID: ids[0]},

@@ -158,6 +158,11 @@ func (a *App) startGateway(ctx context.Context) error {
 	}
 	a.Policy, a.Counters = eng, ctr
 	cfg := a.Cfg
+	// The actions record what X took in workflow's and discovery's ledgers.
+	wf, err := a.Workflow()
+	if err != nil {
+		return err
+	}
 	g, err := gateway.New(ctx, gateway.Options{
 		DB: a.DB, Policy: policyService{eng, ctr}, AccountID: a.Account, Now: a.Now, Logger: a.Log,
 		Mode:                func() (string, bool) { return cfg.Mode, cfg.EffectiveApprovalMode() },
@@ -172,7 +177,8 @@ func (a *App) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: a.Account, Now: a.Now})
+	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: a.Account, Now: a.Now,
+		Recorder: postLedger{wf: wf, disc: wf.Discovery}})
 	a.Gateway = g
 	a.OnClose(g.Close)
 	return nil
@@ -195,7 +201,11 @@ func (a *App) Workflow() (*workflow.Service, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
 	}
-	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now}, nil
+	d, err := a.Discovery()
+	if err != nil {
+		return nil, err
+	}
+	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d}, nil
 }
 
 // ScoringWeights converts the [scoring] section.
@@ -267,10 +277,6 @@ func (a *App) Replier(caller, loop string) (*workflow.Replier, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.Discovery()
-	if err != nil {
-		return nil, err
-	}
-	return &workflow.Replier{Service: s, Gateway: g, Discovery: d, Generator: a.Generator,
+	return &workflow.Replier{Service: s, Gateway: g, Generator: a.Generator,
 		BannedPhrases: a.Cfg.Limits.BannedPhrases, Caller: caller, Loop: loop}, nil
 }

@@ -51,18 +51,7 @@ var tableOwners = map[string]string{
 // own, as "package table". The list may only shrink: an entry that is no
 // longer a violation fails the test, so whoever moves the SQL behind the
 // owner's API also deletes the entry.
-var pendingViolations = map[string]bool{
-	"internal/actions discovered_tweets":   true,
-	"internal/actions original_tweets":     true,
-	"internal/actions replies_sent":        true,
-	"internal/autopilot cursors":           true,
-	"internal/autopilot discovered_tweets": true,
-	"internal/autopilot drafts":            true,
-	"internal/autopilot original_tweets":   true,
-	"internal/autopilot replies_sent":      true,
-	"internal/autopilot tweet_performance": true,
-	"internal/workflow discovered_tweets":  true,
-}
+var pendingViolations = map[string]bool{}
 
 // sqlUse finds a table named in SQL: after FROM, JOIN, INTO, UPDATE or
 // TABLE (CREATE, ALTER, DROP).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -37,38 +37,18 @@ func (r *Runner) analyticsLoop(it *iter) error {
 	return nil
 }
 
-type ownPost struct{ id, kind, topic string }
-
 func (r *Runner) measure(ctx context.Context, x *xapi.Client) (int, error) {
 	now := r.now()
-	rows, err := r.d.DB.QueryContext(ctx, `SELECT id, kind, topic FROM (
-		SELECT tweet_id AS id, kind, topic, created_at FROM original_tweets WHERE account_id = ?1 AND created_at <= ?2 AND created_at >= ?3
-		UNION ALL
-		SELECT reply_tweet_id, 'reply', '', created_at FROM replies_sent WHERE account_id = ?1 AND created_at <= ?2 AND created_at >= ?3
-	) p WHERE NOT EXISTS (SELECT 1 FROM tweet_performance t WHERE t.account_id = ?1 AND t.tweet_id = p.id)
-	ORDER BY created_at LIMIT ?4`, r.d.AccountID, ts(now.Add(-measureAfter)), ts(now.Add(-measureWithin)), xapi.MaxBatchIDs)
+	posts, err := r.d.Workflow.Unmeasured(ctx, now.Add(-measureWithin), now.Add(-measureAfter), xapi.MaxBatchIDs)
 	if err != nil {
-		return 0, apperr.Wrap(apperr.DBError, err, "read own posts: %v", err)
-	}
-	var posts []ownPost
-	for rows.Next() {
-		var p ownPost
-		if err := rows.Scan(&p.id, &p.kind, &p.topic); err != nil {
-			rows.Close()
-			return 0, apperr.Wrap(apperr.DBError, err, "read own posts: %v", err)
-		}
-		posts = append(posts, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, apperr.Wrap(apperr.DBError, err, "read own posts: %v", err)
+		return 0, err
 	}
 	if len(posts) == 0 {
 		return 0, nil
 	}
 	ids := make([]string, len(posts))
 	for i, p := range posts {
-		ids[i] = p.id
+		ids[i] = p.TweetID
 	}
 	page, err := x.GetTweets(ctx, ids)
 	if err != nil {
@@ -81,12 +61,11 @@ func (r *Runner) measure(ctx context.Context, x *xapi.Client) (int, error) {
 	for _, p := range posts {
 		// A post X no longer returns (deleted) is stored with zeros so it is
 		// not asked for again.
-		m := got[p.id]
-		_, err := r.d.DB.ExecContext(ctx, `INSERT INTO tweet_performance (tweet_id, account_id, kind, topic, likes, retweets, replies,
-			impressions, score, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(account_id, tweet_id) DO NOTHING`,
-			p.id, r.d.AccountID, p.kind, p.topic, m.LikeCount, m.RetweetCount, m.ReplyCount, m.ImpressionCount, performance(m), ts(now))
-		if err != nil {
-			return 0, apperr.Wrap(apperr.DBError, err, "store performance: %v", err)
+		m := got[p.TweetID]
+		if err := r.d.Workflow.RecordPerformance(ctx, workflow.Performance{TweetID: p.TweetID, Kind: p.Kind, Topic: p.Topic,
+			Likes: m.LikeCount, Retweets: m.RetweetCount, Replies: m.ReplyCount, Impressions: m.ImpressionCount,
+			Score: performance(m)}); err != nil {
+			return 0, err
 		}
 	}
 	return len(posts), nil

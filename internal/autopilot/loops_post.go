@@ -2,7 +2,6 @@ package autopilot
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -192,10 +191,11 @@ func (r *Runner) threadsLoop(it *iter) error {
 }
 
 // tagOriginal records the topic and caller on the row the post action
-// wrote, for topic performance.
+// wrote, for topic performance; best effort, the post is already on X.
 func (r *Runner) tagOriginal(ctx context.Context, tweetID, topic string) {
-	_, _ = r.d.DB.ExecContext(ctx, `UPDATE original_tweets SET topic = ?, caller = ? WHERE account_id = ? AND tweet_id = ?`,
-		topic, Caller, r.d.AccountID, tweetID)
+	if err := r.d.Workflow.TagPost(ctx, tweetID, topic, Caller); err != nil {
+		r.log.Warn("post topic not recorded", "tweet_id", tweetID, "error", err)
+	}
 }
 
 // pickTopic chooses the next topic: mostly the best measured topic (what
@@ -258,24 +258,14 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// Draft statuses the publisher moves through.
-const (
-	draftScheduled  = "scheduled"
-	draftPublishing = "publishing"
-	draftPosted     = "posted"
-	draftQueued     = "queued"
-	draftFailed     = "failed"
-)
-
 // recoverPublishing fails drafts a dead process was publishing: whether X
 // took them is unknown, and a second attempt could post twice.
 func (r *Runner) recoverPublishing(ctx context.Context) error {
-	res, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE account_id = ? AND status = ?`,
-		draftFailed, ts(r.now()), r.d.AccountID, draftPublishing)
+	n, err := r.d.Workflow.FailPublishing(ctx)
 	if err != nil {
-		return apperr.Wrap(apperr.DBError, err, "recover drafts: %v", err)
+		return err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	if n > 0 {
 		r.log.Warn("scheduled drafts were being published when the autopilot stopped; marked failed, verify them on X",
 			"drafts", n)
 	}
@@ -286,27 +276,9 @@ func (r *Runner) recoverPublishing(ctx context.Context) error {
 // (which queues them for approval when approval applies).
 func (r *Runner) publisherLoop(it *iter) error {
 	ctx := it.work
-	rows, err := r.d.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
-		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT 20`, r.d.AccountID, draftScheduled, ts(r.now()))
+	list, err := r.d.Workflow.DueDrafts(ctx, 20)
 	if err != nil {
-		return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
-	}
-	type due struct {
-		id                int64
-		kind, body, topic string
-	}
-	var list []due
-	for rows.Next() {
-		var d due
-		if err := rows.Scan(&d.id, &d.kind, &d.body, &d.topic); err != nil {
-			rows.Close()
-			return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
-		}
-		list = append(list, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return apperr.Wrap(apperr.DBError, err, "read scheduled drafts: %v", err)
+		return err
 	}
 	if len(list) == 0 {
 		return nil
@@ -321,52 +293,51 @@ func (r *Runner) publisherLoop(it *iter) error {
 			return err
 		}
 		kind, tool := kindTweet, "x_post_tweet"
-		var params any = actions.PostParams{Text: d.body}
+		var params any = actions.PostParams{Text: d.Content}
 		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
-		if d.kind == "thread" {
+		if d.ContentType == "thread" {
 			var tweets []string
-			if err := json.Unmarshal([]byte(d.body), &tweets); err != nil {
-				r.markDraft(ctx, d.id, draftFailed, sql.NullString{}, 0)
-				it.note("draft %d: stored thread is unreadable", d.id)
+			if err := json.Unmarshal([]byte(d.Content), &tweets); err != nil {
+				r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
+				it.note("draft %d: stored thread is unreadable", d.ID)
 				continue
 			}
 			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
 			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
 		}
 		if capped {
-			it.note("draft %d waits: the %s cap is reached", d.id, kind)
+			it.note("draft %d waits: the %s cap is reached", d.ID, kind)
 			continue
 		}
 		// Claim the draft first: if the process dies mid-post, the draft is
 		// found in "publishing" and never posted a second time.
-		res, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ?`,
-			draftPublishing, ts(r.now()), d.id, r.d.AccountID, draftScheduled)
+		claimed, err := r.d.Workflow.ClaimDraft(ctx, d.ID)
 		if err != nil {
-			return apperr.Wrap(apperr.DBError, err, "claim draft: %v", err)
+			return err
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
+		if !claimed {
 			continue
 		}
 		if !it.pace() {
-			r.markDraft(ctx, d.id, draftScheduled, sql.NullString{}, 0)
+			r.markDraft(ctx, d.ID, workflow.DraftScheduled, "", 0)
 			break
 		}
-		a := action{Loop: it.loop, Kind: kind, Topic: d.topic, Content: d.body}
-		a, err = it.sendPost(gateway.Call{Tool: tool, Params: params, IdempotencyKey: "scheduled-draft-" + itoa(d.id)}, a)
+		a := action{Loop: it.loop, Kind: kind, Topic: d.Topic, Content: d.Content}
+		a, err = it.sendPost(gateway.Call{Tool: tool, Params: params, IdempotencyKey: "scheduled-draft-" + itoa(d.ID)}, a)
 		switch {
 		case a.Status == statusPosted || a.Status == statusDuplicate:
-			r.markDraft(ctx, d.id, draftPosted, sql.NullString{String: a.TweetID, Valid: a.TweetID != ""}, 0)
-			if a.TweetID != "" && d.topic != "" {
-				r.tagOriginal(ctx, a.TweetID, d.topic)
+			r.markDraft(ctx, d.ID, workflow.DraftPosted, a.TweetID, 0)
+			if a.TweetID != "" && d.Topic != "" {
+				r.tagOriginal(ctx, a.TweetID, d.Topic)
 			}
 			posted++
 		case a.Status == statusQueued:
-			r.markDraft(ctx, d.id, draftQueued, sql.NullString{}, a.ApprovalID)
+			r.markDraft(ctx, d.ID, workflow.DraftQueued, "", a.ApprovalID)
 		case a.Status == statusFailed && err != nil && apperr.As(err).Retryable(), a.Status == statusDenied:
 			// Nothing reached X: try again on a later run.
-			r.markDraft(ctx, d.id, draftScheduled, sql.NullString{}, 0)
+			r.markDraft(ctx, d.ID, workflow.DraftScheduled, "", 0)
 		default:
-			r.markDraft(ctx, d.id, draftFailed, sql.NullString{}, 0)
+			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
 		}
 		if err != nil {
 			if isPolicyDenial(apperr.CodeOf(err)) {
@@ -379,15 +350,10 @@ func (r *Runner) publisherLoop(it *iter) error {
 	return nil
 }
 
-func (r *Runner) markDraft(ctx context.Context, id int64, status string, tweetID sql.NullString, approvalID int64) {
-	var approval any
-	if approvalID != 0 {
-		approval = approvalID
-	}
-	_, err := r.d.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, posted_tweet_id = COALESCE(?, posted_tweet_id),
-		approval_id = COALESCE(?, approval_id), updated_at = ? WHERE id = ? AND account_id = ?`,
-		status, tweetID, approval, ts(r.now()), id, r.d.AccountID)
-	if err != nil {
+// markDraft records a draft's new status; a failure is logged, since the
+// post (or its absence) is already settled and in the audit.
+func (r *Runner) markDraft(ctx context.Context, id int64, status, tweetID string, approvalID int64) {
+	if err := r.d.Workflow.SetDraftStatus(ctx, id, status, tweetID, approvalID); err != nil {
 		r.log.Error("draft status not updated", "draft_id", id, "status", status, "error", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
 // A queued autopilot action counts against the caps while a human can still
@@ -65,44 +65,73 @@ func (r *Runner) count(ctx context.Context, q string, args ...any) (int, error) 
 	return n, nil
 }
 
+// column runs a query on the autopilot's ledger that yields one text
+// column.
+func (r *Runner) column(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := r.d.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read autopilot actions: %v", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read autopilot actions: %v", err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read autopilot actions: %v", err)
+	}
+	return out, nil
+}
+
 // counts reads today's counts from the database, so every process (and a
-// restarted one) sees the same numbers.
+// restarted one) sees the same numbers. A reply counts once per target
+// post, whether the ledger of sent replies, the autopilot's own ledger, or
+// both hold it.
 func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 	day := ts(dayStart(now))
-	week := ts(dayStart(now).AddDate(0, 0, -6))
 	acct := r.d.AccountID
 	c := Counts{Day: dayStart(now).Format("2006-01-02")}
 	open, err := r.openApprovals(ctx)
 	if err != nil {
 		return c, err
 	}
-	if c.Replies, err = r.count(ctx, `SELECT count(*) FROM (
-		SELECT target_tweet_id FROM replies_sent WHERE account_id = ?1 AND created_at >= ?2
-		UNION
-		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND `+countedAction(3)+`)`, acct, day, open); err != nil {
+	sent, err := r.d.Workflow.RepliesSince(ctx, dayStart(now))
+	if err != nil {
 		return c, err
 	}
-	name := strings.TrimSpace(r.cfg.Business.ProductName)
-	if c.ProductMentions, err = r.count(ctx, `SELECT count(*) FROM (
-		SELECT target_tweet_id FROM replies_sent WHERE account_id = ?1 AND created_at >= ?2
-			AND (mentions_product = 1 OR (?3 != '' AND instr(lower(content), lower(?3)) > 0))
-		UNION
-		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND a.mentions_product = 1 AND `+countedAction(4)+`)`, acct, day, name, open); err != nil {
+	name := strings.ToLower(strings.TrimSpace(r.cfg.Business.ProductName))
+	replied, mentioned := map[string]bool{}, map[string]bool{}
+	for _, s := range sent {
+		replied[s.TargetTweetID] = true
+		if s.MentionsProduct || (name != "" && strings.Contains(strings.ToLower(s.Content), name)) {
+			mentioned[s.TargetTweetID] = true
+		}
+	}
+	own, err := r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
+		AND a.created_at >= ?2 AND `+countedAction(3), acct, day, open)
+	if err != nil {
 		return c, err
 	}
-	posts := func(kind, since string) (int, error) {
-		return r.count(ctx, `SELECT
-			(SELECT count(*) FROM original_tweets WHERE account_id = ?1 AND kind = ?2 AND created_at >= ?3) +
-			(SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2 AND a.created_at >= ?3
-				AND (a.status = 'unknown' OR `+stillQueued(4)+` OR (a.status = 'posted' AND NOT EXISTS (
-					SELECT 1 FROM original_tweets o WHERE o.account_id = a.account_id AND o.tweet_id = a.tweet_id))))`, acct, kind, since, open)
+	for _, t := range own {
+		replied[t] = true
 	}
-	if c.Tweets, err = posts(kindTweet, day); err != nil {
+	own, err = r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
+		AND a.created_at >= ?2 AND a.mentions_product = 1 AND `+countedAction(3), acct, day, open)
+	if err != nil {
 		return c, err
 	}
-	if c.ThreadsWeek, err = posts(kindThread, week); err != nil {
+	for _, t := range own {
+		mentioned[t] = true
+	}
+	c.Replies, c.ProductMentions = len(replied), len(mentioned)
+	if c.Tweets, err = r.posts(ctx, kindTweet, dayStart(now), open); err != nil {
+		return c, err
+	}
+	if c.ThreadsWeek, err = r.posts(ctx, kindThread, dayStart(now).AddDate(0, 0, -6), open); err != nil {
 		return c, err
 	}
 	c.TargetReplies, err = r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.loop_name = ?2
@@ -110,18 +139,77 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 	return c, err
 }
 
-// authorReplies counts today's replies to one author.
+// posts counts the posts of a kind since a time: those on record, plus the
+// autopilot's that may be on X without a record (unknown outcome), wait for
+// approval, or were posted but never recorded.
+func (r *Runner) posts(ctx context.Context, kind string, since time.Time, open string) (int, error) {
+	recorded, err := r.d.Workflow.PostIDsSince(ctx, kind, since)
+	if err != nil {
+		return 0, err
+	}
+	n := len(recorded)
+	pending, err := r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2 AND a.created_at >= ?3
+		AND (a.status = 'unknown' OR `+stillQueued(4)+`)`, r.d.AccountID, kind, ts(since), open)
+	if err != nil {
+		return 0, err
+	}
+	n += pending
+	posted, err := r.column(ctx, `SELECT a.tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2
+		AND a.created_at >= ?3 AND a.status = 'posted'`, r.d.AccountID, kind, ts(since))
+	if err != nil {
+		return 0, err
+	}
+	known, err := r.d.Workflow.RecordedPosts(ctx, posted)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range posted {
+		if !known[id] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// authorReplies counts today's replies to one author, once per target
+// post. A sent reply is the author's when it names them or when discovery
+// found its target written by them.
 func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Time) (int, error) {
 	open, err := r.openApprovals(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return r.count(ctx, `SELECT count(*) FROM (
-		SELECT s.target_tweet_id FROM replies_sent s LEFT JOIN discovered_tweets d ON d.account_id = s.account_id AND d.tweet_id = s.target_tweet_id
-			WHERE s.account_id = ?1 AND s.created_at >= ?2 AND (s.author_id = ?3 OR d.author_id = ?3)
-		UNION
-		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.author_id = ?3
-			AND a.created_at >= ?2 AND `+countedAction(4)+`)`, r.d.AccountID, ts(dayStart(now)), authorID, open)
+	sent, err := r.d.Workflow.RepliesSince(ctx, dayStart(now))
+	if err != nil {
+		return 0, err
+	}
+	targets := map[string]bool{}
+	var unnamed []string
+	for _, s := range sent {
+		if s.AuthorID == authorID {
+			targets[s.TargetTweetID] = true
+		} else {
+			unnamed = append(unnamed, s.TargetTweetID)
+		}
+	}
+	found, err := r.d.Discovery.Authors(ctx, unnamed)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range unnamed {
+		if a, ok := found[t]; ok && a.ID == authorID {
+			targets[t] = true
+		}
+	}
+	own, err := r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
+		AND a.author_id = ?2 AND a.created_at >= ?3 AND `+countedAction(4), r.d.AccountID, authorID, ts(dayStart(now)), open)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range own {
+		targets[t] = true
+	}
+	return len(targets), nil
 }
 
 // handled reports whether the account already answered (or tried to
@@ -131,14 +219,13 @@ func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Ti
 // restarted process from answering twice when it died between X taking a
 // reply and the local bookkeeping.
 func (r *Runner) handled(ctx context.Context, tweetID string) (bool, error) {
-	var n int
-	err := r.d.DB.QueryRowContext(ctx, `SELECT
-		EXISTS (SELECT 1 FROM replies_sent WHERE account_id = ?1 AND target_tweet_id = ?2)
-		OR EXISTS (SELECT 1 FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND target_tweet_id = ?2
-			AND status NOT IN ('failed','denied'))`,
-		r.d.AccountID, tweetID).Scan(&n)
+	if done, err := r.d.Workflow.RepliedTo(ctx, tweetID); done || err != nil {
+		return done, err
+	}
+	n, err := r.count(ctx, `SELECT count(*) FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND target_tweet_id = ?2
+		AND status NOT IN ('failed','denied')`, r.d.AccountID, tweetID)
 	if err != nil {
-		return false, apperr.Wrap(apperr.DBError, err, "check earlier replies: %v", err)
+		return false, err
 	}
 	if n != 0 {
 		return true, nil
@@ -149,32 +236,43 @@ func (r *Runner) handled(ctx context.Context, tweetID string) (bool, error) {
 // recentTexts are the account's latest replies or tweets, queued ones
 // included, newest first, for the similarity check.
 func (r *Runner) recentTexts(ctx context.Context, kind string) ([]string, error) {
-	q := `SELECT content FROM (
-		SELECT content, created_at FROM replies_sent WHERE account_id = ?1
-		UNION ALL
-		SELECT content, created_at FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND status = 'queued'
-	) ORDER BY created_at DESC LIMIT ?2`
-	if kind == kindTweet {
-		q = `SELECT content FROM (
-			SELECT content, created_at FROM original_tweets WHERE account_id = ?1 AND kind = 'tweet'
-			UNION ALL
-			SELECT content, created_at FROM autopilot_actions WHERE account_id = ?1 AND kind = 'tweet' AND status = 'queued'
-		) ORDER BY created_at DESC LIMIT ?2`
+	n := content.RecentRepliesCompared
+	sent, err := r.d.Workflow.RecentTexts(ctx, kind, n)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := r.d.DB.QueryContext(ctx, q, r.d.AccountID, content.RecentRepliesCompared)
+	rows, err := r.d.DB.QueryContext(ctx, `SELECT content, created_at FROM autopilot_actions WHERE account_id = ? AND kind = ?
+		AND status = 'queued' ORDER BY created_at DESC LIMIT ?`, r.d.AccountID, kind, n)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read recent texts: %v", err)
 	}
 	defer rows.Close()
-	var out []string
+	var queued []workflow.PostText
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var p workflow.PostText
+		if err := rows.Scan(&p.Content, &p.CreatedAt); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read recent texts: %v", err)
 		}
-		out = append(out, s)
+		queued = append(queued, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read recent texts: %v", err)
+	}
+	return newestTexts(sent, queued, n), nil
+}
+
+// newestTexts merges two lists ordered newest first and keeps the n
+// newest texts.
+func newestTexts(a, b []workflow.PostText, n int) []string {
+	var out []string
+	for len(out) < n && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && a[0].CreatedAt >= b[0].CreatedAt) {
+			out, a = append(out, a[0].Content), a[1:]
+		} else {
+			out, b = append(out, b[0].Content), b[1:]
+		}
+	}
+	return out
 }
 
 // lastAction is when a loop last posted or queued something; zero if never.
@@ -215,25 +313,12 @@ func (r *Runner) mayMention(c Counts) bool {
 	return float64(c.ProductMentions+1) <= ratio*float64(c.Replies+1)+1e-9
 }
 
-// cursor reads a value the loops keep in the cursors table.
+// cursor reads a position the loops keep (last mention seen, next
+// topic, served slot) through discovery, which owns the cursors.
 func (r *Runner) cursor(ctx context.Context, key string) (string, error) {
-	var v string
-	err := r.d.DB.QueryRowContext(ctx, `SELECT value FROM cursors WHERE account_id = ? AND key = ?`, r.d.AccountID, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", apperr.Wrap(apperr.DBError, err, "read cursor %s: %v", key, err)
-	}
-	return v, nil
+	return r.d.Discovery.NamedCursor(ctx, key)
 }
 
 func (r *Runner) setCursor(ctx context.Context, key, value string) error {
-	_, err := r.d.DB.ExecContext(ctx, `INSERT INTO cursors (account_id, key, value, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(account_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		r.d.AccountID, key, value, ts(r.now()))
-	if err != nil {
-		return apperr.Wrap(apperr.DBError, err, "save cursor %s: %v", key, err)
-	}
-	return nil
+	return r.d.Discovery.SetNamedCursor(ctx, key, value)
 }

@@ -328,3 +328,107 @@ func (s *Service) Get(ctx context.Context, tweetID string) (*Candidate, error) {
 	}
 	return &cs[0], nil
 }
+
+// Author is who wrote a discovered tweet.
+type Author struct {
+	ID       string
+	Username string
+}
+
+// Authors returns the authors of those of tweetIDs discovery has seen, by
+// tweet id; tweets it never found are absent. Replies and the per-author
+// limits learn a target's author here when their caller did not know it.
+func (s *Service) Authors(ctx context.Context, tweetIDs []string) (map[string]Author, error) {
+	out := map[string]Author{}
+	// Chunks keep the statement under SQLite's bound-parameter limit.
+	const chunk = 500
+	for start := 0; start < len(tweetIDs); start += chunk {
+		ids := tweetIDs[start:min(start+chunk, len(tweetIDs))]
+		args := []any{s.account()}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		rows, err := s.DB.QueryContext(ctx, `SELECT tweet_id, author_id, author_username FROM discovered_tweets
+			WHERE account_id = ? AND tweet_id IN (`+placeholders(len(ids))+`)`, args...)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read discovered authors: %v", err)
+		}
+		for rows.Next() {
+			var id string
+			var a Author
+			if err := rows.Scan(&id, &a.ID, &a.Username); err != nil {
+				rows.Close()
+				return nil, apperr.Wrap(apperr.DBError, err, "read discovered authors: %v", err)
+			}
+			out[id] = a
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read discovered authors: %v", err)
+		}
+	}
+	return out, nil
+}
+
+// placeholders is n comma-separated bind parameters.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// AuthorTweetIDs lists the discovered tweets one author wrote.
+func (s *Service) AuthorTweetIDs(ctx context.Context, authorID string) ([]string, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT tweet_id FROM discovered_tweets WHERE account_id = ? AND author_id = ? ORDER BY tweet_id`,
+		s.account(), authorID)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read discovered tweets: %v", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read discovered tweets: %v", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read discovered tweets: %v", err)
+	}
+	return out, nil
+}
+
+// MarkReplied records that the account answered a discovered tweet, so the
+// feed stops offering it. A tweet discovery never found is left alone.
+func (s *Service) MarkReplied(ctx context.Context, tweetID, replyTweetID string) error {
+	_, err := s.DB.ExecContext(ctx, `UPDATE discovered_tweets SET replied_to = 1, reply_tweet_id = ? WHERE account_id = ? AND tweet_id = ?`,
+		replyTweetID, s.account(), tweetID)
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "mark discovered tweet replied: %v", err)
+	}
+	return nil
+}
+
+// NamedCursor reads a position other loops keep beside the search cursors
+// (the last mention seen, the next topic); empty when never set.
+func (s *Service) NamedCursor(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.DB.QueryRowContext(ctx, `SELECT value FROM cursors WHERE account_id = ? AND key = ?`, s.account(), key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", apperr.Wrap(apperr.DBError, err, "read cursor %s: %v", key, err)
+	}
+	return v, nil
+}
+
+// SetNamedCursor stores a position NamedCursor reads.
+func (s *Service) SetNamedCursor(ctx context.Context, key, value string) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO cursors (account_id, key, value, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(account_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		s.account(), key, value, store.FormatTime(s.Now()))
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "save cursor %s: %v", key, err)
+	}
+	return nil
+}

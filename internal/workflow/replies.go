@@ -18,7 +18,6 @@ import (
 type Replier struct {
 	*Service
 	Gateway       *gateway.Gateway
-	Discovery     *discovery.Service
 	Generator     func() (*content.Generator, error)
 	BannedPhrases []string
 	// Caller and Loop are recorded in the audit (mcp, or autopilot and a

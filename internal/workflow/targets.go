@@ -124,10 +124,25 @@ func (s *Service) AuthorContext(ctx context.Context, identifier string) (*Author
 		return nil, dbErr(err, "read targets")
 	}
 	out.IsTarget = n > 0
-	rows, err := s.DB.QueryContext(ctx, `SELECT r.target_tweet_id, r.reply_tweet_id, r.author_username, r.content, r.caller, r.created_at
-		FROM replies_sent r LEFT JOIN discovered_tweets d ON d.account_id = r.account_id AND d.tweet_id = r.target_tweet_id
-		WHERE r.account_id = ? AND (r.author_id = ? OR lower(r.author_username) = lower(?) OR d.author_id = ?)
-		ORDER BY r.created_at DESC LIMIT 20`, s.account(), user.ID, user.Username, user.ID)
+	// A reply is the author's when it names them, or when discovery found
+	// its target written by them (replies that ran through approval may
+	// name nobody).
+	discovered, err := s.Discovery.AuthorTweetIDs(ctx, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.DiscoveredCount = len(discovered)
+	args := []any{s.account(), user.ID, user.Username}
+	for _, id := range discovered {
+		args = append(args, id)
+	}
+	byTarget := ""
+	if len(discovered) > 0 {
+		byTarget = ` OR target_tweet_id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(discovered)), ", ") + `)`
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT target_tweet_id, reply_tweet_id, author_username, content, caller, created_at
+		FROM replies_sent WHERE account_id = ? AND (author_id = ? OR lower(author_username) = lower(?)`+byTarget+`)
+		ORDER BY created_at DESC LIMIT 20`, args...)
 	if err != nil {
 		return nil, dbErr(err, "read replies")
 	}
@@ -143,8 +158,8 @@ func (s *Service) AuthorContext(ctx context.Context, identifier string) (*Author
 		}
 	}
 	rows.Close()
-	if out.DiscoveredCount, err = s.count(ctx, `SELECT count(*) FROM discovered_tweets WHERE account_id = ? AND author_id = ?`, s.account(), user.ID); err != nil {
-		return nil, dbErr(err, "count discovered")
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err, "read replies")
 	}
 	page, err := x.UserTweets(ctx, user.ID, xapi.ListParams{MaxResults: 5})
 	if err != nil {

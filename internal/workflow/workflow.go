@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -21,6 +22,9 @@ type Service struct {
 	X         func() (*xapi.Client, error)
 	AccountID string
 	Now       func() time.Time
+	// Discovery is what the searches found: the reply pipeline picks
+	// candidates there, and author context counts an author's posts.
+	Discovery *discovery.Service
 }
 
 func (s *Service) account() string {

@@ -1,0 +1,84 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Draft statuses the scheduled publisher moves drafts through.
+const (
+	DraftScheduled  = "scheduled"
+	DraftPublishing = "publishing"
+	DraftPosted     = "posted"
+	DraftQueued     = "queued"
+	DraftFailed     = "failed"
+)
+
+// DueDraft is a scheduled draft whose time has come.
+type DueDraft struct {
+	ID          int64
+	ContentType string
+	// Content is the text, or a thread's posts as a JSON array.
+	Content string
+	Topic   string
+}
+
+// DueDrafts lists up to limit scheduled drafts due now, earliest first.
+func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
+		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
+	if err != nil {
+		return nil, dbErr(err, "read scheduled drafts")
+	}
+	defer rows.Close()
+	var out []DueDraft
+	for rows.Next() {
+		var d DueDraft
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic); err != nil {
+			return nil, dbErr(err, "read scheduled drafts")
+		}
+		out = append(out, d)
+	}
+	return out, dbErr(rows.Err(), "read scheduled drafts")
+}
+
+// ClaimDraft moves a scheduled draft to publishing; false when it is no
+// longer scheduled (another process took it, or it was edited). Claiming
+// first means a process that dies mid-post leaves the draft in publishing,
+// never posted a second time.
+func (s *Service) ClaimDraft(ctx context.Context, id int64) (bool, error) {
+	res, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ?`,
+		DraftPublishing, s.ts(s.Now()), id, s.account(), DraftScheduled)
+	if err != nil {
+		return false, dbErr(err, "claim draft")
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// SetDraftStatus records what publishing a draft led to; an empty
+// postedTweetID or a zero approvalID keeps the stored one.
+func (s *Service) SetDraftStatus(ctx context.Context, id int64, status, postedTweetID string, approvalID int64) error {
+	var approval any
+	if approvalID != 0 {
+		approval = approvalID
+	}
+	tweet := sql.NullString{String: postedTweetID, Valid: postedTweetID != ""}
+	_, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, posted_tweet_id = COALESCE(?, posted_tweet_id),
+		approval_id = COALESCE(?, approval_id), updated_at = ? WHERE id = ? AND account_id = ?`,
+		status, tweet, approval, s.ts(s.Now()), id, s.account())
+	return dbErr(err, "update draft status")
+}
+
+// FailPublishing marks failed the drafts a dead process was publishing:
+// whether X took them is unknown, and a second attempt could post twice.
+// It returns how many there were.
+func (s *Service) FailPublishing(ctx context.Context) (int64, error) {
+	res, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE account_id = ? AND status = ?`,
+		DraftFailed, s.ts(s.Now()), s.account(), DraftPublishing)
+	if err != nil {
+		return 0, dbErr(err, "recover drafts")
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
