@@ -35,6 +35,8 @@ func (allowAll) Release(context.Context, policy.Reservation) error { return nil 
 
 // xenv is the real actions behind a real gateway, talking to the emulator.
 type xenv struct {
+	// media is the directory uploads are confined to.
+	media string
 	t     *testing.T
 	ctx   context.Context
 	sim   *xsim.Server
@@ -112,7 +114,7 @@ func newXEnv(t *testing.T) *xenv {
 	rec := &fakeRecorder{}
 	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clk.Now,
 		MediaDirs: []string{dir}, Recorder: rec})
-	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec}
+	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec, media: dir}
 }
 
 // do runs a call that must execute.
@@ -185,3 +187,6 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// mediaDir is the directory the actions accept uploads from.
+func (e *xenv) mediaDir() string { return e.media }
