@@ -12,6 +12,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/llm"
 )
 
 // withAutopilot opens the services, optionally takes the single-instance
@@ -39,6 +40,14 @@ func (c *cli) withAutopilot(cmd *cobra.Command, lock bool, opts autopilot.Option
 	return fn(a, r)
 }
 
+// noteStandIn tells the person at the terminal that drafts will come from
+// the sandbox stand-in, not a model (stderr, so --json output stays clean).
+func (c *cli) noteStandIn(a *app.App) {
+	if a.UsingStandIn() {
+		fmt.Fprintln(c.stderr, "no LLM configured: drafts come from the sandbox stand-in and start with "+llm.StandInLabel)
+	}
+}
+
 func (c *cli) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -52,6 +61,7 @@ func (c *cli) runCmd() *cobra.Command {
 			return c.withAutopilot(cmd, true, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
 				fmt.Fprintf(c.stderr, "autopilot running (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
 					strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
+				c.noteStandIn(a)
 				return r.Run(cmd.Context())
 			})
 		},
@@ -77,7 +87,8 @@ func (c *cli) tickCmd() *cobra.Command {
 				}
 				opts.Loops = []string{name}
 			}
-			return c.withAutopilot(cmd, true, opts, func(_ *app.App, r *autopilot.Runner) error {
+			return c.withAutopilot(cmd, true, opts, func(a *app.App, r *autopilot.Runner) error {
+				c.noteStandIn(a)
 				results, err := r.Tick(cmd.Context())
 				if asJSON {
 					if jerr := writeJSON(c.stdout, results); jerr != nil {

@@ -19,6 +19,14 @@ func (a *App) LLMConfig() llm.Config {
 
 func (a *App) startLLM() {
 	if a.Cfg.LLM.Provider == "" {
+		if a.Sim != nil && a.Cfg.Sandbox.LLMStandIn {
+			// The sandbox shows what the content tools and drafting loops
+			// would do; the stand-in labels every text, calls nothing and
+			// records no usage, so the spend ledger and budgets stay real.
+			a.llm = llm.NewStandIn()
+			a.Log.Debug("no LLM configured: drafting with the sandbox stand-in", "label", llm.StandInLabel)
+			return
+		}
 		a.LLMErr = apperr.New(apperr.LLMNotConfigured, "no LLM configured; set llm.provider and llm.model (and llm.api_key_env)")
 		return
 	}
@@ -34,6 +42,14 @@ func (a *App) startLLM() {
 	}
 	a.llm = p
 }
+
+// StandInMessage is the llm check's message while the sandbox stand-in
+// drafts: it says that no model is called and how to change that.
+const StandInMessage = "sandbox stand-in: deterministic local drafts labelled " + llm.StandInLabel +
+	", no model called and no spend; set llm.provider for a real LLM, or sandbox.llm_stand_in = false to turn it off"
+
+// UsingStandIn reports whether drafts come from the sandbox stand-in.
+func (a *App) UsingStandIn() bool { return a.llm != nil && llm.IsStandIn(a.llm) }
 
 // LLM returns the provider or why there is none.
 func (a *App) LLM() (llm.Provider, error) {
@@ -65,6 +81,9 @@ func (a *App) llmCheck(ctx context.Context) Check {
 			status = "not_configured"
 		}
 		return Check{Name: "llm", Status: status, Message: apperr.As(err).Message}
+	}
+	if llm.IsStandIn(p) {
+		return Check{Name: "llm", Status: "ok", Message: StandInMessage}
 	}
 	a.probe.mu.Lock()
 	defer a.probe.mu.Unlock()

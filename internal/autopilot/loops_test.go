@@ -674,7 +674,11 @@ func TestRepeatedRepliesAreBlockedBySimilarity(t *testing.T) {
 }
 
 func TestWithoutAnLLMTheDraftingLoopsSayWhy(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{TimeoutSeconds: 10, MaxTokens: 100} })
+	// The sandbox's stand-in is switched off, as with the real X.
+	e := newEnv(t, func(c *config.Config) {
+		c.LLM = config.LLM{TimeoutSeconds: 10, MaxTokens: 100}
+		c.Sandbox.LLMStandIn = false
+	})
 	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
 	e.postAs("rustacean_rae", "@tuitbot_demo golang retries?")
 	r := e.runner(e.app, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads)

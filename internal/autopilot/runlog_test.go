@@ -34,7 +34,10 @@ func (l *lockedLog) String() string {
 // TestRunLogsEveryOutcomeAtInfo: the daemon says at info level what each
 // iteration did, or why it did nothing (outside the active hours, no LLM).
 func TestRunLogsEveryOutcomeAtInfo(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{} })
+	e := newEnv(t, func(c *config.Config) {
+		c.LLM = config.LLM{}
+		c.Sandbox.LLMStandIn = false
+	})
 	var out lockedLog
 	cfg := e.cfg
 	a, err := app.New(context.Background(), &cfg, app.Options{Sandbox: true, Now: e.clock.Now,

@@ -66,7 +66,7 @@ type XAPI struct {
 
 // LLM configures the language model provider.
 type LLM struct {
-	Provider       string  `toml:"provider" doc:"openai (and any OpenAI-compatible server) or anthropic; empty disables LLM tools."`
+	Provider       string  `toml:"provider" doc:"openai (and any OpenAI-compatible server) or anthropic; empty disables LLM tools (with --sandbox the labelled stand-in drafts instead, see sandbox.llm_stand_in)."`
 	Model          string  `toml:"model" doc:"Model name, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1."`
 	BaseURL        string  `toml:"base_url" doc:"Provider base URL, e.g. http://127.0.0.1:11434/v1 for Ollama."`
 	APIKey         string  `toml:"api_key" secret:"true" doc:"Provider API key. Prefer api_key_env."`
@@ -250,6 +250,9 @@ type Breaker struct {
 type Sandbox struct {
 	StateFile string `toml:"state_file" doc:"The file that holds the sandbox world, shared by every --sandbox process (empty = world.json in the sandbox home)."`
 	Seed      int64  `toml:"seed" doc:"Seed of the generated demo world."`
+	// LLMStandIn lets the sandbox show the content tools and drafting loops
+	// working without an API key; a configured llm.provider always wins.
+	LLMStandIn bool `toml:"llm_stand_in" doc:"With no llm.provider, --sandbox drafts with a deterministic local stand-in whose every text starts with [sandbox stand-in] and costs nothing; false makes the content tools answer llm_not_configured as outside the sandbox."`
 }
 
 // Logging configures slog output on stderr.
@@ -311,7 +314,7 @@ func Default() Config {
 		},
 		Targets: Targets{MaxTargetRepliesPerDay: 3},
 		Breaker: Breaker{ErrorThreshold: 5, CooldownSeconds: 600},
-		Sandbox: Sandbox{Seed: 1},
+		Sandbox: Sandbox{Seed: 1, LLMStandIn: true},
 		Logging: Logging{Level: "info"},
 	}
 }

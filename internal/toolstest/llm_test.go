@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -119,10 +120,12 @@ func TestLLMProviderFailure(t *testing.T) {
 	}
 }
 
-// TestLLMNotConfigured: with no provider every generating tool says so,
-// and the tools that accept the agent's own text still work.
+// TestLLMNotConfigured: with no provider (and the sandbox's stand-in
+// switched off, which is what any home outside the sandbox gets) every
+// generating tool says so, and the tools that accept the agent's own text
+// still work.
 func TestLLMNotConfigured(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, envOptions{configure: func(c *config.Config) { c.Sandbox.LLMStandIn = false }})
 	cand := firstCandidate(t, e)
 	for _, c := range llmCalls(cand) {
 		t.Run(c.tool, func(t *testing.T) {
