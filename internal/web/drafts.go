@@ -179,7 +179,7 @@ func (s *Server) draftAction(w http.ResponseWriter, r *http.Request, sess *sessi
 	} else {
 		s.flash(sess, false, "%s", msg)
 	}
-	back(w, r, s.at(a, "/drafts"))
+	s.back(w, r, s.at(a, "/drafts"))
 }
 
 func (s *Server) draftEdit(w http.ResponseWriter, r *http.Request, sess *session) {
