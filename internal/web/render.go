@@ -181,8 +181,8 @@ func diffParams(a, b json.RawMessage) []string {
 type draftArgsT struct {
 	// Back is the calendar page the draft's forms return to (its week).
 	CSRF, Acct, Back string
-	CanAct     bool
-	D          draftView
+	CanAct           bool
+	D                draftView
 }
 
 var funcs = template.FuncMap{
