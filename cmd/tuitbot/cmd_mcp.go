@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/web"
 )
 
 func (c *cli) mcpCmd() *cobra.Command {
@@ -23,6 +26,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 		profile, transport, listen, tokenFile string
 		tools, exclude                        []string
 		mf                                    metricsFlags
+		withWeb                               bool
 	)
 	serve := &cobra.Command{
 		Use:   "serve",
@@ -33,7 +37,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 			"and rejects foreign Origins. Clients send it as the header `Authorization: Bearer TOKEN`.\n" +
 			"Connections, sessions and message size are capped by the [mcp] keys\n" +
 			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
-			"max_message_bytes (the last on stdio too); see `tuitbot config show`.",
+			"max_message_bytes (the last on stdio too); see `tuitbot config show`.\n\n" +
+			"With --web (HTTP transport only) the review page of `tuitbot web` is served under /ui on the\n" +
+			"same port, with its own login: the first line on stdout is a one-time login URL.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -62,7 +68,10 @@ func (c *cli) mcpCmd() *cobra.Command {
 			}
 			// A server that can mutate never runs without its database: it
 			// exits with the reason instead of answering db_error forever.
-			needDB := p.Mutating() || c.sandbox
+			if withWeb && transport != "http" {
+				return usageError{errors.New("--web serves the review page beside the HTTP transport: add --transport http")}
+			}
+			needDB := p.Mutating() || c.sandbox || withWeb
 			a, err := c.build(ctx, cfg, app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB})
 			if err != nil {
 				return err
@@ -94,6 +103,21 @@ func (c *cli) mcpCmd() *cobra.Command {
 				if mf.listen != "" {
 					return usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
 				}
+				ready := func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
+				var mounts map[string]http.Handler
+				if withWeb {
+					ui, err := c.mcpWeb(ctx, a)
+					if err != nil {
+						return err
+					}
+					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
+					ready = func(addr string) {
+						ui.SetAddr(addr)
+						// The URL holds the login token: stdout only, never the log.
+						fmt.Fprintln(c.stdout, ui.LoginURL())
+						log.Info("listening", "url", "http://"+addr+"/", "token_file", path, "review_page", "http://"+addr+webPrefix+"/")
+					}
+				}
 				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
 					Listen: listen, Token: tok, TokenFile: path, Logger: log,
 					MaxConnections:     cfg.MCP.HTTPMaxConnections,
@@ -103,13 +127,15 @@ func (c *cli) mcpCmd() *cobra.Command {
 					Healthy:            a.Healthy,
 					Metrics:            a.Metrics.Handler(),
 					MetricsPublic:      mf.public,
-					Ready:              func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) },
+					Ready:              ready,
+					Mounts:             mounts,
 				})
 			default:
 				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
 			}
 		},
 	}
+	serve.Flags().BoolVar(&withWeb, "web", false, "with --transport http: serve the review page (`tuitbot web`) under /ui on the same port")
 	serve.Flags().StringVar(&profile, "profile", "", "tool profile: workflow (alias full), readonly, api-readonly (default from config: workflow)")
 	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")
@@ -147,4 +173,20 @@ func (c *cli) mcpCmd() *cobra.Command {
 	manifest.Flags().Bool("json", true, "print JSON (always on)")
 	cmd.AddCommand(serve, manifest)
 	return cmd
+}
+
+// webPrefix is where `mcp serve --transport http --web` serves the review
+// page.
+const webPrefix = "/ui"
+
+// mcpWeb builds the review page served beside the MCP endpoint.
+func (c *cli) mcpWeb(ctx context.Context, a *app.App) (*web.Server, error) {
+	d, err := webDeps(a)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.seedDemo(ctx, a, d); err != nil {
+		return nil, err
+	}
+	return web.New(d, web.Options{Prefix: webPrefix})
 }

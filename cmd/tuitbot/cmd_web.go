@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 
@@ -40,6 +41,9 @@ func (c *cli) webCmd() *cobra.Command {
 			defer a.Close()
 			d, err := webDeps(a)
 			if err != nil {
+				return err
+			}
+			if err := c.seedDemo(cmd.Context(), a, d); err != nil {
 				return err
 			}
 			srv, err := web.New(d, web.Options{})
@@ -112,4 +116,20 @@ func webAccount(a *app.App) web.Account {
 		}
 	}
 	return acc
+}
+
+// seedDemo gives a fresh sandbox home its demo world, so the first look at
+// the review page has something to review. Real homes are never touched.
+func (c *cli) seedDemo(ctx context.Context, a *app.App, d web.Deps) error {
+	if !c.sandbox || len(d.Accounts) == 0 {
+		return nil
+	}
+	seeded, err := web.SeedDemo(ctx, d.Accounts[0])
+	if err != nil {
+		return err
+	}
+	if seeded {
+		a.Log.Info("sandbox: seeded the demo world (caller \"demo\") because the sandbox had no gateway history", "account", d.Accounts[0].Name)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -28,7 +29,17 @@ func opsRoutes(mcpHandler http.Handler, opts HTTPOptions) http.Handler {
 		metrics = guard(metrics, opts.Token, opts.TokenFile)
 	}
 	health := healthHandler(opts.Healthy)
+	mounts := make(map[string]http.Handler, len(opts.Mounts))
+	for prefix, h := range opts.Mounts {
+		mounts[prefix] = writeDeadlines(h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for prefix, h := range mounts {
+			if r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/") {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
 		switch {
 		case r.URL.Path == HealthPath:
 			health.ServeHTTP(w, r)

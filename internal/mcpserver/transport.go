@@ -73,6 +73,12 @@ type HTTPOptions struct {
 	// without it when MetricsPublic is set (loopback listeners only).
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Mounts are served beside the MCP endpoint, each under its path
+	// prefix ("/ui": the prefix and everything below it), without the
+	// bearer token: a mounted site authenticates its own requests (the
+	// review page's one-time login). Writes get per-write deadlines, as
+	// the MCP endpoint's do, so event streams may stay open.
+	Mounts map[string]http.Handler
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {

@@ -275,13 +275,14 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// back returns to the page the form was on (a local path only).
-func back(w http.ResponseWriter, r *http.Request, fallback string) {
+// back returns to the page the form was on (a path of this site, without
+// the prefix, only).
+func (s *Server) back(w http.ResponseWriter, r *http.Request, fallback string) {
 	to := r.PostFormValue("back")
 	if to == "" || !strings.HasPrefix(to, "/") || strings.HasPrefix(to, "//") || strings.ContainsAny(to, "\\\r\n") {
 		to = fallback
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	s.redirect(w, r, to)
 }
 
 func pathID(r *http.Request) (int64, error) {
@@ -306,7 +307,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess *session) 
 	if err != nil {
 		s.flash(sess, true, "#%d not approved: %s", id, apperr.As(err).Message)
 	}
-	back(w, r, s.at(a, "/approvals"))
+	s.back(w, r, s.at(a, "/approvals"))
 }
 
 func (s *Server) approveOne(r *http.Request, a *Account, id int64) error {
@@ -335,7 +336,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
 	} else {
 		s.flash(sess, false, "#%d rejected", id)
 	}
-	back(w, r, s.at(a, "/approvals"))
+	s.back(w, r, s.at(a, "/approvals"))
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -352,7 +353,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	} else {
 		s.flash(sess, false, "#%d edited; approve it to send the new text", id)
 	}
-	back(w, r, s.at(a, "/approvals"))
+	s.back(w, r, s.at(a, "/approvals"))
 }
 
 // bulk approves or rejects the selected items one by one; each is its own
@@ -361,13 +362,13 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 	a, err := s.acct(r)
 	if err != nil {
 		s.flash(sess, true, "%s", apperr.As(err).Message)
-		back(w, r, "/approvals")
+		s.back(w, r, "/approvals")
 		return
 	}
 	action := r.PostFormValue("action")
 	if action != "approve" && action != "reject" {
 		s.flash(sess, true, "choose Approve selected or Reject selected")
-		back(w, r, "/approvals")
+		s.back(w, r, "/approvals")
 		return
 	}
 	var done []string
@@ -397,7 +398,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 	default:
 		s.flash(sess, false, "%s: %s", verb, strings.Join(done, ", "))
 	}
-	back(w, r, s.at(a, "/approvals"))
+	s.back(w, r, s.at(a, "/approvals"))
 }
 
 // count answers the live weighted count of the edit box.

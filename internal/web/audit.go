@@ -60,7 +60,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	d.Rows = rows
-	d.RowsHTML = auditRowsHTML(rows, d.AcctField)
+	d.RowsHTML = auditRowsHTML(rows, s.o.Prefix, d.AcctField)
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter.
 	if d.Unresolved, err = a.Gateway.Unresolved(ctx, 100); err != nil {
@@ -110,18 +110,18 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request, sess *session)
 	a, err := s.acct(r)
 	if err != nil {
 		s.flash(sess, true, "not rolled back: %s", apperr.As(err).Message)
-		back(w, r, "/audit")
+		s.back(w, r, "/audit")
 		return
 	}
 	e, err := a.Gateway.Detail(r.Context(), corr)
 	if err != nil {
 		s.flash(sess, true, "not rolled back: %s", apperr.As(err).Message)
-		back(w, r, s.at(a, "/audit"))
+		s.back(w, r, s.at(a, "/audit"))
 		return
 	}
 	if e.Rollback == nil || !e.Rollback.Reversible || e.Rollback.UndoTool == "" {
 		s.flash(sess, true, "mutation %s cannot be rolled back", corr)
-		back(w, r, s.at(a, "/audit/"+corr))
+		s.back(w, r, s.at(a, "/audit/"+corr))
 		return
 	}
 	resp, err := a.Gateway.Do(r.Context(), gateway.Call{
@@ -134,14 +134,14 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request, sess *session)
 		s.flash(sess, true, "rollback refused: %s", apperr.As(err).Message)
 	case resp.Kind == gateway.Routed:
 		s.flash(sess, false, "rollback queued for approval as #%d (%s)", resp.ApprovalID, e.Rollback.UndoTool)
-		http.Redirect(w, r, s.at(a, "/approvals"), http.StatusSeeOther)
+		s.redirect(w, r, s.at(a, "/approvals"))
 		return
 	case resp.Kind == gateway.Executed:
 		s.flash(sess, false, "rolled back with %s (correlation id %s)", e.Rollback.UndoTool, resp.CorrelationID)
 	default:
 		s.flash(sess, false, "rollback answered %s", resp.Kind)
 	}
-	back(w, r, s.at(a, "/audit/"+corr))
+	s.back(w, r, s.at(a, "/audit/"+corr))
 }
 
 // resolve records a human's check of an unknown outcome.
@@ -157,12 +157,12 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 	} else {
 		s.flash(sess, false, "%s resolved as %s", corr, res)
 	}
-	back(w, r, s.at(a, "/audit"))
+	s.back(w, r, s.at(a, "/audit"))
 }
 
 // auditRowsHTML writes the audit table's rows. Every value is escaped for
 // where it goes (text, attribute, URL path), as the template would.
-func auditRowsHTML(rows []gateway.AuditEntry, acct string) template.HTML {
+func auditRowsHTML(rows []gateway.AuditEntry, base, acct string) template.HTML {
 	var b strings.Builder
 	b.Grow(len(rows) * 400)
 	esc := template.HTMLEscapeString
@@ -187,7 +187,7 @@ func auditRowsHTML(rows []gateway.AuditEntry, acct string) template.HTML {
 		}
 		b.WriteString(`</td><td>`)
 		b.WriteString(esc(e.Caller))
-		b.WriteString("</td>\n<td><a href=\"/audit/")
+		b.WriteString("</td>\n<td><a href=\"" + esc(base) + "/audit/")
 		b.WriteString(esc(url.PathEscape(e.CorrelationID) + q))
 		b.WriteString(`">Details<span class="sr-only"> of `)
 		b.WriteString(tool)

@@ -47,6 +47,8 @@ type draftsData struct {
 	AcctField    string
 	Missing      string
 	CanAct       bool
+	// Back keeps a draft action on the week shown.
+	Back string
 }
 
 func weekStart(t time.Time) time.Time {
@@ -113,7 +115,7 @@ func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		return "?" + v.Encode()
 	}
-	d.PrevQ, d.NextQ = q(start.AddDate(0, 0, -7)), q(end)
+	d.PrevQ, d.NextQ, d.Back = q(start.AddDate(0, 0, -7)), q(end), "/drafts"+q(start)
 	nowDay := s.d.Now().In(time.Local).Format("2006-01-02")
 	for i := range 7 {
 		day := start.AddDate(0, 0, i)
@@ -179,7 +181,7 @@ func (s *Server) draftAction(w http.ResponseWriter, r *http.Request, sess *sessi
 	} else {
 		s.flash(sess, false, "%s", msg)
 	}
-	back(w, r, s.at(a, "/drafts"))
+	s.back(w, r, s.at(a, "/drafts"))
 }
 
 func (s *Server) draftEdit(w http.ResponseWriter, r *http.Request, sess *session) {

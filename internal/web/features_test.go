@@ -354,13 +354,13 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 // value as the template would.
 func TestAuditRowsAreEscaped(t *testing.T) {
 	got := string(auditRowsHTML([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
-		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>"}}, "brand_b"))
+		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>"}}, "/ui", "brand_b"))
 	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)
 		}
 	}
-	for _, want := range []string{"&lt;script&gt;x&lt;/script&gt;", `href="/audit/a%22b%2F%3Cc%3E?account=brand_b"`, "(&lt;b&gt;)"} {
+	for _, want := range []string{"&lt;script&gt;x&lt;/script&gt;", `href="/ui/audit/a%22b%2F%3Cc%3E?account=brand_b"`, "(&lt;b&gt;)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rows lack %q: %s", want, got)
 		}

@@ -33,6 +33,18 @@ type site struct {
 
 func newSite(t testing.TB, configure func(*config.Config)) *site {
 	t.Helper()
+	return newSiteAt(t, configure, "")
+}
+
+// mcpToken is the bearer token of the MCP endpoint a site under a prefix
+// is mounted beside.
+const mcpToken = "0123456789abcdef0123456789abcdef"
+
+// newSiteAt is newSite under a path prefix: the site is mounted there
+// beside the App's MCP endpoint, on one port, as `mcp serve --transport
+// http --web` serves it.
+func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *site {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
@@ -53,7 +65,7 @@ func newSite(t testing.TB, configure func(*config.Config)) *site {
 		}
 		d.Accounts = append(d.Accounts, testAccount(acc))
 	}
-	srv, err := New(d, Options{PollEvery: 50 * time.Millisecond})
+	srv, err := New(d, Options{PollEvery: 50 * time.Millisecond, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +74,26 @@ func newSite(t testing.TB, configure func(*config.Config)) *site {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ctx, ln)
-	}()
+	if prefix == "" {
+		go func() {
+			defer close(done)
+			_ = srv.Serve(ctx, ln)
+		}()
+	} else {
+		ms, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.Workflow})
+		if err != nil {
+			t.Fatalf("MCPServer: %v", err)
+		}
+		h := mcpserver.HTTPHandler(ms, mcpserver.HTTPOptions{Token: mcpToken, Mounts: map[string]http.Handler{prefix: srv.Within(ctx)}})
+		hs := &http.Server{Handler: h}
+		go func() {
+			defer close(done)
+			_ = hs.Serve(ln)
+		}()
+		// Within ends the site's event streams with ctx; Shutdown then
+		// finds every connection idle.
+		context.AfterFunc(ctx, func() { _ = hs.Shutdown(context.Background()) })
+	}
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -170,7 +198,7 @@ func (s *site) client() (*http.Client, string) {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/approvals" {
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != s.srv.o.Prefix+"/approvals" {
 		s.t.Fatalf("login: %d at %s", resp.StatusCode, resp.Request.URL)
 	}
 	u, _ := url.Parse(s.base)

@@ -330,7 +330,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, sess *session) {
 	a, err := s.acct(r)
 	if err != nil {
 		s.flash(sess, true, "%s", apperr.As(err).Message)
-		back(w, r, "/autopilot")
+		s.back(w, r, "/autopilot")
 		return
 	}
 	loop, held := r.PathValue("loop"), r.PostFormValue("held") == "1"
@@ -346,7 +346,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, sess *session) {
 			s.flash(sess, false, "%s resumed", loop)
 		}
 	}
-	back(w, r, s.at(a, "/autopilot"))
+	s.back(w, r, s.at(a, "/autopilot"))
 }
 
 // ruleRow is one policy rule as the settings page lists it.

@@ -150,14 +150,15 @@ func prettyAny(v any) string {
 
 // draftArgs is what the draft template receives.
 type draftArgsT struct {
-	CSRF, Acct string
-	CanAct     bool
-	D          draftView
+	// Back is the calendar page the draft's forms return to (its week).
+	CSRF, Acct, Back string
+	CanAct           bool
+	D                draftView
 }
 
 var funcs = template.FuncMap{
-	"draftArgs": func(csrf, acct string, can bool, d draftView) draftArgsT {
-		return draftArgsT{csrf, acct, can, d}
+	"draftArgs": func(csrf, acct, back string, can bool, d draftView) draftArgsT {
+		return draftArgsT{csrf, acct, back, can, d}
 	},
 	"add": func(a, b int) int { return a + b },
 	"sub": func(a, b int) int { return a - b },

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -102,6 +103,10 @@ type Options struct {
 	PollEvery time.Duration
 	// PageSize is how many pending items one page shows. Default 50.
 	PageSize int
+	// Prefix mounts the site under a path ("/ui" beside the MCP
+	// endpoint): every route, link, asset, redirect and the session
+	// cookie live under it. Empty serves at the root.
+	Prefix string
 }
 
 // Server is the review site. It is an http.Handler.
@@ -146,7 +151,11 @@ func New(d Deps, o Options) (*Server, error) {
 	if o.PageSize <= 0 {
 		o.PageSize = 50
 	}
-	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+	if o.Prefix != "" && (!strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || strings.ContainsAny(o.Prefix, "\"?#% ")) {
+		return nil, fmt.Errorf("web: path prefix %q: want a path such as /ui, without a trailing slash", o.Prefix)
+	}
+	base := o.Prefix
+	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base }}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
@@ -181,7 +190,7 @@ func (s *Server) SetAddr(addr string) { s.addr = addr }
 func (s *Server) LoginURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "http://" + s.addr + "/login?token=" + s.loginToken
+	return "http://" + s.addr + s.o.Prefix + "/login?token=" + s.loginToken
 }
 
 // Listen binds addr (loopback unless the caller insists otherwise).
@@ -211,13 +220,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// Within is the site as a handler for a server it does not run itself
+// (mounted beside the MCP endpoint): its requests also end when ctx does,
+// so open event streams do not hold up that server's shutdown.
+func (s *Server) Within(ctx context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		s.ServeHTTP(w, r.WithContext(rctx))
+	})
+}
+
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET /login", s.login)
 	m.HandleFunc("GET /{$}", s.authed(func(w http.ResponseWriter, r *http.Request, _ *session) {
-		http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+		s.redirect(w, r, "/approvals")
 	}))
 	m.HandleFunc("GET /approvals", s.authed(s.approvals))
 	m.HandleFunc("GET /approvals/new", s.authed(s.approvalsNew))
@@ -270,7 +292,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-site request refused", http.StatusForbidden)
 		return
 	}
+	if p := s.o.Prefix; p != "" {
+		// Only the prefix's own paths are this site's; the routes below
+		// see them without it.
+		rest, ok := strings.CutPrefix(r.URL.Path, p)
+		if !ok || (rest != "" && rest[0] != '/') {
+			http.NotFound(w, r)
+			return
+		}
+		if rest == "" {
+			http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
+			return
+		}
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.URL = new(url.URL)
+		*r2.URL = *r.URL
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		r = r2
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// redirect sends the browser to path (a path of this site, without the
+// prefix) with 303 See Other.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
+	http.Redirect(w, r, s.o.Prefix+path, http.StatusSeeOther)
 }
 
 // hostAllowed accepts the listening address and loopback names on its port.
@@ -315,8 +362,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "This login link is wrong or was already used. Restart `tuitbot web` for a new one.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+	// Under a prefix the cookie goes to the site's paths only, never to
+	// the MCP endpoint beside it ("/ui" matches /ui and /ui/..., not /uix).
+	path := s.o.Prefix
+	if path == "" {
+		path = "/"
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	s.redirect(w, r, "/approvals")
 }
 
 func (s *Server) sessionOf(r *http.Request) *session {

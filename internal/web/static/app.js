@@ -4,6 +4,10 @@
 (function () {
   "use strict";
 
+  // The site may be mounted under a path (/ui beside the MCP endpoint).
+  var baseMeta = document.querySelector('meta[name="base"]');
+  var BASE = baseMeta ? baseMeta.getAttribute("content") : "";
+
   function debounce(fn, ms) {
     var t;
     return function () {
@@ -21,7 +25,7 @@
     var seq = 0;
     var update = debounce(function () {
       var mine = ++seq;
-      fetch("/count?text=" + encodeURIComponent(area.value), { credentials: "same-origin" })
+      fetch(BASE + "/count?text=" + encodeURIComponent(area.value), { credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (c) {
           if (mine !== seq) return;
@@ -65,7 +69,7 @@
     function fetchNew() {
       if (busy) return;
       busy = true;
-      fetch("/approvals/new?after=" + list.getAttribute("data-last-id") + filt, { credentials: "same-origin" })
+      fetch(BASE + "/approvals/new?after=" + list.getAttribute("data-last-id") + filt, { credentials: "same-origin" })
         .then(function (r) { return r.text(); })
         .then(function (html) {
           var tpl = document.createElement("template");
@@ -86,7 +90,7 @@
         })
         .finally(function () { busy = false; });
     }
-    var es = new EventSource("/events?after=" + last + filt);
+    var es = new EventSource(BASE + "/events?after=" + last + filt);
     es.addEventListener("pending", fetchNew);
   }
 
