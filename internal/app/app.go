@@ -105,9 +105,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
 	if !opts.SkipDB {
-		db, err := store.Open(ctx, cfg.DBFile(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
+		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {
-		case err != nil && opts.RequireDB:
+		// A configured PostgreSQL server that cannot be used is a
+		// startup error: running on without the shared database would
+		// drop the guarantees the other hosts rely on.
+		case err != nil && (opts.RequireDB || cfg.Storage.DatabaseURL != ""):
 			return nil, fmt.Errorf("cannot open the database: %w", err)
 		case err != nil:
 			a.DBErr = err

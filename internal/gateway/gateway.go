@@ -380,6 +380,12 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		resv  policy.Reservation
 	)
 	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		// On PostgreSQL the account's writers queue here, as SQLite's all
+		// queue for its write lock: nothing below may interleave with
+		// another process deciding a call of the same account.
+		if err := store.WriteLock(ctx, g.opts.DB.Dialect, tx, store.AccountScope(g.opts.AccountID)); err != nil {
+			return err
+		}
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
 		if err != nil || dup != nil {
