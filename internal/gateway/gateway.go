@@ -173,6 +173,15 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.opts.DB.Dialect == store.Postgres {
+		unlock, err := g.lockOnServer(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		fileRelease := release
+		release = func() { unlock(); fileRelease() }
+	}
 	g.release = release
 	if g.stmts, err = newStmtCache(ctx, opts.DB.DB); err != nil {
 		release()

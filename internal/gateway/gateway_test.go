@@ -18,6 +18,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
@@ -729,6 +730,40 @@ func TestUnknownToolAndInvalidParams(t *testing.T) {
 		wantCode(t, err, apperr.TweetTooLong)
 		if e.act.count() != 0 || len(e.audit()) != 0 || len(e.pol.requests()) != 0 {
 			t.Fatal("an invalid call reached policy, audit or execution")
+		}
+	})
+}
+
+// TestLiveOwnerOnAnotherHostIsNotInterrupted is PostgreSQL's: hosts
+// sharing the server share no lock files, so a starting host must learn
+// from the server whether a pending row's owner lives. A live owner's row
+// stays pending; once its session is gone, the next start recovers it.
+func TestLiveOwnerOnAnotherHostIsNotInterrupted(t *testing.T) {
+	t.Run(storetest.Postgres, func(t *testing.T) {
+		pgtest.ServerURL(t)
+		e := newEnv(t)
+		corr := e.insertRow(e.g.instance, statusPending, `{"text":"elsewhere"}`, e.clock.Now())
+		// The other host has its own home, so its own lock directory.
+		other := e.opts
+		other.LockDir = filepath.Join(t.TempDir(), "locks")
+		g2, err := New(e.ctx, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g2.Close()
+		if rows := e.audit(); len(rows) != 1 || rows[0].corr != corr || rows[0].status != statusPending {
+			t.Fatalf("a live owner's row on another host was touched: %+v", rows)
+		}
+		// The first host dies: its session, and the lock with it, ends.
+		e.g.release()
+		e.g.release = nil
+		g3, err := New(e.ctx, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g3.Close()
+		if rows := e.audit(); len(rows) != 1 || rows[0].status != statusInterrupted {
+			t.Fatalf("a dead owner's row was not recovered: %+v", rows)
 		}
 	})
 }
