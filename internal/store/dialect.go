@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -144,8 +146,9 @@ func (p pgConn) ResetSession(ctx context.Context) error     { return p.c.ResetSe
 
 var rebindCache sync.Map // query → rebound query
 
-// Rebind rewrites SQLite placeholders to PostgreSQL's: each ? becomes the
-// next $N and ?N becomes $N. Placeholders inside quoted strings,
+// Rebind rewrites SQLite placeholders to PostgreSQL's: ?N becomes $N, and
+// each bare ? becomes $N for N one more than the largest number so far,
+// as SQLite numbers them. Placeholders inside quoted strings,
 // identifiers and comments are left alone.
 func Rebind(q string) string {
 	if v, ok := rebindCache.Load(q); ok {
@@ -194,12 +197,15 @@ func rebind(q string) string {
 			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
 				j++
 			}
-			b.WriteByte('$')
+			// SQLite's rule: ?N is parameter N, and a bare ? is one more
+			// than the largest number used so far.
 			if j > i+1 {
-				b.WriteString(q[i+1 : j])
+				k, _ := strconv.Atoi(q[i+1 : j])
+				n = max(n, k)
+				b.WriteString("$" + strconv.Itoa(k))
 			} else {
 				n++
-				b.WriteString(strconv.Itoa(n))
+				b.WriteString("$" + strconv.Itoa(n))
 			}
 			i = j - 1
 		default:
@@ -207,4 +213,41 @@ func rebind(q string) string {
 		}
 	}
 	return b.String()
+}
+
+// boolAsInt lets a Go bool bind to an integer column as 1 or 0. The schema
+// keeps flags in integer columns, as SQLite (which has no boolean type)
+// does and as its driver binds bools; real boolean columns (goose's) still
+// take bools directly, since this applies only where no plan exists.
+func boolAsInt(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+	if b, ok := value.(bool); ok {
+		return &boolIntPlan{}, boolInt(b), true
+	}
+	return nil, nil, false
+}
+
+type boolInt bool
+
+func (b boolInt) Int64Value() (pgtype.Int8, error) {
+	n := int64(0)
+	if b {
+		n = 1
+	}
+	return pgtype.Int8{Int64: n, Valid: true}, nil
+}
+
+type boolIntPlan struct{ next pgtype.EncodePlan }
+
+func (p *boolIntPlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *boolIntPlan) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(boolInt(value.(bool)), buf)
+}
+
+// afterConnect prepares each new PostgreSQL session for tuitbot's
+// statements.
+func afterConnect(_ context.Context, c *pgx.Conn) error {
+	m := c.TypeMap()
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{boolAsInt}, m.TryWrapEncodePlanFuncs...)
+	return nil
 }

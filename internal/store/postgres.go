@@ -71,7 +71,7 @@ func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error)
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = pgConnectTimeout
 	}
-	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg, stdlib.OptionAfterConnect(afterConnect))})
 	// Enough for many concurrent callers; the server's max_connections
 	// is shared by every host.
 	db.SetMaxOpenConns(32)

@@ -21,6 +21,7 @@ func TestRebind(t *testing.T) {
 		{`SELECT 1`, `SELECT 1`},
 		{`SELECT a FROM t WHERE b = ? AND c = ?`, `SELECT a FROM t WHERE b = $1 AND c = $2`},
 		{`VALUES (?1, ?2, ?1, ?10)`, `VALUES ($1, $2, $1, $10)`},
+		{`WHERE a = ?1 AND b <= ?2 AND id IN (?, ?)`, `WHERE a = $1 AND b <= $2 AND id IN ($3, $4)`},
 		{`SELECT '?', "a?b", x FROM t WHERE y = ?`, `SELECT '?', "a?b", x FROM t WHERE y = $1`},
 		{`SELECT 'it''s ?' WHERE a = ?`, `SELECT 'it''s ?' WHERE a = $1`},
 		{"SELECT a -- why?\nFROM t WHERE b = ?", "SELECT a -- why?\nFROM t WHERE b = $1"},
