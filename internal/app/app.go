@@ -107,10 +107,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if !opts.SkipDB {
 		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {
-		// A configured PostgreSQL server that cannot be used is a
-		// startup error: running on without the shared database would
-		// drop the guarantees the other hosts rely on.
-		case err != nil && (opts.RequireDB || cfg.Storage.DatabaseURL != ""):
+		case err != nil && opts.RequireDB:
 			return nil, fmt.Errorf("cannot open the database: %w", err)
 		case err != nil:
 			a.DBErr = err

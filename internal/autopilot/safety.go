@@ -12,6 +12,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // A queued autopilot action counts against the caps while a human can still
@@ -19,14 +20,17 @@ import (
 // original_tweets like any other post. Which approval items are still open
 // is the gateway's to say (gateway.OpenApprovals): the query gets their ids
 // as a JSON array in parameter n.
-func stillQueued(n int) string {
+func stillQueued(d store.Dialect, n int) string {
+	if d == store.Postgres {
+		return fmt.Sprintf(`(a.status = 'queued' AND a.approval_id IN (SELECT value::bigint FROM json_array_elements_text(?%d::json)))`, n)
+	}
 	return fmt.Sprintf(`(a.status = 'queued' AND a.approval_id IN (SELECT value FROM json_each(?%d)))`, n)
 }
 
 // countedAction is an autopilot action that uses up a cap: posted (or
 // maybe posted) or still waiting for approval.
-func countedAction(n int) string {
-	return `(a.status IN ('posted','unknown') OR ` + stillQueued(n) + `)`
+func countedAction(d store.Dialect, n int) string {
+	return `(a.status IN ('posted','unknown') OR ` + stillQueued(d, n) + `)`
 }
 
 // openApprovals is the JSON array of the approval items a human can still
@@ -80,23 +84,28 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		SELECT target_tweet_id FROM replies_sent WHERE account_id = ?1 AND created_at >= ?2
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND `+countedAction(3)+`)`, acct, day, open); err != nil {
+			AND `+countedAction(r.d.DB.Dialect, 3)+`)`, acct, day, open); err != nil {
 		return c, err
 	}
 	name := strings.TrimSpace(r.cfg.Business.ProductName)
+	// SQLite's instr is PostgreSQL's strpos.
+	contains := "instr"
+	if r.d.DB.Dialect == store.Postgres {
+		contains = "strpos"
+	}
 	if c.ProductMentions, err = r.count(ctx, `SELECT count(*) FROM (
 		SELECT target_tweet_id FROM replies_sent WHERE account_id = ?1 AND created_at >= ?2
-			AND (mentions_product = 1 OR (?3 != '' AND instr(lower(content), lower(?3)) > 0))
+			AND (mentions_product = 1 OR (?3 != '' AND `+contains+`(lower(content), lower(?3)) > 0))
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.created_at >= ?2
-			AND a.mentions_product = 1 AND `+countedAction(4)+`)`, acct, day, name, open); err != nil {
+			AND a.mentions_product = 1 AND `+countedAction(r.d.DB.Dialect, 4)+`)`, acct, day, name, open); err != nil {
 		return c, err
 	}
 	posts := func(kind, since string) (int, error) {
 		return r.count(ctx, `SELECT
 			(SELECT count(*) FROM original_tweets WHERE account_id = ?1 AND kind = ?2 AND created_at >= ?3) +
 			(SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2 AND a.created_at >= ?3
-				AND (a.status = 'unknown' OR `+stillQueued(4)+` OR (a.status = 'posted' AND NOT EXISTS (
+				AND (a.status = 'unknown' OR `+stillQueued(r.d.DB.Dialect, 4)+` OR (a.status = 'posted' AND NOT EXISTS (
 					SELECT 1 FROM original_tweets o WHERE o.account_id = a.account_id AND o.tweet_id = a.tweet_id))))`, acct, kind, since, open)
 	}
 	if c.Tweets, err = posts(kindTweet, day); err != nil {
@@ -106,7 +115,7 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		return c, err
 	}
 	c.TargetReplies, err = r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.loop_name = ?2
-		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction(4), acct, LoopTargets, day, open)
+		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction(r.d.DB.Dialect, 4), acct, LoopTargets, day, open)
 	return c, err
 }
 
@@ -121,7 +130,7 @@ func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Ti
 			WHERE s.account_id = ?1 AND s.created_at >= ?2 AND (s.author_id = ?3 OR d.author_id = ?3)
 		UNION
 		SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply' AND a.author_id = ?3
-			AND a.created_at >= ?2 AND `+countedAction(4)+`)`, r.d.AccountID, ts(dayStart(now)), authorID, open)
+			AND a.created_at >= ?2 AND `+countedAction(r.d.DB.Dialect, 4)+`)`, r.d.AccountID, ts(dayStart(now)), authorID, open)
 }
 
 // handled reports whether the account already answered (or tried to
@@ -131,7 +140,7 @@ func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Ti
 // restarted process from answering twice when it died between X taking a
 // reply and the local bookkeeping.
 func (r *Runner) handled(ctx context.Context, tweetID string) (bool, error) {
-	var n int
+	var n bool
 	err := r.d.DB.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM replies_sent WHERE account_id = ?1 AND target_tweet_id = ?2)
 		OR EXISTS (SELECT 1 FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND target_tweet_id = ?2
@@ -140,7 +149,7 @@ func (r *Runner) handled(ctx context.Context, tweetID string) (bool, error) {
 	if err != nil {
 		return false, apperr.Wrap(apperr.DBError, err, "check earlier replies: %v", err)
 	}
-	if n != 0 {
+	if n {
 		return true, nil
 	}
 	return gateway.RepliedTo(ctx, r.d.DB, r.d.AccountID, tweetID)
