@@ -26,6 +26,11 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 	// The count runs in the caller's write transaction, so concurrent
 	// callers cannot overshoot the bound together. An unbounded queue would
 	// let a runaway agent bury the items a human must see.
+	// On PostgreSQL the account's lock makes the count and the insert
+	// one step across hosts (SQLite's write transaction already does).
+	if err := store.WriteLock(ctx, g.opts.DB.Dialect, q, store.AccountScope(g.opts.AccountID)); err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
+	}
 	pending, err := PendingApprovals(ctx, q, g.opts.AccountID, now)
 	if err != nil {
 		return 0, err

@@ -389,10 +389,13 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		resv  policy.Reservation
 	)
 	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
-		// On PostgreSQL the account's writers queue here, as SQLite's all
-		// queue for its write lock: nothing below may interleave with
-		// another process deciding a call of the same account.
-		if err := store.WriteLock(ctx, g.opts.DB.Dialect, tx, store.AccountScope(g.opts.AccountID)); err != nil {
+		// SQLite's write transaction excludes every other writer. On
+		// PostgreSQL, calls that could be duplicates of each other queue
+		// here instead: the same caller key, then the same fingerprint (in
+		// that order, so two calls never wait on each other crosswise).
+		// Caps are held by the counter rows' locks, which the reservation
+		// takes; the approval queue's bound by the account's lock.
+		if err := g.lockCall(ctx, tx, c, hash); err != nil {
 			return err
 		}
 		q := txQ{g.stmts, tx}
@@ -635,4 +638,18 @@ func duplicateOf(resp Response, err error) (Response, error) {
 func duplicateOfCall(orig string, cached any) *DuplicateOf {
 	return &DuplicateOf{Duplicate: true, OriginalCorrelationID: orig, CachedResult: cached,
 		Message: fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig)}
+}
+
+// lockCall takes the locks under which a call of this account is checked
+// for an earlier identical one and recorded (store.WriteLock: nothing on
+// SQLite).
+func (g *Gateway) lockCall(ctx context.Context, tx *sql.Tx, c Call, hash string) error {
+	d := g.opts.DB.Dialect
+	scope := store.AccountScope(g.opts.AccountID)
+	if c.IdempotencyKey != "" {
+		if err := store.WriteLock(ctx, d, tx, scope+":key:"+c.IdempotencyKey); err != nil {
+			return err
+		}
+	}
+	return store.WriteLock(ctx, d, tx, scope+":call:"+c.Tool+":"+hash)
 }

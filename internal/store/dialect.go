@@ -58,11 +58,10 @@ func DialectOf(db *sql.DB) Dialect {
 	return SQLite
 }
 
-// AccountScope is the write-lock scope of an account's mutations: the
-// gateway's decision transactions and the policy counters' own
-// transactions take it, so that reading and charging a cap, and checking
-// for an identical earlier call, never interleave with another writer of
-// the same account, in this process or on another host.
+// AccountScope is the write-lock scope of an account (see WriteLock); the
+// gateway takes narrower scopes below it for each call it decides, and the
+// whole account's when queueing for approval, so that the queue's bound
+// holds across hosts.
 func AccountScope(account string) string { return "account:" + account }
 
 // Execer is what WriteLock needs of a transaction or connection.

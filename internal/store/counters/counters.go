@@ -321,9 +321,10 @@ func checkLimit(l policy.Limit) error {
 
 // immediate runs fn inside BEGIN IMMEDIATE on one connection, so the write
 // lock is held from the first statement and read-then-write sequences
-// cannot interleave with another writer. On PostgreSQL the transaction
-// takes the account's write lock (store.WriteLock) instead, the one the
-// gateway's decisions take.
+// cannot interleave with another writer. On PostgreSQL every counter
+// statement writes the rows it reads first (charging zero brings a row
+// into the window), so the row locks it takes hold them until the
+// transaction ends: a concurrent charge waits, then sees this one's.
 func (s *Store) immediate(ctx context.Context, fn func(*sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -338,10 +339,7 @@ func (s *Store) immediate(ctx context.Context, fn func(*sql.Conn) error) error {
 	if _, err := conn.ExecContext(ctx, begin); err != nil {
 		return err
 	}
-	if err := store.WriteLock(ctx, dialect, conn, store.AccountScope(s.account)); err != nil {
-		rollback(ctx, conn)
-		return err
-	}
+
 	if err := fn(conn); err != nil {
 		rollback(ctx, conn)
 		return err
