@@ -337,8 +337,9 @@ func (g *Gateway) lockOnServer(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("gateway lock: %w", err)
 	}
 	return func() {
-		// Discard the session rather than return it to the pool: ending
-		// it is what releases the lock.
+		// Unlock, so that a start elsewhere right after this sees the
+		// process gone, then discard the session rather than pool it.
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, instanceKey(g.instance))
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = conn.Close()
 	}, nil

@@ -175,3 +175,31 @@ func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionLockHasOneHolder: of two processes' worth of handles on one
+// database, one holds a session lock and the other is refused until the
+// holder's session ends.
+func TestSessionLockHasOneHolder(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t, "")
+	a := open(t, url, store.Options{})
+	b := open(t, url, store.Options{})
+	release, err := a.TrySessionLock(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatalf("first holder: %v", err)
+	}
+	if _, err := b.TrySessionLock(ctx, "autopilot:default"); !errors.Is(err, store.ErrLockHeld) {
+		t.Fatalf("second holder: %v, want ErrLockHeld", err)
+	}
+	other, err := b.TrySessionLock(ctx, "autopilot:brand_b")
+	if err != nil {
+		t.Fatalf("another account's lock: %v", err)
+	}
+	defer other()
+	release()
+	again, err := b.TrySessionLock(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatalf("after the holder's session ended: %v", err)
+	}
+	again()
+}
