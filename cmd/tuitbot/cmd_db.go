@@ -39,7 +39,7 @@ func (c *cli) dbCmd() *cobra.Command {
 				target = cfg.Storage.DatabaseURL
 			}
 			if !store.IsPostgresURL(target) {
-				return usageError{errors.New("name the PostgreSQL database: set storage.database_url or pass --to postgres://...")}
+				return usageError{errors.New("name the PostgreSQL database: set storage.database_url or pass --to URL")}
 			}
 			if _, err := os.Stat(cfg.DBFile()); err != nil {
 				return fmt.Errorf("no SQLite database to migrate at %s: %w", cfg.DBFile(), err)
