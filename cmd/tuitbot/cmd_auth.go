@@ -41,7 +41,7 @@ func (c *cli) authCmd() *cobra.Command {
 			// The database (and its identity) exists before the first token
 			// does: from then on a token file means the home has history,
 			// and a database that goes missing is noticed.
-			db, err := store.Open(cmd.Context(), cfg.DBFile(), app.StoreOptions(cfg, nil, c.acceptNewDB))
+			db, err := store.Open(cmd.Context(), cfg.DatabaseTarget(), app.StoreOptions(cfg, nil, c.acceptNewDB))
 			if err != nil {
 				return fmt.Errorf("cannot open the database: %w", err)
 			}

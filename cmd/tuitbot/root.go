@@ -94,6 +94,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.statusCmd(),
 		c.analyticsCmd(),
 		c.webCmd(),
+		c.dbCmd(),
 	)
 	c.extend(root)
 	strictUsage(root)

@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
 	if !opts.SkipDB {
-		db, err := store.Open(ctx, cfg.DBFile(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
+		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {
 		case err != nil && opts.RequireDB:
 			return nil, fmt.Errorf("cannot open the database: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,15 +65,23 @@ func TestRequireDBFailsInsteadOfServingWithoutDatabase(t *testing.T) {
 				}
 			}
 		}, []string{"cannot open the database", "new or empty", store.AcceptNewDatabaseFlag}},
+		{"unreachable postgresql", func(t *testing.T, home string) {}, []string{"cannot open the database",
+			"cannot connect to the PostgreSQL database", "postgres://tuitbot:xxxxx@127.0.0.1:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
 			tc.prepare(t, home)
 			cfg := testConfig(t, home)
+			if tc.name == "unreachable postgresql" {
+				cfg.Storage.DatabaseURL = closedPostgresURL(t)
+			}
 			a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
 			if err == nil {
 				a.Close()
 				t.Fatal("app.New with RequireDB started without a database")
+			}
+			if strings.Contains(err.Error(), "pw-kept-secret") {
+				t.Errorf("error reveals the database password: %v", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -216,4 +225,17 @@ func TestHealthDegradedOnFullDisk(t *testing.T) {
 	if h := dbHealth(t, a); h.Status != "ok" {
 		t.Errorf("health once space is free again: %+v", h)
 	}
+}
+
+// closedPostgresURL names a PostgreSQL server on a loopback port nobody
+// listens on, with a password that must never be shown.
+func closedPostgresURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return fmt.Sprintf("postgres://tuitbot:pw-kept-secret@127.0.0.1:%d/tuitbot", port)
 }

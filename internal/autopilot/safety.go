@@ -11,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -19,14 +20,17 @@ import (
 // original_tweets like any other post. Which approval items are still open
 // is the gateway's to say (gateway.OpenApprovals): the query gets their ids
 // as a JSON array in parameter n.
-func stillQueued(n int) string {
+func stillQueued(d store.Dialect, n int) string {
+	if d == store.Postgres {
+		return fmt.Sprintf(`(a.status = 'queued' AND a.approval_id IN (SELECT value::bigint FROM json_array_elements_text(?%d::json)))`, n)
+	}
 	return fmt.Sprintf(`(a.status = 'queued' AND a.approval_id IN (SELECT value FROM json_each(?%d)))`, n)
 }
 
 // countedAction is an autopilot action that uses up a cap: posted (or
 // maybe posted) or still waiting for approval.
-func countedAction(n int) string {
-	return `(a.status IN ('posted','unknown') OR ` + stillQueued(n) + `)`
+func countedAction(d store.Dialect, n int) string {
+	return `(a.status IN ('posted','unknown') OR ` + stillQueued(d, n) + `)`
 }
 
 // openApprovals is the JSON array of the approval items a human can still
@@ -112,7 +116,7 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		}
 	}
 	own, err := r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
-		AND a.created_at >= ?2 AND `+countedAction(3), acct, day, open)
+		AND a.created_at >= ?2 AND `+countedAction(r.d.DB.Dialect, 3), acct, day, open)
 	if err != nil {
 		return c, err
 	}
@@ -120,7 +124,7 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		replied[t] = true
 	}
 	own, err = r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
-		AND a.created_at >= ?2 AND a.mentions_product = 1 AND `+countedAction(3), acct, day, open)
+		AND a.created_at >= ?2 AND a.mentions_product = 1 AND `+countedAction(r.d.DB.Dialect, 3), acct, day, open)
 	if err != nil {
 		return c, err
 	}
@@ -135,7 +139,7 @@ func (r *Runner) counts(ctx context.Context, now time.Time) (Counts, error) {
 		return c, err
 	}
 	c.TargetReplies, err = r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.loop_name = ?2
-		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction(4), acct, LoopTargets, day, open)
+		AND a.kind = 'reply' AND a.created_at >= ?3 AND `+countedAction(r.d.DB.Dialect, 4), acct, LoopTargets, day, open)
 	return c, err
 }
 
@@ -149,7 +153,7 @@ func (r *Runner) posts(ctx context.Context, kind string, since time.Time, open s
 	}
 	n := len(recorded)
 	pending, err := r.count(ctx, `SELECT count(*) FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = ?2 AND a.created_at >= ?3
-		AND (a.status = 'unknown' OR `+stillQueued(4)+`)`, r.d.AccountID, kind, ts(since), open)
+		AND (a.status = 'unknown' OR `+stillQueued(r.d.DB.Dialect, 4)+`)`, r.d.AccountID, kind, ts(since), open)
 	if err != nil {
 		return 0, err
 	}
@@ -202,7 +206,7 @@ func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Ti
 		}
 	}
 	own, err := r.column(ctx, `SELECT a.target_tweet_id FROM autopilot_actions a WHERE a.account_id = ?1 AND a.kind = 'reply'
-		AND a.author_id = ?2 AND a.created_at >= ?3 AND `+countedAction(4), r.d.AccountID, authorID, ts(dayStart(now)), open)
+		AND a.author_id = ?2 AND a.created_at >= ?3 AND `+countedAction(r.d.DB.Dialect, 4), r.d.AccountID, authorID, ts(dayStart(now)), open)
 	if err != nil {
 		return 0, err
 	}

@@ -116,9 +116,12 @@ type Limits struct {
 	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between autopilot actions."`
 }
 
-// Storage configures the SQLite database.
+// Storage configures the database: a SQLite file by default, or a shared
+// PostgreSQL database.
 type Storage struct {
-	DBPath             string `toml:"db_path" doc:"SQLite file; empty means tuitbot.db in the home directory."`
+	DBPath string `toml:"db_path" doc:"SQLite file; empty means tuitbot.db in the home directory."`
+	// DatabaseURL is secret because the URL may carry the password.
+	DatabaseURL        string `toml:"database_url" secret:"true" doc:"PostgreSQL URL (postgres://user:password@host:5432/db); when set, tuitbot uses that database instead of the SQLite file, so several processes and hosts can share it."`
 	AuditRetentionDays int    `toml:"audit_retention_days" doc:"Days mutation audit rows are kept."`
 	RetentionDays      int    `toml:"retention_days" doc:"Days discovery and analytics rows are kept."`
 }
@@ -329,6 +332,15 @@ func HomeDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("cannot find the home directory (set TUITBOT_HOME): %w", err)
 	}
 	return filepath.Join(u, ".tuitbot"), nil
+}
+
+// DatabaseTarget is what store.Open opens: the PostgreSQL URL when
+// storage.database_url is set, else the SQLite file.
+func (c *Config) DatabaseTarget() string {
+	if u := strings.TrimSpace(c.Storage.DatabaseURL); u != "" {
+		return u
+	}
+	return c.DBFile()
 }
 
 // DBFile is the effective database path.

@@ -498,6 +498,9 @@ func (c *Config) Validate() error {
 			add("storage.db_path", "%q is a directory; give a file path", c.Storage.DBPath)
 		}
 	}
+	if u := strings.TrimSpace(c.Storage.DatabaseURL); u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		add("storage.database_url", "must be a postgres:// or postgresql:// URL")
+	}
 	for i, r := range c.MCPPolicy.Rules {
 		key := fmt.Sprintf("mcp_policy.rules[%d]", i)
 		if r.ID == "" {

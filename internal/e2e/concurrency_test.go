@@ -7,20 +7,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // TestThousandIdenticalLikesExecuteOnce sends 1,000 identical x_like_tweet
 // calls from 50 goroutines spread over 5 MCP client sessions of one real
 // server (in-memory transports), against the sandbox emulator with a
-// policy that allows likes. Exactly one call may reach X.
+// policy that allows likes. Exactly one call may reach X. It runs on the
+// home's SQLite file and on a PostgreSQL database.
 func TestThousandIdenticalLikesExecuteOnce(t *testing.T) {
+	storetest.ForEachBackend(t, testThousandIdenticalLikesExecuteOnce)
+}
+
+func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
 	const (
 		sessions   = 5
 		goroutines = 50
 		perG       = 20
 	)
 	cfg := permissive(t.TempDir())
+	if storetest.BackendOf(t) == storetest.Postgres {
+		cfg.Storage.DatabaseURL = storetest.Target(t)
+	}
 	h := newHarness(t, &cfg, app.Options{Sandbox: true})
 	x := h.a.Sim.Server
 	tweet := (&sim{Server: x}).foreignTweets(t, 1)[0]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // Approval statuses.
@@ -25,6 +26,11 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 	// The count runs in the caller's write transaction, so concurrent
 	// callers cannot overshoot the bound together. An unbounded queue would
 	// let a runaway agent bury the items a human must see.
+	// On PostgreSQL the account's lock makes the count and the insert
+	// one step across hosts (SQLite's write transaction already does).
+	if err := store.WriteLock(ctx, g.opts.DB.Dialect, q, store.AccountScope(g.opts.AccountID)); err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
+	}
 	pending, err := PendingApprovals(ctx, q, g.opts.AccountID, now)
 	if err != nil {
 		return 0, err
@@ -34,15 +40,18 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 			"%s needs approval, but %d items are already waiting (mcp_policy.max_pending_approvals = %d); review or reject some with `tuitbot approve list` before queueing more",
 			c.Tool, pending, g.opts.MaxPendingApprovals).With("pending", pending).With("max_pending_approvals", g.opts.MaxPendingApprovals)
 	}
-	res, err := q.ExecContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
+	// RETURNING rather than LastInsertId: PostgreSQL's driver has no
+	// last insert id, and both dialects return the new row's id this way.
+	var id int64
+	err = q.QueryRowContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
 		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key, target_tweet_id)
-		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,''))`,
+		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,'')) RETURNING id`,
 		g.opts.AccountID, c.Tool, equiv, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
-		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey, targetOf(g.actions[c.Tool], params))
+		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey, targetOf(g.actions[c.Tool], params)).Scan(&id)
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // ApprovalItem is one queued call.
@@ -176,13 +185,37 @@ func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes str
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?,
-		claimed_by = ? WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
-		next, ts(g.opts.Now()), reviewer, notes, g.instance, id, g.opts.AccountID, ts(g.opts.Now()))
+	now := ts(g.opts.Now())
+	var claimed int64
+	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		if g.opts.DB.Dialect == store.Postgres {
+			// A reviewer on another host claiming the same item holds its
+			// row: skip it instead of queueing behind them, since it is
+			// not pending for this reviewer either way. (SQLite's write
+			// transaction already excludes every other claimer.)
+			var got int64
+			err := tx.QueryRowContext(ctx, `SELECT id FROM approval_queue WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?
+				FOR UPDATE SKIP LOCKED`, id, g.opts.AccountID, now).Scan(&got)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?,
+			claimed_by = ? WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
+			next, now, reviewer, notes, g.instance, id, g.opts.AccountID, now)
+		if err != nil {
+			return err
+		}
+		claimed, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "update approval item: %v", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if claimed != 1 {
 		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
 	}
 	it.Status = next

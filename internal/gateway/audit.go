@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -317,8 +318,54 @@ func (g *Gateway) lockDir() string {
 	return filepath.Join(filepath.Dir(g.opts.DB.Path), "locks")
 }
 
+// instanceKey is the server lock a gateway holds on PostgreSQL while its
+// process lives.
+func instanceKey(owner string) string { return "gateway-instance:" + owner }
+
+// lockOnServer holds this process's liveness lock on the PostgreSQL
+// server: a session advisory lock on a connection of its own. The server
+// drops it when the session ends, however the process or its host ends,
+// so another host can tell a dead owner from a live one. (The lock files
+// only reach processes sharing this machine's home.)
+func (g *Gateway) lockOnServer(ctx context.Context) (func(), error) {
+	conn, err := g.opts.DB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gateway lock: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtextextended(?, 0))`, instanceKey(g.instance)); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("gateway lock: %w", err)
+	}
+	return func() {
+		// Unlock, so that a start elsewhere right after this sees the
+		// process gone, then discard the session rather than pool it.
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, instanceKey(g.instance))
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+	}, nil
+}
+
+// ownerAliveOnServer reports whether owner's session still holds its
+// server lock. When the server cannot say, the owner counts as alive: a
+// live process's row must never be marked interrupted.
+func (g *Gateway) ownerAliveOnServer(owner string) bool {
+	ctx := context.Background()
+	conn, err := g.opts.DB.Conn(ctx)
+	if err != nil {
+		return true
+	}
+	defer conn.Close()
+	key := instanceKey(owner)
+	var got bool
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtextextended(?, 0))`, key).Scan(&got); err != nil || !got {
+		return true
+	}
+	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, key)
+	return false
+}
+
 // ownerAlive reports whether the process that wrote a row still holds its
-// liveness lock.
+// liveness lock: on the PostgreSQL server, or else its lock file.
 func (g *Gateway) ownerAlive(owner string) bool {
 	if owner == g.instance {
 		return true
@@ -327,6 +374,13 @@ func (g *Gateway) ownerAlive(owner string) bool {
 		return false
 	}
 	path := filepath.Join(g.lockDir(), "gateway-"+owner+".lock")
+	if g.opts.DB.Dialect == store.Postgres {
+		if g.ownerAliveOnServer(owner) {
+			return true
+		}
+		_ = os.Remove(path)
+		return false
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
 	if err != nil {
 		return false

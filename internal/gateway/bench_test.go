@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // openBenchDB opens a database file with the store's pragmas and migrations.
@@ -108,4 +112,91 @@ func BenchmarkTwoSQLiteWrites(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// benchCallers is how many callers the concurrent benchmarks run at once.
+const benchCallers = 32
+
+// benchDB opens a new database of backend for a benchmark.
+func benchDB(b *testing.B, backend string) *store.DB {
+	b.Helper()
+	target := filepath.Join(b.TempDir(), "bench.db")
+	if backend == storetest.Postgres {
+		target = pgtest.NewDatabase(b, "")
+	}
+	db, err := store.Open(context.Background(), target, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// parallel runs op from benchCallers goroutines, each call with a number
+// of its own.
+func parallel(b *testing.B, op func(i int64)) {
+	b.Helper()
+	b.ReportAllocs()
+	b.SetParallelism((benchCallers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			op(next.Add(1))
+		}
+	})
+}
+
+// BenchmarkConcurrentMutations compares, per backend and in one run, the
+// gateway's throughput for allowed calls from benchCallers concurrent
+// callers (gateway) with its floor: the same callers each running the two
+// write transactions a call needs at least, the pending row and its
+// completion (floor). The ratio of their ns/op is the gateway's share of
+// the database's write throughput.
+func BenchmarkConcurrentMutations(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend+"/gateway", func(b *testing.B) {
+			ctx := context.Background()
+			db := benchDB(b, backend)
+			g, err := New(ctx, Options{DB: db, Policy: allowPolicy{}, LockDir: filepath.Join(b.TempDir(), "locks"),
+				Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			g.Register(&Action{Tool: "noop", Category: policy.CatEngage,
+				Execute: func(context.Context, json.RawMessage) (Result, error) {
+					return Result{Data: map[string]any{"ok": true}}, nil
+				}})
+			parallel(b, func(i int64) {
+				params := json.RawMessage(`{"tweet_id":"` + strconv.FormatInt(i, 10) + `"}`)
+				if _, err := g.Do(ctx, Call{Tool: "noop", Params: params}); err != nil {
+					b.Error(err)
+				}
+			})
+		})
+		b.Run(backend+"/floor", func(b *testing.B) {
+			ctx := context.Background()
+			db := benchDB(b, backend)
+			now := store.FormatTime(time.Now())
+			parallel(b, func(i int64) {
+				corr := uuid.NewString()
+				err := db.Tx(ctx, func(tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at)
+						VALUES (?, 'noop', ?, '{}', 'pending', 'bench', ?)`, corr, strconv.FormatInt(i, 10), now)
+					return err
+				})
+				if err == nil {
+					err = db.Tx(ctx, func(tx *sql.Tx) error {
+						_, err := tx.ExecContext(ctx, `UPDATE mutation_audit SET status = 'success', result_json = '{"ok":true}', completed_at = ?
+							WHERE correlation_id = ?`, now, corr)
+						return err
+					})
+				}
+				if err != nil {
+					b.Error(err)
+				}
+			})
+		})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // capMax is the cap every concurrency test sets; capCost is what each call
@@ -74,108 +75,113 @@ func capEnv(t *testing.T, cfg policy.Config) *env {
 // others are still in flight: charging only after execution would let all
 // of them through.
 func TestCapsHoldUnderConcurrency(t *testing.T) {
-	const n = 30
-	for _, dim := range capDimensions() {
-		t.Run(dim, func(t *testing.T) {
-			e := capEnv(t, capConfig(t, dim))
-			entered, release := make(chan struct{}, n), make(chan struct{})
-			e.act.setRun(func(ctx context.Context, params json.RawMessage) (Result, error) {
-				entered <- struct{}{}
-				<-release
-				return Result{Data: map[string]any{"ok": true}}, nil
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		const n = 30
+		for _, dim := range capDimensions() {
+			t.Run(dim, func(t *testing.T) {
+				e := capEnv(t, capConfig(t, dim))
+				entered, release := make(chan struct{}, n), make(chan struct{})
+				e.act.setRun(func(ctx context.Context, params json.RawMessage) (Result, error) {
+					entered <- struct{}{}
+					<-release
+					return Result{Data: map[string]any{"ok": true}}, nil
+				})
+				results := make(chan error, n)
+				for i := range n {
+					go func() {
+						_, err := e.do(e.g, map[string]any{"text": fmt.Sprintf("like %d", i)}, "")
+						results <- err
+					}()
+				}
+				var running, answered int
+				var errs []error
+				for running+answered < n {
+					select {
+					case <-entered:
+						running++
+					case err := <-results:
+						answered++
+						errs = append(errs, err)
+					}
+				}
+				close(release)
+				for range running {
+					errs = append(errs, <-results)
+				}
+				denied := 0
+				for _, err := range errs {
+					switch {
+					case err == nil:
+					case limitDenied(err):
+						denied++
+					default:
+						t.Errorf("unexpected error: %v", err)
+					}
+				}
+				if got := e.act.count(); got != capMax || denied != n-capMax {
+					t.Fatalf("%d calls ran and %d were denied, want %d and %d", got, denied, capMax, n-capMax)
+				}
 			})
-			results := make(chan error, n)
-			for i := range n {
-				go func() {
-					_, err := e.do(e.g, map[string]any{"text": fmt.Sprintf("like %d", i)}, "")
-					results <- err
-				}()
-			}
-			var running, answered int
-			var errs []error
-			for running+answered < n {
-				select {
-				case <-entered:
-					running++
-				case err := <-results:
-					answered++
-					errs = append(errs, err)
-				}
-			}
-			close(release)
-			for range running {
-				errs = append(errs, <-results)
-			}
-			denied := 0
-			for _, err := range errs {
-				switch {
-				case err == nil:
-				case limitDenied(err):
-					denied++
-				default:
-					t.Errorf("unexpected error: %v", err)
-				}
-			}
-			if got := e.act.count(); got != capMax || denied != n-capMax {
-				t.Fatalf("%d calls ran and %d were denied, want %d and %d", got, denied, capMax, n-capMax)
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestReservationFollowsTheOutcome: a call that failed before sending, or
 // that X refused, gives its quota back; one whose outcome is unknown keeps
 // it, as does one that succeeded.
 func TestReservationFollowsTheOutcome(t *testing.T) {
-	tests := []struct {
-		name      string
-		firstErr  error
-		firstData bool // the first call returns a result X may not have applied
-		secondRun bool
-	}{
-		{"success keeps the quota", nil, false, false},
-		{"failure before sending releases it", apperr.New(apperr.XNotConfigured, "no X client"), false, true},
-		{"refused by X releases it", apperr.New(apperr.XForbidden, "forbidden"), false, true},
-		{"unknown outcome keeps it", apperr.New(apperr.XOutcomeUnknown, "timed out after sending"), false, false},
-		{"5xx to a write keeps it", nil, true, false},
-	}
-	for _, dim := range capDimensions() {
-		for _, tt := range tests {
-			t.Run(dim+"/"+tt.name, func(t *testing.T) {
-				cfg := capConfig(t, dim)
-				// A cap of one call.
-				switch dim {
-				case policy.DimGlobal:
-					cfg.MaxMutationsPerHour = 1
-				case policy.DimBudget:
-					cfg.DailyBudgetUSD = capCost
-				default:
-					cfg.RateLimits[0].Max = 1
-				}
-				e := capEnv(t, cfg)
-				e.act.setRun(func(context.Context, json.RawMessage) (Result, error) {
-					return Result{Data: map[string]any{"ok": true}, Unknown: tt.firstData}, tt.firstErr
-				})
-				if _, err := e.do(e.g, map[string]any{"text": "first"}, ""); (err != nil) != (tt.firstErr != nil) {
-					t.Fatalf("first call: %v", err)
-				}
-				e.act.setRun(nil)
-				_, err := e.do(e.g, map[string]any{"text": "second"}, "")
-				if tt.secondRun && err != nil {
-					t.Fatalf("second call: %v, want it to run on the released quota", err)
-				}
-				if !tt.secondRun && !limitDenied(err) {
-					t.Fatalf("second call: %v, want a limit denial", err)
-				}
-			})
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		tests := []struct {
+			name      string
+			firstErr  error
+			firstData bool // the first call returns a result X may not have applied
+			secondRun bool
+		}{
+			{"success keeps the quota", nil, false, false},
+			{"failure before sending releases it", apperr.New(apperr.XNotConfigured, "no X client"), false, true},
+			{"refused by X releases it", apperr.New(apperr.XForbidden, "forbidden"), false, true},
+			{"unknown outcome keeps it", apperr.New(apperr.XOutcomeUnknown, "timed out after sending"), false, false},
+			{"5xx to a write keeps it", nil, true, false},
 		}
-	}
+		for _, dim := range capDimensions() {
+			for _, tt := range tests {
+				t.Run(dim+"/"+tt.name, func(t *testing.T) {
+					cfg := capConfig(t, dim)
+					// A cap of one call.
+					switch dim {
+					case policy.DimGlobal:
+						cfg.MaxMutationsPerHour = 1
+					case policy.DimBudget:
+						cfg.DailyBudgetUSD = capCost
+					default:
+						cfg.RateLimits[0].Max = 1
+					}
+					e := capEnv(t, cfg)
+					e.act.setRun(func(context.Context, json.RawMessage) (Result, error) {
+						return Result{Data: map[string]any{"ok": true}, Unknown: tt.firstData}, tt.firstErr
+					})
+					if _, err := e.do(e.g, map[string]any{"text": "first"}, ""); (err != nil) != (tt.firstErr != nil) {
+						t.Fatalf("first call: %v", err)
+					}
+					e.act.setRun(nil)
+					_, err := e.do(e.g, map[string]any{"text": "second"}, "")
+					if tt.secondRun && err != nil {
+						t.Fatalf("second call: %v, want it to run on the released quota", err)
+					}
+					if !tt.secondRun && !limitDenied(err) {
+						t.Fatalf("second call: %v, want a limit denial", err)
+					}
+				})
+			}
+		}
+	})
 }
 
 // Variables that turn the test binary into one caller process of
 // TestCapsHoldAcrossProcesses.
 const (
-	envCapChild = "TUITBOT_GATEWAY_CAP_CHILD" // the database path
+	envCapChild = "TUITBOT_GATEWAY_CAP_CHILD" // the database path or URL
+	envCapLocks = "TUITBOT_GATEWAY_CAP_LOCKS" // the liveness lock directory
 	envCapDim   = "TUITBOT_GATEWAY_CAP_DIM"
 	envCapLog   = "TUITBOT_GATEWAY_CAP_LOG" // one line per execution
 	envCapID    = "TUITBOT_GATEWAY_CAP_ID"
@@ -184,18 +190,22 @@ const (
 // TestCapsHoldAcrossProcesses runs several processes, each with many
 // concurrent callers, against one database: together they never execute
 // more than the cap. The processes start calling at one signal (their
-// stdin closing) once all report ready.
+// stdin closing) once all report ready. On PostgreSQL they share one
+// database on the server as processes on several hosts would.
 func TestCapsHoldAcrossProcesses(t *testing.T) {
 	if os.Getenv(envCapChild) != "" {
 		capChild(t)
 		return
 	}
+	storetest.ForEachBackend(t, testCapsHoldAcrossProcesses)
+}
+
+func testCapsHoldAcrossProcesses(t *testing.T) {
 	const procs, callers = 3, 10
 	for _, dim := range capDimensions() {
 		t.Run(dim, func(t *testing.T) {
 			dir := t.TempDir()
-			dbPath := filepath.Join(dir, "tuitbot.db")
-			copyMigrated(t, dbPath)
+			dbPath := newTarget(t)
 			logPath := filepath.Join(dir, "executions.log")
 			var (
 				cmds  []*exec.Cmd
@@ -206,6 +216,7 @@ func TestCapsHoldAcrossProcesses(t *testing.T) {
 			for i := range procs {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestCapsHoldAcrossProcesses$", "-test.count=1")
 				cmd.Env = append(os.Environ(), envCapChild+"="+dbPath, envCapDim+"="+dim, envCapLog+"="+logPath,
+					envCapLocks+"="+filepath.Join(dir, "locks"),
 					fmt.Sprintf("%s=%d", envCapID, i))
 				stdin, err := cmd.StdinPipe()
 				if err != nil {
@@ -274,7 +285,6 @@ func reportLine(s string) string {
 func capChild(t *testing.T) {
 	const callers = 10
 	ctx := context.Background()
-	dir := filepath.Dir(os.Getenv(envCapChild))
 	db, err := store.Open(ctx, os.Getenv(envCapChild), store.Options{})
 	if err != nil {
 		t.Fatalf("open db: %v", err)
@@ -289,7 +299,7 @@ func capChild(t *testing.T) {
 		t.Fatalf("sync limits: %v", err)
 	}
 	g, err := New(ctx, Options{DB: db, Policy: enginePolicy{eng, ctr}, AccountID: "default",
-		Mode: func() (string, bool) { return policy.ModeAutopilot, false }, LockDir: filepath.Join(dir, "locks")})
+		Mode: func() (string, bool) { return policy.ModeAutopilot, false }, LockDir: os.Getenv(envCapLocks)})
 	if err != nil {
 		t.Fatalf("gateway: %v", err)
 	}

@@ -176,6 +176,15 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.opts.DB.Dialect == store.Postgres {
+		unlock, err := g.lockOnServer(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		fileRelease := release
+		release = func() { unlock(); fileRelease() }
+	}
 	g.release = release
 	if g.stmts, err = newStmtCache(ctx, opts.DB.DB); err != nil {
 		release()
@@ -389,6 +398,15 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		resv  policy.Reservation
 	)
 	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		// SQLite's write transaction excludes every other writer. On
+		// PostgreSQL, calls that could be duplicates of each other queue
+		// here instead: the same caller key, then the same fingerprint (in
+		// that order, so two calls never wait on each other crosswise).
+		// Caps are held by the counter rows' locks, which the reservation
+		// takes; the approval queue's bound by the account's lock.
+		if err := g.lockCall(ctx, tx, c, hash); err != nil {
+			return err
+		}
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
 		if err != nil || dup != nil {
@@ -629,4 +647,18 @@ func duplicateOf(resp Response, err error) (Response, error) {
 func duplicateOfCall(orig string, cached any) *DuplicateOf {
 	return &DuplicateOf{Duplicate: true, OriginalCorrelationID: orig, CachedResult: cached,
 		Message: fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig)}
+}
+
+// lockCall takes the locks under which a call of this account is checked
+// for an earlier identical one and recorded (store.WriteLock: nothing on
+// SQLite).
+func (g *Gateway) lockCall(ctx context.Context, tx *sql.Tx, c Call, hash string) error {
+	d := g.opts.DB.Dialect
+	scope := store.AccountScope(g.opts.AccountID)
+	if c.IdempotencyKey != "" {
+		if err := store.WriteLock(ctx, d, tx, scope+":key:"+c.IdempotencyKey); err != nil {
+			return err
+		}
+	}
+	return store.WriteLock(ctx, d, tx, scope+":call:"+c.Tool+":"+hash)
 }

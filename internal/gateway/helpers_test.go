@@ -16,6 +16,8 @@ import (
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 func newClock() *clock.Fake {
@@ -179,9 +181,21 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// newTarget returns a new migrated SQLite file, or a new PostgreSQL
+// database when t runs on that backend, for store.Open.
+func newTarget(t testing.TB) string {
+	t.Helper()
+	if storetest.BackendOf(t) == storetest.Postgres {
+		return storetest.Target(t)
+	}
+	path := filepath.Join(t.TempDir(), "tuitbot.db")
+	copyMigrated(t, path)
+	return path
 }
 
 // copyMigrated puts a migrated database at path.
@@ -196,7 +210,9 @@ func copyMigrated(t testing.TB, path string) {
 	}
 }
 
-// env is one gateway over a real temporary SQLite database.
+// env is one gateway over a real temporary database of the backend the
+// test runs on (storetest.ForEachBackend): a SQLite file, or a PostgreSQL
+// database of its own.
 type env struct {
 	t      *testing.T
 	ctx    context.Context
@@ -213,8 +229,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, ctx: context.Background(), clock: newClock(), pol: &fakePolicy{}, act: &fakeAction{}}
-	e.dbPath = filepath.Join(dir, "tuitbot.db")
-	copyMigrated(t, e.dbPath)
+	e.dbPath = newTarget(t)
 	db, err := store.Open(e.ctx, e.dbPath, store.Options{Now: e.clock.Now})
 	if err != nil {
 		t.Fatalf("open db: %v", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // The gateway owns the audit (mutation_audit), approval (approval_queue)
@@ -48,9 +49,17 @@ func PendingApprovals(ctx context.Context, db rowReader, account string, now tim
 // the post they answer (x_post's only for a reply body). The audit side
 // names its index: the by-tool index also matches, and would walk every
 // post and reply the account ever made.
+//
+// qRepliedToPostgres is the same for PostgreSQL, whose planner takes no
+// index hints.
 const qRepliedTo = `SELECT
 	EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post'))
 	OR EXISTS (SELECT 1 FROM mutation_audit INDEXED BY idx_mutation_audit_target WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
+		AND status IN ('pending','success','unknown','interrupted'))`
+
+const qRepliedToPostgres = `SELECT
+	EXISTS (SELECT 1 FROM approval_queue WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post'))
+	OR EXISTS (SELECT 1 FROM mutation_audit WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
 		AND status IN ('pending','success','unknown','interrupted'))`
 
 // RepliedTo reports whether the account answered, or tried to answer, the
@@ -59,9 +68,13 @@ const qRepliedTo = `SELECT
 // interrupted). A universal x_post counts when its body replies to the
 // post. The lookup is on the indexed target_tweet_id column, so a post
 // whose id merely appears somewhere in another call's text does not count.
-func RepliedTo(ctx context.Context, db rowReader, account, tweetID string) (bool, error) {
+func RepliedTo(ctx context.Context, db *store.DB, account, tweetID string) (bool, error) {
+	q := qRepliedTo
+	if db.Dialect == store.Postgres {
+		q = qRepliedToPostgres
+	}
 	var yes bool
-	err := db.QueryRowContext(ctx, qRepliedTo, account, tweetID).Scan(&yes)
+	err := db.QueryRowContext(ctx, q, account, tweetID).Scan(&yes)
 	if err != nil {
 		return false, apperr.Wrap(apperr.DBError, err, "check earlier replies: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // targetAction is a fake tool whose Target is the id in field.
@@ -29,66 +30,70 @@ func targetAction(tool, field string, run func(context.Context, json.RawMessage)
 }
 
 func TestTargetIsStoredAndRepliedToUsesIt(t *testing.T) {
-	e := newEnv(t)
-	fail := false
-	run := func(_ context.Context, params json.RawMessage) (Result, error) {
-		if fail {
-			return Result{}, apperr.New(apperr.XAPIError, "refused")
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		fail := false
+		run := func(_ context.Context, params json.RawMessage) (Result, error) {
+			if fail {
+				return Result{}, apperr.New(apperr.XAPIError, "refused")
+			}
+			return Result{Data: map[string]any{"id": "9"}}, nil
 		}
-		return Result{Data: map[string]any{"id": "9"}}, nil
-	}
-	e.g.Register(targetAction("x_reply_to_tweet", "in_reply_to_id", run))
-	e.g.Register(targetAction("x_like_tweet", "tweet_id", run))
-	do := func(tool string, params map[string]any) Response {
-		t.Helper()
-		r, err := e.g.Do(e.ctx, Call{Tool: tool, Params: params})
-		if err != nil && !fail {
-			t.Fatalf("%s %v: %v", tool, params, err)
+		e.g.Register(targetAction("x_reply_to_tweet", "in_reply_to_id", run))
+		e.g.Register(targetAction("x_like_tweet", "tweet_id", run))
+		do := func(tool string, params map[string]any) Response {
+			t.Helper()
+			r, err := e.g.Do(e.ctx, Call{Tool: tool, Params: params})
+			if err != nil && !fail {
+				t.Fatalf("%s %v: %v", tool, params, err)
+			}
+			return r
 		}
-		return r
-	}
-	replied := func(id string) bool {
-		t.Helper()
-		yes, err := e.g.RepliedTo(e.ctx, id)
-		if err != nil {
-			t.Fatal(err)
+		replied := func(id string) bool {
+			t.Helper()
+			yes, err := e.g.RepliedTo(e.ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return yes
 		}
-		return yes
-	}
 
-	// Executed: the audit row carries the target.
-	do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "111", "text": "hi 444 and 44"})
-	var target string
-	if err := e.db.QueryRowContext(e.ctx, `SELECT target_tweet_id FROM mutation_audit WHERE tool_name = 'x_reply_to_tweet'`).Scan(&target); err != nil || target != "111" {
-		t.Fatalf("audit target = %q, %v; want 111", target, err)
-	}
-	// Routed: the approval item carries it.
-	e.pol.set(approvalThenAllow)
-	r := do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "222", "text": "queued"})
-	if err := e.db.QueryRowContext(e.ctx, `SELECT target_tweet_id FROM approval_queue WHERE id = ?`, r.ApprovalID).Scan(&target); err != nil || target != "222" {
-		t.Fatalf("approval target = %q, %v; want 222", target, err)
-	}
-	e.pol.set(nil)
-	// A reply X refused did not answer its post.
-	fail = true
-	do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "333", "text": "refused"})
-	fail = false
-	// A like names a post without answering it.
-	do("x_like_tweet", map[string]any{"tweet_id": "555"})
-
-	for id, want := range map[string]bool{
-		"111": true, "222": true,
-		// The ids appear in the text of the reply to 111 (and 44 inside
-		// 444), in its JSON, and 11 inside 111: none is a reply to them.
-		"444": false, "44": false, "11": false,
-		"333": false, "555": false, "": false,
-	} {
-		if got := replied(id); got != want {
-			t.Errorf("RepliedTo(%q) = %v, want %v", id, got, want)
+		// Executed: the audit row carries the target.
+		do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "111", "text": "hi 444 and 44"})
+		var target string
+		if err := e.db.QueryRowContext(e.ctx, `SELECT target_tweet_id FROM mutation_audit WHERE tool_name = 'x_reply_to_tweet'`).Scan(&target); err != nil || target != "111" {
+			t.Fatalf("audit target = %q, %v; want 111", target, err)
 		}
-	}
+		// Routed: the approval item carries it.
+		e.pol.set(approvalThenAllow)
+		r := do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "222", "text": "queued"})
+		if err := e.db.QueryRowContext(e.ctx, `SELECT target_tweet_id FROM approval_queue WHERE id = ?`, r.ApprovalID).Scan(&target); err != nil || target != "222" {
+			t.Fatalf("approval target = %q, %v; want 222", target, err)
+		}
+		e.pol.set(nil)
+		// A reply X refused did not answer its post.
+		fail = true
+		do("x_reply_to_tweet", map[string]any{"in_reply_to_id": "333", "text": "refused"})
+		fail = false
+		// A like names a post without answering it.
+		do("x_like_tweet", map[string]any{"tweet_id": "555"})
+
+		for id, want := range map[string]bool{
+			"111": true, "222": true,
+			// The ids appear in the text of the reply to 111 (and 44 inside
+			// 444), in its JSON, and 11 inside 111: none is a reply to them.
+			"444": false, "44": false, "11": false,
+			"333": false, "555": false, "": false,
+		} {
+			if got := replied(id); got != want {
+				t.Errorf("RepliedTo(%q) = %v, want %v", id, got, want)
+			}
+		}
+	})
 }
 
+// SQLite only: it reads SQLite's query plan of the statement with its
+// index hint. PostgreSQL runs qRepliedToPostgres, which takes no hint.
 func TestRepliedToUsesTheTargetIndexes(t *testing.T) {
 	e := newEnv(t)
 	rows, err := e.db.QueryContext(e.ctx, "EXPLAIN QUERY PLAN "+qRepliedTo, "default", "1")
@@ -117,45 +122,47 @@ func TestRepliedToUsesTheTargetIndexes(t *testing.T) {
 }
 
 func TestPendingApprovalsIsTheOneCount(t *testing.T) {
-	e := newEnv(t)
-	e.opts.MaxPendingApprovals = 2
-	e.opts.ApprovalTTL = time.Hour
-	g := e.open()
-	e.pol.set(approvalThenAllow)
-	if _, err := e.do(g, map[string]any{"text": "first"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.Advance(40 * time.Minute)
-	if _, err := e.do(g, map[string]any{"text": "second"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	count := func() int {
-		t.Helper()
-		n, err := PendingApprovals(e.ctx, e.db, "default", e.clock.Now())
-		if err != nil {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.opts.MaxPendingApprovals = 2
+		e.opts.ApprovalTTL = time.Hour
+		g := e.open()
+		e.pol.set(approvalThenAllow)
+		if _, err := e.do(g, map[string]any{"text": "first"}, ""); err != nil {
 			t.Fatal(err)
 		}
-		return n
-	}
-	if n := count(); n != 2 {
-		t.Fatalf("PendingApprovals = %d, want 2", n)
-	}
-	// The bound counts the same number: full.
-	_, err := e.do(g, map[string]any{"text": "third"}, "")
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || ae.Code != apperr.ApprovalQueueFull || ae.Extra["pending"] != 2 {
-		t.Fatalf("third call: %v", err)
-	}
-	// Once the first item expired every reader sees 1, before anything has
-	// marked it expired, and the bound lets a new item in.
-	e.clock.Advance(30 * time.Minute)
-	if n := count(); n != 1 {
-		t.Errorf("PendingApprovals after expiry = %d, want 1", n)
-	}
-	if n, err := g.PendingCount(e.ctx); err != nil || n != 1 {
-		t.Errorf("PendingCount = %d, %v; want 1", n, err)
-	}
-	if r, err := e.do(g, map[string]any{"text": "third"}, ""); err != nil || r.Kind != Routed {
-		t.Errorf("after expiry: %q %v", r.Kind, err)
-	}
+		e.clock.Advance(40 * time.Minute)
+		if _, err := e.do(g, map[string]any{"text": "second"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		count := func() int {
+			t.Helper()
+			n, err := PendingApprovals(e.ctx, e.db, "default", e.clock.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := count(); n != 2 {
+			t.Fatalf("PendingApprovals = %d, want 2", n)
+		}
+		// The bound counts the same number: full.
+		_, err := e.do(g, map[string]any{"text": "third"}, "")
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.ApprovalQueueFull || ae.Extra["pending"] != 2 {
+			t.Fatalf("third call: %v", err)
+		}
+		// Once the first item expired every reader sees 1, before anything has
+		// marked it expired, and the bound lets a new item in.
+		e.clock.Advance(30 * time.Minute)
+		if n := count(); n != 1 {
+			t.Errorf("PendingApprovals after expiry = %d, want 1", n)
+		}
+		if n, err := g.PendingCount(e.ctx); err != nil || n != 1 {
+			t.Errorf("PendingCount = %d, %v; want 1", n, err)
+		}
+		if r, err := e.do(g, map[string]any{"text": "third"}, ""); err != nil || r.Kind != Routed {
+			t.Errorf("after expiry: %q %v", r.Kind, err)
+		}
+	})
 }

@@ -14,7 +14,7 @@ import (
 // build expects: every migration applied and every table they create
 // present.
 func (d *DB) checkSchema(ctx context.Context) error {
-	want, latest, err := expectedSchema()
+	want, latest, err := expectedSchema(d.Dialect)
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,11 @@ func (d *DB) checkSchema(ctx context.Context) error {
 	if version != latest {
 		return fmt.Errorf("database %s is at schema version %d, this tuitbot expects %d; it was changed by another release or by hand: restore a backup", d.Path, version, latest)
 	}
-	rows, err := d.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
+	if d.Dialect == Postgres {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
+	}
+	rows, err := d.QueryContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("database %s: read schema: %w", d.Path, err)
 	}
@@ -61,8 +65,9 @@ var (
 
 // expectedSchema reads the tables the embedded migrations leave behind and
 // the latest version, so the check follows new migrations by itself.
-func expectedSchema() (tables []string, latest int64, err error) {
-	entries, err := fs.ReadDir(migrations, "migrations")
+func expectedSchema(dialect Dialect) (tables []string, latest int64, err error) {
+	fsys, dir := migrationsOf(dialect)
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("migrations: %w", err)
 	}
@@ -74,7 +79,7 @@ func expectedSchema() (tables []string, latest int64, err error) {
 			return nil, 0, fmt.Errorf("migration %s has no version: %w", e.Name(), err)
 		}
 		latest = max(latest, v)
-		b, err := fs.ReadFile(migrations, "migrations/"+e.Name())
+		b, err := fs.ReadFile(fsys, dir+"/"+e.Name())
 		if err != nil {
 			return nil, 0, fmt.Errorf("migrations: %w", err)
 		}
@@ -101,6 +106,15 @@ func expectedSchema() (tables []string, latest int64, err error) {
 // QuickCheck runs PRAGMA quick_check and returns "ok" or the problems it
 // found, joined.
 func (d *DB) QuickCheck(ctx context.Context) (string, error) {
+	if d.Dialect == Postgres {
+		// The server keeps its own storage consistent; what tuitbot can
+		// check is that it answers.
+		var one int
+		if err := d.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			return "", err
+		}
+		return "ok", nil
+	}
 	rows, err := d.QueryContext(ctx, "PRAGMA quick_check(20)")
 	if err != nil {
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
 // childEnv names the database a re-executed test binary opens instead of
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(openAsChild(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // openAsChild is one process of a concurrent first start: it reports that

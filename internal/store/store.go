@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver; pure Go, so the binary stays CGO-free
 )
 
@@ -34,7 +33,11 @@ func ParseTime(s string) (time.Time, error) { return time.Parse(TimeFormat, s) }
 // DB is the opened database.
 type DB struct {
 	*sql.DB
+	// Path is the SQLite file, or for PostgreSQL the server's URL without
+	// its password.
 	Path string
+	// Dialect is the database's SQL dialect.
+	Dialect Dialect
 	// BackupPath is set when Open backed the file up before migrating.
 	BackupPath string
 	// ID is the database's identity, also kept in IdentityPath(Path).
@@ -78,9 +81,15 @@ type Options struct {
 // database that has pending migrations, migrates and checks the schema.
 // Concurrent opens of one database are serialised by a lock file beside
 // it, so two processes starting together never migrate at the same time.
+//
+// A path that is a postgres:// URL (storage.database_url) opens that
+// PostgreSQL database instead; see openPostgres.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if IsPostgresURL(path) {
+		return openPostgres(ctx, path, opts)
 	}
 	if opts.ReserveBytes == 0 {
 		opts.ReserveBytes = DefaultReserveBytes
@@ -117,7 +126,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// run beside a write under WAL.
 	// One more than that is pinned by watchFiles.
 	db.SetMaxOpenConns(5)
-	d := &DB{DB: db, Path: path, reserveBytes: opts.ReserveBytes}
+	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes}
 	if err := d.open(ctx, opts); err != nil {
 		d.closeLocked()
 		return nil, err
@@ -181,6 +190,9 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 // the open lock meanwhile, so that a process opening the database never
 // sees this one half closed (WAL already removed, in-use lock still held).
 func (d *DB) Close() error {
+	if d.Dialect == Postgres {
+		return d.DB.Close()
+	}
 	if release, err := lockPath(context.Background(), LockPath(d.Path)); err == nil {
 		defer release()
 	}
@@ -240,11 +252,7 @@ func (d *DB) verify(ctx context.Context) error {
 }
 
 func (d *DB) migrate(ctx context.Context, opts Options) error {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, d.DB, sub, goose.WithDisableGlobalRegistry(true))
+	p, err := d.migrationProvider()
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -253,6 +261,12 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
 	}
 	if !pending {
+		return nil
+	}
+	if d.Dialect == Postgres {
+		if _, err := p.Up(ctx); err != nil {
+			return fmt.Errorf("migrate database %s: %w", d.Path, err)
+		}
 		return nil
 	}
 	var tables int
@@ -279,6 +293,9 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 // Backup writes a consistent copy of the database into dir and returns its
 // path.
 func (d *DB) Backup(ctx context.Context, dir string, now time.Time) (string, error) {
+	if d.Dialect == Postgres {
+		return "", errors.New("back up a PostgreSQL database with the server's own tools (pg_dump)")
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -298,6 +315,9 @@ func (d *DB) Backup(ctx context.Context, dir string, now time.Time) (string, err
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its first line.
 func (d *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	if d.Dialect == Postgres {
+		return d.QuickCheck(ctx)
+	}
 	var res string
 	err := d.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res)
 	return res, err

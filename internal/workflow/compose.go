@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,12 +166,13 @@ func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source str
 		d.Status, d.ScheduledFor = "scheduled", c.ts(*r.ScheduledFor)
 		sched = sql.NullString{String: d.ScheduledFor, Valid: true}
 	}
-	res, err := c.DB.ExecContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.account(), d.ContentType, body, d.Topic, source, d.Status, sched, now, now)
+	// RETURNING works on SQLite and PostgreSQL alike; the PostgreSQL
+	// driver has no LastInsertId.
+	err := c.DB.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, source, d.Status, sched, now, now).Scan(&d.ID)
 	if err != nil {
 		return nil, dbErr(err, "store draft")
 	}
-	d.ID, _ = res.LastInsertId()
 	return d, nil
 }
 
@@ -223,13 +225,8 @@ func (s *Service) syncQueued(ctx context.Context) error {
 	for id, o := range outcomes {
 		switch o.Status {
 		case gateway.ApprovalExecuted:
-			result := string(o.Result)
-			if !json.Valid(o.Result) {
-				result = "{}"
-			}
-			_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'posted', updated_at = ?,
-				posted_tweet_id = COALESCE(json_extract(?, '$.id'), json_extract(?, '$.root_tweet_id'))
-				WHERE account_id = ? AND approval_id = ? AND status = 'queued'`, s.ts(now), result, result, s.account(), id)
+			_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'posted', updated_at = ?, posted_tweet_id = ?
+				WHERE account_id = ? AND approval_id = ? AND status = 'queued'`, s.ts(now), postedID(o.Result), s.account(), id)
 		case gateway.ApprovalRejected, gateway.ApprovalExpired, gateway.ApprovalFailed:
 			_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET status = 'draft', approval_id = NULL, updated_at = ?
 				WHERE account_id = ? AND approval_id = ? AND status = 'queued'`, s.ts(now), s.account(), id)
@@ -404,4 +401,24 @@ func (s *Service) MeasuredTopics(ctx context.Context) ([]content.TopicScore, err
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// postedID is the id of the post an executed item made, read from its
+// result: id for a tweet, root_tweet_id for a thread; NULL when neither is
+// there. It is read here rather than by the database's JSON functions,
+// which differ between SQLite and PostgreSQL.
+func postedID(result json.RawMessage) sql.NullString {
+	var m map[string]any
+	if json.Unmarshal(result, &m) != nil {
+		return sql.NullString{}
+	}
+	for _, k := range []string{"id", "root_tweet_id"} {
+		switch v := m[k].(type) {
+		case string:
+			return sql.NullString{String: v, Valid: true}
+		case float64:
+			return sql.NullString{String: strconv.FormatFloat(v, 'f', -1, 64), Valid: true}
+		}
+	}
+	return sql.NullString{}
 }

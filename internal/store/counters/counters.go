@@ -216,8 +216,8 @@ func (s *Store) Release(ctx context.Context, r policy.Reservation) error {
 	err := s.immediate(ctx, func(conn *sql.Conn) error {
 		for _, it := range r.Items {
 			_, err := conn.ExecContext(ctx, `
-UPDATE policy_counters SET used = MAX(used - ?, 0), updated_at = ?
-WHERE account_id = ? AND key = ? AND window_start = ?`,
+UPDATE policy_counters SET used = CASE WHEN used > ?1 THEN used - ?1 ELSE 0 END, updated_at = ?2
+WHERE account_id = ?3 AND key = ?4 AND window_start = ?5`,
 				it.Amount, now, s.account, it.Key, store.FormatTime(it.WindowStart))
 			if err != nil {
 				return fmt.Errorf("release limit %q: %w", it.Key, err)
@@ -290,12 +290,14 @@ func (s *Store) charge(ctx context.Context, conn DBTX, l policy.Limit, amt float
 	}
 	n := store.FormatTime(now)
 	expired := store.FormatTime(now.Add(-time.Duration(l.PeriodSeconds) * time.Second))
+	// The existing row's columns are named with the table: PostgreSQL
+	// finds a bare name ambiguous beside excluded's.
 	_, err := conn.ExecContext(ctx, `
 INSERT INTO policy_counters (account_id, key, dimension, match_value, max_value, period_seconds, used, window_start, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
 ON CONFLICT (account_id, key) DO UPDATE SET
-  used = CASE WHEN window_start <= ?9 OR window_start > ?8 THEN ?7 ELSE used + ?7 END,
-  window_start = CASE WHEN window_start <= ?9 OR window_start > ?8 THEN ?8 ELSE window_start END,
+  used = CASE WHEN policy_counters.window_start <= ?9 OR policy_counters.window_start > ?8 THEN ?7 ELSE policy_counters.used + ?7 END,
+  window_start = CASE WHEN policy_counters.window_start <= ?9 OR policy_counters.window_start > ?8 THEN ?8 ELSE policy_counters.window_start END,
   dimension = ?3, match_value = ?4, max_value = ?5, period_seconds = ?6, updated_at = ?8`,
 		s.account, l.Key, l.Dimension, l.MatchValue, l.Max, l.PeriodSeconds, amt, n, expired)
 	if err != nil {
@@ -319,16 +321,25 @@ func checkLimit(l policy.Limit) error {
 
 // immediate runs fn inside BEGIN IMMEDIATE on one connection, so the write
 // lock is held from the first statement and read-then-write sequences
-// cannot interleave with another writer.
+// cannot interleave with another writer. On PostgreSQL every counter
+// statement writes the rows it reads first (charging zero brings a row
+// into the window), so the row locks it takes hold them until the
+// transaction ends: a concurrent charge waits, then sees this one's.
 func (s *Store) immediate(ctx context.Context, fn func(*sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	dialect := store.DialectOf(s.db)
+	begin := "BEGIN IMMEDIATE"
+	if dialect == store.Postgres {
+		begin = "BEGIN"
+	}
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
 		return err
 	}
+
 	if err := fn(conn); err != nil {
 		rollback(ctx, conn)
 		return err

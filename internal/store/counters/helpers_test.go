@@ -1,15 +1,16 @@
 package counters_test
 
 import (
-	"context"
 	"database/sql"
-	"path/filepath"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // testTools stands in for the tool registry.
@@ -59,16 +60,12 @@ func req(tool string) policy.Request {
 
 func noUsage(string) (float64, time.Time, bool) { return 0, time.Time{}, false }
 
-// openDB opens a real, fully migrated tuitbot database: the counters' SQL
-// is tested against the schema the migrations create.
+// openDB opens a real, fully migrated tuitbot database of the backend the
+// test runs on (storetest.ForEachBackend): the counters' SQL is tested
+// against the schema each dialect's migrations create.
 func openDB(t testing.TB) *sql.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), store.Options{ReserveBytes: -1})
-	if err != nil {
-		t.Fatalf("open db: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db.DB
+	return storetest.Open(t, store.Options{ReserveBytes: -1}).DB
 }
 
 // clock is an injectable, settable test clock.
@@ -84,3 +81,5 @@ func wantDecision(t *testing.T, got policy.Decision, outcome policy.Outcome, rul
 			got.Outcome, got.RuleID, got.Code, got.Reason, outcome, ruleID, code)
 	}
 }
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Dialect is the SQL dialect of an opened database.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// IsPostgresURL reports whether target names a PostgreSQL server
+// (storage.database_url) rather than a SQLite file.
+func IsPostgresURL(target string) bool {
+	t := strings.ToLower(strings.TrimSpace(target))
+	return strings.HasPrefix(t, "postgres://") || strings.HasPrefix(t, "postgresql://")
+}
+
+// RedactURL returns a database URL fit for messages and logs: the password,
+// in the user info or the query, is replaced by "xxxxx".
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// DialectOf reports the dialect of db, a handle opened by this package.
+func DialectOf(db *sql.DB) Dialect {
+	if _, ok := db.Driver().(pgDriver); ok {
+		return Postgres
+	}
+	return SQLite
+}
+
+// AccountScope is the write-lock scope of an account (see WriteLock); the
+// gateway takes narrower scopes below it for each call it decides, and the
+// whole account's when queueing for approval, so that the queue's bound
+// holds across hosts.
+func AccountScope(account string) string { return "account:" + account }
+
+// Execer is what WriteLock needs of a transaction or connection.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// WriteLock serialises write transactions over scope until q's transaction
+// ends. On SQLite it does nothing: every write transaction already holds
+// the database's single write lock from its first statement (BEGIN
+// IMMEDIATE). On PostgreSQL it takes a transaction-scoped advisory lock,
+// which the server releases at commit or rollback, or when the session
+// dies with its process or host.
+func WriteLock(ctx context.Context, d Dialect, q Execer, scope string) error {
+	if d != Postgres {
+		return nil
+	}
+	_, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, scope)
+	return err
+}
+
+// pgDriver wraps the pgx database/sql driver so that the statements written
+// with SQLite's placeholders (? and ?N) run unchanged on PostgreSQL: each
+// is rewritten to $N once and remembered.
+type pgDriver struct{ base driver.Driver }
+
+func (d pgDriver) Open(name string) (driver.Conn, error) {
+	c, err := d.base.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return pgConn{c.(*stdlib.Conn)}, nil
+}
+
+type pgConnector struct{ base driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgConn{conn.(*stdlib.Conn)}, nil
+}
+
+func (c pgConnector) Driver() driver.Driver { return pgDriver{c.base.Driver()} }
+
+// pgConn forwards every capability of the pgx connection, rebinding the
+// query text on the way.
+type pgConn struct{ c *stdlib.Conn }
+
+var (
+	_ driver.ConnPrepareContext = pgConn{}
+	_ driver.ConnBeginTx        = pgConn{}
+	_ driver.ExecerContext      = pgConn{}
+	_ driver.QueryerContext     = pgConn{}
+	_ driver.Pinger             = pgConn{}
+	_ driver.NamedValueChecker  = pgConn{}
+	_ driver.SessionResetter    = pgConn{}
+)
+
+func (p pgConn) Prepare(query string) (driver.Stmt, error) { return p.c.Prepare(Rebind(query)) }
+func (p pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return p.c.PrepareContext(ctx, Rebind(query))
+}
+func (p pgConn) Close() error { return p.c.Close() }
+func (p pgConn) Begin() (driver.Tx, error) {
+	return p.c.BeginTx(context.Background(), driver.TxOptions{})
+}
+func (p pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return p.c.BeginTx(ctx, opts)
+}
+func (p pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return p.c.ExecContext(ctx, Rebind(query), args)
+}
+func (p pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return p.c.QueryContext(ctx, Rebind(query), args)
+}
+func (p pgConn) Ping(ctx context.Context) error             { return p.c.Ping(ctx) }
+func (p pgConn) CheckNamedValue(v *driver.NamedValue) error { return p.c.CheckNamedValue(v) }
+func (p pgConn) ResetSession(ctx context.Context) error     { return p.c.ResetSession(ctx) }
+
+var rebindCache sync.Map // query → rebound query
+
+// Rebind rewrites SQLite placeholders to PostgreSQL's: ?N becomes $N, and
+// each bare ? becomes $N for N one more than the largest number so far,
+// as SQLite numbers them. Placeholders inside quoted strings,
+// identifiers and comments are left alone.
+func Rebind(q string) string {
+	if v, ok := rebindCache.Load(q); ok {
+		return v.(string)
+	}
+	out := rebind(q)
+	rebindCache.Store(q, out)
+	return out
+}
+
+func rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		ch := q[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == ch {
+					if j+1 < len(q) && q[j+1] == ch { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			end := min(j+1, len(q))
+			b.WriteString(q[i:end])
+			i = end - 1
+		case ch == '-' && i+1 < len(q) && q[i+1] == '-':
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				b.WriteString(q[i:])
+				return b.String()
+			}
+			b.WriteString(q[i : i+j])
+			i += j - 1
+		case ch == '?':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			// SQLite's rule: ?N is parameter N, and a bare ? is one more
+			// than the largest number used so far.
+			if j > i+1 {
+				k, _ := strconv.Atoi(q[i+1 : j])
+				n = max(n, k)
+				b.WriteString("$" + strconv.Itoa(k))
+			} else {
+				n++
+				b.WriteString("$" + strconv.Itoa(n))
+			}
+			i = j - 1
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
+}
+
+// boolAsInt lets a Go bool bind to an integer column as 1 or 0. The schema
+// keeps flags in integer columns, as SQLite (which has no boolean type)
+// does and as its driver binds bools; real boolean columns (goose's) still
+// take bools directly, since this applies only where no plan exists.
+func boolAsInt(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+	if b, ok := value.(bool); ok {
+		return &boolIntPlan{}, boolInt(b), true
+	}
+	return nil, nil, false
+}
+
+type boolInt bool
+
+func (b boolInt) Int64Value() (pgtype.Int8, error) {
+	n := int64(0)
+	if b {
+		n = 1
+	}
+	return pgtype.Int8{Int64: n, Valid: true}, nil
+}
+
+type boolIntPlan struct{ next pgtype.EncodePlan }
+
+func (p *boolIntPlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *boolIntPlan) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(boolInt(value.(bool)), buf)
+}
+
+// afterConnect prepares each new PostgreSQL session for tuitbot's
+// statements.
+func afterConnect(_ context.Context, c *pgx.Conn) error {
+	m := c.TypeMap()
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{boolAsInt}, m.TryWrapEncodePlanFuncs...)
+	return nil
+}

@@ -1,0 +1,205 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
+)
+
+func TestRebind(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`SELECT a FROM t WHERE b = ? AND c = ?`, `SELECT a FROM t WHERE b = $1 AND c = $2`},
+		{`VALUES (?1, ?2, ?1, ?10)`, `VALUES ($1, $2, $1, $10)`},
+		{`WHERE a = ?1 AND b <= ?2 AND id IN (?, ?)`, `WHERE a = $1 AND b <= $2 AND id IN ($3, $4)`},
+		{`SELECT '?', "a?b", x FROM t WHERE y = ?`, `SELECT '?', "a?b", x FROM t WHERE y = $1`},
+		{`SELECT 'it''s ?' WHERE a = ?`, `SELECT 'it''s ?' WHERE a = $1`},
+		{"SELECT a -- why?\nFROM t WHERE b = ?", "SELECT a -- why?\nFROM t WHERE b = $1"},
+	}
+	for _, tt := range tests {
+		if got := store.Rebind(tt.in); got != tt.want {
+			t.Errorf("Rebind(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://u:s3cret@h:5432/db?sslmode=disable", "postgres://u:xxxxx@h:5432/db?sslmode=disable"},
+		{"postgres://u@h/db", "postgres://u@h/db"},
+		{"postgres://h/db?password=s3cret&sslmode=disable", "postgres://h/db?password=xxxxx&sslmode=disable"},
+	}
+	for _, tt := range tests {
+		if got := store.RedactURL(tt.in); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestPostgresUnreachableIsClearError opens a URL whose server is not
+// there: the error names the URL, never its password.
+func TestPostgresUnreachableIsClearError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("postgres://tuitbot:hunter2secret@127.0.0.1:%d/tuitbot?sslmode=disable", port)
+	_, err = store.Open(context.Background(), url, store.Options{})
+	if err == nil {
+		t.Fatal("Open of a closed port succeeded")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "hunter2secret") {
+		t.Fatalf("error reveals the password: %s", msg)
+	}
+	want := fmt.Sprintf("postgres://tuitbot:xxxxx@127.0.0.1:%d/tuitbot", port)
+	if !strings.Contains(msg, want) || !strings.Contains(msg, "cannot connect") {
+		t.Fatalf("error %q does not say it cannot connect to %s", msg, want)
+	}
+}
+
+// TestPostgresOpen migrates a new PostgreSQL database, from several
+// processes' worth of concurrent opens, into one schema with one identity.
+func TestPostgresOpen(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t, "")
+	var wg sync.WaitGroup
+	ids := make([]string, 4)
+	errs := make([]error, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := store.Open(ctx, url, store.Options{Now: clock})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer db.Close()
+			if db.Dialect != store.Postgres {
+				errs[i] = errors.New("dialect is not postgres")
+			}
+			ids[i] = db.ID
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	for _, id := range ids[1:] {
+		if id == "" || id != ids[0] {
+			t.Fatalf("identities differ across opens: %v", ids)
+		}
+	}
+	// The test server trusts loopback, so a password in the URL is
+	// accepted and ignored: it must not show in Path, which is logged.
+	withPW := strings.Replace(url, "tuitbot@", "tuitbot:pw-not-shown@", 1)
+	if os.Getenv(pgtest.EnvURL) != "" {
+		withPW = url
+	}
+	db := open(t, withPW, store.Options{})
+	if db.ID != ids[0] {
+		t.Fatalf("reopen changed the identity: %s, was %s", db.ID, ids[0])
+	}
+	if strings.Contains(db.Path, "pw-not-shown") {
+		t.Fatalf("Path %q carries the password", db.Path)
+	}
+	// Placeholders in SQLite's style run as they are.
+	if _, err := db.ExecContext(ctx, `INSERT INTO cursors (account_id, key, value, updated_at) VALUES (?, ?, ?, ?)`, "a", "k", "v", store.FormatTime(fixedNow)); err != nil {
+		t.Fatalf("insert with ? placeholders: %v", err)
+	}
+	var v string
+	if err := db.QueryRowContext(ctx, `SELECT value FROM cursors WHERE account_id = ?1 AND key = ?2`, "a", "k").Scan(&v); err != nil || v != "v" {
+		t.Fatalf("select with ?N placeholders: %q, %v", v, err)
+	}
+	if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
+		t.Fatalf("QuickCheck = %q, %v", res, err)
+	}
+}
+
+// TestPostgresSchemaMatchesSQLite keeps the two migration sets in step:
+// every table has the same columns on both, so every query runs on both.
+func TestPostgresSchemaMatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	lite := open(t, filepath.Join(t.TempDir(), "tuitbot.db"), store.Options{})
+	pg := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	columns := func(db *store.DB, q string) map[string]string {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		cols := map[string][]string{}
+		for rows.Next() {
+			var tbl, col string
+			if err := rows.Scan(&tbl, &col); err != nil {
+				t.Fatal(err)
+			}
+			if tbl == "goose_db_version" || tbl == "sqlite_sequence" {
+				continue
+			}
+			cols[tbl] = append(cols[tbl], col)
+		}
+		out := map[string]string{}
+		for tbl, c := range cols {
+			sort.Strings(c)
+			out[tbl] = strings.Join(c, ",")
+		}
+		return out
+	}
+	want := columns(lite, `SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'`)
+	got := columns(pg, `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()`)
+	for tbl, c := range want {
+		if got[tbl] != c {
+			t.Errorf("table %s:\n sqlite   %s\n postgres %s", tbl, c, got[tbl])
+		}
+	}
+	for tbl := range got {
+		if _, ok := want[tbl]; !ok {
+			t.Errorf("table %s exists only on postgres", tbl)
+		}
+	}
+}
+
+// TestSessionLockHasOneHolder: of two processes' worth of handles on one
+// database, one holds a session lock and the other is refused until the
+// holder's session ends.
+func TestSessionLockHasOneHolder(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t, "")
+	a := open(t, url, store.Options{})
+	b := open(t, url, store.Options{})
+	release, err := a.TrySessionLock(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatalf("first holder: %v", err)
+	}
+	if _, err := b.TrySessionLock(ctx, "autopilot:default"); !errors.Is(err, store.ErrLockHeld) {
+		t.Fatalf("second holder: %v, want ErrLockHeld", err)
+	}
+	other, err := b.TrySessionLock(ctx, "autopilot:brand_b")
+	if err != nil {
+		t.Fatalf("another account's lock: %v", err)
+	}
+	defer other()
+	release()
+	again, err := b.TrySessionLock(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatalf("after the holder's session ended: %v", err)
+	}
+	again()
+}
