@@ -5,14 +5,21 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -57,6 +64,9 @@ type fleet struct {
 	homes  []string
 	hosts  []*host
 	extras string // extra TOML appended to each host's configuration
+	// via, when it names a host, is the URL that host reaches X through
+	// (a proxy in front of the emulator) instead of the emulator itself.
+	via map[int]string
 }
 
 // host is one running server process.
@@ -70,9 +80,9 @@ type host struct {
 
 // newFleet prepares hostCount homes on a fresh database and starts a
 // server in each.
-func newFleet(t *testing.T, bin string, x *sim, extras string) *fleet {
+func newFleet(t *testing.T, bin string, x *sim, extras string, via map[int]string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, bin: bin, x: x, dbURL: pgtest.NewDatabase(t, ""), extras: extras}
+	f := &fleet{t: t, bin: bin, x: x, dbURL: pgtest.NewDatabase(t, ""), extras: extras, via: via}
 	buf := make([]byte, 24)
 	if _, err := rand.Read(buf); err != nil {
 		t.Fatal(err)
@@ -104,6 +114,10 @@ func (f *fleet) prepareHome(i int) string {
 		t.Fatal(err)
 	}
 	s := f.x
+	xURL := s.url
+	if u, ok := f.via[i]; ok {
+		xURL = u
+	}
 	toml := fmt.Sprintf(`approval_mode = false
 
 [storage]
@@ -124,7 +138,7 @@ require_approval_for = []
 
 [logging]
 level = "info"
-`, s.url, s.url+"/i/oauth2/authorize", s.url+"/2/oauth2/token", xsim.DefaultClientID, f.dbURL, f.extras)
+`, xURL, xURL+"/i/oauth2/authorize", xURL+"/2/oauth2/token", xsim.DefaultClientID, f.dbURL, f.extras)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +305,7 @@ func TestHostsSharePostgres(t *testing.T) {
 
 	t.Run("identical likes execute once", func(t *testing.T) {
 		const calls, workers = 1000, 48
-		f := newFleet(t, bin, x, "max_mutations_per_hour = 0")
+		f := newFleet(t, bin, x, "max_mutations_per_hour = 0", nil)
 		tweet := unlikedForeign(t, x, 1)[0]
 		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
 		results := make(chan env, calls)
@@ -323,22 +337,37 @@ func TestHostsSharePostgres(t *testing.T) {
 		for err := range errs {
 			t.Fatalf("call failed: %v", err)
 		}
-		executed, dups := 0, 0
+		// Within one process an identical call waits for the one running;
+		// on another host it is told the call is in flight (and which).
+		// Either way it points at the one execution.
+		var executed []env
+		var others []env
+		inFlight := 0
 		for e := range results {
 			switch {
-			case !e.Success:
-				t.Fatalf("a like failed: %s", e.raw)
-			case isDuplicate(e):
-				dups++
+			case e.Success && isDuplicate(e):
+				others = append(others, e)
+			case e.Success:
+				executed = append(executed, e)
+			case e.code() == apperr.MutationInFlight:
+				inFlight++
+				others = append(others, e)
 			default:
-				executed++
+				t.Fatalf("a like failed: %s", e.raw)
 			}
 		}
 		gotLikes := x.Counters()[xsim.CountLikes] - likes
 		gotBilled := x.Billing().Units[xsim.BillInteraction] - billed
-		t.Logf("%d calls over %d hosts: %d executed, %d duplicates; emulator likes +%d, like requests +%d", calls, hostCount, executed, dups, gotLikes, gotBilled)
-		if executed != 1 || dups != calls-1 {
-			t.Fatalf("%d executed and %d duplicate answers, want 1 and %d", executed, dups, calls-1)
+		t.Logf("%d calls over %d hosts: %d executed, %d duplicates, %d told in flight; emulator likes +%d, like requests +%d",
+			calls, hostCount, len(executed), len(others)-inFlight, inFlight, gotLikes, gotBilled)
+		if len(executed) != 1 || len(others) != calls-1 {
+			t.Fatalf("%d executed and %d duplicate or in-flight answers, want 1 and %d", len(executed), len(others), calls-1)
+		}
+		orig := executed[0].Meta.CorrelationID
+		for _, e := range others {
+			if got := originalOf(t, e); got != orig {
+				t.Fatalf("answer points at %q, not at the one execution %q: %s", got, orig, e.raw)
+			}
 		}
 		if gotLikes != 1 || gotBilled != 1 {
 			t.Fatalf("emulator likes +%d and like requests +%d, want +1 and +1", gotLikes, gotBilled)
@@ -347,7 +376,7 @@ func TestHostsSharePostgres(t *testing.T) {
 
 	t.Run("hourly cap holds across hosts", func(t *testing.T) {
 		const distinct, limit, workers = 100, 5, 30
-		f := newFleet(t, bin, x, fmt.Sprintf("max_mutations_per_hour = %d", limit))
+		f := newFleet(t, bin, x, fmt.Sprintf("max_mutations_per_hour = %d", limit), nil)
 		targets := unlikedForeign(t, x, distinct)
 		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
 		results := make(chan env, distinct)
@@ -406,17 +435,19 @@ func TestHostsSharePostgres(t *testing.T) {
 	})
 
 	t.Run("a killed host leaves no duplicate and recovers", func(t *testing.T) {
-		const distinct, copies, workers, killAfter = 90, 3, 24, 20
-		f := newFleet(t, bin, x, "max_mutations_per_hour = 0")
-		// Slow like requests keep calls in flight, so the kill lands
-		// between a pending audit row and its outcome.
-		x.SetFault("POST /2/users/:id/likes", xsim.Fault{Latency: 5 * time.Millisecond})
-		t.Cleanup(func() { x.SetFault("POST /2/users/:id/likes", xsim.Fault{}) })
+		const distinct, copies, workers, armAfter, victim = 90, 3, 24, 20, 0
+		// The victim reaches X through a proxy that tells the test when
+		// one of its like requests is on the wire and holds it there until
+		// the victim is dead; then X applies it. So the kill always lands
+		// between a pending audit row and its outcome, and X has an
+		// effect whose caller never learnt of it.
+		trap := newLikeTrap(t, x.url)
+		f := newFleet(t, bin, x, "max_mutations_per_hour = 0", map[int]string{victim: trap.url})
 		targets := unlikedForeign(t, x, distinct)
 		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
 
-		// Every intent is sent copies times, to different hosts; an
-		// intent whose host died is retried on the next live host, as an
+		// Every intent is sent copies times, to different hosts; a call
+		// that died with its host is retried on the next host, as an
 		// agent would.
 		total := distinct * copies
 		next := make(chan int, total)
@@ -425,15 +456,28 @@ func TestHostsSharePostgres(t *testing.T) {
 		}
 		close(next)
 		var (
-			mu        sync.Mutex
-			answered  int
-			killedAt  = make(chan struct{})
-			killOnce  sync.Once
-			lost      int
-			answers   = map[apperr.Code]int{}
-			bad       []string
-			victimIdx = 0
+			mu       sync.Mutex
+			answered int
+			killed   = make(chan struct{}) // closed just before the SIGKILL
+			armOnce  sync.Once
+			lost     int
+			answers  = map[apperr.Code]int{}
+			inFlight []string // intents answered mutation_in_flight
+			bad      []string
 		)
+		workDone := make(chan struct{})
+		killerDone := make(chan struct{})
+		go func() {
+			defer close(killerDone)
+			select {
+			case <-trap.held:
+			case <-workDone:
+				return
+			}
+			close(killed)
+			f.kill(victim)
+			close(trap.release)
+		}()
 		var wg sync.WaitGroup
 		for range workers {
 			wg.Add(1)
@@ -444,45 +488,39 @@ func TestHostsSharePostgres(t *testing.T) {
 					for attempt := 0; ; attempt++ {
 						i, cs := f.session(n + attempt)
 						e, err := call(ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet})
+						mu.Lock()
 						if err != nil {
+							dead := false
 							select {
-							case <-killedAt:
+							case <-killed:
+								dead = i == victim
 							default:
-								mu.Lock()
-								bad = append(bad, fmt.Sprintf("host %d failed before any kill: %v", i, err))
+							}
+							if !dead {
+								bad = append(bad, fmt.Sprintf("host %d failed: %v", i, err))
 								mu.Unlock()
 								return
 							}
-							if i != victimIdx {
-								mu.Lock()
-								bad = append(bad, fmt.Sprintf("live host %d failed: %v", i, err))
-								mu.Unlock()
-								return
-							}
-							mu.Lock()
 							lost++
 							mu.Unlock()
-							continue // the agent tries another host
+							continue
 						}
-						mu.Lock()
 						answered++
 						switch {
 						case e.Success && isDuplicate(e):
 							answers["duplicate"]++
 						case e.Success:
 							answers["executed"]++
-						case e.code() == apperr.OutcomeUnverified, e.code() == apperr.MutationInFlight:
+						case e.code() == apperr.MutationInFlight:
+							answers[e.code()]++
+							inFlight = append(inFlight, tweet)
+						case e.code() == apperr.OutcomeUnverified:
 							answers[e.code()]++
 						default:
 							bad = append(bad, e.raw)
 						}
-						if answered == killAfter {
-							killOnce.Do(func() {
-								// Announce the kill first: a call the victim
-								// drops as it dies must count as lost.
-								close(killedAt)
-								f.kill(victimIdx)
-							})
+						if answered == armAfter {
+							armOnce.Do(trap.arm)
 						}
 						mu.Unlock()
 						break
@@ -491,25 +529,47 @@ func TestHostsSharePostgres(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		close(workDone)
+		<-killerDone
 		if len(bad) > 0 {
 			t.Fatalf("unexpected answers (first of %d): %s", len(bad), bad[0])
 		}
 		select {
-		case <-killedAt:
+		case <-killed:
 		default:
-			t.Fatal("the workload ended before the kill")
+			t.Fatal("the victim sent no like after the trap was armed; nothing was killed")
 		}
+		<-trap.forwarded // the held like has reached X
 
-		// The killed host restarts; its start recovers what it left
-		// pending.
+		// The dead host's rows stay pending: no other host recovers rows
+		// of a process it cannot prove dead... until the host restarts.
 		pendingBefore := f.auditCounts()["pending"]
-		h := f.start(victimIdx)
+		if pendingBefore == 0 {
+			t.Fatal("no audit row was pending after the kill, though a like was on the wire")
+		}
+		h := f.start(victim)
 		mustCall(t, ctx, h.sessions[0], "get_recent_mutations", map[string]any{"limit": 1})
+		// The agent retries what it was told is in flight; nothing more
+		// may reach X.
+		midBilled := x.Billing().Units[xsim.BillInteraction]
+		for k, tweet := range inFlight {
+			_, cs := f.session(k)
+			e := mustCall(t, ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet})
+			if e.Success && !isDuplicate(e) {
+				t.Fatalf("a retry of an in-flight like executed again: %s", e.raw)
+			}
+			if !e.Success && e.code() != apperr.OutcomeUnverified {
+				t.Fatalf("a retry of an in-flight like after recovery: %s", e.raw)
+			}
+		}
+		if got := x.Billing().Units[xsim.BillInteraction]; got != midBilled {
+			t.Fatalf("retrying %d in-flight likes sent %d more like requests to X", len(inFlight), got-midBilled)
+		}
 		counts := f.auditCounts()
 		gotLikes := x.Counters()[xsim.CountLikes] - likes
 		gotBilled := x.Billing().Units[xsim.BillInteraction] - billed
-		t.Logf("%d calls (%d intents x %d) over %d hosts, host %d SIGKILLed after %d answers: %d calls lost with it, answers %v; %d rows pending before the restart, audit after %v; emulator likes +%d, like requests +%d",
-			total, distinct, copies, hostCount, victimIdx, killAfter, lost, answers, pendingBefore, counts, gotLikes, gotBilled)
+		t.Logf("%d calls (%d intents x %d) over %d hosts, host %d SIGKILLed with a like on the wire: %d calls lost with it, answers %v; %d rows pending before the restart, audit after %v; emulator likes +%d, like requests +%d",
+			total, distinct, copies, hostCount, victim, lost, answers, pendingBefore, counts, gotLikes, gotBilled)
 		if gotBilled != gotLikes {
 			t.Fatalf("%d like requests reached X for %d new likes: an intent reached X twice", gotBilled, gotLikes)
 		}
@@ -517,7 +577,7 @@ func TestHostsSharePostgres(t *testing.T) {
 			t.Fatalf("%d new likes for %d intents", gotLikes, distinct)
 		}
 		if lost == 0 {
-			t.Fatal("no call was lost with the killed host; the kill did not land mid-workload")
+			t.Fatal("no call was lost with the killed host")
 		}
 		for st, n := range counts {
 			switch st {
@@ -526,12 +586,87 @@ func TestHostsSharePostgres(t *testing.T) {
 				t.Fatalf("%d audit rows are %q after the killed host restarted: %v", n, st, counts)
 			}
 		}
+		if counts["interrupted"] == 0 {
+			t.Fatalf("the killed host's pending rows were not recovered as interrupted: %v", counts)
+		}
 		// A like X made whose answer died with the host is interrupted,
 		// not success; nothing succeeded that X does not have.
 		if s := int64(counts["success"]); s > gotLikes || s+int64(counts["interrupted"]+counts["unknown"]) < gotLikes {
 			t.Fatalf("%d successful, %d interrupted and %d unknown audit rows for %d likes on X", s, counts["interrupted"], counts["unknown"], gotLikes)
 		}
+		for i, hh := range f.hosts {
+			if strings.Contains(hh.stderr.String(), f.token) {
+				t.Fatalf("host %d logged the MCP bearer token", i)
+			}
+		}
 	})
+}
+
+// likeTrap is a loopback proxy in front of the emulator. Once armed, the
+// first like request through it is reported on held and kept on the wire
+// until release closes; then it goes on to X even though its caller may
+// be gone.
+type likeTrap struct {
+	url       string
+	armed     atomic.Bool
+	once      sync.Once
+	held      chan struct{}
+	release   chan struct{}
+	forwarded chan struct{}
+}
+
+func newLikeTrap(t *testing.T, target string) *likeTrap {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	// Requests of the killed host fail as it dies; that is expected.
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	lt := &likeTrap{held: make(chan struct{}), release: make(chan struct{}), forwarded: make(chan struct{})}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/likes") && lt.armed.Load() {
+			caught := false
+			lt.once.Do(func() { caught = true })
+			if caught {
+				close(lt.held)
+				<-lt.release
+				// The caller is dead; X still gets the request.
+				r = r.WithContext(context.WithoutCancel(r.Context()))
+				proxy.ServeHTTP(w, r)
+				close(lt.forwarded)
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	lt.url = srv.URL
+	return lt
+}
+
+func (lt *likeTrap) arm() { lt.armed.Store(true) }
+
+// originalOf is the correlation id of the execution a duplicate or
+// in-flight answer points at.
+func originalOf(t *testing.T, e env) string {
+	t.Helper()
+	var v struct {
+		Data struct {
+			Original string `json:"original_correlation_id"`
+		} `json:"data"`
+		Error struct {
+			Original string `json:"original_correlation_id"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(e.raw), &v); err != nil {
+		t.Fatalf("answer: %v: %s", err, e.raw)
+	}
+	if e.Success {
+		return v.Data.Original
+	}
+	return v.Error.Original
 }
 
 func sumCodes(m map[apperr.Code]int) int {
