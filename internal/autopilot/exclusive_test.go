@@ -12,6 +12,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
@@ -237,5 +238,32 @@ func TestRunLockPerAccount(t *testing.T) {
 	}
 	if _, err := autopilot.AcquireRunLock(home); err == nil {
 		t.Error("AcquireRunLock took the default account's lock while it was held")
+	}
+}
+
+// TestLLMUsageIsRecordedPerAccount: each account's LLM calls land in the
+// ledger under that account, so drafting spend is never pooled.
+func TestLLMUsageIsRecordedPerAccount(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.Accounts = map[string]map[string]any{"brand_b": {}} })
+	for account, calls := range map[string]int{"default": 1, "brand_b": 2} {
+		a, err := e.app.ForAccount(account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := a.LLM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range calls {
+			if _, err := p.Complete(context.Background(), llm.Request{Operation: "test",
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for account, want := range map[string]int{"default": 1, "brand_b": 2} {
+		if n := e.count(`SELECT count(*) FROM llm_usage WHERE account_id = ?`, account); n != want {
+			t.Errorf("llm_usage rows of %s = %d, want %d", account, n, want)
+		}
 	}
 }
