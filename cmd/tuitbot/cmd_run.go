@@ -60,14 +60,14 @@ func (c *cli) accountRunner(ctx context.Context, a *app.App, mode lockMode, opts
 	}
 	if mode == lockOnce {
 		if onPostgres(a) {
-			rel, err := autopilot.SessionLock(a.DB, a.Account)(ctx)
+			l, err := autopilot.SessionLock(a.DB, a.Account)(ctx)
 			if err != nil {
 				if errors.Is(err, autopilot.ErrHeld) {
 					return nil, nil, fmt.Errorf("another autopilot is already running for account %s on a host sharing the database: %w", a.Account, err)
 				}
 				return nil, nil, err
 			}
-			release = rel
+			release = l.Release
 		} else {
 			l, err := autopilot.AcquireAccountRunLock(a.Cfg.Home, a.Account)
 			if err != nil {

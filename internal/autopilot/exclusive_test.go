@@ -115,10 +115,12 @@ func postgresEnv(t *testing.T) *env {
 func TestExclusiveRunnerTakesOverWithinOneInterval(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		kill func(t *testing.T, e *env, holder *gatedRunner)
+		// livesOn: the holder's process outlives its session.
+		livesOn bool
+		kill    func(t *testing.T, e *env, holder *gatedRunner)
 	}{
-		{"holder stops", func(t *testing.T, _ *env, holder *gatedRunner) { holder.stop(t) }},
-		{"holder's session dies", func(t *testing.T, e *env, _ *gatedRunner) {
+		{"holder stops", false, func(t *testing.T, _ *env, holder *gatedRunner) { holder.stop(t) }},
+		{"holder's session dies", true, func(t *testing.T, e *env, _ *gatedRunner) {
 			t.Helper()
 			var pid int
 			// The advisory lock's 64-bit key is split into classid (high
@@ -179,6 +181,21 @@ func TestExclusiveRunnerTakesOverWithinOneInterval(t *testing.T) {
 			}
 			if took := e.clock.Now().Sub(killedAt); took > housekeepingEvery {
 				t.Fatalf("took over %s after the holder was gone, want within %s", took, housekeepingEvery)
+			}
+			if !tc.livesOn {
+				return
+			}
+			// The old holder wakes for its next iteration: it finds its lock
+			// gone and stands by instead of running beside the new holder.
+			holder.wake <- struct{}{}
+			if err := recv(t, holder.standby, "the old holder standing by"); !errors.Is(err, autopilot.ErrHeld) {
+				t.Fatalf("old holder's stand-by reason = %v, want ErrHeld", err)
+			}
+			if d := recv(t, holder.slept, "the old holder's stand-by wait"); d != housekeepingEvery {
+				t.Fatalf("old holder waits %s, want %s", d, housekeepingEvery)
+			}
+			if n := e.housekeepingRuns("default"); n != 2 {
+				t.Fatalf("housekeeping runs = %d, want 2: the old holder ran after losing its lock", n)
 			}
 		})
 	}
