@@ -94,6 +94,11 @@ func TestRunStandsByOnPostgres(t *testing.T) {
 	if strings.Contains(out2.String(), "autopilot started") {
 		t.Fatalf("the second runner started its loops while the first held the account:\n%s", out2)
 	}
+	// A tick of the account is refused while a runner holds it; another
+	// account's tick runs.
+	r := hosts[1].fails(t, "tick")
+	mustContain(t, "tick beside a runner on another host", r.stderr, "already running for account default")
+	hosts[1].ok(t, "--account", "brand_b", "tick")
 	// The host dies: no release, the server ends its session.
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
