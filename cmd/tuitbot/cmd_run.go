@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -13,31 +16,105 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
-// withAutopilot opens the services, optionally takes the single-instance
-// lock, and builds the runner.
-func (c *cli) withAutopilot(cmd *cobra.Command, lock bool, opts autopilot.Options, fn func(a *app.App, r *autopilot.Runner) error) error {
+// lockMode says how a command keeps to one autopilot per account.
+type lockMode int
+
+const (
+	// lockNone reads only (status).
+	lockNone lockMode = iota
+	// lockOnce fails when another runner holds the account (tick, and run
+	// on SQLite, where every runner shares the home).
+	lockOnce
+	// lockStandBy waits for the account when another host holds it (run on
+	// PostgreSQL); Runner.RunExclusive takes the lock.
+	lockStandBy
+)
+
+// withAutopilot opens the services, takes the account's lock as mode says,
+// and builds the runner.
+func (c *cli) withAutopilot(cmd *cobra.Command, mode lockMode, opts autopilot.Options, fn func(a *app.App, r *autopilot.Runner) error) error {
 	a, err := c.openApp(cmd)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if lock {
-		l, err := autopilot.AcquireRunLock(a.Cfg.Home)
-		if err != nil {
-			return err
+	r, release, err := c.accountRunner(cmd.Context(), a, mode, opts)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn(a, r)
+}
+
+// accountRunner builds account a's runner. With lockOnce it holds the
+// account's lock (per-account lock file on SQLite, session lock on
+// PostgreSQL) until release is called; with lockStandBy on SQLite too,
+// since processes sharing a home need no standby.
+func (c *cli) accountRunner(ctx context.Context, a *app.App, mode lockMode, opts autopilot.Options) (*autopilot.Runner, func(), error) {
+	release := func() {}
+	if mode == lockStandBy && !onPostgres(a) {
+		mode = lockOnce
+	}
+	if mode == lockOnce {
+		if onPostgres(a) {
+			l, err := autopilot.SessionLock(a.DB, a.Account)(ctx)
+			if err != nil {
+				if errors.Is(err, autopilot.ErrHeld) {
+					return nil, nil, fmt.Errorf("another autopilot is already running for account %s on a host sharing the database: %w", a.Account, err)
+				}
+				return nil, nil, err
+			}
+			release = l.Release
+		} else {
+			l, err := autopilot.AcquireAccountRunLock(a.Cfg.Home, a.Account)
+			if err != nil {
+				return nil, nil, err
+			}
+			release = func() { _ = l.Release() }
 		}
-		defer l.Release()
 	}
 	r, err := a.Autopilot(opts)
 	if err != nil {
+		release()
 		if apperr.CodeOf(err) == apperr.InvalidInput {
-			return usageError{err}
+			return nil, nil, usageError{err}
 		}
-		return err
+		return nil, nil, err
 	}
-	return fn(a, r)
+	return r, release, nil
+}
+
+func onPostgres(a *app.App) bool { return a.DB != nil && a.DB.Dialect == store.Postgres }
+
+// runAccount runs account a's loops until ctx is done. On PostgreSQL it
+// runs only while it holds the account's session lock and stands by while
+// another host does; on SQLite the caller holds the account's lock file.
+func (c *cli) runAccount(ctx context.Context, a *app.App, r *autopilot.Runner, out *syncWriter) error {
+	if !onPostgres(a) {
+		return r.Run(ctx)
+	}
+	said := false
+	return r.RunExclusive(ctx, autopilot.SessionLock(a.DB, a.Account), func(error) {
+		if !said {
+			said = true
+			out.printf("account %s: another host runs its autopilot; standing by, asking again every %s\n", a.Account, r.RetryInterval())
+		}
+	})
+}
+
+// syncWriter lets the runners of several accounts write to one terminal.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, args...)
 }
 
 // noteStandIn tells the person at the terminal that drafts will come from
@@ -49,24 +126,86 @@ func (c *cli) noteStandIn(a *app.App) {
 }
 
 func (c *cli) runCmd() *cobra.Command {
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the autopilot loops until interrupted",
 		Long: "Run the autopilot: discovery, mentions, content, threads, targets, analytics, the scheduled\n" +
 			"publisher and approval housekeeping, each paced by [intervals] and gated by [schedule]. Every\n" +
-			"post goes through the mutation gateway (policy, approval, audit). One autopilot runs per home\n" +
-			"directory; Ctrl-C (or SIGTERM) stops scheduling and lets a call in progress finish.",
+			"post goes through the mutation gateway (policy, approval, audit). One autopilot runs per account:\n" +
+			"on SQLite a second one for the same account fails; on PostgreSQL it stands by and takes over\n" +
+			"within one loop interval when the runner holding the account stops or its host dies.\n" +
+			"--all-accounts runs every account in this process. Ctrl-C (or SIGTERM) stops scheduling and\n" +
+			"lets a call in progress finish.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withAutopilot(cmd, true, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
-				fmt.Fprintf(c.stderr, "autopilot running (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
-					strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
+			if all {
+				return c.runAllAccounts(cmd)
+			}
+			out := &syncWriter{w: c.stderr}
+			return c.withAutopilot(cmd, lockStandBy, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
+				out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
+					a.Account, strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
 				c.noteStandIn(a)
-				return r.Run(cmd.Context())
+				return c.runAccount(cmd.Context(), a, r, out)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all-accounts", false, "run the autopilot of every account in this process, each under its own lock")
 	return cmd
+}
+
+// runAllAccounts runs every account's runner in this process. Each holds
+// its own lock; on SQLite every lock is taken before any loop starts, so a
+// held account fails the command instead of leaving a partial fleet. The
+// first runner to fail stops the others.
+func (c *cli) runAllAccounts(cmd *cobra.Command) error {
+	if c.account != "" {
+		return usageError{errors.New("--all-accounts runs every account; leave out --account")}
+	}
+	top, err := c.openApp(cmd)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	type job struct {
+		a *app.App
+		r *autopilot.Runner
+	}
+	var jobs []job
+	for _, name := range top.Accounts() {
+		a, err := top.ForAccount(name)
+		if err != nil {
+			return err
+		}
+		r, release, err := c.accountRunner(cmd.Context(), a, lockStandBy, autopilot.Options{})
+		if err != nil {
+			return fmt.Errorf("account %s: %w", name, err)
+		}
+		defer release()
+		jobs = append(jobs, job{a, r})
+	}
+	out := &syncWriter{w: c.stderr}
+	c.noteStandIn(top)
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s)\n",
+			j.a.Account, strings.Join(j.r.Loops(), ", "), j.a.Cfg.Mode, onOff(j.a.Cfg.EffectiveApprovalMode()))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.runAccount(ctx, j.a, j.r, out); err != nil {
+				errs[i] = fmt.Errorf("account %s: %w", j.a.Account, err)
+				cancel()
+			}
+		}()
+	}
+	out.printf("press Ctrl-C to stop\n")
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (c *cli) tickCmd() *cobra.Command {
@@ -87,7 +226,7 @@ func (c *cli) tickCmd() *cobra.Command {
 				}
 				opts.Loops = []string{name}
 			}
-			return c.withAutopilot(cmd, true, opts, func(a *app.App, r *autopilot.Runner) error {
+			return c.withAutopilot(cmd, lockOnce, opts, func(a *app.App, r *autopilot.Runner) error {
 				c.noteStandIn(a)
 				results, err := r.Tick(cmd.Context())
 				if asJSON {
@@ -125,7 +264,7 @@ func (c *cli) statusCmd() *cobra.Command {
 		Short: "Show the autopilot loops, today's counts against their caps, pending approvals and X spend",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withAutopilot(cmd, false, autopilot.Options{}, func(_ *app.App, r *autopilot.Runner) error {
+			return c.withAutopilot(cmd, lockNone, autopilot.Options{}, func(_ *app.App, r *autopilot.Runner) error {
 				st, err := r.Status(cmd.Context())
 				if err != nil {
 					return err

@@ -139,8 +139,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
 	a.Metrics = a.newMetrics()
-	a.startLLM()
 	a.Account = config.DefaultAccountName
+	a.startLLM()
 	if err := a.startAccount(ctx, opts, bases, httpClient); err != nil {
 		return nil, err
 	}
@@ -155,7 +155,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			return nil, err
 		}
 		v := &App{Cfg: acfg, Log: a.Log.With("account", name), Now: a.Now, DB: a.DB, DBErr: a.DBErr, Sim: a.Sim,
-			llm: a.llm, LLMErr: a.LLMErr, sleep: a.sleep, Account: name, root: a, Metrics: a.Metrics}
+			sleep: a.sleep, Account: name, root: a, Metrics: a.Metrics}
+		// Each account has its own LLM client only so that its usage is
+		// recorded under its own account in the ledger.
+		v.startLLM()
 		if err := v.startAccount(ctx, opts, bases, httpClient); err != nil {
 			return nil, err
 		}

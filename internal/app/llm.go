@@ -32,7 +32,7 @@ func (a *App) startLLM() {
 	}
 	var rec llm.UsageRecorder
 	if a.DB != nil {
-		rec = workflow.UsageLedger{DB: a.DB}
+		rec = workflow.UsageLedger{DB: a.DB, AccountID: a.Account}
 	}
 	rec = meteredLLM{next: rec, m: a.Metrics}
 	p, err := llm.New(a.LLMConfig(), rec, a.Now, llm.WithLogger(a.Log))

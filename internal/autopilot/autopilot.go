@@ -158,6 +158,9 @@ type Runner struct {
 	loops []string
 	sched schedule
 	state map[string]*loopState
+	// guard, while RunExclusive holds the account's lock, says whether the
+	// lock is still held; Run checks it before every iteration.
+	guard func(context.Context) error
 	// authStop is the message X loops are stopped with after an expired
 	// token, empty while X is usable.
 	authStop string

@@ -8,12 +8,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/flock"
 )
 
 // RunLockName is the lock file in the home directory that keeps one
-// autopilot (run or tick) per home at a time.
+// autopilot (run or tick) of the default account at a time.
 const RunLockName = "run.lock"
+
+// RunLockFile is the lock file of one account's autopilot: run.lock for
+// the default account, run-NAME.lock for the others, so that several
+// accounts of one home run side by side.
+func RunLockFile(account string) string {
+	if account == "" || account == config.DefaultAccountName {
+		return RunLockName
+	}
+	return "run-" + account + ".lock"
+}
 
 // RunLock is a held single-instance lock.
 type RunLock struct {
@@ -36,14 +47,20 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("another autopilot is already running: %s holds the lock %s; stop it first (`tuitbot status` shows what it is doing)", who, e.Path)
 }
 
-// AcquireRunLock takes the exclusive lock on <home>/run.lock and records
-// this process's PID in it. The kernel releases the lock when the process
-// dies, however it dies, so a crash never leaves a stale lock behind.
+// AcquireRunLock takes the default account's run lock.
 func AcquireRunLock(home string) (*RunLock, error) {
+	return AcquireAccountRunLock(home, config.DefaultAccountName)
+}
+
+// AcquireAccountRunLock takes the exclusive lock on the account's lock file
+// in home (RunLockFile) and records this process's PID in it. The kernel
+// releases the lock when the process dies, however it dies, so a crash
+// never leaves a stale lock behind.
+func AcquireAccountRunLock(home, account string) (*RunLock, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("run lock: create %s: %w", home, err)
 	}
-	path := filepath.Join(home, RunLockName)
+	path := filepath.Join(home, RunLockFile(account))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("run lock %s: %w", path, err)

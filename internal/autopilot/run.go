@@ -106,6 +106,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			_ = r.sleep(ctx, d)
 			continue
 		}
+		if r.guard != nil {
+			// The lock is checked right before each iteration, so no loop
+			// starts after another runner may have taken the account over.
+			if err := r.guard(context.WithoutCancel(ctx)); err != nil {
+				return fmt.Errorf("%w: %w", errLockLost, err)
+			}
+		}
 		if _, err := r.runOne(ctx, name, false); err != nil {
 			return err
 		}

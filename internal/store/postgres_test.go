@@ -203,3 +203,34 @@ func TestSessionLockHasOneHolder(t *testing.T) {
 	}
 	again()
 }
+
+// TestSessionLeaseNoticesItsLoss: a lease whose session ends while its
+// process lives on reports the lock lost, so its holder stops acting.
+func TestSessionLeaseNoticesItsLoss(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t, "")
+	a := open(t, url, store.Options{})
+	b := open(t, url, store.Options{})
+	l, err := a.TrySessionLease(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.Held(ctx); err != nil {
+		t.Fatalf("Held while held: %v", err)
+	}
+	var ended bool
+	if err := b.QueryRowContext(ctx, `SELECT bool_and(pg_terminate_backend(pid, 10000)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(?, 0)`, "autopilot:default").Scan(&ended); err != nil || !ended {
+		t.Fatalf("end the holder's session: %v, %v", ended, err)
+	}
+	if err := l.Held(ctx); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("Held after the session ended = %v, want ErrLockLost", err)
+	}
+	again, err := b.TrySessionLock(ctx, "autopilot:default")
+	if err != nil {
+		t.Fatalf("take the lock after the holder's session ended: %v", err)
+	}
+	again()
+}

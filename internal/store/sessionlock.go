@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -18,6 +19,27 @@ var ErrLockHeld = errors.New("held by another session")
 // session holds it; on SQLite it is an error, since processes there share
 // a home and its lock files instead.
 func (d *DB) TrySessionLock(ctx context.Context, key string) (release func(), err error) {
+	l, err := d.TrySessionLease(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+// SessionLease is a held session lock (TrySessionLease).
+type SessionLease struct {
+	conn *sql.Conn
+	key  string
+}
+
+// ErrLockLost says a session lock is no longer held: its session ended
+// (the server restarted, the connection broke, an administrator ended it)
+// and another session may hold it now.
+var ErrLockLost = errors.New("session lock lost")
+
+// TrySessionLease is TrySessionLock with a lease that can tell whether the
+// lock is still held, for holders that must stop when it is not.
+func (d *DB) TrySessionLease(ctx context.Context, key string) (*SessionLease, error) {
 	if d.Dialect != Postgres {
 		return nil, fmt.Errorf("session lock %s: only on PostgreSQL", key)
 	}
@@ -34,13 +56,35 @@ func (d *DB) TrySessionLock(ctx context.Context, key string) (release func(), er
 		conn.Close()
 		return nil, fmt.Errorf("session lock %s: %w", key, ErrLockHeld)
 	}
-	return func() {
-		// Unlock first, so the next holder can take it as soon as this
-		// returns; the server would notice the closed session only a
-		// moment later. The connection is discarded either way, never
-		// pooled with the lock possibly still held.
-		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, key)
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		_ = conn.Close()
-	}, nil
+	return &SessionLease{conn: conn, key: key}, nil
+}
+
+// Held returns nil while the lock is held by this lease's session, and an
+// error wrapping ErrLockLost once it is not (or cannot be confirmed: a
+// holder that cannot reach the server must assume another took over).
+func (l *SessionLease) Held(ctx context.Context) error {
+	// The lock's 64-bit key is split into classid (high half) and objid
+	// (low half) in pg_locks.
+	var held bool
+	err := l.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid()
+		AND locktype = 'advisory' AND granted AND objsubid = 1
+		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(?, 0))`, l.key).Scan(&held)
+	switch {
+	case err != nil:
+		return fmt.Errorf("session lock %s: %w: %w", l.key, ErrLockLost, err)
+	case !held:
+		return fmt.Errorf("session lock %s: %w", l.key, ErrLockLost)
+	}
+	return nil
+}
+
+// Release gives the lock up.
+func (l *SessionLease) Release() {
+	// Unlock first, so the next holder can take it as soon as this
+	// returns; the server would notice the closed session only a moment
+	// later. The connection is discarded either way, never pooled with
+	// the lock possibly still held.
+	_, _ = l.conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, l.key)
+	_ = l.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = l.conn.Close()
 }

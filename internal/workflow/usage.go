@@ -14,7 +14,12 @@ import (
 // UsageLedger writes the X cost ledger (x_api_usage) and the LLM usage
 // ledger (llm_usage), which this package owns and reports on (Stats,
 // XUsage, LLMUsage). It is the xapi client's and the LLM client's recorder.
-type UsageLedger struct{ DB *store.DB }
+type UsageLedger struct {
+	DB *store.DB
+	// AccountID is the account LLM calls are recorded under (X calls carry
+	// their own); empty is the default account.
+	AccountID string
+}
 
 // RecordXUsage records one X call.
 func (u UsageLedger) RecordXUsage(ctx context.Context, r xapi.Usage) error {
@@ -25,8 +30,12 @@ func (u UsageLedger) RecordXUsage(ctx context.Context, r xapi.Usage) error {
 
 // RecordLLMUsage records one LLM call.
 func (u UsageLedger) RecordLLMUsage(ctx context.Context, r llm.Usage) error {
-	_, err := u.DB.ExecContext(ctx, `INSERT INTO llm_usage (provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.Provider, r.Model, r.Operation, r.InputTokens, r.OutputTokens, r.CostUSD, store.FormatTime(r.At))
+	account := u.AccountID
+	if account == "" {
+		account = "default"
+	}
+	_, err := u.DB.ExecContext(ctx, `INSERT INTO llm_usage (account_id, provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, account, r.Provider, r.Model, r.Operation, r.InputTokens, r.OutputTokens, r.CostUSD, store.FormatTime(r.At))
 	return err
 }
 
