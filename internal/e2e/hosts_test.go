@@ -235,6 +235,43 @@ func (f *fleet) kill(i int) {
 }
 
 // session picks a session of host n%hostCount for call number n.
+// spread sends n x_like_tweet calls with args(i) from workers goroutines,
+// round-robin over the hosts' sessions, and returns every answer; a call
+// that fails on the wire fails the test.
+func (f *fleet) spread(ctx context.Context, t *testing.T, n, workers int, args func(i int) map[string]any) <-chan env {
+	t.Helper()
+	results := make(chan env, n)
+	errs := make(chan error, n)
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				h, cs := f.session(k)
+				e, err := call(ctx, cs, "x_like_tweet", args(k))
+				if err != nil {
+					errs <- fmt.Errorf("host %d: %w", h, err)
+					continue
+				}
+				results <- e
+			}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	close(errs)
+	for err := range errs {
+		t.Fatalf("call failed: %v", err)
+	}
+	return results
+}
+
 func (f *fleet) session(n int) (int, *mcp.ClientSession) {
 	i := n % hostCount
 	h := f.hosts[i]
@@ -308,35 +345,7 @@ func TestHostsSharePostgres(t *testing.T) {
 		f := newFleet(t, bin, x, "max_mutations_per_hour = 0", nil)
 		tweet := unlikedForeign(t, x, 1)[0]
 		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
-		results := make(chan env, calls)
-		errs := make(chan error, calls)
-		next := make(chan int, calls)
-		for n := range calls {
-			next <- n
-		}
-		close(next)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range next {
-					i, cs := f.session(n)
-					e, err := call(ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet})
-					if err != nil {
-						errs <- fmt.Errorf("host %d: %w", i, err)
-						continue
-					}
-					results <- e
-				}
-			}()
-		}
-		wg.Wait()
-		close(results)
-		close(errs)
-		for err := range errs {
-			t.Fatalf("call failed: %v", err)
-		}
+		results := f.spread(ctx, t, calls, workers, func(int) map[string]any { return map[string]any{"tweet_id": tweet} })
 		// Within one process an identical call waits for the one running;
 		// on another host it is told the call is in flight (and which).
 		// Either way it points at the one execution.
@@ -379,35 +388,7 @@ func TestHostsSharePostgres(t *testing.T) {
 		f := newFleet(t, bin, x, fmt.Sprintf("max_mutations_per_hour = %d", limit), nil)
 		targets := unlikedForeign(t, x, distinct)
 		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
-		results := make(chan env, distinct)
-		errs := make(chan error, distinct)
-		next := make(chan int, distinct)
-		for n := range distinct {
-			next <- n
-		}
-		close(next)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range next {
-					i, cs := f.session(n)
-					e, err := call(ctx, cs, "x_like_tweet", map[string]any{"tweet_id": targets[n]})
-					if err != nil {
-						errs <- fmt.Errorf("host %d: %w", i, err)
-						continue
-					}
-					results <- e
-				}
-			}()
-		}
-		wg.Wait()
-		close(results)
-		close(errs)
-		for err := range errs {
-			t.Fatalf("call failed: %v", err)
-		}
+		results := f.spread(ctx, t, distinct, workers, func(n int) map[string]any { return map[string]any{"tweet_id": targets[n]} })
 		executed, refused := 0, map[apperr.Code]int{}
 		for e := range results {
 			if e.Success {
