@@ -57,7 +57,7 @@ func (s *Service) Stats(ctx context.Context, days int) (*Stats, error) {
 	if st.XSpendUSD, err = s.float(ctx, `SELECT sum(cost_usd) FROM x_api_usage WHERE account_id = ? AND created_at >= ?`, s.account(), s.ts(since)); err != nil {
 		return nil, dbErr(err, "sum X spend")
 	}
-	if st.LLMSpendUSD, err = s.float(ctx, `SELECT sum(cost_usd) FROM llm_usage WHERE created_at >= ?`, s.ts(since)); err != nil {
+	if st.LLMSpendUSD, err = s.float(ctx, `SELECT sum(cost_usd) FROM llm_usage WHERE account_id = ? AND created_at >= ?`, s.account(), s.ts(since)); err != nil {
 		return nil, dbErr(err, "sum LLM spend")
 	}
 	snaps, err := s.FollowerTrend(ctx, 10000, since)
@@ -227,8 +227,8 @@ func (s *Service) LLMUsage(ctx context.Context, days int) (*LLMUsage, error) {
 		return nil, err
 	}
 	rows, err := s.DB.QueryContext(ctx, `SELECT substr(created_at, 1, 10) AS day, provider, model, count(*), sum(input_tokens),
-		sum(output_tokens), sum(cost_usd) FROM llm_usage WHERE created_at >= ? GROUP BY day, provider, model ORDER BY day DESC`,
-		s.ts(dayStart(s.Now()).Add(-time.Duration(days-1)*24*time.Hour)))
+		sum(output_tokens), sum(cost_usd) FROM llm_usage WHERE account_id = ? AND created_at >= ? GROUP BY day, provider, model ORDER BY day DESC`,
+		s.account(), s.ts(dayStart(s.Now()).Add(-time.Duration(days-1)*24*time.Hour)))
 	if err != nil {
 		return nil, dbErr(err, "read LLM usage")
 	}
