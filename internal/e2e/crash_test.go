@@ -63,8 +63,22 @@ func writeChildConfig(t *testing.T, home string, s *sim) {
 	t.Helper()
 	cfg := permissive(home)
 	pointAt(t, &cfg, s) // tokens.json
-	toml := fmt.Sprintf(`approval_mode = false
+	toml := childConfig(s.url, "", "max_mutations_per_hour = 0")
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
 
+// childConfig is the config.toml of a server process that reaches X at
+// xURL and lets mutations run: policy lines go at the end of [mcp_policy],
+// and databaseURL, when set, is the shared PostgreSQL database.
+func childConfig(xURL, databaseURL, policy string) string {
+	storage := ""
+	if databaseURL != "" {
+		storage = fmt.Sprintf("\n[storage]\ndatabase_url = %q\n", databaseURL)
+	}
+	return fmt.Sprintf(`approval_mode = false
+%[5]s
 [x_api]
 api_base_url = %[1]q
 upload_base_url = %[1]q
@@ -76,14 +90,11 @@ timeout_seconds = 10
 
 [mcp_policy]
 require_approval_for = []
-max_mutations_per_hour = 0
+%[6]s
 
 [logging]
 level = "info"
-`, s.url, s.url+"/i/oauth2/authorize", s.url+"/2/oauth2/token", xsim.DefaultClientID)
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, xURL, xURL+"/i/oauth2/authorize", xURL+"/2/oauth2/token", xsim.DefaultClientID, storage, policy)
 }
 
 // child is one `tuitbot mcp serve` process and its MCP session.

@@ -118,27 +118,7 @@ func (f *fleet) prepareHome(i int) string {
 	if u, ok := f.via[i]; ok {
 		xURL = u
 	}
-	toml := fmt.Sprintf(`approval_mode = false
-
-[storage]
-database_url = %[5]q
-
-[x_api]
-api_base_url = %[1]q
-upload_base_url = %[1]q
-legacy_upload_base_url = %[1]q
-authorize_url = %[2]q
-token_url = %[3]q
-client_id = %[4]q
-timeout_seconds = 10
-
-[mcp_policy]
-require_approval_for = []
-%[6]s
-
-[logging]
-level = "info"
-`, xURL, xURL+"/i/oauth2/authorize", xURL+"/2/oauth2/token", xsim.DefaultClientID, f.dbURL, f.extras)
+	toml := childConfig(xURL, f.dbURL, f.extras)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
