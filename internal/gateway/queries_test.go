@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,77 @@ func TestPendingApprovalsIsTheOneCount(t *testing.T) {
 			t.Errorf("after expiry: %q %v", r.Kind, err)
 		}
 	})
+}
+
+// TestDuplicateChecksReadOneIndexEntry: the checks every mutation runs for
+// an earlier identical call find the newest one from the index on account,
+// tool and parameters, in order, instead of reading every row of the tool
+// (which once made each like cost a scan of all earlier likes).
+func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		cases := []struct {
+			query string
+			args  []any
+			index string
+		}{
+			{qPriorByHash, []any{"default", "noop", "h", "2026-01-01T00:00:00.000Z"}, "idx_mutation_audit_hash"},
+			{qQueued, []any{"default", "noop", "h", "2026-01-01T00:00:00.000Z"}, "idx_approval_pending_hash"},
+		}
+		for _, c := range cases {
+			plan := explain(t, e, c.query, c.args...)
+			if !strings.Contains(plan, c.index) {
+				t.Errorf("plan does not use %s:\n%s", c.index, plan)
+			}
+			for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan"} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("plan has %q:\n%s", bad, plan)
+				}
+			}
+		}
+	})
+}
+
+// explain returns the database's plan for query. PostgreSQL is told not to
+// scan tables sequentially, which on the test's nearly empty tables would
+// be cheapest and say nothing about which index the query can use.
+func explain(t *testing.T, e *env, query string, args ...any) string {
+	t.Helper()
+	tx, err := e.db.BeginTx(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	prefix := "EXPLAIN QUERY PLAN "
+	if storetest.BackendOf(t) == storetest.Postgres {
+		if _, err := tx.ExecContext(e.ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			t.Fatal(err)
+		}
+		prefix = "EXPLAIN "
+	}
+	rows, err := tx.QueryContext(e.ctx, prefix+query, args...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }
