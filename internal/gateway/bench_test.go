@@ -1,12 +1,18 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -114,89 +120,197 @@ func BenchmarkTwoSQLiteWrites(b *testing.B) {
 	})
 }
 
-// benchCallers is how many callers the concurrent benchmarks run at once.
-const benchCallers = 32
+// The concurrent benchmarks run benchCallers callers spread over
+// benchProcs processes on one database, as several servers on one host (or
+// on several hosts sharing PostgreSQL) would.
+const (
+	benchCallers = 32
+	benchProcs   = 3
+)
 
-// benchDB opens a new database of backend for a benchmark.
-func benchDB(b *testing.B, backend string) *store.DB {
-	b.Helper()
-	target := filepath.Join(b.TempDir(), "bench.db")
-	if backend == storetest.Postgres {
-		target = pgtest.NewDatabase(b, "")
-	}
-	db, err := store.Open(context.Background(), target, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	return db
-}
-
-// parallel runs op from benchCallers goroutines, each call with a number
-// of its own.
-func parallel(b *testing.B, op func(i int64)) {
-	b.Helper()
-	b.ReportAllocs()
-	b.SetParallelism((benchCallers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-	var next atomic.Int64
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			op(next.Add(1))
-		}
-	})
-}
+// Environment of a benchmark worker process (see TestMain).
+const (
+	envBenchWorker  = "TUITBOT_BENCH_WORKER" // gateway or floor
+	envBenchTarget  = "TUITBOT_BENCH_TARGET"
+	envBenchCalls   = "TUITBOT_BENCH_CALLS"
+	envBenchCallers = "TUITBOT_BENCH_CALLERS"
+	envBenchFirst   = "TUITBOT_BENCH_FIRST"
+	envBenchLocks   = "TUITBOT_BENCH_LOCKS"
+)
 
 // BenchmarkConcurrentMutations compares, per backend and in one run, the
-// gateway's throughput for allowed calls from benchCallers concurrent
-// callers (gateway) with its floor: the same callers each running the two
-// write transactions a call needs at least, the pending row and its
-// completion (floor). The ratio of their ns/op is the gateway's share of
-// the database's write throughput.
+// gateway's throughput for allowed calls (gateway) with its floor: the same
+// callers each running the two write transactions a call needs at least,
+// the pending row and its completion (floor). benchCallers callers in
+// benchProcs processes share one database; ns/op is wall time per call
+// from the moment every process is ready, so the ratio of the two is the
+// gateway's share of the database's write throughput.
 func BenchmarkConcurrentMutations(b *testing.B) {
 	for _, backend := range storetest.Backends {
-		b.Run(backend+"/gateway", func(b *testing.B) {
-			ctx := context.Background()
-			db := benchDB(b, backend)
-			g, err := New(ctx, Options{DB: db, Policy: allowPolicy{}, LockDir: filepath.Join(b.TempDir(), "locks"),
-				Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
+		for _, kind := range []string{"gateway", "floor"} {
+			b.Run(backend+"/"+kind, func(b *testing.B) {
+				target := filepath.Join(b.TempDir(), "bench.db")
+				if backend == storetest.Postgres {
+					target = pgtest.NewDatabase(b, "")
+				} else {
+					copyMigrated(b, target)
+				}
+				runWorkers(b, kind, target)
+			})
+		}
+	}
+}
+
+// runWorkers starts benchProcs worker processes of kind on target, lets
+// them all go at once when each is ready and times them until the last
+// one is done. The b.N calls and benchCallers callers are shared out.
+func runWorkers(b *testing.B, kind, target string) {
+	b.Helper()
+	b.StopTimer()
+	locks := filepath.Join(b.TempDir(), "locks")
+	type worker struct {
+		cmd    *exec.Cmd
+		gate   io.WriteCloser
+		out    *bufio.Reader
+		stderr *strings.Builder
+	}
+	var ws []worker
+	first := 0
+	for p := range benchProcs {
+		calls := b.N / benchProcs
+		if p < b.N%benchProcs {
+			calls++
+		}
+		callers := benchCallers / benchProcs
+		if p < benchCallers%benchProcs {
+			callers++
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envBenchWorker+"="+kind, envBenchTarget+"="+target, envBenchLocks+"="+locks,
+			envBenchCalls+"="+strconv.Itoa(calls), envBenchCallers+"="+strconv.Itoa(callers), envBenchFirst+"="+strconv.Itoa(first))
+		first += calls
+		gate, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := worker{cmd: cmd, gate: gate, out: bufio.NewReader(out), stderr: &strings.Builder{}}
+		cmd.Stderr = w.stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatalf("start worker: %v", err)
+		}
+		ws = append(ws, w)
+	}
+	expect := func(w worker, want string) {
+		b.Helper()
+		line, err := w.out.ReadString('\n')
+		if err != nil || strings.TrimSpace(line) != want {
+			_ = w.cmd.Process.Kill()
+			b.Fatalf("worker said %q (%v) instead of %q: %s", line, err, want, w.stderr)
+		}
+	}
+	for _, w := range ws {
+		expect(w, "ready")
+	}
+	b.StartTimer()
+	for _, w := range ws {
+		w.gate.Close()
+	}
+	for _, w := range ws {
+		expect(w, "done")
+	}
+	b.StopTimer()
+	for _, w := range ws {
+		if err := w.cmd.Wait(); err != nil {
+			b.Fatalf("worker: %v: %s", err, w.stderr)
+		}
+	}
+}
+
+// benchWorker is a worker process of BenchmarkConcurrentMutations. It
+// prepares, says "ready", waits for its standard input to close, makes its
+// calls from its callers and says "done".
+func benchWorker(kind string) error {
+	ctx := context.Background()
+	num := func(name string) int {
+		n, _ := strconv.Atoi(os.Getenv(name))
+		return n
+	}
+	calls, callers, first := num(envBenchCalls), num(envBenchCallers), num(envBenchFirst)
+	db, err := store.Open(ctx, os.Getenv(envBenchTarget), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var op func(i int) error
+	switch kind {
+	case "gateway":
+		g, err := New(ctx, Options{DB: db, Policy: allowPolicy{}, LockDir: os.Getenv(envBenchLocks),
+			Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		g.Register(&Action{Tool: "noop", Category: policy.CatEngage,
+			Execute: func(context.Context, json.RawMessage) (Result, error) {
+				return Result{Data: map[string]any{"ok": true}}, nil
+			}})
+		op = func(i int) error {
+			_, err := g.Do(ctx, Call{Tool: "noop", Params: json.RawMessage(`{"tweet_id":"` + strconv.Itoa(i) + `"}`)})
+			return err
+		}
+	case "floor":
+		now := store.FormatTime(time.Now())
+		op = func(i int) error {
+			corr := uuid.NewString()
+			err := db.Tx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at)
+					VALUES (?, 'noop', ?, '{}', 'pending', 'bench', ?)`, corr, strconv.Itoa(i), now)
+				return err
+			})
 			if err != nil {
-				b.Fatal(err)
+				return err
 			}
-			defer g.Close()
-			g.Register(&Action{Tool: "noop", Category: policy.CatEngage,
-				Execute: func(context.Context, json.RawMessage) (Result, error) {
-					return Result{Data: map[string]any{"ok": true}}, nil
-				}})
-			parallel(b, func(i int64) {
-				params := json.RawMessage(`{"tweet_id":"` + strconv.FormatInt(i, 10) + `"}`)
-				if _, err := g.Do(ctx, Call{Tool: "noop", Params: params}); err != nil {
-					b.Error(err)
-				}
+			return db.Tx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, `UPDATE mutation_audit SET status = 'success', result_json = '{"ok":true}', completed_at = ?
+					WHERE correlation_id = ?`, now, corr)
+				return err
 			})
-		})
-		b.Run(backend+"/floor", func(b *testing.B) {
-			ctx := context.Background()
-			db := benchDB(b, backend)
-			now := store.FormatTime(time.Now())
-			parallel(b, func(i int64) {
-				corr := uuid.NewString()
-				err := db.Tx(ctx, func(tx *sql.Tx) error {
-					_, err := tx.ExecContext(ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at)
-						VALUES (?, 'noop', ?, '{}', 'pending', 'bench', ?)`, corr, strconv.FormatInt(i, 10), now)
-					return err
-				})
-				if err == nil {
-					err = db.Tx(ctx, func(tx *sql.Tx) error {
-						_, err := tx.ExecContext(ctx, `UPDATE mutation_audit SET status = 'success', result_json = '{"ok":true}', completed_at = ?
-							WHERE correlation_id = ?`, now, corr)
-						return err
-					})
+		}
+	default:
+		return fmt.Errorf("unknown worker kind %q", kind)
+	}
+	fmt.Println("ready")
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		return err
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		errs = make(chan error, callers)
+	)
+	for range callers {
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1)) - 1
+				if n >= calls {
+					return
 				}
-				if err != nil {
-					b.Error(err)
+				if err := op(first + n); err != nil {
+					errs <- err
+					return
 				}
-			})
+			}
 		})
 	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	fmt.Println("done")
+	return nil
 }

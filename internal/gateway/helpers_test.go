@@ -166,6 +166,13 @@ func (f *fakeAction) action() *Action {
 var migratedDB string
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(envBenchWorker); kind != "" {
+		if err := benchWorker(kind); err != nil {
+			fmt.Fprintln(os.Stderr, "benchmark worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "gateway-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
