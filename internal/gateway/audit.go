@@ -89,30 +89,28 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 			}
 		}
 	}
-	var p priorRow
-	err := q.QueryRowContext(ctx, qPriorByHash, g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow))).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
-	default:
-		if r, err := g.priorOutcome(ctx, q, c, p); r != nil || err != nil {
+	var (
+		prior                                      priorRow
+		hashCol, status, corr, errCode, resolution sql.NullString
+		queued                                     sql.NullInt64
+	)
+	err := q.QueryRowContext(ctx, qPriorOrQueued,
+		g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow)),
+		g.opts.AccountID, c.Tool, hash, ts(now)).
+		Scan(&hashCol, &status, &corr, &errCode, &prior.result, &resolution, &queued)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
+	}
+	if status.Valid {
+		prior.hash, prior.status, prior.corr, prior.errCode, prior.resolution =
+			hashCol.String, status.String, corr.String, errCode.String, resolution.String
+		if r, err := g.priorOutcome(ctx, q, c, prior); r != nil || err != nil {
 			return r, err
 		}
 	}
-	if c.approvalID == 0 {
-		var id int64
-		err := q.QueryRowContext(ctx, qQueued,
-			g.opts.AccountID, c.Tool, hash, ts(now)).Scan(&id)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
-		default:
-			return &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id, Duplicate: true,
-				Reason: "an identical request is already waiting for approval"}}, nil
-		}
+	if c.approvalID == 0 && queued.Valid {
+		return &Response{Kind: Routed, ApprovalID: queued.Int64, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued.Int64, Duplicate: true,
+			Reason: "an identical request is already waiting for approval"}}, nil
 	}
 	return nil, nil
 }
