@@ -224,9 +224,9 @@ func callerOf(c Call) string {
 	return c.Caller
 }
 
-// insertPending writes the pending row; the caller's transaction has
-// already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, hash, corr, summary, equiv string, start time.Time) error {
+// insertPending writes the pending row and the decision that allowed it;
+// the caller's transaction has already found no earlier identical call.
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, hash, corr, summary, equiv string, start time.Time, decision []any) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
@@ -238,10 +238,15 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 			request = sql.NullString{String: string(b), Valid: true}
 		}
 	}
-	_, err := q.ExecContext(ctx, qInsertPending,
-		corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
-		targetOf(act, params))
-	if err != nil {
+	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
+		targetOf(act, params)}
+	query := qInsertPending
+	if g.opts.DB.Dialect == store.Postgres {
+		query, row = qInsertPendingLogged, append(decision, row...)
+	} else {
+		g.logDecision(ctx, q, decision)
+	}
+	if _, err := q.ExecContext(ctx, query, row...); err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
 	return nil
@@ -274,14 +279,20 @@ func (g *Gateway) outcomeOf(corr, status string, res Result, execErr error, elap
 	return o
 }
 
-func (g *Gateway) logDecision(ctx context.Context, q querier, c Call, cat policy.Category, equiv string, d policy.Decision) {
+// decisionRow is the action log row of a policy decision, as the arguments
+// of qLogDecision.
+func (g *Gateway) decisionRow(c Call, cat policy.Category, equiv string, d policy.Decision) []any {
 	meta, _ := json.Marshal(map[string]any{
 		"tool_name": c.Tool, "category": cat, "equivalent_tool": equiv, "decision": d.Outcome, "reason": d.Reason,
 		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
 	})
 	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
 		policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[d.Outcome]
-	if _, err := q.ExecContext(ctx, qLogDecision, g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())); err != nil {
+	return []any{g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())}
+}
+
+func (g *Gateway) logDecision(ctx context.Context, q querier, decision []any) {
+	if _, err := q.ExecContext(ctx, qLogDecision, decision...); err != nil {
 		g.opts.Logger.Warn("action_log write failed", "error", err)
 	}
 }

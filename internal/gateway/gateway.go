@@ -186,7 +186,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		release = func() { unlock(); fileRelease() }
 	}
 	g.release = release
-	if g.stmts, err = newStmtCache(ctx, opts.DB.DB); err != nil {
+	if g.stmts, err = newStmtCache(ctx, opts.DB.DB, opts.DB.Dialect); err != nil {
 		release()
 		return nil, err
 	}
@@ -434,17 +434,18 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 				return err
 			}
 		}
-		g.logDecision(ctx, q, c, cat, equiv, dec)
-		switch dec.Outcome {
-		case policy.RequireApproval:
+		decision := g.decisionRow(c, cat, equiv, dec)
+		if dec.Outcome == policy.Allow {
+			return g.insertPending(ctx, q, c, params, hash, corr, summary, equiv, start, decision)
+		}
+		g.logDecision(ctx, q, decision)
+		if dec.Outcome == policy.RequireApproval {
 			id, err := g.enqueue(ctx, q, c, params, hash, equiv, dec)
 			if err != nil {
 				return err
 			}
 			early = &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id,
 				Reason: dec.Reason, MatchedRuleID: dec.RuleID}}
-		case policy.Allow:
-			return g.insertPending(ctx, q, c, params, hash, corr, summary, equiv, start)
 		}
 		return nil
 	})

@@ -233,3 +233,64 @@ func explain(t *testing.T, e *env, query string, args ...any) string {
 	}
 	return strings.Join(plan, "\n")
 }
+
+// TestEveryDecisionIsLogged: each policy outcome leaves one action log row
+// naming the tool and the outcome, written with the call's own records
+// (on PostgreSQL an allowed call's row is written by the same statement as
+// its pending audit row); a call answered as a duplicate is not a new
+// decision.
+func TestEveryDecisionIsLogged(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		outcomes := []struct {
+			outcome policy.Outcome
+			status  string
+		}{
+			{policy.Allow, "allowed"},
+			{policy.Deny, "denied"},
+			{policy.DryRun, "dry_run"},
+			{policy.RequireApproval, "routed_to_approval"},
+		}
+		for i, o := range outcomes {
+			e.pol.set(func(policy.Request) policy.Decision { return policy.Decision{Outcome: o.outcome, RuleID: "rule:" + o.status} })
+			_, _ = e.do(e.g, map[string]any{"text": fmt.Sprintf("call %d", i)}, "")
+		}
+		e.pol.set(func(policy.Request) policy.Decision { return policy.Decision{Outcome: policy.Allow} })
+		// Another process's gateway: this one would answer from memory.
+		if _, err := e.do(e.open(), map[string]any{"text": "call 0"}, ""); err != nil {
+			t.Fatalf("repeat of the allowed call: %v", err)
+		}
+		rows, err := e.db.QueryContext(e.ctx, `SELECT status, message, metadata FROM action_log WHERE action_type = 'mcp_policy' ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var status, tool, meta string
+			if err := rows.Scan(&status, &tool, &meta); err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				RuleID string `json:"matched_rule_id"`
+			}
+			if err := json.Unmarshal([]byte(meta), &m); err != nil {
+				t.Fatalf("metadata %q: %v", meta, err)
+			}
+			got = append(got, status+" "+tool+" "+m.RuleID)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, o := range outcomes {
+			want = append(want, o.status+" "+fakeTool+" rule:"+o.status)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("decision log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if st := e.statuses(); len(st) != 2 || st[0] != statusSuccess || st[1] != statusDuplicate {
+			t.Fatalf("audit statuses %v, want the allowed call and its duplicate", st)
+		}
+	})
+}

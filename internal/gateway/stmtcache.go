@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // The hot-path queries, prepared once per gateway.
@@ -44,8 +46,17 @@ const (
 		VALUES (?, 'mcp_policy', ?, ?, ?, ?)`
 )
 
-func hotQueries() []string {
-	return []string{qPriorByKey, qPriorOrQueued, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+// qInsertPendingLogged writes an allowed call's decision and its pending
+// row in one statement, which saves PostgreSQL a round trip on every
+// mutation. SQLite, with no round trips to save, has no such statement.
+const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInsertPending
+
+func hotQueries(d store.Dialect) []string {
+	qs := []string{qPriorByKey, qPriorOrQueued, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+	if d == store.Postgres {
+		qs = append(qs, qInsertPendingLogged)
+	}
+	return qs
 }
 
 // stmtCache keeps the hot-path statements prepared. SQLite spends most of a
@@ -60,9 +71,9 @@ type stmtCache struct {
 	m  map[string]*sql.Stmt // read-only after newStmtCache
 }
 
-func newStmtCache(ctx context.Context, db *sql.DB) (*stmtCache, error) {
+func newStmtCache(ctx context.Context, db *sql.DB, d store.Dialect) (*stmtCache, error) {
 	c := &stmtCache{db: db, m: map[string]*sql.Stmt{}}
-	for _, q := range hotQueries() {
+	for _, q := range hotQueries(d) {
 		s, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			c.close()
