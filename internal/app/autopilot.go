@@ -1,6 +1,8 @@
 package app
 
 import (
+	"log/slog"
+
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -29,8 +31,20 @@ func (a *App) AutopilotDeps() (autopilot.Deps, error) {
 	return autopilot.Deps{
 		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc, AccountID: a.Account,
 		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(autopilot.Caller, loop) },
-		Generator: a.Generator, X: a.XClient, Log: a.Log, Now: a.Now,
+		Generator: a.Generator, X: a.XClient, Log: a.autopilotLog(), Now: a.Now,
 	}, nil
+}
+
+// autopilotLog is the runner's logger. The other accounts' loggers name
+// their account already; the default account's does not, so that a home of
+// one account logs as it always has. In a home of several, where one
+// process may run every account's autopilot (or stand by for it), each
+// line must say which account it is about, default included.
+func (a *App) autopilotLog() *slog.Logger {
+	if a.root == nil && len(a.Accounts()) > 1 {
+		return a.Log.With("account", a.Account)
+	}
+	return a.Log
 }
 
 // Autopilot builds an autopilot runner on a's services.
