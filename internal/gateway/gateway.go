@@ -171,7 +171,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.AuditRetention <= 0 {
 		opts.AuditRetention = 90 * 24 * time.Hour
 	}
-	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: uuid.NewString()}
+	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance()}
 	release, err := g.lockInstance()
 	if err != nil {
 		return nil, err
