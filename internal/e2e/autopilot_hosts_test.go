@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -603,7 +604,7 @@ func TestAutopilotOneRunnerPerAccountAcrossHosts(t *testing.T) {
 	waitUntil(t, c, limit, 0, "both accounts post twice", func() bool {
 		return f.tap.posts("default", -1, start) >= 2 && f.tap.posts("brand_b", -1, start) >= 2
 	}, f.dump)
-	if got, want := holders(t, db.DB), map[string]string{"default": h0.name, "brand_b": h1.name}; !sameMap(got, want) {
+	if got, want := holders(t, db.DB), map[string]string{"default": h0.name, "brand_b": h1.name}; !maps.Equal(got, want) {
 		t.Fatalf("lock table: the holders are %v, want %v", got, want)
 	}
 	for _, h := range f.hosts {
@@ -640,7 +641,7 @@ func TestAutopilotOneRunnerPerAccountAcrossHosts(t *testing.T) {
 		t.Fatalf("host 1 took default over %s after the kill, more than one interval (%s) plus %s", took, contentInterval, takeoverMargin)
 	}
 	f.waitLog(h1, accountLine(msgStarted, "default"), limit)
-	if got, want := holders(t, db.DB), map[string]string{"default": h1.name, "brand_b": h1.name}; !sameMap(got, want) {
+	if got, want := holders(t, db.DB), map[string]string{"default": h1.name, "brand_b": h1.name}; !maps.Equal(got, want) {
 		t.Fatalf("lock table after the takeover: the holders are %v, want %v", got, want)
 	}
 	// The survivor posts for default, and brand_b carries on.
@@ -683,8 +684,8 @@ func TestAutopilotOneRunnerPerAccountAcrossHosts(t *testing.T) {
 		recorded := postedActions(t, db.DB, account)
 		posts := f.tap.posts(account, -1, time.Time{})
 		t.Logf("account %s: %d new tweets on X, %d posts answered through the tap, %d recorded as posted", account, len(onX), posts, len(recorded))
-		if !sameSet(onX, recorded) || posts != len(onX) {
-			t.Fatalf("account %s: tweets on X %v, recorded as posted %v, %d posts answered", account, keys(onX), keys(recorded), posts)
+		if !maps.Equal(onX, recorded) || posts != len(onX) {
+			t.Fatalf("account %s: tweets on X %v, recorded as posted %v, %d posts answered", account, slices.Sorted(maps.Keys(onX)), slices.Sorted(maps.Keys(recorded)), posts)
 		}
 	}
 	checkSpacing(t, f.tap.requests())
@@ -762,36 +763,4 @@ func checkSpacing(t *testing.T, reqs []xRequest) {
 		}
 		last[r.account] = r
 	}
-}
-
-func sameMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func sameSet(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
