@@ -19,6 +19,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -203,10 +204,15 @@ func baseConfig(home, llmURL string) config.Config {
 	return cfg
 }
 
+// newEnv builds an env on the backend t runs on (storetest.ForEachBackend):
+// the home's SQLite file, or a new PostgreSQL database of its own.
 func newEnv(t *testing.T, configure func(*config.Config)) *env {
 	t.Helper()
 	e := &env{t: t, clock: clock.NewFake(day0), llm: newFakeLLM(t), rng: rand.New(rand.NewPCG(7, 11))}
 	e.cfg = baseConfig(t.TempDir(), e.llm.srv.URL)
+	if storetest.BackendOf(t) == storetest.Postgres {
+		e.cfg.Storage.DatabaseURL = storetest.Target(t)
+	}
 	if configure != nil {
 		configure(&e.cfg)
 	}

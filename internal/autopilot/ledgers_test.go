@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // seedLedgers writes rows straight into the ledgers the safety checks
@@ -85,99 +86,103 @@ func seedLedgers(t *testing.T, e *env) {
 }
 
 func TestCapsCombineTheLedgers(t *testing.T) {
-	e := newEnv(t, nil)
-	seedLedgers(t, e)
-	r := e.runner(e.app)
-	ctx := context.Background()
-	st, err := r.Status(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := st.Today
-	// t1, t2 (sent and in the ledger), t3, t6 (unknown); not t4
-	// (yesterday), t5 (failed) or t7 (another account).
-	if c.Replies != 4 {
-		t.Errorf("replies today = %d, want 4", c.Replies)
-	}
-	// t2 (flagged in both ledgers) and t3 (names the product).
-	if c.ProductMentions != 2 {
-		t.Errorf("product mentions = %d, want 2", c.ProductMentions)
-	}
-	// p1 once, p9 (posted, unrecorded) and the unknown attempt; not p2,
-	// which is on record from yesterday.
-	if c.Tweets != 3 {
-		t.Errorf("tweets today = %d, want 3", c.Tweets)
-	}
-	// p3 is within the seven days, p4 is not.
-	if c.ThreadsWeek != 1 {
-		t.Errorf("threads this week = %d, want 1", c.ThreadsWeek)
-	}
-	for _, tc := range []struct {
-		author string
-		want   int
-	}{
-		{"A", 3}, // t1 (by discovery), t2, t6
-		{"B", 1}, // t3 (by discovery)
-		{"C", 0},
-	} {
-		n, err := autopilot.AuthorReplies(ctx, r, tc.author, day0)
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		seedLedgers(t, e)
+		r := e.runner(e.app)
+		ctx := context.Background()
+		st, err := r.Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n != tc.want {
-			t.Errorf("replies to %s today = %d, want %d", tc.author, n, tc.want)
+		c := st.Today
+		// t1, t2 (sent and in the ledger), t3, t6 (unknown); not t4
+		// (yesterday), t5 (failed) or t7 (another account).
+		if c.Replies != 4 {
+			t.Errorf("replies today = %d, want 4", c.Replies)
 		}
-	}
-	for _, tc := range []struct {
-		tweet string
-		want  bool
-	}{
-		{"t1", true}, {"t4", true}, {"t6", true}, {"t5", false}, {"t7", false}, {"t8", false},
-	} {
-		got, err := autopilot.Handled(ctx, r, tc.tweet)
-		if err != nil {
-			t.Fatal(err)
+		// t2 (flagged in both ledgers) and t3 (names the product).
+		if c.ProductMentions != 2 {
+			t.Errorf("product mentions = %d, want 2", c.ProductMentions)
 		}
-		if got != tc.want {
-			t.Errorf("handled(%s) = %v, want %v", tc.tweet, got, tc.want)
+		// p1 once, p9 (posted, unrecorded) and the unknown attempt; not p2,
+		// which is on record from yesterday.
+		if c.Tweets != 3 {
+			t.Errorf("tweets today = %d, want 3", c.Tweets)
 		}
-	}
+		// p3 is within the seven days, p4 is not.
+		if c.ThreadsWeek != 1 {
+			t.Errorf("threads this week = %d, want 1", c.ThreadsWeek)
+		}
+		for _, tc := range []struct {
+			author string
+			want   int
+		}{
+			{"A", 3}, // t1 (by discovery), t2, t6
+			{"B", 1}, // t3 (by discovery)
+			{"C", 0},
+		} {
+			n, err := autopilot.AuthorReplies(ctx, r, tc.author, day0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.want {
+				t.Errorf("replies to %s today = %d, want %d", tc.author, n, tc.want)
+			}
+		}
+		for _, tc := range []struct {
+			tweet string
+			want  bool
+		}{
+			{"t1", true}, {"t4", true}, {"t6", true}, {"t5", false}, {"t7", false}, {"t8", false},
+		} {
+			got, err := autopilot.Handled(ctx, r, tc.tweet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("handled(%s) = %v, want %v", tc.tweet, got, tc.want)
+			}
+		}
+	})
 }
 
 func TestRecentTextsMergeSentAndQueued(t *testing.T) {
-	e := newEnv(t, nil)
-	ctx := context.Background()
-	for i, at := range []time.Duration{1, 3, 5} {
-		if _, err := e.db().Exec(`INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at) VALUES ('default', ?, ?, ?, ?)`,
-			"s", "r", "sent "+string(rune('a'+i)), store.FormatTime(day0.Add(at*time.Minute))); err != nil {
-			t.Fatal(err)
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		ctx := context.Background()
+		for i, at := range []time.Duration{1, 3, 5} {
+			if _, err := e.db().Exec(`INSERT INTO replies_sent (account_id, target_tweet_id, reply_tweet_id, content, created_at) VALUES ('default', ?, ?, ?, ?)`,
+				"s", "r", "sent "+string(rune('a'+i)), store.FormatTime(day0.Add(at*time.Minute))); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for i, at := range []time.Duration{2, 4} {
-		if _, err := e.db().Exec(`INSERT INTO autopilot_actions (account_id, loop_name, kind, status, content, created_at)
+		for i, at := range []time.Duration{2, 4} {
+			if _, err := e.db().Exec(`INSERT INTO autopilot_actions (account_id, loop_name, kind, status, content, created_at)
 			VALUES ('default', 'discovery', 'reply', 'queued', ?, ?)`, "queued "+string(rune('a'+i)), store.FormatTime(day0.Add(at*time.Minute))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Neither a failed attempt nor a tweet is a recent reply.
+		if _, err := e.db().Exec(`INSERT INTO autopilot_actions (account_id, loop_name, kind, status, content, created_at)
+		VALUES ('default', 'discovery', 'reply', 'failed', 'failed one', ?), ('default', 'content', 'tweet', 'queued', 'a tweet', ?)`,
+			store.FormatTime(day0.Add(9*time.Minute)), store.FormatTime(day0.Add(9*time.Minute))); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Neither a failed attempt nor a tweet is a recent reply.
-	if _, err := e.db().Exec(`INSERT INTO autopilot_actions (account_id, loop_name, kind, status, content, created_at)
-		VALUES ('default', 'discovery', 'reply', 'failed', 'failed one', ?), ('default', 'content', 'tweet', 'queued', 'a tweet', ?)`,
-		store.FormatTime(day0.Add(9*time.Minute)), store.FormatTime(day0.Add(9*time.Minute))); err != nil {
-		t.Fatal(err)
-	}
-	got, err := autopilot.RecentTexts(ctx, e.runner(e.app), "reply")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"sent c", "queued b", "sent b", "queued a", "sent a"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("recent replies = %q, want %q", got, want)
-	}
-	got, err = autopilot.RecentTexts(ctx, e.runner(e.app), "tweet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, []string{"a tweet"}) {
-		t.Fatalf("recent tweets = %q, want the queued tweet", got)
-	}
+		got, err := autopilot.RecentTexts(ctx, e.runner(e.app), "reply")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"sent c", "queued b", "sent b", "queued a", "sent a"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("recent replies = %q, want %q", got, want)
+		}
+		got, err = autopilot.RecentTexts(ctx, e.runner(e.app), "tweet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []string{"a tweet"}) {
+			t.Fatalf("recent tweets = %q, want the queued tweet", got)
+		}
+	})
 }

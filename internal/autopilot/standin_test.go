@@ -9,6 +9,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // TestSandboxStandInDraftsWithoutAnLLM: in the sandbox with no LLM
@@ -16,67 +17,71 @@ import (
 // answered, a tweet and a thread are posted, every post on the emulator
 // carries the stand-in label, and no LLM usage (spend) is recorded.
 func TestSandboxStandInDraftsWithoutAnLLM(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{} })
-	if !e.app.UsingStandIn() {
-		t.Fatal("the sandbox app without an LLM does not use the stand-in")
-	}
-	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
-	e.postAs("rustacean_rae", "@tuitbot_demo how do you handle golang retries?")
-	start := e.clock.Now()
-	r := e.runner(e.app, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads)
-	res := tick(t, r)
-	for _, n := range r.Loops() {
-		if x := res[n]; x.Error != "" || x.Posted == 0 {
-			t.Errorf("%s on the stand-in: %+v", n, x)
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{} })
+		if !e.app.UsingStandIn() {
+			t.Fatal("the sandbox app without an LLM does not use the stand-in")
 		}
-	}
-	posts := e.ourPosts(start, e.clock.Now().Add(time.Second))
-	if len(posts) < 1+1+5 {
-		t.Fatalf("%d posts on the emulator, want a reply, a tweet and a thread", len(posts))
-	}
-	for _, p := range posts {
-		if !strings.HasPrefix(p.Text, llm.StandInLabel+" ") {
-			t.Errorf("post %s is not labelled as the stand-in's: %q", p.ID, p.Text)
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		e.postAs("rustacean_rae", "@tuitbot_demo how do you handle golang retries?")
+		start := e.clock.Now()
+		r := e.runner(e.app, autopilot.LoopMentions, autopilot.LoopContent, autopilot.LoopThreads)
+		res := tick(t, r)
+		for _, n := range r.Loops() {
+			if x := res[n]; x.Error != "" || x.Posted == 0 {
+				t.Errorf("%s on the stand-in: %+v", n, x)
+			}
 		}
-	}
-	if n := e.count(`SELECT count(*) FROM llm_usage`); n != 0 {
-		t.Errorf("%d LLM usage rows recorded for the stand-in", n)
-	}
-	for _, kind := range []string{"tweet", "reply", "thread", "other"} {
-		if n := e.llm.count(kind); n != 0 {
-			t.Errorf("%d %s calls reached an LLM server", n, kind)
+		posts := e.ourPosts(start, e.clock.Now().Add(time.Second))
+		if len(posts) < 1+1+5 {
+			t.Fatalf("%d posts on the emulator, want a reply, a tweet and a thread", len(posts))
 		}
-	}
-	st, err := r.Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range st.Loops {
-		if l.State == autopilot.StateBlocked {
-			t.Errorf("%s is blocked on the stand-in: %+v", l.Name, l)
+		for _, p := range posts {
+			if !strings.HasPrefix(p.Text, llm.StandInLabel+" ") {
+				t.Errorf("post %s is not labelled as the stand-in's: %q", p.ID, p.Text)
+			}
 		}
-	}
+		if n := e.count(`SELECT count(*) FROM llm_usage`); n != 0 {
+			t.Errorf("%d LLM usage rows recorded for the stand-in", n)
+		}
+		for _, kind := range []string{"tweet", "reply", "thread", "other"} {
+			if n := e.llm.count(kind); n != 0 {
+				t.Errorf("%d %s calls reached an LLM server", n, kind)
+			}
+		}
+		st, err := r.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range st.Loops {
+			if l.State == autopilot.StateBlocked {
+				t.Errorf("%s is blocked on the stand-in: %+v", l.Name, l)
+			}
+		}
+	})
 }
 
 // TestSandboxStandInQueuesForApproval: with approval on, the content loop's
 // stand-in tweet waits in the approval queue with its label, so the human
 // reviewing it sees where it came from.
 func TestSandboxStandInQueuesForApproval(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) {
-		c.LLM = config.LLM{}
-		c.ApprovalMode = true
-		c.MCPPolicy.RequireApprovalFor = []string{"x_post_tweet"}
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, func(c *config.Config) {
+			c.LLM = config.LLM{}
+			c.ApprovalMode = true
+			c.MCPPolicy.RequireApprovalFor = []string{"x_post_tweet"}
+		})
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		r := e.runner(e.app, autopilot.LoopContent)
+		if x := tick(t, r)[autopilot.LoopContent]; x.Error != "" || x.Queued != 1 {
+			t.Fatalf("content on the stand-in with approval: %+v", x)
+		}
+		var params string
+		if err := e.db().QueryRow(`SELECT params_json FROM approval_queue WHERE tool_name = 'x_post_tweet'`).Scan(&params); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(params, llm.StandInLabel) {
+			t.Errorf("the queued tweet is not labelled: %s", params)
+		}
 	})
-	e.clock.AdvanceTo(day0.Add(9 * time.Hour))
-	r := e.runner(e.app, autopilot.LoopContent)
-	if x := tick(t, r)[autopilot.LoopContent]; x.Error != "" || x.Queued != 1 {
-		t.Fatalf("content on the stand-in with approval: %+v", x)
-	}
-	var params string
-	if err := e.db().QueryRow(`SELECT params_json FROM approval_queue WHERE tool_name = 'x_post_tweet'`).Scan(&params); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(params, llm.StandInLabel) {
-		t.Errorf("the queued tweet is not labelled: %s", params)
-	}
 }

@@ -219,19 +219,21 @@ func TestDecideSeedPaths(t *testing.T) {
 			outcome: RequireApproval, ruleID: RuleHardComposerApproval,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := mustEngine(t, tt.cfg())
-			got := e.Decide(tt.req(), usageMap(tt.usage, hourStart))
-			wantDecision(t, got, tt.outcome, tt.ruleID, tt.code)
-			if !got.ResetAt.Equal(tt.reset) {
-				t.Errorf("ResetAt = %v, want %v", got.ResetAt, tt.reset)
-			}
-			if got.Reason == "" {
-				t.Error("decision has no reason")
-			}
-		})
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e := mustEngine(t, tt.cfg())
+				got := decideWith(t, db, e, tt.req(), tt.usage, hourStart)
+				wantDecision(t, got, tt.outcome, tt.ruleID, tt.code)
+				if !got.ResetAt.Equal(tt.reset) {
+					t.Errorf("ResetAt = %v, want %v", got.ResetAt, tt.reset)
+				}
+				if got.Reason == "" {
+					t.Error("decision has no reason")
+				}
+			})
+		}
+	})
 }
 
 func TestHardRulesBeatUserAllow(t *testing.T) {
@@ -357,15 +359,17 @@ func TestApprovalMode(t *testing.T) {
 }
 
 func TestAllowRuleStillPassesLimits(t *testing.T) {
-	cfg := bare()
-	cfg.Template = TemplateGrowthAggressive // 150: allow everything
-	e := mustEngine(t, cfg)
-	start := base().Add(-time.Minute)
-	got := e.Decide(req("x_post_tweet"), usageMap(map[string]float64{"mcp:global:hourly": 50}, start))
-	wantDecision(t, got, Deny, "mcp:global:hourly", apperr.PolicyRateLimited)
-	if got.Source != "template:growth_aggressive" {
-		t.Errorf("Source = %q", got.Source)
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		cfg := bare()
+		cfg.Template = TemplateGrowthAggressive // 150: allow everything
+		e := mustEngine(t, cfg)
+		start := base().Add(-time.Minute)
+		got := decideWith(t, db, e, req("x_post_tweet"), map[string]float64{"mcp:global:hourly": 50}, start)
+		wantDecision(t, got, Deny, "mcp:global:hourly", apperr.PolicyRateLimited)
+		if got.Source != "template:growth_aggressive" {
+			t.Errorf("Source = %q", got.Source)
+		}
+	})
 }
 
 func TestBypassApproval(t *testing.T) {
@@ -381,15 +385,17 @@ func TestBypassApproval(t *testing.T) {
 		r.Mode, r.ApprovalMode, r.BypassApproval = mode, true, true
 		return r
 	}
-	// Every approval source is skipped on replay.
-	wantDecision(t, e.Decide(replay("x_like_tweet", ModeAutopilot), noUsage), Allow, "", "")
-	wantDecision(t, e.Decide(replay("x_post_tweet", ModeAutopilot), noUsage), Allow, "", "")
-	wantDecision(t, e.Decide(replay("x_delete_tweet", ModeAutopilot), noUsage), Allow, "", "")
-	wantDecision(t, e.Decide(replay("x_post_tweet", ModeComposer), noUsage), Allow, "", "")
-	// Denials and limits are not.
-	wantDecision(t, e.Decide(replay("x_retweet", ModeAutopilot), noUsage), Deny, "compat:blocked:x_retweet", apperr.PolicyBlocked)
-	full := usageMap(map[string]float64{LimitKeyMaxMutationsPerHour: 20}, start)
-	wantDecision(t, e.Decide(replay("x_post_tweet", ModeAutopilot), full), Deny, LimitKeyMaxMutationsPerHour, apperr.PolicyRateLimited)
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		// Every approval source is skipped on replay.
+		wantDecision(t, decideWith(t, db, e, replay("x_like_tweet", ModeAutopilot), nil, start), Allow, "", "")
+		wantDecision(t, decideWith(t, db, e, replay("x_post_tweet", ModeAutopilot), nil, start), Allow, "", "")
+		wantDecision(t, decideWith(t, db, e, replay("x_delete_tweet", ModeAutopilot), nil, start), Allow, "", "")
+		wantDecision(t, decideWith(t, db, e, replay("x_post_tweet", ModeComposer), nil, start), Allow, "", "")
+		// Denials and limits are not.
+		wantDecision(t, decideWith(t, db, e, replay("x_retweet", ModeAutopilot), nil, start), Deny, "compat:blocked:x_retweet", apperr.PolicyBlocked)
+		full := map[string]float64{LimitKeyMaxMutationsPerHour: 20}
+		wantDecision(t, decideWith(t, db, e, replay("x_post_tweet", ModeAutopilot), full, start), Deny, LimitKeyMaxMutationsPerHour, apperr.PolicyRateLimited)
+	})
 }
 
 func TestDefaultConfigDecisions(t *testing.T) {
@@ -594,18 +600,20 @@ func TestTemplateLimitsApply(t *testing.T) {
 		{TemplateAgencyMode, "x_retweet", map[string]float64{"mcp:tool:x_follow_user:daily": 20}, ""},
 		{TemplateGrowthAggressive, "x_retweet", map[string]float64{"mcp:category:engage:daily": 100}, "mcp:category:engage:daily"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.template+"/"+tt.tool, func(t *testing.T) {
-			cfg := bare()
-			cfg.Template = tt.template
-			got := mustEngine(t, cfg).Decide(req(tt.tool), usageMap(tt.usage, start))
-			if tt.key == "" {
-				wantDecision(t, got, Allow, got.RuleID, "")
-				return
-			}
-			wantDecision(t, got, Deny, tt.key, apperr.PolicyRateLimited)
-		})
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		for _, tt := range tests {
+			t.Run(tt.template+"/"+tt.tool, func(t *testing.T) {
+				cfg := bare()
+				cfg.Template = tt.template
+				got := decideWith(t, db, mustEngine(t, cfg), req(tt.tool), tt.usage, start)
+				if tt.key == "" {
+					wantDecision(t, got, Allow, got.RuleID, "")
+					return
+				}
+				wantDecision(t, got, Deny, tt.key, apperr.PolicyRateLimited)
+			})
+		}
+	})
 }
 
 func TestUserLimitOverridesTemplateLimit(t *testing.T) {
@@ -665,9 +673,11 @@ func TestStarMatchValueCounts(t *testing.T) {
 	}
 	e := mustEngine(t, cfg)
 	start := base().Add(-time.Second)
-	wantDecision(t, e.Decide(req("x_post"), usageMap(map[string]float64{"any-tool": 2}, start)), Deny, "any-tool", apperr.PolicyRateLimited)
-	wantDecision(t, e.Decide(req("x_upload_media"), usageMap(map[string]float64{"any-category": 3}, start)), Deny, "any-category", apperr.PolicyRateLimited)
-	wantDecision(t, e.Decide(req("x_upload_media"), usageMap(map[string]float64{"any-category": 2, "any-tool": 1}, start)), Allow, "", "")
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		wantDecision(t, decideWith(t, db, e, req("x_post"), map[string]float64{"any-tool": 2}, start), Deny, "any-tool", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, req("x_upload_media"), map[string]float64{"any-category": 3}, start), Deny, "any-category", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, req("x_upload_media"), map[string]float64{"any-category": 2, "any-tool": 1}, start), Allow, "", "")
+	})
 }
 
 func TestLimitDenialReportsLatestReset(t *testing.T) {
@@ -679,11 +689,13 @@ func TestLimitDenialReportsLatestReset(t *testing.T) {
 	}
 	e := mustEngine(t, cfg)
 	start := base().Add(-time.Second)
-	got := e.Decide(req("x_post_tweet"), usageMap(map[string]float64{"minute": 1, "day": 1, "hour": 1}, start))
-	wantDecision(t, got, Deny, "day", apperr.PolicyRateLimited)
-	if want := start.Add(24 * time.Hour); !got.ResetAt.Equal(want) {
-		t.Errorf("ResetAt = %v, want %v", got.ResetAt, want)
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		got := decideWith(t, db, e, req("x_post_tweet"), map[string]float64{"minute": 1, "day": 1, "hour": 1}, start)
+		wantDecision(t, got, Deny, "day", apperr.PolicyRateLimited)
+		if want := start.Add(24 * time.Hour); !got.ResetAt.Equal(want) {
+			t.Errorf("ResetAt = %v, want %v", got.ResetAt, want)
+		}
+	})
 }
 
 func TestWindowResetInDecide(t *testing.T) {
@@ -691,15 +703,16 @@ func TestWindowResetInDecide(t *testing.T) {
 	cfg.MaxMutationsPerHour = 1
 	e := mustEngine(t, cfg)
 	start := base().Add(-time.Hour)
-	usage := usageMap(map[string]float64{LimitKeyMaxMutationsPerHour: 1}, start)
-	// Exactly one period after the window start the window has elapsed.
-	wantDecision(t, e.Decide(req("x_post_tweet"), usage), Allow, "", "")
-	r := req("x_post_tweet")
-	r.Now = base().Add(-time.Nanosecond)
-	wantDecision(t, e.Decide(r, usage), Deny, LimitKeyMaxMutationsPerHour, apperr.PolicyRateLimited)
-	// A window start in the future (clock stepped back) does not block.
-	future := usageMap(map[string]float64{LimitKeyMaxMutationsPerHour: 1}, base().Add(48*time.Hour))
-	wantDecision(t, e.Decide(req("x_post_tweet"), future), Allow, "", "")
+	usage := map[string]float64{LimitKeyMaxMutationsPerHour: 1}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		// Exactly one period after the window start the window has elapsed.
+		wantDecision(t, decideWith(t, db, e, req("x_post_tweet"), usage, start), Allow, "", "")
+		r := req("x_post_tweet")
+		r.Now = base().Add(-time.Nanosecond)
+		wantDecision(t, decideWith(t, db, e, r, usage, start), Deny, LimitKeyMaxMutationsPerHour, apperr.PolicyRateLimited)
+		// A window start in the future (clock stepped back) does not block.
+		wantDecision(t, decideWith(t, db, e, req("x_post_tweet"), usage, base().Add(48*time.Hour)), Allow, "", "")
+	})
 }
 
 func TestBudgetDecide(t *testing.T) {
@@ -708,20 +721,22 @@ func TestBudgetDecide(t *testing.T) {
 	cfg.DailyBudgetUSD = 1
 	e := mustEngine(t, cfg)
 	start := base().Add(-2 * time.Hour)
-	usage := usageMap(map[string]float64{LimitKeyDailyBudget: 0.9}, start)
+	usage := map[string]float64{LimitKeyDailyBudget: 0.9}
 
-	over := req("x_post")
-	over.CostUSD = 0.2
-	got := e.Decide(over, usage)
-	wantDecision(t, got, Deny, LimitKeyDailyBudget, apperr.PolicyBudget)
-	if want := start.Add(24 * time.Hour); !got.ResetAt.Equal(want) {
-		t.Errorf("ResetAt = %v, want %v", got.ResetAt, want)
-	}
-	exact := req("x_post")
-	exact.CostUSD = 0.1 // 0.9+0.1 reaches the cap exactly despite float rounding
-	wantDecision(t, e.Decide(exact, usage), Allow, "", "")
-	free := req("x_post")
-	wantDecision(t, e.Decide(free, usageMap(map[string]float64{LimitKeyDailyBudget: 5}, start)), Allow, "", "")
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		over := req("x_post")
+		over.CostUSD = 0.2
+		got := decideWith(t, db, e, over, usage, start)
+		wantDecision(t, got, Deny, LimitKeyDailyBudget, apperr.PolicyBudget)
+		if want := start.Add(24 * time.Hour); !got.ResetAt.Equal(want) {
+			t.Errorf("ResetAt = %v, want %v", got.ResetAt, want)
+		}
+		exact := req("x_post")
+		exact.CostUSD = 0.1 // 0.9+0.1 reaches the cap exactly despite float rounding
+		wantDecision(t, decideWith(t, db, e, exact, usage, start), Allow, "", "")
+		free := req("x_post")
+		wantDecision(t, decideWith(t, db, e, free, map[string]float64{LimitKeyDailyBudget: 5}, start), Allow, "", "")
+	})
 }
 
 func TestDecideFailsClosedOnBadRequest(t *testing.T) {

@@ -61,19 +61,21 @@ func TestDryRunOutranksEverything(t *testing.T) {
 		{"exhausted limit", withDryRun(func(c *Config) { c.MaxMutationsPerHour = 1 }),
 			func() Request { return req("x_retweet") }},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := mustEngine(t, tt.cfg)
-			got := e.Decide(tt.req(), usageMap(map[string]float64{LimitKeyMaxMutationsPerHour: 99}, base()))
-			wantDecision(t, got, DryRun, RuleHardDryRun, "")
-			if r := e.Rules()[0]; r.ID != RuleHardDryRun || r.Source != SourceHard || r.Priority > HardBandMax {
-				t.Errorf("first rule = %s (%s, priority %d), want the hard dry-run rule", r.ID, r.Source, r.Priority)
-			}
-			if !e.DryRun() {
-				t.Error("DryRun() = false")
-			}
-		})
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e := mustEngine(t, tt.cfg)
+				got := decideWith(t, db, e, tt.req(), map[string]float64{LimitKeyMaxMutationsPerHour: 99}, base())
+				wantDecision(t, got, DryRun, RuleHardDryRun, "")
+				if r := e.Rules()[0]; r.ID != RuleHardDryRun || r.Source != SourceHard || r.Priority > HardBandMax {
+					t.Errorf("first rule = %s (%s, priority %d), want the hard dry-run rule", r.ID, r.Source, r.Priority)
+				}
+				if !e.DryRun() {
+					t.Error("DryRun() = false")
+				}
+			})
+		}
+	})
 }
 
 // TestApprovalOverridesMatchDecisions: with approval mode on, a call that
@@ -337,10 +339,12 @@ func TestEquivalentIdentities(t *testing.T) {
 			return r
 		}, nil, Allow, "", ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := mustEngine(t, tt.cfg()).Decide(tt.req(), usageMap(tt.usage, base()))
-			wantDecision(t, got, tt.outcome, tt.ruleID, tt.code)
-		})
-	}
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got := decideWith(t, db, mustEngine(t, tt.cfg()), tt.req(), tt.usage, base())
+				wantDecision(t, got, tt.outcome, tt.ruleID, tt.code)
+			})
+		}
+	})
 }

@@ -52,7 +52,17 @@ var (
 	startErr error
 	once     bool
 	seq      atomic.Int64
+	onStop   []func(admin string)
 )
+
+// OnStop registers fn to run when Stop runs against a server named by
+// EnvURL, given its URL: a helper that keeps databases beyond one test
+// drops them there.
+func OnStop(fn func(admin string)) {
+	mu.Lock()
+	defer mu.Unlock()
+	onStop = append(onStop, fn)
+}
 
 // Main runs the tests and then stops the cluster they started, if any.
 // Call it from TestMain: os.Exit(pgtest.Main(m)).
@@ -67,6 +77,14 @@ func Main(m *testing.M) int {
 func Stop() {
 	mu.Lock()
 	defer mu.Unlock()
+	// The throwaway cluster takes its databases with it; a server named
+	// by EnvURL keeps them unless dropped.
+	if admin := os.Getenv(EnvURL); admin != "" {
+		for _, fn := range onStop {
+			fn(admin)
+		}
+	}
+	onStop = nil
 	if started != nil {
 		started.stop()
 		started = nil

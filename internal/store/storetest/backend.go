@@ -46,12 +46,13 @@ func BackendOf(t testing.TB) string {
 }
 
 // Target returns what store.Open should open for t's backend: a new
-// SQLite file in a temporary directory, or a new PostgreSQL database
-// dropped when t ends.
+// SQLite file in a temporary directory, or a PostgreSQL database that is
+// t's alone until it ends: empty, or migrated and emptied (see
+// pooledDatabase).
 func Target(t testing.TB) string {
 	t.Helper()
 	if BackendOf(t) == Postgres {
-		return pgtest.NewDatabase(t, "")
+		return pooledDatabase(t)
 	}
 	return filepath.Join(t.TempDir(), "tuitbot.db")
 }
