@@ -51,10 +51,12 @@ func TestRunLogsEveryOutcomeAtInfo(t *testing.T) {
 		r := e.runner(a, "content", "analytics")
 		e.runUntil(r, day0.Add(9*time.Hour))
 		log := out.String()
+		// The sandbox home has several accounts, so every line names its
+		// account.
 		for _, want := range []string{
-			`msg="autopilot loop skipped" loop=content because="outside active hours (08:00-22:00 UTC`,
-			`msg="autopilot loop skipped" loop=content because="tweets need an LLM: no LLM configured`,
-			`msg="autopilot loop ran" loop=analytics did=`,
+			`msg="autopilot loop skipped" account=default loop=content because="outside active hours (08:00-22:00 UTC`,
+			`msg="autopilot loop skipped" account=default loop=content because="tweets need an LLM: no LLM configured`,
+			`msg="autopilot loop ran" account=default loop=analytics did=`,
 		} {
 			if !strings.Contains(log, want) {
 				t.Errorf("the daemon's log lacks %q:\n%s", want, log)
