@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/llm/llmtest"
+
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/clock"
@@ -130,13 +132,7 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		text = "OK"
 	}
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": text}}},
-		"usage": map[string]any{"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
-	})
+	llmtest.Write(w, llmtest.Completion{ID: n, Model: "gpt-4o-mini", Content: text, PromptTokens: 50, CompletionTokens: 20})
 }
 
 // env is one autopilot under test: the App (with its emulator), the clock

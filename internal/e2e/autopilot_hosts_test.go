@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -22,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/llm/llmtest"
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -214,13 +215,7 @@ func newDraftLLM(t *testing.T) *draftLLM {
 			words[i] = fmt.Sprintf("d%dw%d", n, i)
 		}
 		text := fmt.Sprintf("Note %d on shipping small tools: %s.", n, strings.Join(words, " "))
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": text}}},
-			"usage": map[string]any{"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
-		})
+		llmtest.Write(w, llmtest.Completion{ID: n, Model: "gpt-4o-mini", Content: text, PromptTokens: 50, CompletionTokens: 20})
 	}))
 	t.Cleanup(srv.Close)
 	d.url = srv.URL

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/llm/llmtest"
 )
 
 // fakeAPIKey is long and key-shaped on purpose: the provider echoes it in
@@ -104,12 +106,7 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	content := f.answer(prompt.String())
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": fmt.Sprintf("chatcmpl-%d", f.Calls()), "object": "chat.completion", "created": 1700000000, "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160},
-	})
+	llmtest.Write(w, llmtest.Completion{ID: f.Calls(), Model: req.Model, Content: content, PromptTokens: 120, CompletionTokens: 40})
 }
 
 func (f *fakeLLM) answer(prompt string) string {
