@@ -252,7 +252,9 @@ func TestEveryDecisionIsLogged(t *testing.T) {
 			{policy.RequireApproval, "routed_to_approval"},
 		}
 		for i, o := range outcomes {
-			e.pol.set(func(policy.Request) policy.Decision { return policy.Decision{Outcome: o.outcome, RuleID: "rule:" + o.status} })
+			e.pol.set(func(policy.Request) policy.Decision {
+				return policy.Decision{Outcome: o.outcome, RuleID: "rule:" + o.status}
+			})
 			_, _ = e.do(e.g, map[string]any{"text": fmt.Sprintf("call %d", i)}, "")
 		}
 		e.pol.set(func(policy.Request) policy.Decision { return policy.Decision{Outcome: policy.Allow} })
