@@ -397,16 +397,13 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		dec   policy.Decision
 		resv  policy.Reservation
 	)
-	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
-		// SQLite's write transaction excludes every other writer. On
-		// PostgreSQL, calls that could be duplicates of each other queue
-		// here instead: the same caller key, then the same fingerprint (in
-		// that order, so two calls never wait on each other crosswise).
-		// Caps are held by the counter rows' locks, which the reservation
-		// takes; the approval queue's bound by the account's lock.
-		if err := g.lockCall(ctx, tx, c, hash); err != nil {
-			return err
-		}
+	// SQLite's write transaction excludes every other writer. On
+	// PostgreSQL, calls that could be duplicates of each other queue at
+	// its start instead: the same caller key, then the same fingerprint (in
+	// that order, so two calls never wait on each other crosswise). Caps
+	// are held by the counter rows' locks, which the reservation takes; the
+	// approval queue's bound by the account's lock.
+	err := g.opts.DB.LockedTx(ctx, g.callScopes(c, hash), func(tx *sql.Tx) error {
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
 		if err != nil || dup != nil {
@@ -650,16 +647,13 @@ func duplicateOfCall(orig string, cached any) *DuplicateOf {
 		Message: fmt.Sprintf("An identical mutation already succeeded (correlation id %s); returning its cached result instead of executing again.", orig)}
 }
 
-// lockCall takes the locks under which a call of this account is checked
-// for an earlier identical one and recorded (store.WriteLock: nothing on
-// SQLite).
-func (g *Gateway) lockCall(ctx context.Context, tx *sql.Tx, c Call, hash string) error {
-	d := g.opts.DB.Dialect
+// callScopes are the write-lock scopes under which a call of this account
+// is checked for an earlier identical one and recorded.
+func (g *Gateway) callScopes(c Call, hash string) []string {
 	scope := store.AccountScope(g.opts.AccountID)
+	call := scope + ":call:" + c.Tool + ":" + hash
 	if c.IdempotencyKey != "" {
-		if err := store.WriteLock(ctx, d, tx, scope+":key:"+c.IdempotencyKey); err != nil {
-			return err
-		}
+		return []string{scope + ":key:" + c.IdempotencyKey, call}
 	}
-	return store.WriteLock(ctx, d, tx, scope+":call:"+c.Tool+":"+hash)
+	return []string{call}
 }

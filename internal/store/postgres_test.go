@@ -2,15 +2,18 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
@@ -233,4 +236,96 @@ func TestSessionLeaseNoticesItsLoss(t *testing.T) {
 		t.Fatalf("take the lock after the holder's session ended: %v", err)
 	}
 	again()
+}
+
+// TestLockedTxHoldsItsScopes: a transaction begun with LockedTx holds its
+// scopes' locks from its first statement on, against other LockedTx
+// transactions and against WriteLock statements of the same scope, and
+// what a waiter reads after it is let in includes what the holder
+// committed. Other scopes do not wait.
+func TestLockedTxHoldsItsScopes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t, "")
+	db := open(t, url, store.Options{})
+	if _, err := db.ExecContext(ctx, `CREATE TABLE lock_probe (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	const scope = "account:default:call:x_like_tweet:abc'; DROP TABLE lock_probe; --"
+	waiting := func(t *testing.T, n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var got int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND ((classid::bigint << 32) | objid::bigint) = ?`, store.LockKey(scope)).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d sessions wait for the scope's lock, want %d", got, n)
+			}
+			runtime.Gosched()
+		}
+	}
+	for _, how := range []string{"LockedTx", "WriteLock"} {
+		t.Run(how, func(t *testing.T) {
+			holding, release := make(chan struct{}), make(chan struct{})
+			holder := make(chan error, 1)
+			go func() {
+				holder <- db.LockedTx(ctx, []string{"other", scope}, func(tx *sql.Tx) error {
+					close(holding)
+					<-release
+					_, err := tx.ExecContext(ctx, `INSERT INTO lock_probe (n) VALUES (1)`)
+					return err
+				})
+			}()
+			<-holding
+			// Another scope is not held up.
+			if err := db.LockedTx(ctx, []string{"unrelated"}, func(*sql.Tx) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			seen := make(chan int, 1)
+			waiter := make(chan error, 1)
+			go func() {
+				body := func(tx *sql.Tx) error {
+					var n int
+					err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lock_probe`).Scan(&n)
+					seen <- n
+					return err
+				}
+				if how == "LockedTx" {
+					waiter <- db.LockedTx(ctx, []string{scope}, body)
+					return
+				}
+				waiter <- db.Tx(ctx, func(tx *sql.Tx) error {
+					if err := store.WriteLock(ctx, store.Postgres, tx, scope); err != nil {
+						return err
+					}
+					return body(tx)
+				})
+			}()
+			waiting(t, 1)
+			select {
+			case n := <-seen:
+				t.Fatalf("the waiter ran while the scope was held (saw %d rows)", n)
+			default:
+			}
+			close(release)
+			if err := <-holder; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-waiter; err != nil {
+				t.Fatal(err)
+			}
+			var want int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM lock_probe`).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if n := <-seen; n != want {
+				t.Fatalf("the waiter read %d rows after the holder committed, want %d", n, want)
+			}
+		})
+	}
 }
