@@ -59,16 +59,18 @@ func (r *Runner) contentLoop(it *iter) error {
 	if gen == nil || err != nil {
 		return err
 	}
-	text, err := gen.GenerateTweet(ctx, topic, "")
+	// The generator sees the recent posts, so a draft that repeats one is
+	// rewritten before it is blocked.
+	recent, err := r.recentTexts(ctx, kindTweet)
+	if err != nil {
+		return err
+	}
+	text, err := gen.GenerateTweet(ctx, topic, "", recent...)
 	a := action{Loop: it.loop, Kind: kindTweet, Topic: topic}
 	if err != nil {
 		return it.generationFailed(a, err)
 	}
 	a.Content = text
-	recent, err := r.recentTexts(ctx, kindTweet)
-	if err != nil {
-		return err
-	}
 	if err := workflow.CheckReply(text, r.cfg.Limits.BannedPhrases, recent); err != nil {
 		return it.blockedAction(a, apperr.As(err).Message)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
@@ -82,6 +83,53 @@ func TestSandboxStandInQueuesForApproval(t *testing.T) {
 		}
 		if !strings.Contains(params, llm.StandInLabel) {
 			t.Errorf("the queued tweet is not labelled: %s", params)
+		}
+	})
+}
+
+// TestSandboxStandInKeepsPostingAllWeek: the stand-in answers the same
+// request with the same text, so a content loop that cycles through a few
+// topics once ran dry on its first day, every later draft blocked as a
+// repeat. The account's latest posts are part of the prompt, so a week in
+// the sandbox posts on every day, and no two posts are repeats.
+func TestSandboxStandInKeepsPostingAllWeek(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, func(c *config.Config) { c.LLM = config.LLM{} })
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		r := e.runner(e.app, autopilot.LoopContent)
+		end := day0.Add(7 * 24 * time.Hour)
+		for e.clock.Now().Before(end) {
+			if x := tick(t, r)[autopilot.LoopContent]; x.Error != "" {
+				t.Fatalf("content loop at %s: %s", e.clock.Now(), x.Error)
+			}
+			e.clock.Advance(5 * time.Hour)
+		}
+		rows, err := e.app.DB.QueryContext(context.Background(), `SELECT content, created_at FROM autopilot_actions
+			WHERE account_id = 'default' AND kind = 'tweet' AND status = 'posted' ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var posts []string
+		days := map[string]bool{}
+		for rows.Next() {
+			var text, at string
+			if err := rows.Scan(&text, &at); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range posts {
+				if s := content.Jaccard(p, text); s >= content.SimilarityThreshold {
+					t.Errorf("posted a repeat (overlap %.2f):\n%s\n%s", s, p, text)
+				}
+			}
+			posts = append(posts, text)
+			days[at[:10]] = true
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(days) != 7 {
+			t.Fatalf("posted on %d of 7 days (%d posts): %v", len(days), len(posts), days)
 		}
 	})
 }

@@ -123,7 +123,10 @@ func pick(field, value string, ns []named) (named, error) {
 // GenerateTweet drafts one post about topic in the given format (one of
 // Formats(), or "" to let the model choose). An empty topic falls back to
 // the profile's first industry topic, content pillar or product keyword.
-func (g *Generator) GenerateTweet(ctx context.Context, topic, format string) (string, error) {
+// A draft whose words overlap one of recent (the account's latest posts,
+// newest first) by SimilarityThreshold or more is regenerated once and
+// then rejected with validation_error.
+func (g *Generator) GenerateTweet(ctx context.Context, topic, format string, recent ...string) (string, error) {
 	f, err := pick("format", format, formats)
 	if err != nil {
 		return "", err
@@ -140,10 +143,32 @@ func (g *Generator) GenerateTweet(ctx context.Context, topic, format string) (st
 	if f.name != "" {
 		fmt.Fprintf(&user, "\nFormat (%s): %s", f.name, f.instruction)
 	}
+	writeRecentPosts(&user, recent)
 	return g.single(ctx, spec{
 		op: OpGenerateTweet, system: g.postSystemPrompt(), user: user.String(),
 		maxTokens: 300, temperature: 0.8,
-	}, nil)
+	}, recent)
+}
+
+// RecentPostsShown is how many of the account's latest posts a post
+// prompt shows the model, so that it does not repeat itself.
+const RecentPostsShown = 5
+
+// writeRecentPosts adds the account's latest posts to a prompt as data the
+// new post must differ from.
+func writeRecentPosts(b *strings.Builder, recent []string) {
+	if len(recent) > RecentPostsShown {
+		recent = recent[:RecentPostsShown]
+	}
+	if len(recent) == 0 {
+		return
+	}
+	b.WriteString("\nThe account's latest posts; say something different, in other words:")
+	for _, r := range recent {
+		r = strings.Join(strings.Fields(tweettext.TruncateRunes(r, 280)), " ")
+		r = strings.NewReplacer("<post>", "‹post›", "</post>", "‹/post›").Replace(r)
+		fmt.Fprintf(b, "\n<post>%s</post>", r)
+	}
 }
 
 // ReplyInput is the post to answer and what the reply must not repeat.
@@ -328,7 +353,7 @@ func (g *Generator) correction(v verdict, thread bool) string {
 		}
 	}
 	if v.similarity != 0 {
-		b.WriteString(" It repeats a reply you already posted. Take a different angle with different wording.")
+		b.WriteString(" It repeats something the account already posted. Take a different angle with different wording.")
 	}
 	b.WriteString(" Rewrite it. Output only the text.")
 	return b.String()
@@ -394,7 +419,7 @@ func (g *Generator) rejection(op string, v verdict, thread bool) error {
 		return e
 	case v.similarity != 0:
 		return apperr.New(apperr.ValidationError,
-			"the generated reply is too similar to a recent reply (word overlap %.2f, limit %.2f) even after regenerating",
+			"the generated text is too similar to a recent post of the account (word overlap %.2f, limit %.2f) even after regenerating",
 			v.similarity, SimilarityThreshold).With("similarity", v.similarity)
 	case v.count != 0:
 		return apperr.New(apperr.LLMError, "%s: the model wrote %d posts; a thread needs %d to %d",
