@@ -95,8 +95,8 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		queued                                     sql.NullInt64
 	)
 	err := q.QueryRowContext(ctx, qPriorOrQueued,
-		g.opts.AccountID, c.Tool, hash, ts(now.Add(-g.opts.DBWindow)),
-		g.opts.AccountID, c.Tool, hash, ts(now)).
+		g.opts.AccountID, hash, ts(now.Add(-g.opts.DBWindow)),
+		g.opts.AccountID, hash, ts(now)).
 		Scan(&hashCol, &status, &corr, &errCode, &prior.result, &resolution, &queued)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
@@ -168,21 +169,44 @@ func TestPendingApprovalsIsTheOneCount(t *testing.T) {
 	})
 }
 
-// TestDuplicateChecksReadOneIndexEntry: the checks every mutation runs for
-// an earlier identical call find the newest one from the index on account,
-// tool and parameters, in order, instead of reading every row of the tool
-// (which once made each like cost a scan of all earlier likes).
+// TestDuplicateChecksReadOneIndexEntry: the check every mutation runs for
+// an earlier identical call finds the newest one from the index on account
+// and parameters hash (which names the tool), in order, instead of reading every row of the tool
+// (which once made each like cost a scan of all earlier likes). The
+// history is one tool's thousands of calls that the database has no
+// statistics about yet, as on a new PostgreSQL database in its first
+// minutes; there PostgreSQL's prepared statements use a generic plan,
+// which is the plan checked.
 func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
+		const rows, batch = 3000, 500
+		for i := 0; i < rows; i += batch {
+			var b strings.Builder
+			b.WriteString(`INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at) VALUES `)
+			for j := range batch {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "('c%d', '%s', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, fakeTool, i+j)
+			}
+			if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Each call's row is completed after it is written, as the gateway
+		// does.
+		if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'success', completed_at = created_at`); err != nil {
+			t.Fatal(err)
+		}
 		since := "2026-01-01T00:00:00.000Z"
-		plan := explain(t, e, qPriorOrQueued, "default", "noop", "h", since, "default", "noop", "h", since)
+		plan := explain(t, e, qPriorOrQueued, "default", "hnew", since, "default", "hnew", since)
 		for _, index := range []string{"idx_mutation_audit_hash", "idx_approval_pending_hash"} {
 			if !strings.Contains(plan, index) {
 				t.Errorf("plan does not use %s:\n%s", index, plan)
 			}
 		}
-		for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan"} {
+		for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan", "idx_mutation_audit_tool"} {
 			if strings.Contains(plan, bad) {
 				t.Errorf("plan has %q:\n%s", bad, plan)
 			}
@@ -190,24 +214,33 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 	})
 }
 
-// explain returns the database's plan for query. PostgreSQL is told not to
-// scan tables sequentially, which on the test's nearly empty tables would
-// be cheapest and say nothing about which index the query can use.
+// explain returns the database's plan for query with args. On PostgreSQL it
+// is the generic plan a prepared statement settles on, and sequential
+// scans are ruled out: on small tables they would be cheapest and say
+// nothing about which index the query can use.
 func explain(t *testing.T, e *env, query string, args ...any) string {
 	t.Helper()
-	tx, err := e.db.BeginTx(e.ctx, nil)
+	conn, err := e.db.Conn(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
-	prefix := "EXPLAIN QUERY PLAN "
+	defer conn.Close()
+	q := "EXPLAIN QUERY PLAN " + query
 	if storetest.BackendOf(t) == storetest.Postgres {
-		if _, err := tx.ExecContext(e.ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-			t.Fatal(err)
+		for _, set := range []string{"SET enable_seqscan = off", "SET plan_cache_mode = force_generic_plan",
+			"PREPARE plan_probe AS " + store.Rebind(query)} {
+			if _, err := conn.ExecContext(e.ctx, set); err != nil {
+				t.Fatalf("%s: %v", set, err)
+			}
 		}
-		prefix = "EXPLAIN "
+		defer conn.ExecContext(e.ctx, "DEALLOCATE plan_probe")
+		lits := make([]string, len(args))
+		for i, a := range args {
+			lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
+		}
+		q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
 	}
-	rows, err := tx.QueryContext(e.ctx, prefix+query, args...)
+	rows, err := conn.QueryContext(e.ctx, q, args...)
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}

@@ -15,21 +15,25 @@ const (
 			ORDER BY id DESC LIMIT 1`
 	// qPriorOrQueued finds, in one round trip, the latest identical call in
 	// the audit trail and the item of an identical call waiting for
-	// approval; either side is NULL when there is none. An unresolved
-	// unknown or interrupted attempt blocks repeats whatever its age: only a
-	// resolution lifts it, never the window. A resolved one counts from its
-	// resolution, as if it had just completed. It must run after the call's
-	// lock is taken, in a statement of its own: on PostgreSQL a statement
-	// reads the snapshot it started with.
+	// approval; either side is NULL when there is none. Identical means the
+	// same account and parameters hash: the hash is taken over the tool
+	// name too, and naming the tool here would let a plan made without
+	// statistics pick the audit page's (account, tool) index and read every
+	// call of the tool. An unresolved unknown or interrupted attempt blocks
+	// repeats whatever its age: only a resolution lifts it, never the
+	// window. A resolved one counts from its resolution, as if it had just
+	// completed. It must run after the call's lock is taken, in a statement
+	// of its own: on PostgreSQL a statement reads the snapshot it started
+	// with.
 	qPriorOrQueued = `SELECT a.params_hash, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution, q.id
 		FROM (SELECT 1 AS one) AS o
 		LEFT JOIN (SELECT params_hash, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
 			COALESCE(resolution,'') AS resolution
-			FROM mutation_audit WHERE account_id = ? AND tool_name = ? AND params_hash = ?
+			FROM mutation_audit WHERE account_id = ? AND params_hash = ?
 			AND ((COALESCE(resolved_at, created_at) >= ? AND status IN ('pending','success','unknown','interrupted','failure'))
 				OR (status IN ('unknown','interrupted') AND resolution IS NULL))
 			ORDER BY id DESC LIMIT 1) AS a ON 1 = 1
-		LEFT JOIN (SELECT id FROM approval_queue WHERE account_id = ? AND tool_name = ? AND params_hash = ?
+		LEFT JOIN (SELECT id FROM approval_queue WHERE account_id = ? AND params_hash = ?
 			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1) AS q ON 1 = 1`
 	qOriginal = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
 		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`

@@ -1,10 +1,14 @@
 -- +goose Up
--- The latest identical call, newest first, read from one index (the SQLite
--- migration 00013_dedup_index_order says why). PostgreSQL has no implied
--- row id in an index, so the id is its last column.
+-- The latest identical call, newest first, by account and parameters hash
+-- (the SQLite migration 00013_dedup_index_order says why). Leaving the tool
+-- out matters here too: a prepared statement's generic plan, made before
+-- the table has statistics, cannot tell (account, tool, hash) from the
+-- (account, tool, id) index of the audit page and took the latter, reading
+-- every earlier call of the tool. PostgreSQL has no implied row id in an
+-- index, so the id is the last column.
 DROP INDEX idx_mutation_audit_hash;
-CREATE INDEX idx_mutation_audit_hash ON mutation_audit(account_id, tool_name, params_hash, id);
-CREATE INDEX idx_approval_pending_hash ON approval_queue(account_id, tool_name, params_hash, id) WHERE status = 'pending';
+CREATE INDEX idx_mutation_audit_hash ON mutation_audit(account_id, params_hash, id);
+CREATE INDEX idx_approval_pending_hash ON approval_queue(account_id, params_hash, id) WHERE status = 'pending';
 
 -- +goose Down
 DROP INDEX idx_approval_pending_hash;
