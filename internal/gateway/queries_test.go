@@ -183,12 +183,12 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 		const rows, batch = 3000, 500
 		for i := 0; i < rows; i += batch {
 			var b strings.Builder
-			b.WriteString(`INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at) VALUES `)
+			b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, params_summary, status, owner, created_at) VALUES `)
 			for j := range batch {
 				if j > 0 {
 					b.WriteString(", ")
 				}
-				fmt.Fprintf(&b, "('c%d', '%s', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, fakeTool, i+j)
+				fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, i+j, fakeTool, i+j)
 			}
 			if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
 				t.Fatal(err)
@@ -200,15 +200,26 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 		since := "2026-01-01T00:00:00.000Z"
-		plan := explain(t, e, qPriorOrQueued, "default", "hnew", since, "default", "hnew", since)
-		for _, index := range []string{"idx_mutation_audit_hash", "idx_approval_pending_hash"} {
-			if !strings.Contains(plan, index) {
-				t.Errorf("plan does not use %s:\n%s", index, plan)
+		for _, c := range []struct {
+			name    string
+			query   string
+			args    []any
+			indexes []string
+		}{
+			{"by parameters", qPriorOrQueued, []any{"default", "hnew", since, "default", "hnew", since},
+				[]string{"idx_mutation_audit_hash", "idx_approval_pending_hash"}},
+			{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
+		} {
+			plan := explain(t, e, c.query, c.args...)
+			for _, index := range c.indexes {
+				if !strings.Contains(plan, index) {
+					t.Errorf("%s: plan does not use %s:\n%s", c.name, index, plan)
+				}
 			}
-		}
-		for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan", "idx_mutation_audit_tool"} {
-			if strings.Contains(plan, bad) {
-				t.Errorf("plan has %q:\n%s", bad, plan)
+			for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan", "idx_mutation_audit_tool"} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("%s: plan has %q:\n%s", c.name, bad, plan)
+				}
 			}
 		}
 	})

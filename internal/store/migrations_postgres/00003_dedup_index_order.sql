@@ -9,8 +9,13 @@
 DROP INDEX idx_mutation_audit_hash;
 CREATE INDEX idx_mutation_audit_hash ON mutation_audit(account_id, params_hash, id);
 CREATE INDEX idx_approval_pending_hash ON approval_queue(account_id, params_hash, id) WHERE status = 'pending';
+-- The same for a caller's idempotency key: its latest use, newest first.
+DROP INDEX idx_mutation_audit_key;
+CREATE INDEX idx_mutation_audit_key ON mutation_audit(account_id, idempotency_key, id) WHERE idempotency_key IS NOT NULL;
 
 -- +goose Down
+DROP INDEX idx_mutation_audit_key;
+CREATE INDEX idx_mutation_audit_key ON mutation_audit(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 DROP INDEX idx_approval_pending_hash;
 DROP INDEX idx_mutation_audit_hash;
 CREATE INDEX idx_mutation_audit_hash ON mutation_audit(account_id, tool_name, params_hash, created_at);
