@@ -141,9 +141,18 @@ func TestAccountCapsOverMCP(t *testing.T) {
 		c.Accounts = map[string]map[string]any{}
 	}})
 	users := e.Sim.DemoAccounts()
+	ours := []string{users["default"], users["brand_b"]}
+	// A post one of the accounts already likes would take a like without
+	// adding one on X: the demo world has some.
+	liked := map[string]bool{}
+	for _, l := range e.Sim.World().Likes {
+		if slices.Contains(ours, l.From) {
+			liked[l.To] = true
+		}
+	}
 	var targets []string
 	for _, tw := range e.Sim.World().Tweets {
-		if tw.RetweetOf == "" && !slices.Contains([]string{users["default"], users["brand_b"]}, tw.AuthorID) {
+		if tw.RetweetOf == "" && !slices.Contains(ours, tw.AuthorID) && !liked[tw.ID] {
 			targets = append(targets, tw.ID)
 		}
 		if len(targets) == perAccount {
