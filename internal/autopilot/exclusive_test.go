@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
@@ -126,7 +127,7 @@ func TestExclusiveRunnerTakesOverWithinOneInterval(t *testing.T) {
 			// The advisory lock's 64-bit key is split into classid (high
 			// half) and objid (low half).
 			if err := e.db().QueryRow(`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-				AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(?, 0)`, autopilot.SessionLockKey("default")).Scan(&pid); err != nil {
+				AND ((classid::bigint << 32) | objid::bigint) = ?`, store.LockKey(autopilot.SessionLockKey("default"))).Scan(&pid); err != nil {
 				t.Fatalf("find the lock holder's session: %v", err)
 			}
 			var ok bool

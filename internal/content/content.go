@@ -154,6 +154,12 @@ func (g *Generator) GenerateTweet(ctx context.Context, topic, format string, rec
 // prompt shows the model, so that it does not repeat itself.
 const RecentPostsShown = 5
 
+// asPostData keeps a post quoted into a prompt from closing the tag that
+// marks it as data: posts are untrusted.
+func asPostData(s string) string {
+	return strings.NewReplacer("<post>", "‹post›", "</post>", "‹/post›").Replace(s)
+}
+
 // writeRecentPosts adds the account's latest posts to a prompt as data the
 // new post must differ from.
 func writeRecentPosts(b *strings.Builder, recent []string) {
@@ -166,7 +172,7 @@ func writeRecentPosts(b *strings.Builder, recent []string) {
 	b.WriteString("\nThe account's latest posts; say something different, in other words:")
 	for _, r := range recent {
 		r = strings.Join(strings.Fields(tweettext.TruncateRunes(r, 280)), " ")
-		r = strings.NewReplacer("<post>", "‹post›", "</post>", "‹/post›").Replace(r)
+		r = asPostData(r)
 		fmt.Fprintf(b, "\n<post>%s</post>", r)
 	}
 }
@@ -197,7 +203,7 @@ func (g *Generator) GenerateReply(ctx context.Context, in ReplyInput) (string, e
 	text = tweettext.TruncateRunes(text, maxReplyContextRunes)
 	// The post is untrusted: it must not be able to close the tag that
 	// marks it as data.
-	text = strings.NewReplacer("<post>", "‹post›", "</post>", "‹/post›").Replace(text)
+	text = asPostData(text)
 	author := strings.TrimPrefix(strings.TrimSpace(in.TweetAuthor), "@")
 	var user strings.Builder
 	if author != "" {

@@ -480,7 +480,7 @@ func holders(t *testing.T, db *sql.DB) map[string]string {
 	for _, account := range apAccounts {
 		rows, err := db.QueryContext(context.Background(), `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(?, 0)`, autopilot.SessionLockKey(account))
+			AND ((l.classid::bigint << 32) | l.objid::bigint) = ?`, store.LockKey(autopilot.SessionLockKey(account)))
 		if err != nil {
 			t.Fatalf("read the lock table: %v", err)
 		}

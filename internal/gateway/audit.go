@@ -341,14 +341,14 @@ func (g *Gateway) lockOnServer(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway lock: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtextextended(?, 0))`, instanceKey(g.instance)); err != nil {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, store.LockKey(instanceKey(g.instance))); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("gateway lock: %w", err)
 	}
 	return func() {
 		// Unlock, so that a start elsewhere right after this sees the
 		// process gone, then discard the session rather than pool it.
-		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, instanceKey(g.instance))
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(?)`, store.LockKey(instanceKey(g.instance)))
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = conn.Close()
 	}, nil
@@ -366,10 +366,10 @@ func (g *Gateway) ownerAliveOnServer(owner string) bool {
 	defer conn.Close()
 	key := instanceKey(owner)
 	var got bool
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtextextended(?, 0))`, key).Scan(&got); err != nil || !got {
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, store.LockKey(key)).Scan(&got); err != nil || !got {
 		return true
 	}
-	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, key)
+	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(?)`, store.LockKey(key))
 	return false
 }
 

@@ -84,10 +84,12 @@ func WriteLock(ctx context.Context, d Dialect, q Execer, scope string) error {
 	return err
 }
 
-// LockKey is the advisory lock key of a write-lock scope. It is computed
-// here rather than by the server so that a transaction can take its locks
-// in the message that begins it (LockedTx), where the scope, which may
-// hold a caller's idempotency key, could only appear as quoted text.
+// LockKey is the PostgreSQL advisory lock key of a lock's name: a write
+// lock's scope, a session lock's key. Every advisory lock takes its key
+// from here. It is computed here rather than by the server so that a
+// transaction can take its locks in the message that begins it
+// (LockedTx), where the scope, which may hold a caller's idempotency key,
+// could only appear as quoted text.
 func LockKey(scope string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte(scope))

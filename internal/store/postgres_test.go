@@ -225,7 +225,7 @@ func TestSessionLeaseNoticesItsLoss(t *testing.T) {
 	var ended bool
 	if err := b.QueryRowContext(ctx, `SELECT bool_and(pg_terminate_backend(pid, 10000)) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND objsubid = 1
-		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(?, 0)`, "autopilot:default").Scan(&ended); err != nil || !ended {
+		AND ((classid::bigint << 32) | objid::bigint) = ?`, store.LockKey("autopilot:default")).Scan(&ended); err != nil || !ended {
 		t.Fatalf("end the holder's session: %v, %v", ended, err)
 	}
 	if err := l.Held(ctx); !errors.Is(err, store.ErrLockLost) {

@@ -48,7 +48,7 @@ func (d *DB) TrySessionLease(ctx context.Context, key string) (*SessionLease, er
 		return nil, fmt.Errorf("session lock %s: %w", key, err)
 	}
 	var got bool
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtextextended(?, 0))`, key).Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, LockKey(key)).Scan(&got); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("session lock %s: %w", key, err)
 	}
@@ -68,7 +68,7 @@ func (l *SessionLease) Held(ctx context.Context) error {
 	var held bool
 	err := l.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid()
 		AND locktype = 'advisory' AND granted AND objsubid = 1
-		AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(?, 0))`, l.key).Scan(&held)
+		AND ((classid::bigint << 32) | objid::bigint) = ?)`, LockKey(l.key)).Scan(&held)
 	switch {
 	case err != nil:
 		return fmt.Errorf("session lock %s: %w: %w", l.key, ErrLockLost, err)
@@ -84,7 +84,7 @@ func (l *SessionLease) Release() {
 	// returns; the server would notice the closed session only a moment
 	// later. The connection is discarded either way, never pooled with
 	// the lock possibly still held.
-	_, _ = l.conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended(?, 0))`, l.key)
+	_, _ = l.conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(?)`, LockKey(l.key))
 	_ = l.conn.Raw(func(any) error { return driver.ErrBadConn })
 	_ = l.conn.Close()
 }
