@@ -44,12 +44,15 @@ func queueSite(b *testing.B) *site {
 	return s
 }
 
-func BenchmarkApprovalsPage10k(b *testing.B) {
-	s := queueSite(b)
+func BenchmarkApprovalsPage10k(b *testing.B) { benchPage(b, queueSite(b), "/approvals") }
+
+// benchPage times rendering the page at path and reports its size.
+func benchPage(b *testing.B, s *site, path string) {
+	b.Helper()
 	b.ResetTimer()
 	var n int
 	for b.Loop() {
-		n = s.pageRequest(b, "/approvals")
+		n = s.pageRequest(b, path)
 	}
 	b.ReportMetric(float64(n), "bytes/page")
 }
@@ -107,15 +110,7 @@ func auditSite(b *testing.B) *site {
 	return s
 }
 
-func BenchmarkAuditPageByTool(b *testing.B) {
-	s := auditSite(b)
-	b.ResetTimer()
-	var n int
-	for b.Loop() {
-		n = s.pageRequest(b, "/audit?tool=x_like_tweet")
-	}
-	b.ReportMetric(float64(n), "bytes/page")
-}
+func BenchmarkAuditPageByTool(b *testing.B) { benchPage(b, auditSite(b), "/audit?tool=x_like_tweet") }
 
 // BenchmarkAuditQueryByTool is the floor: the page's 100 rows of one tool,
 // newest first, in one indexed query.
