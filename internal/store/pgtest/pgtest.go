@@ -4,7 +4,9 @@
 // by TUITBOT_TEST_POSTGRES_URL or, when that is unset and initdb and pg_ctl
 // are installed, a throwaway cluster this package starts on the loopback
 // interface: initdb into a temporary directory, a free port, its socket in
-// the same directory. Main stops that cluster when the tests end. With
+// the same directory. Main stops that cluster when the tests end, and a
+// watchdog stops it when the test process dies without reaching Main's end
+// (a timeout's SIGKILL, say). With
 // neither, the tests that need PostgreSQL skip and say how to run them,
 // unless TUITBOT_REQUIRE_POSTGRES is set (CI sets it), which turns the skip
 // into a failure.
@@ -234,6 +236,9 @@ func isExec(p string) bool {
 type cluster struct {
 	dir, pgctl, url string
 	runAs           *user.User
+	// watchdog is the write end of the watchdog's pipe (see watch);
+	// closing it, or this process dying, stops the cluster.
+	watchdog *os.File
 }
 
 // start creates and starts a cluster. PostgreSQL refuses to run as root,
@@ -278,6 +283,10 @@ func start(initdb, pgctl string) (*cluster, error) {
 		out, err := c.run(pgctl, "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts)
 		if err == nil {
 			c.url = fmt.Sprintf("postgres://tuitbot@127.0.0.1:%d/postgres?sslmode=disable", port)
+			if c.watchdog, err = c.watch(); err != nil {
+				c.stop()
+				return nil, err
+			}
 			return c, nil
 		}
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
@@ -317,6 +326,9 @@ func (c *cluster) run(bin string, args ...string) ([]byte, error) {
 func (c *cluster) stop() {
 	_, _ = c.run(c.pgctl, "stop", "-m", "fast", "-w", "-D", filepath.Join(c.dir, "data"))
 	_ = os.RemoveAll(c.dir)
+	if c.watchdog != nil {
+		_ = c.watchdog.Close()
+	}
 }
 
 func freePort() (int, error) {

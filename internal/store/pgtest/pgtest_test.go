@@ -3,13 +3,10 @@ package pgtest_test
 import (
 	"context"
 	"database/sql"
-	"os"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestNewDatabase proves a test gets its own empty database on a live
 // server, and that a copy of a template carries the template's tables.
