@@ -59,3 +59,33 @@ func TestCISetsConformanceDirOnlyWhenThere(t *testing.T) {
 	}
 	mustContain(t, "README", string(readme), "../shared/testdata", "xapi/openapi.json", "twitter-text", "`SOURCE` file", "The tests check")
 }
+
+// TestCIRequiresEverySlowProof pins what .ci/run turns on beyond the quick
+// suite: the e2e proofs, and failures instead of skips for every missing
+// peer (browser, PostgreSQL, the conformance data set). The README shows
+// the quick command first and then the full one CI runs.
+func TestCIRequiresEverySlowProof(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	mustContain(t, ".ci/run", script,
+		"TAGS=e2e",
+		`go vet -tags "$TAGS" ./...`,
+		`staticcheck" -tags "$TAGS" ./...`,
+		`go test -race -tags "$TAGS" -timeout `,
+		"export TUITBOT_REQUIRE_BROWSER=1",
+		"export TUITBOT_REQUIRE_POSTGRES=1",
+		"export TUITBOT_REQUIRE_CONFORMANCE=1",
+	)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick := strings.Index(string(readme), "go test ./...")
+	full := strings.Index(string(readme), "go test -tags e2e")
+	if quick < 0 || full < 0 || full < quick {
+		t.Errorf("README: the quick command (at %d) must come first, then the full one (at %d)", quick, full)
+	}
+}

@@ -429,7 +429,7 @@ func TestUnknownEnvVariable(t *testing.T) {
 // misspelt key belong to other tools (MCP clients read the bearer token
 // from TUITBOT_MCP_TOKEN) and must not stop tuitbot.
 func TestForeignEnvVariablesAreLeftAlone(t *testing.T) {
-	for _, name := range []string{"TUITBOT_MCP_TOKEN", "TUITBOT_REQUIRE_BROWSER", "TUITBOT_TEST_LLM_KEY", "TUITBOT_SCREENSHOT_DIR"} {
+	for _, name := range []string{"TUITBOT_MCP_TOKEN", "TUITBOT_REQUIRE_BROWSER", "TUITBOT_REQUIRE_CONFORMANCE", "TUITBOT_TEST_LLM_KEY", "TUITBOT_SCREENSHOT_DIR"} {
 		if _, _, err := load(t, t.TempDir(), "", env{name: "x"}); err != nil {
 			t.Errorf("%s stopped the load: %v", name, err)
 		}

@@ -1,6 +1,5 @@
-// Package e2e proves the mutation gateway end to end: the real MCP server,
-// the real gateway and X client, SQLite on disk, and the X emulator, under
-// concurrency, injected faults and process kills.
+//go:build e2e
+
 package e2e
 
 import (

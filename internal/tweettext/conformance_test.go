@@ -1,38 +1,20 @@
 package tweettext
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tuitbot/tuitbot/internal/xspec"
 )
 
 // The official twitter-text conformance files are not part of this
-// repository; CI points TUITBOT_CONFORMANCE_DIR at the folder that holds
-// twitter-text/ and xapi/.
-const conformanceEnv = "TUITBOT_CONFORMANCE_DIR"
-
-// conformanceFile returns the contents of a file under the conformance
-// folder, skipping the test when the folder is not configured and failing
-// it when the folder is configured but the file is missing.
+// repository; xspec.File finds them through TUITBOT_CONFORMANCE_DIR, and
+// skips (or, under TUITBOT_REQUIRE_CONFORMANCE, fails) without it.
 func conformanceFile(t *testing.T, rel string) []byte {
 	t.Helper()
-	dir := os.Getenv(conformanceEnv)
-	if dir == "" {
-		t.Skip("set TUITBOT_CONFORMANCE_DIR to the twitter-text/xapi testdata folder to run")
-	}
-	b, err := os.ReadFile(filepath.Join(dir, rel))
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s is set but %s is missing: %v", conformanceEnv, rel, err)
-	}
-	if err != nil {
-		t.Fatalf("read %s: %v", rel, err)
-	}
-	return b
+	return xspec.File(t, rel)
 }
 
 type counterCase struct {

@@ -1,10 +1,7 @@
 package xsim_test
 
 import (
-	"errors"
-	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,17 +16,7 @@ import (
 // TestLengthConformance holds the emulator's own counter against every
 // weighted-length case of twitter-text's conformance file.
 func TestLengthConformance(t *testing.T) {
-	dir := os.Getenv(xspec.EnvVar)
-	if dir == "" {
-		t.Skip(xspec.SkipMessage)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "twitter-text", "validate.yml"))
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s is set but twitter-text/validate.yml is missing", xspec.EnvVar)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := xspec.File(t, filepath.Join("twitter-text", "validate.yml"))
 	// Only the counter suites are decoded: the others have other shapes.
 	var doc struct {
 		Tests map[string]yaml.Node `yaml:"tests"`
