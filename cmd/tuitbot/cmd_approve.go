@@ -236,7 +236,9 @@ func (c *cli) auditCmd() *cobra.Command {
 				if apperr.CodeOf(err) == apperr.InvalidInput {
 					// A filter value that matches nothing would look like an
 					// empty trail: it is a usage error naming the allowed values.
-					return usageError{fmt.Errorf("--%w", err)}
+					// The message starts with the field ("status: ..."), which
+					// is the flag's name; the code is not for a person.
+					return usageError{fmt.Errorf("--%s", apperr.As(err).Message)}
 				}
 				if err != nil {
 					return err

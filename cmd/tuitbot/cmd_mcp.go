@@ -59,6 +59,30 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			// Each list is checked before they are merged, so the message
+			// names where a wrong name came from: a flag is a usage error, a
+			// key of the configuration an error in it.
+			if err := knownTools("--tools", tools); err != nil {
+				return usageError{err}
+			}
+			if err := knownTools("--exclude-tools", exclude); err != nil {
+				return usageError{err}
+			}
+			if err := knownTools("mcp.tools", cfg.MCP.Tools); err != nil {
+				return err
+			}
+			if err := knownTools("mcp.exclude_tools", cfg.MCP.ExcludeTools); err != nil {
+				return err
+			}
+			switch transport {
+			case "stdio":
+			case "http":
+				if _, err := listenHost(listen); err != nil {
+					return err
+				}
+			default:
+				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
+			}
 			if len(tools) == 0 {
 				tools = cfg.MCP.Tools
 			}
@@ -135,7 +159,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			}
 		},
 	}
-	serve.Flags().BoolVar(&withWeb, "web", false, "with --transport http: serve the review page (`tuitbot web`) under /ui on the same port")
+	serve.Flags().BoolVar(&withWeb, "web", false, "with --transport http: serve the review page of 'tuitbot web' under /ui on the same port")
 	serve.Flags().StringVar(&profile, "profile", "", "tool profile: workflow (alias full), readonly, api-readonly (default from config: workflow)")
 	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")

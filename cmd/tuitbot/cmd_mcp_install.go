@@ -108,7 +108,7 @@ func (c *cli) addInstallFlags(cmd *cobra.Command, f *installFlags, install bool)
 	_ = cmd.MarkFlagRequired("client")
 	_ = cmd.RegisterFlagCompletionFunc("client", cobra.FixedCompletions(clientNames(), cobra.ShellCompDirectiveNoFileComp))
 	if install {
-		cmd.Flags().StringVar(&f.transport, "transport", "stdio", "stdio (the client starts tuitbot) or http (a URL entry for a running `mcp serve --transport http`)")
+		cmd.Flags().StringVar(&f.transport, "transport", "stdio", "stdio (the client starts tuitbot) or http (a URL entry for a server you start with 'tuitbot mcp serve --transport http')")
 		cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8765", "with --transport http: the host:port the server listens on")
 		_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]string{"stdio", "http"}, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -139,6 +139,10 @@ func (c *cli) runInstall(_ context.Context, f installFlags, uninstall bool) erro
 		r, err = clientcfg.Uninstall(o)
 	} else {
 		r, err = clientcfg.Install(o)
+	}
+	if errors.Is(err, clientcfg.ErrUnsupported) {
+		// The flags ask for an entry this client cannot hold.
+		return usageError{err}
 	}
 	if err != nil {
 		return err
@@ -219,12 +223,18 @@ func (c *cli) report(client clientcfg.Client, dry bool, r clientcfg.Result, note
 	case clientcfg.NotInstalled:
 		fmt.Fprintf(w, "%s: not installed in %s; nothing changed\n", client, r.Path)
 	default:
-		verb := map[clientcfg.Action]string{clientcfg.Installed: "add to", clientcfg.Updated: "update in", clientcfg.Removed: "remove from"}[r.Action]
+		// The sentence names the entry: "removed FILE" would read as if the
+		// whole file had gone.
+		say := map[clientcfg.Action]struct{ would, did string }{
+			clientcfg.Installed: {"add the " + serverName + " entry to", "added the " + serverName + " entry to"},
+			clientcfg.Updated:   {"update the " + serverName + " entry in", "updated the " + serverName + " entry in"},
+			clientcfg.Removed:   {"remove the " + serverName + " entry from", "removed the " + serverName + " entry from"},
+		}[r.Action]
 		if dry {
-			fmt.Fprintf(w, "%s: would %s %s:\n\n%s\n", client, verb, r.Path, strings.TrimRight(r.Snippet, "\n"))
+			fmt.Fprintf(w, "%s: would %s %s:\n\n%s\n", client, say.would, r.Path, strings.TrimRight(r.Snippet, "\n"))
 			fmt.Fprintln(w, "\nNothing was written (--print).")
 		} else {
-			fmt.Fprintf(w, "%s: %s %s\n", client, r.Action, r.Path)
+			fmt.Fprintf(w, "%s: %s %s\n", client, say.did, r.Path)
 			if r.Backup != "" {
 				fmt.Fprintf(w, "backup of the previous file: %s\n", r.Backup)
 			}

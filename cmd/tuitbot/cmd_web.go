@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 
@@ -27,12 +26,8 @@ func (c *cli) webCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			host, _, err := net.SplitHostPort(listen)
-			if err != nil {
-				return usageError{fmt.Errorf("--listen %q: want host:port: %w", listen, err)}
-			}
-			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-				return usageError{fmt.Errorf("--listen %q: the review page listens on loopback only (127.0.0.1, ::1 or localhost)", listen)}
+			if err := loopbackListen(listen, "the review page"); err != nil {
+				return err
 			}
 			a, err := c.openApp(cmd)
 			if err != nil {

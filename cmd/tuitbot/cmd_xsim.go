@@ -17,6 +17,9 @@ func (c *cli) xsimCmd() *cobra.Command {
 		Short: "Serve the emulator alone on loopback, for other clients",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loopbackListen(listen, "the emulator"); err != nil {
+				return err
+			}
 			opts := xsim.DefaultOptions()
 			opts.Seed = seed
 			// The world is saved after every change, not only on exit.

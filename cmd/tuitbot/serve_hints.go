@@ -43,6 +43,18 @@ func stdioTerminalHint(sandbox bool) string {
 		"or serve HTTP with `tuitbot mcp serve --transport http" + flag + "`. Ctrl-C stops it."
 }
 
+// knownTools refuses a tool name the registry does not have, naming the
+// flag or key it came from: a typo must not silently widen or narrow what
+// the server offers.
+func knownTools(from string, names []string) error {
+	for _, n := range names {
+		if !slices.ContainsFunc(mcpserver.Registry(), func(t *mcpserver.Tool) bool { return t.Name == n }) {
+			return fmt.Errorf("%s: unknown tool %q; `tuitbot mcp manifest` lists every tool", from, n)
+		}
+	}
+	return nil
+}
+
 // checkToolSelection refuses a --tools list that leaves the profile with
 // nothing to serve: a server with no tools would start and look healthy
 // while every call fails.
@@ -71,13 +83,7 @@ func checkToolSelection(p mcpserver.Profile, tools, exclude []string) error {
 		return fmt.Errorf("--tools %s: not in profile %s, so the server would serve no tools; pick tools of that profile (`tuitbot mcp manifest --profile %s`) or another --profile",
 			strings.Join(outside, ","), p, p)
 	}
-	// Unknown names are reported by the server's own selection, with
-	// their list; excluded ones leave nothing.
-	for _, n := range tools {
-		if !slices.ContainsFunc(mcpserver.Registry(), func(t *mcpserver.Tool) bool { return t.Name == n }) {
-			return nil
-		}
-	}
+	// Every name is known (knownTools), so excluded ones leave nothing.
 	return fmt.Errorf("--tools %s are all excluded (--exclude-tools or mcp.exclude_tools), so the server would serve no tools", strings.Join(tools, ","))
 }
 

@@ -28,13 +28,13 @@ func TestMCPInstallClaudeCode(t *testing.T) {
 	}
 
 	p := h.ok(t, "mcp", "install", "--client", "claude-code", "--sandbox", "--print")
-	mustContain(t, "--print", p.stdout, "would add to "+cfgPath, `"tuitbot"`, binPath, "--sandbox", "Nothing was written")
+	mustContain(t, "--print", p.stdout, "claude-code: would add the tuitbot entry to "+cfgPath+":\n", `"tuitbot"`, binPath, "--sandbox", "Nothing was written")
 	if b, _ := os.ReadFile(cfgPath); string(b) != existing {
 		t.Fatalf("--print changed the file:\n%s", b)
 	}
 
 	r := h.ok(t, "mcp", "install", "--client", "claude-code", "--sandbox")
-	mustContain(t, "install", r.stdout, "installed "+cfgPath, cfgPath+".bak")
+	mustContain(t, "install", r.stdout, "claude-code: added the tuitbot entry to "+cfgPath+"\n", cfgPath+".bak")
 	var doc struct {
 		NumStartups int `json:"numStartups"`
 		MCPServers  map[string]struct {
@@ -68,7 +68,7 @@ func TestMCPInstallClaudeCode(t *testing.T) {
 	}
 
 	u := h.ok(t, "mcp", "uninstall", "--client", "claude-code")
-	mustContain(t, "uninstall", u.stdout, "removed "+cfgPath)
+	mustContain(t, "uninstall", u.stdout, "claude-code: removed the tuitbot entry from "+cfgPath+"\n")
 	b3, _ := os.ReadFile(cfgPath)
 	if strings.Contains(string(b3), "tuitbot") || !strings.Contains(string(b3), "other-mcp") {
 		t.Errorf("uninstall left:\n%s", b3)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // argHints say where the value a placeholder in a command's Use line comes
@@ -17,10 +19,18 @@ var argHints = map[string]string{
 // strictUsage makes every way of calling a command wrongly a usage error
 // (exit 2) that says what to do instead. Cobra on its own prints the help
 // and exits 0 for an unknown subcommand of a command group (`tuitbot
-// approve aprove 1`), and answers a missing argument with a bare count
-// (exit 1); a script or an agent reading either would think it worked or
-// not know how to fix it.
+// approve aprove 1`), and answers a missing argument with a bare count and
+// a missing required flag with a bare list (exit 1); a script or an agent
+// reading either would think it worked or not know how to fix it.
 func strictUsage(root *cobra.Command) {
+	// Cobra adds its help and completion commands only when it executes;
+	// adding them now holds them to the same rules (`tuitbot completion
+	// tcsh`, `tuitbot help aprove`).
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	if help := findCmd(root, "help"); help != nil {
+		help.Args = helpTopic
+	}
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		if cmd.SuggestionsMinimumDistance <= 0 {
@@ -30,16 +40,55 @@ func strictUsage(root *cobra.Command) {
 		case cmd.HasSubCommands() && !cmd.Runnable():
 			cmd.Args = unknownSubcommand
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-		case cmd.HasSubCommands() && cmd == root:
+		case cmd.HasSubCommands():
 			cmd.Args = unknownSubcommand
-		case cmd.Args != nil:
+		default:
 			cmd.Args = hintedArgs(cmd.Args)
 		}
+		cmd.Args = withRequiredFlags(cmd.Args)
 		for _, sub := range cmd.Commands() {
 			walk(sub)
 		}
 	}
 	walk(root)
+}
+
+// helpTopic accepts the path of an existing command: `tuitbot help aprove`
+// is the same mistake as `tuitbot aprove`.
+func helpTopic(cmd *cobra.Command, args []string) error {
+	parent := cmd.Root()
+	for i, name := range args {
+		next := findCmd(parent, name)
+		if next == nil {
+			return unknownSubcommand(parent, args[i:i+1])
+		}
+		parent = next
+	}
+	return nil
+}
+
+// withRequiredFlags adds cobra's required-flag and flag-group checks to the
+// argument check, which runs before cobra's own and so can name the flag
+// as a usage error.
+func withRequiredFlags(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return err
+		}
+		var missing []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if req := f.Annotations[cobra.BashCompOneRequiredFlag]; len(req) > 0 && req[0] == "true" && !f.Changed {
+				missing = append(missing, fmt.Sprintf("--%s (%s)", f.Name, f.Usage))
+			}
+		})
+		if len(missing) > 0 {
+			return usageError{fmt.Errorf("`%s` needs %s", strings.TrimPrefix(cmd.CommandPath(), "tuitbot "), strings.Join(missing, " and "))}
+		}
+		if err := cmd.ValidateFlagGroups(); err != nil {
+			return usageError{fmt.Errorf("%w (usage: %s)", err, cmd.UseLine())}
+		}
+		return nil
+	}
 }
 
 // unknownSubcommand accepts only no arguments: a command group called with
@@ -60,10 +109,15 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 // hintedArgs turns an argument count error into a usage error that names
 // what is missing and where to find it.
 func hintedArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		// What cobra does for a command that names no rule.
+		check = cobra.ArbitraryArgs
+	}
 	return func(cmd *cobra.Command, args []string) error {
 		err := check(cmd, args)
-		if err == nil {
-			return nil
+		var ue usageError
+		if err == nil || errors.As(err, &ue) {
+			return err
 		}
 		var need []string
 		for _, w := range strings.Fields(cmd.Use)[1:] {
