@@ -155,8 +155,10 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 			g.reject(nil, -32600, g.batchRefusal())
 		case len(bytes.TrimSpace(line)) > 0:
 			if msg, id, code, text, ok := checkMessage(line); ok {
-				if method, id := initializeID(msg); method == "initialize" {
-					g.neg.asked(id)
+				if bytes.Contains(msg, []byte(`"initialize"`)) {
+					if method, id := initializeID(msg); method == "initialize" {
+						g.neg.asked(id)
+					}
 				}
 				g.pending = msg
 			} else {

@@ -33,6 +33,8 @@ func TestRecentMutationsByToolName(t *testing.T) {
 	}
 	e.call("get_recent_mutations", map[string]any{"tool_name": "x_like_tweet", "tool": "x_post_tweet"}).
 		fails(t, apperr.InvalidInput).mentions(t, "tool_name")
+	e.call("get_recent_mutations", map[string]any{"tool_name": "x_no_such_tool"}).
+		fails(t, apperr.InvalidInput).mentions(t, "tool_name", "x_no_such_tool")
 }
 
 // TestCapabilitiesTierAndCanReply: get_capabilities carries the seed's
