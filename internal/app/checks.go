@@ -45,12 +45,23 @@ func (a *App) xCheck(ctx context.Context) Check {
 	if !a.xProbe.at.IsZero() && a.Now().Sub(a.xProbe.at) < xProbeTTL {
 		return a.xProbe.check
 	}
-	chk := a.probeX(ctx, x)
-	a.xProbe.at, a.xProbe.check = a.Now(), chk
+	chk, sub := a.probeX(ctx, x)
+	a.xProbe.at, a.xProbe.check, a.xProbe.subscription = a.Now(), chk, sub
 	return chk
 }
 
-func (a *App) probeX(ctx context.Context, x *xapi.Client) Check {
+// xSubscription is the account's X subscription as the (cached) X probe
+// read it from /2/users/me; empty when X cannot be asked.
+func (a *App) xSubscription(ctx context.Context) string {
+	if a.xCheck(ctx).Status != "ok" {
+		return ""
+	}
+	a.xProbe.mu.Lock()
+	defer a.xProbe.mu.Unlock()
+	return a.xProbe.subscription
+}
+
+func (a *App) probeX(ctx context.Context, x *xapi.Client) (Check, string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	me, _, err := x.Me(ctx)
@@ -58,13 +69,13 @@ func (a *App) probeX(ctx context.Context, x *xapi.Client) Check {
 		e := apperr.As(err)
 		if e.Code == apperr.XNotConfigured {
 			// The token check already says why and what to do.
-			return Check{Name: "x", Status: "not_configured", Message: "not authenticated"}
+			return Check{Name: "x", Status: "not_configured", Message: "not authenticated"}, ""
 		}
-		return Check{Name: "x", Status: "error", Message: string(e.Code) + ": " + e.Message}
+		return Check{Name: "x", Status: "error", Message: string(e.Code) + ": " + e.Message}, ""
 	}
 	where := "X"
 	if a.Sim != nil {
 		where = "the sandbox emulator"
 	}
-	return Check{Name: "x", Status: "ok", Message: "authenticated as @" + me.Username + " on " + where}
+	return Check{Name: "x", Status: "ok", Message: "authenticated as @" + me.Username + " on " + where}, me.SubscriptionType
 }

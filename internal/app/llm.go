@@ -69,6 +69,9 @@ type probeCache struct {
 	mu    sync.Mutex
 	at    time.Time
 	check Check
+	// subscription is what the X probe learnt of the account's X
+	// subscription; empty when X did not answer.
+	subscription string
 }
 
 const probeCacheTTL = 5 * time.Minute

@@ -30,6 +30,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		AccountName:       a.Account,
 		Accounts:          a.Accounts,
 		XHealth:           func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
+		XSubscription:     a.xSubscription,
 		ObserveTool:       a.Metrics.ObserveTool,
 	}
 	if len(a.Accounts()) > 1 {

@@ -153,7 +153,7 @@ type MCPPolicy struct {
 	MaxMutationsPerHour   int          `toml:"max_mutations_per_hour" doc:"Global hourly cap on executed mutations."`
 	Template              string       `toml:"template" doc:"Baseline rule set: safe_default, growth_aggressive or agency_mode (empty = none)."`
 	DailyBudgetUSD        float64      `toml:"daily_budget_usd" doc:"Daily cap on estimated X spend in USD (0 = no cap)."`
-	AllowAgentApproval    bool         `toml:"allow_agent_approval" doc:"Register approve_item, reject_item, approve_all and resolve_mutation for agents. Off: an agent must not approve its own requests."`
+	AllowAgentApproval    bool         `toml:"allow_agent_approval" doc:"Let agents decide for a human (approve_item, reject_item, approve_all, resolve_mutation). Each account's own value decides for its items, whichever account the server runs for; off: an agent must not approve its own requests."`
 	MaxPendingApprovals   int          `toml:"max_pending_approvals" doc:"Most items waiting for approval at once; past it a call routed to approval fails with approval_queue_full."`
 	Rules                 []PolicyRule `toml:"rules" doc:"User rules ([[mcp_policy.rules]])."`
 	RateLimits            []PolicyRate `toml:"rate_limits" doc:"User limits ([[mcp_policy.rate_limits]])."`

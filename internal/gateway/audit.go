@@ -593,7 +593,7 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 	}
 	if f.Tool != "" {
 		if _, ok := g.actions[f.Tool]; !ok {
-			return nil, apperr.New(apperr.InvalidInput, "tool: %q is not a mutation tool", f.Tool)
+			return nil, apperr.New(apperr.InvalidInput, "tool_name: %q is not a mutation tool", f.Tool)
 		}
 	}
 	q := `SELECT ` + auditCols + ` FROM mutation_audit WHERE account_id = ?`

@@ -75,6 +75,10 @@ type Deps struct {
 	// XHealth checks X for this account (token and reachability); nil
 	// means get_capabilities reads X's line of Health.
 	XHealth func(ctx context.Context) Check
+	// XSubscription is the X subscription of the account's user (Basic,
+	// Premium, PremiumPlus or None, as /2/users/me says); empty when X
+	// cannot be asked. Nil means unknown.
+	XSubscription func(ctx context.Context) string
 	// ObserveTool, when set, is told every tool call's outcome: the error
 	// code of a failed call (empty on success) and how long it took.
 	ObserveTool func(tool, code string, elapsed time.Duration)

@@ -110,9 +110,15 @@ type Tool struct {
 	// mutation, by its arguments' type): the schema shows them and
 	// decoding enforces them.
 	limits argcheck.Limits
-	// Enabled, when set, decides from the configuration whether the tool is
-	// registered at all.
+	// Enabled, when set, decides from an account's configuration whether
+	// the tool may act for that account: the tool is registered when some
+	// account the server acts for enables it, and each call is judged by
+	// the configuration of the account it acts for (see invoke).
 	Enabled func(*config.Config) bool
+	// EnabledBy is the setting Enabled reads, as the configuration file
+	// spells it at the top level; DisabledHint says what to do instead.
+	// A refused call names both.
+	EnabledBy, DisabledHint string
 	// noArgs marks tools whose input has no fields.
 	noArgs bool
 
@@ -133,8 +139,10 @@ type Spec struct {
 	Profiles                           []Profile
 	Errors                             []apperr.Code
 	Hints                              Hints
-	// Enabled gates registration on the configuration.
-	Enabled func(*config.Config) bool
+	// Enabled gates the tool on the configuration of the account a call
+	// acts for (see Tool.Enabled); EnabledBy and DisabledHint explain it.
+	Enabled                 func(*config.Config) bool
+	EnabledBy, DisabledHint string
 }
 
 // def binds a typed handler to a spec. The input type drives the JSON
@@ -143,7 +151,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	t := &Tool{
 		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
-		InputType: reflect.TypeFor[In](), Enabled: s.Enabled,
+		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
 	t.limits = argcheck.Of(t.InputType)

@@ -33,6 +33,11 @@ type Options struct {
 	ExcludeTools []string // never these; exclusions win
 	// Config decides config-gated tools; nil means the defaults.
 	Config *config.Config
+	// AccountConfigs are the configurations of the other accounts the
+	// server acts for (through the account argument): a config-gated tool
+	// is registered when Config or any of them enables it. New fills them
+	// from the services when they are nil.
+	AccountConfigs []*config.Config
 	// Version is the product version the server and the manifest report.
 	Version string
 }
@@ -66,17 +71,57 @@ func Select(reg []*Tool, o Options) ([]*Tool, error) {
 		if slices.Contains(o.ExcludeTools, t.Name) {
 			continue
 		}
-		if t.Enabled != nil {
-			cfg := o.Config
-			if cfg == nil {
-				d := config.Default()
-				cfg = &d
-			}
-			if !t.Enabled(cfg) {
-				continue
-			}
+		if t.Enabled != nil && !enabledForAny(t, o) {
+			continue
 		}
 		out = append(out, t)
+	}
+	return out, nil
+}
+
+// enabledForAny reports whether some account the server acts for enables
+// the config-gated tool t.
+func enabledForAny(t *Tool, o Options) bool {
+	cfg := o.Config
+	if cfg == nil {
+		d := config.Default()
+		cfg = &d
+	}
+	if t.Enabled(cfg) {
+		return true
+	}
+	return slices.ContainsFunc(o.AccountConfigs, t.Enabled)
+}
+
+// disabledFor is the refusal of a call of the config-gated tool t for the
+// account of d, which does not enable it.
+func disabledFor(t *Tool, d *Deps) error {
+	key := t.EnabledBy
+	if name := d.accountName(); name != config.DefaultAccountName {
+		key = fmt.Sprintf("accounts.%s.%s (or, when the account leaves it out, the top-level %s)", name, t.EnabledBy, t.EnabledBy)
+	}
+	msg := fmt.Sprintf("%s may not act for account %s: %s is off for it", t.Name, d.accountName(), key)
+	if t.DisabledHint != "" {
+		msg += "; " + t.DisabledHint
+	}
+	return apperr.New(apperr.PolicyHardRule, "%s", msg)
+}
+
+// accountConfigs returns the configurations of the accounts other than
+// d's own that d's server acts for.
+func accountConfigs(d *Deps) ([]*config.Config, error) {
+	if d.Accounts == nil || d.Account == nil {
+		return nil, nil
+	}
+	var out []*config.Config
+	for _, name := range d.Accounts() {
+		ad, err := d.forAccount(name)
+		if err != nil {
+			return nil, fmt.Errorf("account %s: %w", name, err)
+		}
+		if ad != d {
+			out = append(out, ad.Cfg)
+		}
 	}
 	return out, nil
 }
@@ -95,6 +140,13 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 	a := &d
 	if o.Config == nil {
 		o.Config = a.Cfg
+	}
+	if o.AccountConfigs == nil {
+		accs, err := accountConfigs(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.AccountConfigs = accs
 	}
 	tools, err := Select(Registry(), o)
 	if err != nil {
@@ -197,6 +249,11 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 			return Result{}, err
 		}
 		raw, c.Deps = rest, d
+	}
+	// A config-gated tool is registered when any account enables it; the
+	// account this call acts for must enable it too.
+	if t.Enabled != nil && !t.Enabled(c.Deps.Cfg) {
+		return Result{}, disabledFor(t, c.Deps)
 	}
 	// Decoding enforces the declared limits with errors that name the
 	// field; the schema then catches whatever else it states.

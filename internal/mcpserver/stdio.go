@@ -46,10 +46,11 @@ func (o StdioOptions) maxBytes() int {
 // JSON-RPC error instead of ending the session: one bad line from a client
 // must not take the server down.
 func GuardedStdio(in io.Reader, out io.Writer, opts StdioOptions) mcp.Transport {
-	w := &lockedWriter{w: out}
+	neg := &negotiation{}
+	w := &lockedWriter{w: out, neg: neg}
 	limit := opts.maxBytes()
 	return &mcp.IOTransport{
-		Reader: io.NopCloser(&lineGuard{r: bufio.NewReaderSize(in, 64<<10), out: w, limit: limit}),
+		Reader: io.NopCloser(&lineGuard{r: bufio.NewReaderSize(in, 64<<10), out: w, limit: limit, neg: neg}),
 		Writer: nopWriteCloser{w},
 		// The guard passes at most limit bytes plus the newline; the SDK's
 		// own cap only backs it up.
@@ -67,16 +68,69 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, opts StdioOptions) error {
 }
 
 // lockedWriter makes every Write atomic, so error replies written here and
-// messages written by the SDK never interleave within a line.
+// messages written by the SDK never interleave within a line. It shows
+// the server's answers to neg until the session's version is agreed.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	neg *negotiation
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.neg != nil {
+		l.neg.answered(p)
+	}
 	return l.w.Write(p)
+}
+
+// negotiation follows a stdio session's initialize exchange: the request's
+// id as the client sent it, then the protocol version the server answered.
+// A session knows its version, so it never has to fall back to guessing it.
+type negotiation struct {
+	mu      sync.Mutex
+	initID  json.RawMessage
+	version string
+}
+
+// asked notes the id of an initialize request passing to the server.
+func (n *negotiation) asked(id json.RawMessage) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.version == "" && n.initID == nil {
+		n.initID = bytes.Clone(id)
+	}
+}
+
+// answered looks for the answer to the initialize request in out, the
+// server's output, until it has gone by.
+func (n *negotiation) answered(out []byte) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.initID == nil || n.version != "" {
+		return
+	}
+	for line := range bytes.SplitSeq(out, []byte("\n")) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &m) == nil && bytes.Equal(m.ID, n.initID) && m.Result.ProtocolVersion != "" {
+			n.version, n.initID = m.Result.ProtocolVersion, nil
+			return
+		}
+	}
+}
+
+// agreed is the session's protocol version; empty before initialize is
+// answered.
+func (n *negotiation) agreed() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.version
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -87,6 +141,7 @@ type lineGuard struct {
 	r       *bufio.Reader
 	out     io.Writer
 	limit   int
+	neg     *negotiation
 	pending []byte
 }
 
@@ -96,8 +151,15 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 		switch {
 		case tooLong:
 			g.reject(leadingID(head), -32600, tooLargeMessage(int64(g.limit)))
+		case isBatch(line):
+			g.reject(nil, -32600, g.batchRefusal())
 		case len(bytes.TrimSpace(line)) > 0:
 			if msg, id, code, text, ok := checkMessage(line); ok {
+				if bytes.Contains(msg, []byte(`"initialize"`)) {
+					if method, id := initializeID(msg); method == "initialize" {
+						g.neg.asked(id)
+					}
+				}
 				g.pending = msg
 			} else {
 				g.reject(id, code, text)
@@ -113,6 +175,32 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	n := copy(p, g.pending)
 	g.pending = g.pending[n:]
 	return n, nil
+}
+
+// isBatch reports a line that holds a JSON-RPC batch: a valid JSON array.
+func isBatch(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return len(t) > 0 && t[0] == '[' && nestingDepth(t) <= MaxNestingDepth && json.Valid(t)
+}
+
+// batchRefusal answers a batch. A session that agreed on a version that
+// has no batches is told so in the words the SDK uses over HTTP; the
+// stdio transport never takes batches, whatever the version.
+func (g *lineGuard) batchRefusal() string {
+	if v := g.neg.agreed(); v >= noBatchVersion {
+		return noBatchMessage(v)
+	}
+	return "invalid request: JSON-RPC batches are not supported; send one message per line"
+}
+
+// initializeID returns the method and id of a checked message.
+func initializeID(msg []byte) (string, json.RawMessage) {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	return m.Method, m.ID
 }
 
 // tooLargeMessage is the error text for a message over the limit, on every

@@ -11,12 +11,15 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 )
 
-// RecentMutationsInput filters get_recent_mutations.
+// RecentMutationsInput filters get_recent_mutations. The filter is named
+// after the field every row carries (tool_name); tool is its older
+// spelling.
 type RecentMutationsInput struct {
-	Tool   string `json:"tool,omitempty" jsonschema:"only this tool"`
-	Status string `json:"status,omitempty" jsonschema:"pending, success, failure, unknown, interrupted or duplicate"`
-	Since  string `json:"since,omitempty" jsonschema:"RFC 3339 time; only newer rows"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
+	ToolName string `json:"tool_name,omitempty" jsonschema:"only rows whose tool_name is this tool"`
+	Tool     string `json:"tool,omitempty" jsonschema:"alias of tool_name"`
+	Status   string `json:"status,omitempty" jsonschema:"pending, success, failure, unknown, interrupted or duplicate"`
+	Since    string `json:"since,omitempty" jsonschema:"RFC 3339 time; only newer rows"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
 }
 
 // Limits declares the arguments' limits.
@@ -84,7 +87,15 @@ type PolicyStatus struct {
 	Counters            map[string]policy.Usage `json:"counters"`
 }
 
+// agentApproval gates the tools with which an agent decides what a human
+// decides otherwise. The switch is the account's own: an account that
+// forbids it is never decided for, whichever account the server runs for.
 func agentApproval(c *config.Config) bool { return c != nil && c.MCPPolicy.AllowAgentApproval }
+
+const (
+	agentApprovalKey  = "mcp_policy.allow_agent_approval"
+	agentApprovalHint = "a human decides for it (tuitbot approve, tuitbot audit resolve or tuitbot web)"
+)
 
 func gatewayTools() []*Tool {
 	local := func(name, title, cat, desc string, out any, errs ...apperr.Code) Spec {
@@ -94,7 +105,8 @@ func gatewayTools() []*Tool {
 	approve := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "approval", Description: desc, Mutation: true,
 			Needs: Needs{X: true, DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true, OpenWorld: true},
-			Errors: mutationErrors(apperr.ApprovalNotPending, apperr.NotFound), Enabled: agentApproval}
+			Errors:  mutationErrors(apperr.ApprovalNotPending, apperr.NotFound),
+			Enabled: agentApproval, EnabledBy: agentApprovalKey, DisabledHint: agentApprovalHint}
 	}
 	return []*Tool{
 		def(local("get_recent_mutations", "Recent mutations", "analytics", "List recent mutation attempts from the audit trail, newest first.", MutationList{}),
@@ -103,7 +115,14 @@ func gatewayTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				f := gateway.AuditFilter{Tool: in.Tool, Status: in.Status, Limit: in.Limit}
+				tool := in.ToolName
+				switch {
+				case tool == "":
+					tool = in.Tool
+				case in.Tool != "" && in.Tool != tool:
+					return Result{}, apperr.New(apperr.InvalidInput, "tool: %q differs from tool_name %q; tool is an alias of tool_name, send one of them", in.Tool, tool)
+				}
+				f := gateway.AuditFilter{Tool: tool, Status: in.Status, Limit: in.Limit}
 				if in.Since != "" {
 					t, err := time.Parse(time.RFC3339, in.Since)
 					if err != nil {
@@ -176,7 +195,7 @@ func gatewayTools() []*Tool {
 				}
 				return Result{Data: ps}, nil
 			}),
-		def(approve("approve_item", "Approve item", "Approve a queued call and run exactly it through the gateway. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
+		def(approve("approve_item", "Approve item", "Approve a queued call and run exactly it through the gateway. Only for an account whose mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
 			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
 				g, err := c.Deps.Gateway()
 				if err != nil {
@@ -188,7 +207,7 @@ func gatewayTools() []*Tool {
 				auditMeta(&r.Meta, resp)
 				return r, err
 			}),
-		def(approve("reject_item", "Reject item", "Reject a queued call. Only registered when mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
+		def(approve("reject_item", "Reject item", "Reject a queued call. Only for an account whose mcp_policy.allow_agent_approval is true.", gateway.ApprovalItem{}),
 			func(ctx context.Context, c *Call, in ReviewInput) (Result, error) {
 				g, err := c.Deps.Gateway()
 				if err != nil {
@@ -201,9 +220,10 @@ func gatewayTools() []*Tool {
 				return Result{Data: it}, nil
 			}),
 		def(Spec{Name: "resolve_mutation", Title: "Resolve unknown outcome", Category: "approval", Mutation: true,
-			Description: "Resolve a mutation whose outcome is unknown or interrupted, after checking X: happened makes identical repeats answer as its duplicate, did_not_happen lets the call run again. Until then repeats are refused. Only registered when mcp_policy.allow_agent_approval is true.",
+			Description: "Resolve a mutation whose outcome is unknown or interrupted, after checking X: happened makes identical repeats answer as its duplicate, did_not_happen lets the call run again. Until then repeats are refused. Only for an account whose mcp_policy.allow_agent_approval is true.",
 			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true},
-			Errors: []apperr.Code{apperr.NotFound, apperr.ValidationError, apperr.DBError}, Enabled: agentApproval},
+			Errors:  []apperr.Code{apperr.NotFound, apperr.ValidationError, apperr.PolicyHardRule, apperr.DBError},
+			Enabled: agentApproval, EnabledBy: agentApprovalKey, DisabledHint: agentApprovalHint},
 			func(ctx context.Context, c *Call, in ResolveInput) (Result, error) {
 				if in.CorrelationID == "" {
 					return Result{}, apperr.New(apperr.InvalidInput, "correlation_id: required")
@@ -221,7 +241,7 @@ func gatewayTools() []*Tool {
 				}
 				return Result{Data: e}, nil
 			}),
-		def(approve("approve_all", "Approve all", "Approve and run the pending calls, oldest first, up to max_batch_approve. Only registered when mcp_policy.allow_agent_approval is true.", BatchApproval{}),
+		def(approve("approve_all", "Approve all", "Approve and run the pending calls, oldest first, up to max_batch_approve. Only for an account whose mcp_policy.allow_agent_approval is true.", BatchApproval{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 				g, err := c.Deps.Gateway()
 				if err != nil {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -15,6 +16,9 @@ type NoInput struct{}
 
 // Capabilities is get_capabilities' data.
 type Capabilities struct {
+	// Tier and CanReply are the account's (see AccountSummary).
+	Tier         string              `json:"tier"`
+	CanReply     bool                `json:"can_reply"`
 	Profile      string              `json:"profile"`
 	Mode         string              `json:"mode"`
 	ApprovalMode bool                `json:"approval_mode"`
@@ -33,13 +37,19 @@ type Capabilities struct {
 
 // AccountSummary is one account in get_capabilities.
 type AccountSummary struct {
-	Name         string       `json:"name"`
-	Default      bool         `json:"default"`
-	Mode         string       `json:"mode"`
-	ApprovalMode bool         `json:"approval_mode"`
-	X            Check        `json:"x"`
-	Tools        []string     `json:"usable_tools"`
-	DirectTools  []DirectTool `json:"direct_tools"`
+	Name         string `json:"name"`
+	Default      bool   `json:"default"`
+	Mode         string `json:"mode"`
+	ApprovalMode bool   `json:"approval_mode"`
+	X            Check  `json:"x"`
+	// Tier is the X subscription of the account's user as /2/users/me
+	// tells it (Basic, Premium, PremiumPlus or None); empty when X cannot
+	// be asked. X bills its API per use, so there is no API access tier to
+	// report. CanReply says whether x_reply_to_tweet can be used now.
+	Tier        string       `json:"tier"`
+	CanReply    bool         `json:"can_reply"`
+	Tools       []string     `json:"usable_tools"`
+	DirectTools []DirectTool `json:"direct_tools"`
 }
 
 // DirectTool says whether one X tool can be used right now, and why not.
@@ -83,6 +93,11 @@ func getCapabilities(ctx context.Context, c *Call, _ NoInput) (Result, error) {
 		return Result{}, err
 	}
 	caps.Accounts = accs
+	for _, a := range accs {
+		if a.Name == caps.Account {
+			caps.Tier, caps.CanReply = a.Tier, a.CanReply
+		}
+	}
 	if len(accs) > 1 {
 		caps.Guidance = append(caps.Guidance, fmt.Sprintf("This server acts for %d accounts; X and approval tools take an optional account argument (default %s).", len(accs), caps.Account))
 	}
@@ -116,8 +131,13 @@ func accountSummaries(ctx context.Context, c *Call, caps Capabilities) ([]Accoun
 				usable = append(usable, t.Name)
 			}
 		}
+		tier := ""
+		if d.XSubscription != nil && x.Status == "ok" {
+			tier = d.XSubscription(ctx)
+		}
 		out = append(out, AccountSummary{Name: n, Default: n == c.Deps.accountName(), Mode: d.Cfg.Mode,
-			ApprovalMode: d.Cfg.EffectiveApprovalMode(), X: x, Tools: usable, DirectTools: direct})
+			ApprovalMode: d.Cfg.EffectiveApprovalMode(), X: x, Tier: tier, CanReply: slices.Contains(usable, "x_reply_to_tweet"),
+			Tools: usable, DirectTools: direct})
 	}
 	return out, nil
 }
@@ -261,8 +281,10 @@ func metaTools() []*Tool {
 	return []*Tool{
 		def(Spec{
 			Name: "get_capabilities", Title: "Get capabilities", Category: "meta",
-			Description: "Describe what this server can do right now: profile, mode, approval mode, which services (database, X, LLM) work, and the tools by category.",
-			Profiles:    apiProfiles, Hints: readLocal,
+			Description: "Describe what this server can do right now: profile, mode, approval mode, which services (database, X, LLM) work, and the tools by category. " +
+				"tier is the X subscription of the account's user, the subscription_type /2/users/me reports (Basic, Premium, PremiumPlus or None; empty when X cannot be asked): X bills its API per use, so there is no API access tier to report. " +
+				"can_reply says whether x_reply_to_tweet can be used now (carried by this server, X reachable, not denied by policy). Each entry of accounts carries both for its account.",
+			Profiles: apiProfiles, Hints: readLocal,
 		}, getCapabilities),
 		def(Spec{
 			Name: "health_check", Title: "Health check", Category: "health",

@@ -17,8 +17,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -112,15 +114,138 @@ func HTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxMessageBytes,
 	})
 	sessions := newSessionLRU(srv, opts.MaxSessions, opts.Logger)
-	return opsRoutes(guard(limitBody(sessions.wrap(writeDeadlines(inner)), opts.MaxMessageBytes), opts.Token, opts.TokenFile), opts)
+	versions := newSessionVersions(srv, opts.MaxSessions)
+	srv.AddReceivingMiddleware(versions.record)
+	return opsRoutes(guard(limitBody(versions.fill(sessions.wrap(writeDeadlines(inner))), opts.MaxMessageBytes), opts.Token, opts.TokenFile), opts)
 }
 
+// noBatchVersion is the first protocol version without JSON-RPC batches.
+const noBatchVersion = "2025-06-18"
+
+// noBatchMessage refuses a batch in a session of version v, in the SDK's
+// words for a request that names its version.
+func noBatchMessage(v string) string {
+	return fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", noBatchVersion, v)
+}
+
+// protocolVersionHeader names a request's protocol version (2025-06-18
+// and later).
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// sessionVersions remembers the protocol version each HTTP session agreed
+// on. The SDK takes a request without the version header for 2025-03-26,
+// the spec's fallback for a server with no other way to know; a session
+// knows its version, so a batch in a session that agreed on a version
+// without batches is given that version, and the SDK refuses it as it
+// refuses one that names its version.
+type sessionVersions struct {
+	srv *mcp.Server
+	max int
+
+	mu   sync.Mutex
+	byID map[string]string
+}
+
+func newSessionVersions(srv *mcp.Server, maxSessions int) *sessionVersions {
+	return &sessionVersions{srv: srv, max: 2 * maxSessions, byID: map[string]string{}}
+}
+
+// record is server middleware that notes the version the server answered
+// an initialize request with.
+func (v *sessionVersions) record(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.ProtocolVersion != "" {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+				v.set(ss.ID(), ir.ProtocolVersion)
+			}
+		}
+		return res, err
+	}
+}
+
+func (v *sessionVersions) set(id, version string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.byID) >= v.max {
+		// Forget the sessions the SDK no longer has.
+		live := map[string]bool{}
+		for ss := range v.srv.Sessions() {
+			live[ss.ID()] = true
+		}
+		for k := range v.byID {
+			if !live[k] {
+				delete(v.byID, k)
+			}
+		}
+	}
+	v.byID[id] = version
+}
+
+func (v *sessionVersions) get(id string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.byID[id]
+}
+
+// fill gives a batch without a version header its session's version. It
+// runs after limitBody, so the body is already in memory.
+func (v *sessionVersions) fill(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(sessionIDHeader)
+		if r.Method != http.MethodPost || id == "" || r.Header.Get(protocolVersionHeader) != "" || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "could not read the request body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+			if version := v.get(id); version >= noBatchVersion {
+				r.Header.Set(protocolVersionHeader, version)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// guard checks Origin, then the bearer token with the SDK's
+// auth.RequireBearerToken.
+//
+// The Origin check stays by hand: net/http's CrossOriginProtection lets
+// safe methods (the GET of an event stream) through, judges Origin only
+// against Host, and refuses a loopback page on another port (a local
+// tool's UI), which this server admits; MCP clients are not browsers,
+// and what is refused is any origin that is not loopback, on every method.
 func guard(next http.Handler, token, tokenFile string) http.Handler {
 	want := []byte("Bearer " + token)
 	if tokenFile == "" {
 		tokenFile = "~/.tuitbot/mcp_token"
 	}
 	unauthorized := fmt.Sprintf("missing or wrong bearer token (send Authorization: Bearer <the contents of %s>)", tokenFile)
+	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		// The SDK reads the scheme in any case and splits on any space;
+		// this server takes exactly "Bearer <token>", so the whole header
+		// is compared, in constant time.
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		// One static token: it never expires and names one user, the
+		// owner of the token file, to whom the SDK binds each session.
+		return &auth.TokenInfo{UserID: "mcp_token"}, nil
+	}
+	// A request that passes reaches next with the writer it came with.
+	pass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rw, ok := w.(*refusalWriter); ok {
+			w = rw.ResponseWriter
+		}
+		next.ServeHTTP(w, r)
+	})
+	bearer := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(pass)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Origin first: a browser page on another origin must not even learn
 		// whether its guessed token was right.
@@ -131,16 +256,42 @@ func guard(next http.Handler, token, tokenFile string) http.Handler {
 			http.Error(w, "forbidden origin", http.StatusForbidden)
 			return
 		}
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("Connection", "close")
-			w.Header().Set("WWW-Authenticate", `Bearer realm="tuitbot"`)
-			http.Error(w, unauthorized, http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
+		bearer.ServeHTTP(&refusalWriter{ResponseWriter: w, unauthorized: unauthorized}, r)
 	})
 }
+
+// refusalWriter carries the SDK's bearer refusals (only they are written
+// through it) in this server's form: the connection closes, and a 401
+// carries a Bearer challenge and a text that names the token file.
+type refusalWriter struct {
+	http.ResponseWriter
+	unauthorized string
+	replaced     bool
+}
+
+func (w *refusalWriter) WriteHeader(code int) {
+	// Refused requests close their connection: a client without the token
+	// must not keep a descriptor open by idling on it.
+	w.Header().Set("Connection", "close")
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tuitbot"`)
+		w.ResponseWriter.WriteHeader(code)
+		_, _ = io.WriteString(w.ResponseWriter, w.unauthorized+"\n")
+		w.replaced = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write drops the SDK's own text of a 401, which WriteHeader replaced.
+func (w *refusalWriter) Write(p []byte) (int, error) {
+	if w.replaced {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // limitBody reads the whole request body up to limit before the SDK sees
 // it. A larger body is answered with 413 and a JSON-RPC error that states

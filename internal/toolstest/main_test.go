@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
 // cli is the tuitbot binary TestMain builds once for the tests that drive
@@ -26,7 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cli.path, cli.err = buildCLI(dir)
-	code := m.Run()
+	// Main also stops the PostgreSQL cluster the account tests start.
+	code := pgtest.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -118,6 +118,8 @@ type Server struct {
 
 	accts []*Account
 	posts *postCache
+	// crossOrigin refuses state changes a page of another origin sends.
+	crossOrigin *http.CrossOriginProtection
 
 	// addr is the listening host:port, for the Host and Origin checks and
 	// the login URL; set by Listen or SetAddr.
@@ -159,7 +161,8 @@ func New(d Deps, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
-	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now)}
+	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now),
+		crossOrigin: http.NewCrossOriginProtection()}
 	if len(d.Accounts) == 0 {
 		d.Accounts = []Account{{Name: "default", Gateway: d.Gateway, Workflow: d.Workflow, Autopilot: d.Autopilot, DailyBudgetUSD: d.DailyBudgetUSD}}
 	}
@@ -284,12 +287,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+	// Go's cross-origin protection judges every state change: the
+	// browser's Sec-Fetch-Site first (only same-origin or a typed URL pass),
+	// else Origin against Host.
+	if err := s.crossOrigin.Check(r); err != nil {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		http.Error(w, "cross-site request refused", http.StatusForbidden)
+	// It lets safe methods through by design. This site also refuses a read
+	// that a page of another origin makes (a fetch sends Origin), so no
+	// other site is served its pages or its event stream: that check stays
+	// here, by hand.
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host && safeMethod(r.Method) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
 	if p := s.o.Prefix; p != "" {
@@ -312,6 +322,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r2
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// safeMethod reports the methods cross-origin protection lets through.
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
 // redirect sends the browser to path (a path of this site, without the

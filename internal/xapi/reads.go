@@ -59,6 +59,8 @@ type SearchParams struct {
 var (
 	encodedTweetQuery = tweetQuery().Encode()
 	encodedUserQuery  = userQuery().Encode()
+	// The account's own user also tells its X subscription.
+	encodedMeQuery = url.Values{"user.fields": {userFields + ",subscription_type"}}.Encode()
 )
 
 func tweetQuery() url.Values {
@@ -232,7 +234,7 @@ func getUserPage(ctx context.Context, c *Client, path, query string) (*Page[User
 // Me returns the authenticated user and caches its id for the write
 // endpoints, which need it in their paths.
 func (c *Client) Me(ctx context.Context) (*User, CallInfo, error) {
-	u, info, err := getOneUser(ctx, c, "/2/users/me", encodedUserQuery)
+	u, info, err := getOneUser(ctx, c, "/2/users/me", encodedMeQuery)
 	if err != nil {
 		return nil, info, err
 	}

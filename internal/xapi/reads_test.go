@@ -58,7 +58,7 @@ func readServer(rec *recorder) http.HandlerFunc {
 		rec.keep(r, nil)
 		switch r.URL.Path {
 		case "/2/users/me":
-			writeJSON(w, 200, `{"data":{"id":"42","name":"Me","username":"me_user","public_metrics":{"followers_count":3,"following_count":4,"tweet_count":5,"listed_count":0}}}`)
+			writeJSON(w, 200, `{"data":{"id":"42","name":"Me","username":"me_user","subscription_type":"Premium","public_metrics":{"followers_count":3,"following_count":4,"tweet_count":5,"listed_count":0}}}`)
 		case "/2/tweets/101":
 			writeJSON(w, 200, `{"data":{"id":"101","text":"hello","author_id":"9"},"includes":{"users":[{"id":"9","name":"Nine","username":"nine"}]}}`)
 		case "/2/tweets/404":
@@ -87,10 +87,11 @@ func TestTypedReadsSendXParamsAndDecode(t *testing.T) {
 	ctx := context.Background()
 
 	me, _, err := h.c.Me(ctx)
-	if err != nil || me.ID != "42" || me.Username != "me_user" || me.PublicMetrics.TweetCount != 5 {
+	if err != nil || me.ID != "42" || me.Username != "me_user" || me.PublicMetrics.TweetCount != 5 || me.SubscriptionType != "Premium" {
 		t.Fatalf("Me = %+v, %v", me, err)
 	}
-	if q := rec.query(t, "GET /2/users/me"); q.Get("user.fields") != userFields {
+	// The account's own user also tells its X subscription.
+	if q := rec.query(t, "GET /2/users/me"); q.Get("user.fields") != userFields+",subscription_type" {
 		t.Fatalf("Me user.fields = %q", q.Get("user.fields"))
 	}
 

@@ -149,6 +149,10 @@ type User struct {
 	VerifiedType    string      `json:"verified_type,omitempty"`
 	CreatedAt       time.Time   `json:"created_at,omitzero"`
 	PublicMetrics   UserMetrics `json:"public_metrics,omitzero"`
+
+	// SubscriptionType is the user's X subscription (Basic, Premium,
+	// PremiumPlus or None); X tells it for the authenticated user (Me).
+	SubscriptionType string `json:"subscription_type,omitempty"`
 }
 
 // MediaItem is an expanded media object (includes.media).
@@ -293,25 +297,26 @@ func (w *wireUserMetrics) convert() UserMetrics {
 }
 
 type wireUser struct {
-	ID              string          `json:"id"`
-	Name            string          `json:"name"`
-	Username        string          `json:"username"`
-	Description     string          `json:"description"`
-	Location        string          `json:"location"`
-	URL             string          `json:"url"`
-	ProfileImageURL string          `json:"profile_image_url"`
-	Protected       bool            `json:"protected"`
-	Verified        bool            `json:"verified"`
-	VerifiedType    string          `json:"verified_type"`
-	CreatedAt       time.Time       `json:"created_at"`
-	PublicMetrics   wireUserMetrics `json:"public_metrics"`
+	ID               string          `json:"id"`
+	Name             string          `json:"name"`
+	Username         string          `json:"username"`
+	Description      string          `json:"description"`
+	Location         string          `json:"location"`
+	URL              string          `json:"url"`
+	ProfileImageURL  string          `json:"profile_image_url"`
+	Protected        bool            `json:"protected"`
+	Verified         bool            `json:"verified"`
+	VerifiedType     string          `json:"verified_type"`
+	SubscriptionType string          `json:"subscription_type"`
+	CreatedAt        time.Time       `json:"created_at"`
+	PublicMetrics    wireUserMetrics `json:"public_metrics"`
 }
 
 func (w *wireUser) convert() User {
 	return User{
 		ID: w.ID, Name: w.Name, Username: w.Username, Description: w.Description, Location: w.Location, URL: w.URL,
 		ProfileImageURL: w.ProfileImageURL, Protected: w.Protected, Verified: w.Verified, VerifiedType: w.VerifiedType,
-		CreatedAt: w.CreatedAt, PublicMetrics: w.PublicMetrics.convert(),
+		SubscriptionType: w.SubscriptionType, CreatedAt: w.CreatedAt, PublicMetrics: w.PublicMetrics.convert(),
 	}
 }
 

@@ -171,7 +171,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	}
 	tf := "tweet.fields=author_id,created_at,conversation_id,public_metrics,referenced_tweets,lang,entities,attachments,in_reply_to_user_id,edit_controls,possibly_sensitive,reply_settings,source"
 	pf := "post.fields=created_at,conversation_id,public_metrics,lang,entities,attachments"
-	uf := "user.fields=created_at,description,location,public_metrics,profile_image_url,protected,url,verified,verified_type"
+	uf := "user.fields=created_at,description,location,public_metrics,profile_image_url,protected,url,verified,verified_type,subscription_type"
 	ex := "expansions=author_id,referenced_posts,attachments.media_keys,in_reply_to_user_id,entities.mentions.username"
 	mf := "media.fields=media_key,type,width,height,alt_text,url,preview_image_url"
 	q := func(parts ...string) string { return "?" + strings.Join(parts, "&") }

@@ -324,6 +324,14 @@ func (s *state) renderUser(u *User, v view) map[string]any {
 			m["verified_type"] = "none"
 		}
 	}
+	if f["subscription_type"] {
+		// The blue check comes with a paid subscription.
+		if u.Verified {
+			m["subscription_type"] = "Premium"
+		} else {
+			m["subscription_type"] = "None"
+		}
+	}
 	if f["public_metrics"] {
 		m["public_metrics"] = s.userMetrics(u)
 	}
