@@ -112,8 +112,8 @@ type Limits struct {
 	MaxRepliesPerAuthorPerDay int      `toml:"max_replies_per_author_per_day" doc:"Most replies to one author per day."`
 	BannedPhrases             []string `toml:"banned_phrases" doc:"Phrases generated text must never contain."`
 	ProductMentionRatio       float64  `toml:"product_mention_ratio" doc:"Largest share of replies that may mention the product."`
-	MinActionDelaySeconds     int      `toml:"min_action_delay_seconds" doc:"Shortest pause between autopilot actions."`
-	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between autopilot actions."`
+	MinActionDelaySeconds     int      `toml:"min_action_delay_seconds" doc:"Shortest pause between two autopilot posts that reach X (one that only enters the approval queue does not wait)."`
+	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between two autopilot posts that reach X."`
 }
 
 // Storage configures the database: a SQLite file by default, or a shared
