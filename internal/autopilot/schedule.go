@@ -122,7 +122,7 @@ func (s schedule) nextActive(t time.Time) time.Time {
 // describe renders the active hours for status output.
 func (s schedule) describe() string {
 	if s.anyHour {
-		return "all day, every day (the sandbox keeps no active hours)"
+		return "all day, every day in the sandbox"
 	}
 	var days []string
 	for _, n := range []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
