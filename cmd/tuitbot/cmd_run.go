@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -143,10 +144,16 @@ func (c *cli) runCmd() *cobra.Command {
 				return c.runAllAccounts(cmd)
 			}
 			out := &syncWriter{w: c.stderr}
-			return c.withAutopilot(cmd, lockStandBy, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
+			now := time.Now // the App's clock once it is built
+			opts := autopilot.Options{Report: func(res autopilot.LoopResult) { out.printf("%s\n", runLine("", res, now())) }}
+			return c.withAutopilot(cmd, lockStandBy, opts, func(a *app.App, r *autopilot.Runner) error {
+				now = a.Now
 				out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
 					a.Account, strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
 				c.noteStandIn(a)
+				if err := printPlan(cmd.Context(), out, "", r, a.Now()); err != nil {
+					return err
+				}
 				return c.runAccount(cmd.Context(), a, r, out)
 			})
 		},
@@ -173,27 +180,34 @@ func (c *cli) runAllAccounts(cmd *cobra.Command) error {
 		r *autopilot.Runner
 	}
 	var jobs []job
+	out := &syncWriter{w: c.stderr}
 	for _, name := range top.Accounts() {
 		a, err := top.ForAccount(name)
 		if err != nil {
 			return err
 		}
-		r, release, err := c.accountRunner(cmd.Context(), a, lockStandBy, autopilot.Options{})
+		prefix := "account " + name + ": "
+		report := func(res autopilot.LoopResult) { out.printf("%s\n", runLine(prefix, res, a.Now())) }
+		r, release, err := c.accountRunner(cmd.Context(), a, lockStandBy, autopilot.Options{Report: report})
 		if err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
 		}
 		defer release()
 		jobs = append(jobs, job{a, r})
 	}
-	out := &syncWriter{w: c.stderr}
 	c.noteStandIn(top)
+	for _, j := range jobs {
+		out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s)\n",
+			j.a.Account, strings.Join(j.r.Loops(), ", "), j.a.Cfg.Mode, onOff(j.a.Cfg.EffectiveApprovalMode()))
+		if err := printPlan(cmd.Context(), out, "account "+j.a.Account+": ", j.r, j.a.Now()); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s)\n",
-			j.a.Account, strings.Join(j.r.Loops(), ", "), j.a.Cfg.Mode, onOff(j.a.Cfg.EffectiveApprovalMode()))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -226,6 +240,11 @@ func (c *cli) tickCmd() *cobra.Command {
 				}
 				opts.Loops = []string{name}
 			}
+			if !asJSON {
+				// Each loop's line as soon as it has run: a tick may take a
+				// while (drafting, X), and says what it is doing meanwhile.
+				opts.Report = func(res autopilot.LoopResult) { fmt.Fprintln(c.stdout, loopLine(res)) }
+			}
 			return c.withAutopilot(cmd, lockOnce, opts, func(a *app.App, r *autopilot.Runner) error {
 				c.noteStandIn(a)
 				results, err := r.Tick(cmd.Context())
@@ -233,8 +252,6 @@ func (c *cli) tickCmd() *cobra.Command {
 					if jerr := writeJSON(c.stdout, results); jerr != nil {
 						return jerr
 					}
-				} else {
-					printTick(c.stdout, results)
 				}
 				if err != nil {
 					return err
@@ -325,19 +342,55 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printTick(w io.Writer, results []autopilot.LoopResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range results {
-		switch {
-		case r.Skipped != "":
-			fmt.Fprintf(tw, "%s\tskipped\t%s\n", r.Loop, r.Skipped)
-		case r.Error != "":
-			fmt.Fprintf(tw, "%s\tfailed\t%s: %s\n", r.Loop, r.ErrorCode, r.Error)
-		default:
-			fmt.Fprintf(tw, "%s\tok\tposted %d, queued %d, blocked %d%s\n", r.Loop, r.Posted, r.Queued, r.Blocked, prefixed("; ", r.Summary))
-		}
+// loopLine is one loop's outcome on one line, as tick and run print it when
+// the loop has run. The columns line up without waiting for the other
+// loops: the first is as wide as the longest loop name.
+func loopLine(r autopilot.LoopResult) string {
+	width := 0
+	for _, n := range autopilot.LoopNames() {
+		width = max(width, len(n))
 	}
-	_ = tw.Flush()
+	outcome, detail := "ok", fmt.Sprintf("posted %d, queued %d, blocked %d%s", r.Posted, r.Queued, r.Blocked, prefixed("; ", r.Summary))
+	switch {
+	case r.Skipped != "":
+		outcome, detail = "skipped", r.Skipped
+	case r.Error != "":
+		outcome, detail = "failed", r.ErrorCode+": "+r.Error
+	}
+	return fmt.Sprintf("%-*s  %-7s  %s", width, r.Loop, outcome, detail)
+}
+
+// runLine is loopLine with when the loop runs next, for the daemon.
+func runLine(prefix string, r autopilot.LoopResult, now time.Time) string {
+	line := prefix + loopLine(r)
+	if !r.NextRun.IsZero() {
+		line += "; next run " + when(r.NextRun, now)
+	}
+	return line
+}
+
+// when renders a time the daemon waits for, with how far away it is.
+func when(t, now time.Time) string {
+	if !t.After(now) {
+		return "now"
+	}
+	return fmt.Sprintf("%s (in %s)", t.UTC().Format(time.RFC3339), t.Sub(now).Round(time.Second))
+}
+
+// printPlan says when each loop runs first, before the daemon starts: a
+// loop that ran recently (a tick, an earlier run) waits for its turn, and
+// the daemon is silent until then.
+func printPlan(ctx context.Context, out *syncWriter, prefix string, r *autopilot.Runner, now time.Time) error {
+	plan, err := r.Plan(ctx)
+	if err != nil {
+		return err
+	}
+	parts := make([]string, 0, len(plan))
+	for _, p := range plan {
+		parts = append(parts, p.Loop+" "+when(p.At, now))
+	}
+	out.printf("%snext runs: %s\n", prefix, strings.Join(parts, ", "))
+	return nil
 }
 
 func prefixed(p, s string) string {

@@ -168,6 +168,12 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	cfg.XAPI.ClientID = xsim.DefaultClientID
 	cfg.XAPI.AuthorizeURL = base + "/i/oauth2/authorize"
 	cfg.XAPI.TokenURL = base + "/2/oauth2/token"
+	// A fresh home names no topics, which the content and thread loops
+	// (and the content tools) need: the sandbox then writes about what its
+	// demo account does. Accounts inherit them like any [business] key.
+	if b := &cfg.Business; len(nonBlank(b.ContentPillars))+len(nonBlank(b.IndustryTopics))+len(nonBlank(b.ProductKeywords)) == 0 {
+		b.ContentPillars = xsim.DemoPillars()
+	}
 	// The sandbox home runs the demo brands as further accounts, unless
 	// the configuration already describes them.
 	for _, b := range xsim.DemoBrands {
@@ -599,4 +605,15 @@ func removeAll(paths []string, state string) ([]string, error) {
 		removed = append(removed, p)
 	}
 	return removed, nil
+}
+
+// nonBlank is list without its blank entries.
+func nonBlank(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

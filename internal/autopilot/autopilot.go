@@ -127,6 +127,10 @@ type Deps struct {
 	Log       *slog.Logger
 	Now       func() time.Time
 	AccountID string
+	// AnyHour runs the posting loops at any hour, whatever [schedule]
+	// says: for the sandbox, whose emulator has no audience to keep hours
+	// for. A real account keeps its active hours.
+	AnyHour bool
 }
 
 // Sleep waits d of clock time, or until ctx is done (then it returns the
@@ -144,6 +148,11 @@ type Options struct {
 	// Loops restricts the runner to these loops (tick --loop); empty means
 	// every loop in intervals.enabled_loops.
 	Loops []string
+	// Report, when set, is given each loop's outcome as soon as that loop
+	// has run (by Tick or Run), so a command shows progress as it happens
+	// rather than at the end. The daemon's own outcome lines then drop to
+	// debug level: the report says the same.
+	Report func(LoopResult)
 }
 
 // Runner schedules and runs the loops. Run and Tick must not be called
@@ -160,7 +169,8 @@ type Runner struct {
 	state map[string]*loopState
 	// guard, while RunExclusive holds the account's lock, says whether the
 	// lock is still held; Run checks it before every iteration.
-	guard func(context.Context) error
+	guard  func(context.Context) error
+	report func(LoopResult)
 	// authStop is the message X loops are stopped with after an expired
 	// token, empty while X is usable.
 	authStop string
@@ -191,6 +201,9 @@ func New(d Deps, o Options) (*Runner, error) {
 	sched, err := newSchedule(d.Cfg.Schedule)
 	if err != nil {
 		return nil, err
+	}
+	if d.AnyHour {
+		sched = sched.withoutHours()
 	}
 	if err := checkConfig(d.Cfg); err != nil {
 		return nil, err
@@ -225,7 +238,7 @@ func New(d Deps, o Options) (*Runner, error) {
 		}
 	}
 	return &Runner{d: d, cfg: d.Cfg, log: d.Log, now: d.Now, sleep: o.Sleep, rng: o.Rand, loops: loops, sched: sched,
-		state: map[string]*loopState{}}, nil
+		state: map[string]*loopState{}, report: o.Report}, nil
 }
 
 // checkConfig validates the keys config.Validate does not know about.

@@ -188,6 +188,9 @@ func baseConfig(home, llmURL string) config.Config {
 	cfg.Limits.MaxActionDelaySeconds = 90
 	cfg.Schedule = config.Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22,
 		ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}}
+	// The emulator stands in for a real account here, which keeps its
+	// active hours.
+	cfg.Sandbox.AllDay = false
 	cfg.Intervals.DiscoverySeconds = 1800
 	cfg.Intervals.MentionsSeconds = 1800
 	cfg.Intervals.TargetsSeconds = 3600

@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -129,13 +130,37 @@ func (it *iter) blockedAction(a action, reason string) error {
 	return it.record(a)
 }
 
-// sendPost runs a tweet or thread through the gateway and records it.
-func (it *iter) sendPost(call gateway.Call, a action) (action, error) {
+// reachedX reports whether a post went to X, or may have: what the pause
+// between posts is kept for.
+func reachedX(a action) bool {
+	switch a.Status {
+	case statusPosted, statusUnknown:
+		return true
+	case statusFailed:
+		// Sent, and X refused it or failed.
+		return a.CorrelationID != ""
+	}
+	return false
+}
+
+// sendPost runs a tweet or thread through the gateway, paced, and records
+// it. ok is false when the runner stopped before it was sent: nothing was
+// recorded.
+func (it *iter) sendPost(call gateway.Call, a action) (action, bool, error) {
 	call.Caller, call.Loop = Caller, it.loop
-	resp, err := it.r.d.Gateway.Do(it.work, call)
-	applyResponse(&a, resp, err)
+	base := a
+	ok, err := it.paced(func(notBefore time.Time) (bool, error) {
+		call.NotBefore = notBefore
+		resp, err := it.r.d.Gateway.Do(it.work, call)
+		a = base
+		applyResponse(&a, resp, err)
+		return reachedX(a), err
+	})
+	if !ok {
+		return base, false, nil
+	}
 	if rerr := it.record(a); rerr != nil && err == nil {
 		err = rerr
 	}
-	return a, err
+	return a, true, err
 }

@@ -74,10 +74,10 @@ func (r *Runner) contentLoop(it *iter) error {
 	if err := workflow.CheckReply(text, r.cfg.Limits.BannedPhrases, recent); err != nil {
 		return it.blockedAction(a, apperr.As(err).Message)
 	}
-	if !it.pace() {
+	a, ok, err := it.sendPost(gateway.Call{Tool: "x_post_tweet", Params: actions.PostParams{Text: text}}, a)
+	if !ok {
 		return nil
 	}
-	a, err = it.sendPost(gateway.Call{Tool: "x_post_tweet", Params: actions.PostParams{Text: text}}, a)
 	if a.Status == statusPosted && a.TweetID != "" {
 		r.tagOriginal(ctx, a.TweetID, topic)
 	}
@@ -175,10 +175,10 @@ func (r *Runner) threadsLoop(it *iter) error {
 			return it.blockedAction(a, apperr.As(err).Message)
 		}
 	}
-	if !it.pace() {
+	a, ok, err := it.sendPost(gateway.Call{Tool: "x_post_thread", Params: actions.ThreadParams{Tweets: parts}}, a)
+	if !ok {
 		return nil
 	}
-	a, err = it.sendPost(gateway.Call{Tool: "x_post_thread", Params: actions.ThreadParams{Tweets: parts}}, a)
 	if a.Status == statusPosted && a.TweetID != "" {
 		r.tagOriginal(ctx, a.TweetID, topic)
 	}
@@ -320,12 +320,13 @@ func (r *Runner) publisherLoop(it *iter) error {
 		if !claimed {
 			continue
 		}
-		if !it.pace() {
+		a := action{Loop: it.loop, Kind: kind, Topic: d.Topic, Content: d.Content}
+		a, ok, err := it.sendPost(gateway.Call{Tool: tool, Params: params, IdempotencyKey: "scheduled-draft-" + itoa(d.ID)}, a)
+		if !ok {
+			// Stopped before it was sent: it stays due.
 			r.markDraft(ctx, d.ID, workflow.DraftScheduled, "", 0)
 			break
 		}
-		a := action{Loop: it.loop, Kind: kind, Topic: d.Topic, Content: d.Content}
-		a, err = it.sendPost(gateway.Call{Tool: tool, Params: params, IdempotencyKey: "scheduled-draft-" + itoa(d.ID)}, a)
 		switch {
 		case a.Status == statusPosted || a.Status == statusDuplicate:
 			r.markDraft(ctx, d.ID, workflow.DraftPosted, a.TweetID, 0)

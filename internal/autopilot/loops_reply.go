@@ -143,25 +143,34 @@ func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
 		return replySkipped, it.blockedAction(a, fmt.Sprintf("the draft mentions the product, which would exceed limits.product_mention_ratio (%.2f) or is not allowed in this loop",
 			r.cfg.Limits.ProductMentionRatio))
 	}
-	if !it.pace() {
+	target := workflow.ReplyTarget{TweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername}
+	base := a
+	var out workflow.ProposeOutcome
+	ok, err := it.paced(func(notBefore time.Time) (bool, error) {
+		var err error
+		out, err = env.replier.SendReply(ctx, target, text, base.MentionsProduct, recent, notBefore)
+		a = base
+		a.CorrelationID = out.CorrelationID
+		switch out.Status {
+		case "blocked":
+		case "executed":
+			a.Status, a.TweetID = statusPosted, out.ReplyTweetID
+		case "queued":
+			a.Status, a.ApprovalID = statusQueued, out.ApprovalQueueID
+		case "duplicate":
+			a.Status = statusDuplicate
+		case "dry_run":
+			a.Status = statusDryRun
+		default:
+			a.Status, a.ErrorCode, a.Reason = statusOfErr(err), out.ErrorCode, out.Reason
+		}
+		return reachedX(a), err
+	})
+	if !ok {
 		return replyCapped, nil
 	}
-	out, err := env.replier.SendReply(ctx, workflow.ReplyTarget{TweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername},
-		text, a.MentionsProduct, recent)
-	a.CorrelationID = out.CorrelationID
-	switch out.Status {
-	case "blocked":
+	if out.Status == "blocked" {
 		return replySkipped, it.blockedAction(a, out.Reason)
-	case "executed":
-		a.Status, a.TweetID = statusPosted, out.ReplyTweetID
-	case "queued":
-		a.Status, a.ApprovalID = statusQueued, out.ApprovalQueueID
-	case "duplicate":
-		a.Status = statusDuplicate
-	case "dry_run":
-		a.Status = statusDryRun
-	default:
-		a.Status, a.ErrorCode, a.Reason = statusOfErr(err), out.ErrorCode, out.Reason
 	}
 	if rerr := it.record(a); rerr != nil && err == nil {
 		err = rerr

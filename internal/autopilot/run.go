@@ -2,11 +2,14 @@ package autopilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
 // LoopResult is what one iteration of a loop did.
@@ -34,7 +37,9 @@ type iter struct {
 	start      time.Time
 	res        *LoopResult
 	notes      []string
-	acted      bool
+	// nextSend is the earliest the iteration's next post may reach X: the
+	// action delay after the last one that did (zero before the first).
+	nextSend time.Time
 	// retryAt is the earliest the loop may run again (a policy reset).
 	retryAt time.Time
 	// blocked is set when the loop cannot work until configured.
@@ -47,18 +52,31 @@ func (it *iter) note(format string, args ...any) {
 	it.notes = append(it.notes, fmt.Sprintf(format, args...))
 }
 
-// pace waits the action delay before every post but the first of an
-// iteration; false means the runner is stopping.
-func (it *iter) pace() bool {
-	if it.acted {
-		if d := it.r.actionDelay(); d > 0 {
-			if it.r.sleep(it.stop, d) != nil {
-				return false
+// paced makes one call that may post, through send, which hands notBefore
+// to the gateway (gateway.Call.NotBefore). The pause between posts is for
+// X: a call the policy only queues for approval is answered at once and
+// never waits, while one it would send to X before the iteration's pause is
+// over is held by the gateway, unrecorded, and sent again when the pause
+// ends. send reports whether its post reached X (or may have), which starts
+// the next pause. ok is false when the runner stopped before the post was
+// sent; err is send's.
+func (it *iter) paced(send func(notBefore time.Time) (reachedX bool, err error)) (ok bool, err error) {
+	for {
+		if it.stopping() {
+			return false, nil
+		}
+		reached, err := send(it.nextSend)
+		var held *gateway.PacedError
+		if !errors.As(err, &held) {
+			if reached {
+				it.nextSend = it.r.now().Add(it.r.actionDelay())
 			}
+			return true, err
+		}
+		if it.r.sleep(it.stop, held.Until.Sub(it.r.now())) != nil {
+			return false, nil
 		}
 	}
-	it.acted = true
-	return !it.stopping()
 }
 
 // prepare loads the persisted state and repairs what a crash left behind.
@@ -113,9 +131,18 @@ func (r *Runner) Run(ctx context.Context) error {
 				return fmt.Errorf("%w: %w", errLockLost, err)
 			}
 		}
-		if _, err := r.runOne(ctx, name, false); err != nil {
+		res, err := r.runOne(ctx, name, false)
+		if err != nil {
 			return err
 		}
+		r.tell(res)
+	}
+}
+
+// tell gives an outcome to Options.Report.
+func (r *Runner) tell(res *LoopResult) {
+	if r.report != nil {
+		r.report(*res)
 	}
 }
 
@@ -155,6 +182,7 @@ func (r *Runner) Tick(ctx context.Context) ([]LoopResult, error) {
 		if err != nil {
 			return out, err
 		}
+		r.tell(res)
 		out = append(out, *res)
 	}
 	return out, nil
@@ -224,21 +252,27 @@ func (r *Runner) runOne(ctx context.Context, name string, tick bool) (*LoopResul
 
 // logOutcome says at info level what each daemon iteration did or why it
 // did nothing, so `tuitbot run` is not silent while it works (or while it
-// cannot). Failures are logged where the breaker counts them; tick prints
-// its own results.
+// cannot); at debug level when Options.Report shows the outcome instead.
+// Failures are logged where the breaker counts them; tick prints its own
+// results.
 func (r *Runner) logOutcome(tick bool, res *LoopResult, blocked string) {
+	level := slog.LevelInfo
+	if r.report != nil {
+		level = slog.LevelDebug
+	}
+	ctx := context.Background()
 	switch {
 	case tick || res.Error != "":
 	case res.Skipped != "":
-		r.log.Info("autopilot loop skipped", "loop", res.Loop, "because", res.Skipped, "next_run", ts(res.NextRun))
+		r.log.Log(ctx, level, "autopilot loop skipped", "loop", res.Loop, "because", res.Skipped, "next_run", ts(res.NextRun))
 	case blocked != "":
-		r.log.Info("autopilot loop skipped", "loop", res.Loop, "because", blocked, "next_run", ts(res.NextRun))
+		r.log.Log(ctx, level, "autopilot loop skipped", "loop", res.Loop, "because", blocked, "next_run", ts(res.NextRun))
 	default:
 		did := res.Summary
 		if did == "" {
 			did = "nothing to do"
 		}
-		r.log.Info("autopilot loop ran", "loop", res.Loop, "did", did, "posted", res.Posted, "queued", res.Queued,
+		r.log.Log(ctx, level, "autopilot loop ran", "loop", res.Loop, "did", did, "posted", res.Posted, "queued", res.Queued,
 			"blocked", res.Blocked, "next_run", ts(res.NextRun))
 	}
 }

@@ -18,6 +18,8 @@ type schedule struct {
 	days       map[time.Weekday]bool
 	// slots are minutes after local midnight, sorted.
 	slots []int
+	// anyHour is set for the sandbox, which keeps no active hours.
+	anyHour bool
 }
 
 var weekdays = map[string]time.Weekday{
@@ -61,6 +63,17 @@ func newSchedule(s config.Schedule) (schedule, error) {
 	}
 	sort.Ints(out.slots)
 	return out, nil
+}
+
+// withoutHours is s active every hour of every day; the preferred slots
+// stay.
+func (s schedule) withoutHours() schedule {
+	s.start, s.end, s.anyHour = 0, 0, true
+	s.days = map[time.Weekday]bool{}
+	for _, d := range weekdays {
+		s.days[d] = true
+	}
+	return s
 }
 
 // active reports whether t is inside the active hours. A window that wraps
@@ -108,6 +121,9 @@ func (s schedule) nextActive(t time.Time) time.Time {
 
 // describe renders the active hours for status output.
 func (s schedule) describe() string {
+	if s.anyHour {
+		return "all day, every day in the sandbox"
+	}
 	var days []string
 	for _, n := range []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
 		if s.days[weekdays[n]] {

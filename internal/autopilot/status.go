@@ -93,3 +93,34 @@ func (r *Runner) Status(ctx context.Context) (*Status, error) {
 	}
 	return st, nil
 }
+
+// Planned is when one loop runs next.
+type Planned struct {
+	Loop string `json:"loop"`
+	// At is zero when the loop is due now.
+	At time.Time `json:"at,omitzero"`
+}
+
+// Plan reads when each of the runner's loops runs next, in the order a tick
+// runs them, from the state every process shares: what a daemon starting
+// now would do first. A loop paused by its breaker or a rate limit runs
+// when the pause ends.
+func (r *Runner) Plan(ctx context.Context) ([]Planned, error) {
+	now := r.now()
+	var out []Planned
+	for _, n := range r.loops {
+		ls, err := readState(ctx, r.d.DB, r.d.AccountID, n)
+		if err != nil {
+			return nil, err
+		}
+		at := ls.NextRun
+		if ls.PausedUntil.After(at) {
+			at = ls.PausedUntil
+		}
+		if !at.After(now) {
+			at = time.Time{}
+		}
+		out = append(out, Planned{Loop: n, At: at})
+	}
+	return out, nil
+}

@@ -112,8 +112,8 @@ type Limits struct {
 	MaxRepliesPerAuthorPerDay int      `toml:"max_replies_per_author_per_day" doc:"Most replies to one author per day."`
 	BannedPhrases             []string `toml:"banned_phrases" doc:"Phrases generated text must never contain."`
 	ProductMentionRatio       float64  `toml:"product_mention_ratio" doc:"Largest share of replies that may mention the product."`
-	MinActionDelaySeconds     int      `toml:"min_action_delay_seconds" doc:"Shortest pause between autopilot actions."`
-	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between autopilot actions."`
+	MinActionDelaySeconds     int      `toml:"min_action_delay_seconds" doc:"Shortest pause between two autopilot posts that reach X (one that only enters the approval queue does not wait)."`
+	MaxActionDelaySeconds     int      `toml:"max_action_delay_seconds" doc:"Longest pause between two autopilot posts that reach X."`
 }
 
 // Storage configures the database: a SQLite file by default, or a shared
@@ -256,6 +256,9 @@ type Sandbox struct {
 	// LLMStandIn lets the sandbox show the content tools and drafting loops
 	// working without an API key; a configured llm.provider always wins.
 	LLMStandIn bool `toml:"llm_stand_in" doc:"With no llm.provider, --sandbox drafts with a deterministic local stand-in whose every text starts with [sandbox stand-in] and costs nothing; false makes the content tools answer llm_not_configured as outside the sandbox."`
+	// AllDay lets the sandbox demo work whenever it is tried: the
+	// emulator has no audience whose hours the autopilot must keep.
+	AllDay bool `toml:"all_day" doc:"With --sandbox the autopilot works all day, every day, whatever [schedule] says (the emulator has no audience to keep hours for); false keeps the active hours, to try a schedule. A real account always keeps them."`
 }
 
 // Logging configures slog output on stderr.
@@ -317,7 +320,7 @@ func Default() Config {
 		},
 		Targets: Targets{MaxTargetRepliesPerDay: 3},
 		Breaker: Breaker{ErrorThreshold: 5, CooldownSeconds: 600},
-		Sandbox: Sandbox{Seed: 1, LLMStandIn: true},
+		Sandbox: Sandbox{Seed: 1, LLMStandIn: true, AllDay: true},
 		Logging: Logging{Level: "info"},
 	}
 }

@@ -246,9 +246,25 @@ type Call struct {
 	// (compose_tweet, propose_and_queue_replies; see Admit): the stricter
 	// of it and the call's own decision applies.
 	Via *policy.Decision
+	// NotBefore, when set, is the earliest the call may reach X: the
+	// autopilot's pause between its own posts. A call the policy would send
+	// to X sooner is not attempted (no audit row, no charge against a limit)
+	// and fails with a *PacedError saying when it may go. Every other answer
+	// (queued for approval, denied, a dry run, a duplicate) comes at once:
+	// pacing protects X, not the queue.
+	NotBefore time.Time
 	// approvalID is set when replaying an approved item: only the approval
 	// outcome is bypassed; idempotency, limits, denials and audit apply.
 	approvalID int64
+}
+
+// PacedError answers a call whose Call.NotBefore had not come when the
+// policy would have sent it to X. Nothing was recorded or charged: the
+// caller waits until Until and makes the call again.
+type PacedError struct{ Until time.Time }
+
+func (e *PacedError) Error() string {
+	return "the call may not reach X before " + e.Until.UTC().Format(time.RFC3339)
 }
 
 // Kind says what the gateway did with a call.
@@ -326,7 +342,9 @@ func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	// approved item never joins an agent's call in memory: that call may be
 	// the one answering "routed to approval", which is not an outcome the
 	// replay may adopt. The database checks still dedup it.
-	if c.approvalID != 0 {
+	// A paced call is not coalesced either: its answer may be "not yet",
+	// which an identical call without pacing must not adopt.
+	if c.approvalID != 0 || !c.NotBefore.IsZero() {
 		return g.runVerified(ctx, act, c, params, hash)
 	}
 	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
@@ -422,6 +440,11 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		default:
 			return apperr.New(apperr.PolicyError, "unknown policy outcome %q", dec.Outcome)
 		}
+		// A call that may not reach X yet leaves no audit row and no
+		// charge either: returning the error rolls both back.
+		if dec.Outcome == policy.Allow && g.opts.Now().Before(c.NotBefore) {
+			return &PacedError{Until: c.NotBefore}
+		}
 		// A call that cannot be attempted (no X credentials) leaves no
 		// audit row and no charge: returning the error rolls both back. The
 		// check may refresh the token, which is rare enough to hold the
@@ -450,6 +473,10 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		var ae *apperr.Error
 		if errors.As(err, &ae) {
 			return Response{}, ae
+		}
+		var paced *PacedError
+		if errors.As(err, &paced) {
+			return Response{}, paced
 		}
 		return Response{}, apperr.Wrap(apperr.DBError, err, "record the mutation: %v", err)
 	}

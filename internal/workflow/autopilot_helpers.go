@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -25,10 +26,15 @@ type ReplyTarget struct {
 // caller and whether it mentions the product, which the per-author limit and
 // the product-mention ratio read.
 //
+// notBefore is the earliest the reply may reach X (gateway.Call.NotBefore):
+// sooner, nothing is sent or recorded and the error is a
+// *gateway.PacedError, while a reply the policy queues for approval is
+// queued at once.
+//
 // The error is the gateway's, returned beside the outcome so the caller can
 // read its code and extras (retry_after_ms) for retry and circuit-breaker
 // decisions; it is nil for blocked outcomes.
-func (r *Replier) SendReply(ctx context.Context, t ReplyTarget, text string, mentionsProduct bool, recent []string) (ProposeOutcome, error) {
+func (r *Replier) SendReply(ctx context.Context, t ReplyTarget, text string, mentionsProduct bool, recent []string, notBefore time.Time) (ProposeOutcome, error) {
 	if err := actions.CheckID("tweet_id", t.TweetID); err != nil {
 		return blocked(t.TweetID, err), nil
 	}
@@ -38,7 +44,7 @@ func (r *Replier) SendReply(ctx context.Context, t ReplyTarget, text string, men
 		return o, nil
 	}
 	resp, err := r.Gateway.Do(ctx, gateway.Call{Tool: "x_reply_to_tweet", Caller: r.callerOr(), Loop: r.Loop,
-		Params: actions.PostParams{Text: text, InReplyToID: t.TweetID}})
+		Params: actions.PostParams{Text: text, InReplyToID: t.TweetID}, NotBefore: notBefore})
 	o := ProposeOutcome{CandidateID: t.TweetID, Text: text, CorrelationID: resp.CorrelationID}
 	if err != nil {
 		e := apperr.As(err)

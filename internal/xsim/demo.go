@@ -138,6 +138,25 @@ func demoTopics() map[string][]string {
 	}
 }
 
+// demoAccountTopics are what the demo account itself posts about: a key of
+// demoTopics and the name a person would give it.
+func demoAccountTopics() []struct{ key, name string } {
+	return []struct{ key, name string }{
+		{"devtools", "developer tools"}, {"agents", "AI agents"}, {"golang", "Go"}, {"startup", "startups"},
+	}
+}
+
+// DemoPillars are the demo account's subjects, for a sandbox whose
+// configuration names no topics: its content and thread loops then write
+// about what the demo account does.
+func DemoPillars() []string {
+	var out []string
+	for _, t := range demoAccountTopics() {
+		out = append(out, t.name)
+	}
+	return out
+}
+
 func demoNouns() []string {
 	return []string{"CLI", "parser", "scheduler", "API gateway", "web app", "build tool", "queue worker", "search index", "billing service", "side project"}
 }
@@ -159,6 +178,10 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 	topics := demoTopics()
 	nouns := demoNouns()
 	links := demoLinks()
+	var ownTopics []string
+	for _, t := range demoAccountTopics() {
+		ownTopics = append(ownTopics, t.key)
+	}
 
 	mkUser := func(i int, handle, name, bio, loc string, followers int64, created time.Time) *User {
 		u := &User{
@@ -194,7 +217,7 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 		var author *User
 		var topic string
 		if i%20 == 7 {
-			author, topic = demo, pick([]string{"devtools", "agents", "golang", "startup"})
+			author, topic = demo, pick(ownTopics)
 		} else {
 			pi := rng.IntN(len(people))
 			author, topic = users[pi], pick(people[pi].topics)
