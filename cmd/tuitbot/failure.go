@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, stdin io.
 	// A command that printed its JSON document before failing (doctor
 	// prints its report, then exits 1) has answered on stdout already: a
 	// second document there would break a reader expecting exactly one.
-	if f.json && !out.written {
+	if f.json && !out.written.Load() {
 		if werr := writeJSON(stdout, struct {
 			Error failureBody `json:"error"`
 		}{f.body}); werr == nil {
@@ -80,7 +81,7 @@ func describeFailure(cmd *cobra.Command, args []string, err error) failure {
 		hint = "see `" + cmd.CommandPath() + " --help`"
 	}
 	return failure{
-		json: flagGiven(cmd, args, "--json") || jsonByDefault(cmd),
+		json: flagGiven(cmd, args, "--json"),
 		body: failureBody{Code: code, Message: strings.TrimPrefix(text, code+": "), Hint: redact.URLCredentials(hint)},
 		text: text,
 	}
@@ -147,25 +148,16 @@ func flagGiven(cmd *cobra.Command, args []string, flag string) bool {
 	return false
 }
 
-// jsonByDefault reports a command whose output is always JSON (`audit
-// show`, `mcp manifest`): its errors are JSON too.
-func jsonByDefault(cmd *cobra.Command) bool {
-	if cmd == nil {
-		return false
-	}
-	f := cmd.Flags().Lookup("json")
-	return f != nil && f.DefValue == "true" && f.Value.String() == "true"
-}
-
-// watchedWriter remembers whether anything was written through it.
+// watchedWriter remembers whether anything was written through it. A
+// server writes from other goroutines (the review page's login URL).
 type watchedWriter struct {
 	w       io.Writer
-	written bool
+	written atomic.Bool
 }
 
 func (w *watchedWriter) Write(p []byte) (int, error) {
 	if len(p) > 0 {
-		w.written = true
+		w.written.Store(true)
 	}
 	return w.w.Write(p)
 }

@@ -61,8 +61,8 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"tick", "--json", "--loop", "nosuch"}, 2, "usage", "nosuch", "--help", ""},
 		// A real account without a token: both ways out, apart from the message.
 		{[]string{"auth", "status", "--json"}, 1, "x_not_configured", "no X token file", "run `tuitbot auth` to sign in, or use --sandbox", "tuitbot auth"},
-		// audit show prints JSON always, so its errors are JSON too.
-		{[]string{"audit", "show", "no-such-id"}, 1, "not_found", "no-such-id", "", ""},
+		{[]string{"audit", "show", "no-such-id", "--json"}, 1, "not_found", "no-such-id", "", ""},
+		{[]string{"mcp", "manifest", "--json", "--profile", "admin"}, 2, "usage", "admin", "--help", ""},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := h.run(t, tc.args...)
