@@ -61,9 +61,10 @@ const keepsSandbox = "tuitbot/keeps-sandbox"
 // prepareSandboxFirst makes every command prepare the sandbox world and its
 // tokens before it runs when --sandbox is given, so whichever --sandbox
 // command runs first on a fresh home works, also one that only reads what
-// the sandbox wrote (`auth status --sandbox`). It runs after cobra has
-// checked the arguments and required flags, so a mistyped command line
-// prepares nothing.
+// the sandbox wrote (`auth status --sandbox`). It runs after cobra's own
+// checks (flags, arguments, required flags), so a command line cobra
+// refuses prepares nothing. Command groups that only show their help are
+// given their RunE later (strictUsage) and prepare nothing either.
 func (c *cli) prepareSandboxFirst(root *cobra.Command) {
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
