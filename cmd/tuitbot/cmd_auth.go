@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,7 +30,7 @@ func (c *cli) authCmd() *cobra.Command {
 				return err
 			}
 			if c.sandbox {
-				return usageError{fmt.Errorf("the sandbox logs in by itself; run `tuitbot mcp serve --sandbox`")}
+				return usageError{errors.New("the sandbox needs no login: its demo accounts have their tokens already")}
 			}
 			account, err := cfg.SelectAccount(c.account)
 			if err != nil {

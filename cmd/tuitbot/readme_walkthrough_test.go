@@ -83,7 +83,7 @@ func shellWords(t *testing.T, s string) []string {
 // next server sees; and reset starts over.
 func TestREADMESandboxWalkthrough(t *testing.T) {
 	cmds := walkthrough(t)
-	want := []string{"mcp serve --sandbox", "approve list --sandbox", "approve edit 1 --text … --sandbox",
+	want := []string{"mcp serve --sandbox", "approve list --sandbox", "approve edit 1 --text Edited by a human before it went out. --sandbox",
 		"approve approve 1 --sandbox", "audit recent --sandbox", "sandbox reset"}
 	var got []string
 	for _, c := range cmds {
@@ -122,6 +122,11 @@ func TestREADMESandboxWalkthrough(t *testing.T) {
 				mustContain(t, "approve list", r.stdout, "#1", "x_post_tweet", agentText)
 			case "approve edit":
 				edited = args[4]
+				// Run as written, the example posts its text: a placeholder
+				// would go out as it stands.
+				if strings.Contains(edited, "…") || strings.Contains(edited, "...") || len(strings.Fields(edited)) < 3 {
+					t.Errorf("README's edit example posts a placeholder: %q", edited)
+				}
 				mustContain(t, "approve edit", r.stdout, "edited:", edited)
 			case "approve approve":
 				mustContain(t, "approve approve", r.stdout, "[executed]", edited)

@@ -97,6 +97,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.dbCmd(),
 	)
 	c.extend(root)
+	c.prepareSandboxFirst(root)
 	strictUsage(root)
 	return root
 }

@@ -43,13 +43,63 @@ func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (
 }
 
 // sandboxHome moves every file into the sandbox home, so nothing a sandbox
-// run does touches a real account's data, and applies --sandbox-state.
+// run does touches a real account's data, applies --sandbox-state and adds
+// the demo accounts the sandbox runs.
 func (c *cli) sandboxHome(cfg *config.Config) {
 	cfg.Home = filepath.Join(cfg.Home, "sandbox")
 	cfg.Storage.DBPath = ""
 	if c.sandboxState != "" {
 		cfg.Sandbox.StateFile = c.sandboxState
 	}
+	app.SandboxAccounts(cfg)
+}
+
+// keepsSandbox marks a command that must not prepare the sandbox: it
+// removes it (`sandbox reset`).
+const keepsSandbox = "tuitbot/keeps-sandbox"
+
+// prepareSandboxFirst makes every command prepare the sandbox world and its
+// tokens before it runs when --sandbox is given, so whichever --sandbox
+// command runs first on a fresh home works, also one that only reads what
+// the sandbox wrote (`auth status --sandbox`). It runs after cobra's own
+// checks (flags, arguments, required flags), so a command line cobra
+// refuses prepares nothing. Command groups that only show their help are
+// given their RunE later (strictUsage) and prepare nothing either.
+func (c *cli) prepareSandboxFirst(root *cobra.Command) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		if run := cmd.RunE; run != nil && cmd.Annotations[keepsSandbox] == "" {
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				if err := c.prepareSandbox(cmd.Context()); err != nil {
+					return err
+				}
+				return run(cmd, args)
+			}
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// prepareSandbox writes the sandbox world and the demo accounts' tokens
+// when --sandbox is given and they are missing. A configuration or flag the
+// command cannot use is left for the command itself to report.
+func (c *cli) prepareSandbox(ctx context.Context) error {
+	if !c.sandbox {
+		return nil
+	}
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil
+	}
+	log, err := c.logger(cfg)
+	if err != nil {
+		return nil
+	}
+	c.sandboxHome(cfg)
+	return app.PrepareSandbox(ctx, cfg, log, c.acceptNewDB)
 }
 
 func (c *cli) sandboxCmd() *cobra.Command {
@@ -68,7 +118,8 @@ func (c *cli) sandboxCmd() *cobra.Command {
 			"Reset refuses while any --sandbox command or server runs, naming their process ids: they\n" +
 			"would keep writing to the files it removes (a server would even save its old world again).\n" +
 			"Stop them, then run reset again. With --sandbox-state FILE it resets that world file.",
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{keepsSandbox: "yes"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig()
 			if err != nil {

@@ -153,7 +153,7 @@ func checkMedia(field string, ids []string) error {
 
 func client(d Deps) (*xapi.Client, error) {
 	if d.X == nil {
-		return nil, apperr.New(apperr.XNotConfigured, "X is not configured; run `tuitbot auth` or use --sandbox")
+		return nil, apperr.New(apperr.XNotConfigured, "X is not configured").WithHints(apperr.SignIn()...)
 	}
 	return d.X()
 }

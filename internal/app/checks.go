@@ -20,7 +20,14 @@ func (a *App) tokenCheck() Check {
 	st, err := os.Stat(path)
 	switch {
 	case os.IsNotExist(err):
-		return Check{Name: "token", Status: "not_configured", Message: "run `tuitbot auth` (or use --sandbox)"}
+		// A sandbox process runs against the emulator already: telling it
+		// to sign in or to use --sandbox would send it in a circle.
+		sandboxed := func(flag string) bool { return flag == "--sandbox" && a.Sim != nil }
+		msg := "no token file at " + path
+		if h := apperr.JoinHints(apperr.Applicable(apperr.SignIn(), sandboxed)); h != "" {
+			msg += ": " + h
+		}
+		return Check{Name: "token", Status: "not_configured", Message: msg}
 	case err != nil:
 		return Check{Name: "token", Status: "error", Message: err.Error()}
 	case st.Mode().Perm()&0o077 != 0:

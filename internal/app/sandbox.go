@@ -137,6 +137,19 @@ func SandboxStateFile(cfg *config.Config) (string, error) {
 	return abs, nil
 }
 
+// SandboxAccounts adds the demo brands to cfg as further accounts, unless
+// the configuration already describes them: the sandbox home runs them all.
+func SandboxAccounts(cfg *config.Config) {
+	for _, b := range xsim.DemoBrands {
+		if _, ok := cfg.Accounts[b.Account]; !ok {
+			if cfg.Accounts == nil {
+				cfg.Accounts = map[string]map[string]any{}
+			}
+			cfg.Accounts[b.Account] = map[string]any{}
+		}
+	}
+}
+
 func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	cfg := a.Cfg
 	if err := os.MkdirAll(filepath.Join(cfg.Home, sandboxLockDir), 0o700); err != nil {
@@ -174,16 +187,7 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	if b := &cfg.Business; len(nonBlank(b.ContentPillars))+len(nonBlank(b.IndustryTopics))+len(nonBlank(b.ProductKeywords)) == 0 {
 		b.ContentPillars = xsim.DemoPillars()
 	}
-	// The sandbox home runs the demo brands as further accounts, unless
-	// the configuration already describes them.
-	for _, b := range xsim.DemoBrands {
-		if _, ok := cfg.Accounts[b.Account]; !ok {
-			if cfg.Accounts == nil {
-				cfg.Accounts = map[string]map[string]any{}
-			}
-			cfg.Accounts[b.Account] = map[string]any{}
-		}
-	}
+	SandboxAccounts(cfg)
 	if srv == nil {
 		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
 	} else {

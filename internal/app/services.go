@@ -141,9 +141,9 @@ func (a *App) XClient() (*xapi.Client, error) {
 		return a.xc, nil
 	}
 	if a.XErr != nil {
-		return nil, apperr.Wrap(apperr.XNotConfigured, a.XErr, "X is not configured (%v); run `tuitbot auth` or use --sandbox", a.XErr)
+		return nil, apperr.Wrap(apperr.XNotConfigured, a.XErr, "X is not configured").WithHints(apperr.SignIn()...)
 	}
-	return nil, apperr.New(apperr.XNotConfigured, "X is not configured; run `tuitbot auth` or use --sandbox")
+	return nil, apperr.New(apperr.XNotConfigured, "X is not configured").WithHints(apperr.SignIn()...)
 }
 
 // startGateway builds the policy and the gateway.

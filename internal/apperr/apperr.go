@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Code is a machine-readable error code carried in the envelope.
@@ -134,13 +135,92 @@ type Error struct {
 	// ids a broken thread did post).
 	Data any
 	Err  error
+	// Hints are the ways out, kept apart from Message so that a caller
+	// that knows how it was invoked (the CLI) can leave out those that do
+	// not apply there.
+	Hints []Hint
 }
 
+// Hint is one thing the reader of an error can do about it.
+type Hint struct {
+	// Do says what to do: "run `tuitbot auth` to sign in".
+	Do string
+	// Unless names a command-line flag ("--sandbox") that makes the hint
+	// moot: it asks for that flag, or does not apply with it. A command
+	// that was given the flag leaves the hint out.
+	Unless string
+}
+
+// SignIn is the way out of x_not_configured: sign in to X, or try the
+// emulator instead. Neither applies to a command that already runs against
+// the emulator.
+func SignIn() []Hint {
+	return []Hint{
+		{Do: "run `tuitbot auth` to sign in", Unless: "--sandbox"},
+		{Do: "use --sandbox to work against the built-in emulator", Unless: "--sandbox"},
+	}
+}
+
+// Applicable returns the hints that still apply when given reports which
+// flags the caller was given.
+func Applicable(hints []Hint, given func(flag string) bool) []Hint {
+	var out []Hint
+	for _, h := range hints {
+		if h.Unless != "" && given(h.Unless) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// JoinHints reads hints as one clause: "run `tuitbot auth` to sign in, or
+// use --sandbox ...". Repeats are dropped.
+func JoinHints(hints []Hint) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, h := range hints {
+		if h.Do == "" || seen[h.Do] {
+			continue
+		}
+		seen[h.Do] = true
+		parts = append(parts, h.Do)
+	}
+	return strings.Join(parts, ", or ")
+}
+
+// WithHints returns e with hints added.
+func (e *Error) WithHints(hints ...Hint) *Error {
+	e.Hints = append(e.Hints, hints...)
+	return e
+}
+
+// Error is the code, the message, the cause and then every hint, so that a
+// log line or an agent reading only the text still learns the way out.
 func (e *Error) Error() string {
+	s := e.Unhinted()
+	if h := JoinHints(e.Hints); h != "" {
+		s += "; " + h
+	}
+	return s
+}
+
+// Unhinted is Error without this error's own hints, for a caller that shows
+// the hints apart.
+func (e *Error) Unhinted() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Detail is Message followed by every hint: what a reader that sees only
+// the message (an MCP envelope) needs.
+func (e *Error) Detail() string {
+	if h := JoinHints(e.Hints); h != "" {
+		return e.Message + "; " + h
+	}
+	return e.Message
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -142,7 +142,7 @@ func Fail(err error, meta *Meta) Envelope {
 	return Envelope{
 		Success: false,
 		Data:    e.Data,
-		Error:   &ErrorBody{Code: e.Code, Message: redact.URLCredentials(e.Message), Retryable: e.Retryable(), Extra: e.Extra},
+		Error:   &ErrorBody{Code: e.Code, Message: redact.URLCredentials(e.Detail()), Retryable: e.Retryable(), Extra: e.Extra},
 		Meta:    meta,
 	}
 }

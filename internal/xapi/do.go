@@ -120,7 +120,7 @@ func (c *Client) Ready(ctx context.Context) error {
 }
 
 func notConfigured(cause error) *apperr.Error {
-	return apperr.Wrap(apperr.XNotConfigured, cause, "no usable X credentials: run `tuitbot auth` to sign in, or use `--sandbox` to work against the built-in emulator")
+	return apperr.Wrap(apperr.XNotConfigured, cause, "no usable X credentials").WithHints(apperr.SignIn()...)
 }
 
 // buildURL joins a base URL and a validated path without ever letting the

@@ -238,8 +238,8 @@ func TestNotConfigured(t *testing.T) {
 			}
 			_, _, err = c.Me(context.Background())
 			e := wantCode(t, err, tc.code)
-			if tc.code == apperr.XNotConfigured && (!strings.Contains(e.Message, "tuitbot auth") || !strings.Contains(e.Message, "--sandbox")) {
-				t.Fatalf("message = %q", e.Message)
+			if tc.code == apperr.XNotConfigured && (!strings.Contains(e.Detail(), "tuitbot auth") || !strings.Contains(e.Detail(), "--sandbox")) {
+				t.Fatalf("message and hints = %q", e.Detail())
 			}
 			if hits.Load() != 0 {
 				t.Fatalf("request sent without a token")

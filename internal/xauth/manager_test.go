@@ -290,7 +290,7 @@ func TestManagerMissingAndDeletedFile(t *testing.T) {
 	m := newManager(t, fx, path, clk)
 	for _, call := range []func(context.Context) (string, error){m.AccessToken, m.Refresh} {
 		if _, err := call(context.Background()); apperr.CodeOf(err) != apperr.XNotConfigured ||
-			!strings.Contains(err.Error(), "run `tuitbot auth` (or use --sandbox)") {
+			!strings.Contains(err.Error(), "run `tuitbot auth` to sign in, or use --sandbox") {
 			t.Fatalf("err = %v, want x_not_configured", err)
 		}
 	}

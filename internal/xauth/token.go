@@ -202,7 +202,7 @@ func readTokenFile(path string) (*Token, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, apperr.Wrap(apperr.XNotConfigured, err, "no X token file at %s: run `tuitbot auth` (or use --sandbox)", path)
+			return nil, nil, apperr.Wrap(apperr.XNotConfigured, err, "no X token file at %s", path).WithHints(apperr.SignIn()...)
 		}
 		return nil, nil, apperr.Wrap(apperr.ConfigError, err, "cannot open token file %s", path)
 	}

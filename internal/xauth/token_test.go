@@ -213,7 +213,7 @@ func TestLoadTokenErrors(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "tokens.json")
 		_, err := LoadToken(path)
-		if apperr.CodeOf(err) != apperr.XNotConfigured || !strings.Contains(err.Error(), "run `tuitbot auth` (or use --sandbox)") {
+		if apperr.CodeOf(err) != apperr.XNotConfigured || !strings.Contains(err.Error(), "run `tuitbot auth` to sign in, or use --sandbox") {
 			t.Fatalf("err = %v, want x_not_configured with the fix", err)
 		}
 	})
