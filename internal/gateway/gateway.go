@@ -58,6 +58,10 @@ type Action struct {
 	// names the universal tool explicitly. Nil means the action is its own
 	// and only identity.
 	Equivalent func(params json.RawMessage) (tool string)
+	// Parts, when set, lists what the call posts as effects of other tools
+	// (a thread's posts), so that limits on those tools count them (see
+	// policy.Request.Parts).
+	Parts func(params json.RawMessage) []policy.Part
 	// Cost estimates the X spend in USD, for the budget limit.
 	Cost func(params json.RawMessage) float64
 	// Target, when set, names the post the call acts on (the post replied
@@ -382,6 +386,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	if act.Cost != nil {
 		preq.CostUSD = act.Cost(params)
+	}
+	if act.Parts != nil {
+		preq.Parts = act.Parts(params)
 	}
 	// 2, 3 and 4. One write transaction checks for an earlier identical
 	// call and, only when there is none, takes the policy decision with its
