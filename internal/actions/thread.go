@@ -107,6 +107,13 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 	}
 	return &gateway.Action{
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Intent: func(params json.RawMessage) (string, json.RawMessage, bool) {
+			p, err := parse(params)
+			if err != nil {
+				return "", nil, false
+			}
+			return threadIntent(p, params)
+		},
 		Parts: func(params json.RawMessage) []policy.Part {
 			p, _ := parse(params)
 			return ThreadParts(len(p.Tweets))

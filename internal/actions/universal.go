@@ -79,6 +79,7 @@ func Send(ctx context.Context, x *xapi.Client, c *xrequest.Checked) (*xapi.RawRe
 func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 	return func(d Deps, m Mutation) *gateway.Action {
 		tool := m.Name
+		shapes := paramShapes()
 		parse := func(params json.RawMessage) (*xrequest.Checked, error) {
 			var p RawParams
 			if err := decode(params, &p); err != nil {
@@ -110,6 +111,15 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 				}
 				p, _ := postOfRequest(c)
 				return p.InReplyToID
+			},
+			// A request that does the work of a typed tool has that tool's
+			// intent, so the two are one call for the duplicate checks.
+			Intent: func(params json.RawMessage) (string, json.RawMessage, bool) {
+				c, err := parse(params)
+				if err != nil {
+					return "", nil, false
+				}
+				return requestIntent(c, shapes)
 			},
 			Fingerprint: func(params json.RawMessage) ([]byte, error) {
 				c, err := parse(params)
@@ -168,14 +178,20 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 					return gateway.Result{}, err
 				}
 				data := BuildRawData(resp)
-				return gateway.Result{
+				res := gateway.Result{
 					Data:       data,
 					Rollback:   rawRollback(c, resp),
 					RetryCount: resp.RetryCount,
 					// X answered, so the tool succeeded (seed D-016); a 5xx to a
 					// write still leaves the effect unknown in the audit.
 					Unknown: resp.OutcomeUnknown,
-				}, nil
+				}
+				if !resp.OutcomeUnknown && resp.Status >= 300 && resp.Status < 500 {
+					// X refused it: the audit says so and no call is answered
+					// as a duplicate of it.
+					res.NotApplied = xapi.Classify(resp.Status, resp.Header, resp.Body, d.now())
+				}
+				return res, nil
 			},
 		}
 	}
