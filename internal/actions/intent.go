@@ -52,7 +52,9 @@ func ownIntent(tool string) func(json.RawMessage) (string, json.RawMessage, bool
 // it has. ok is false for a write no typed tool covers and for a request
 // that cannot be read as that tool's parameters; it is then only ever
 // identical to itself. The host is left out: api.x.com and the upload hosts
-// reach one X.
+// reach one X. So is the acting user a path names (/2/users/{id}/likes): X
+// acts only for the account whose token signs the request, and a request
+// naming another user is refused, with no effect.
 func requestIntent(c *xrequest.Checked, shapes map[string]paramShape) (string, json.RawMessage, bool) {
 	e := xrequest.ClassifyChecked(c)
 	tool := e.Equivalent()

@@ -135,6 +135,22 @@ func TestSpellingsShareTheDuplicateChecks(t *testing.T) {
 			t.Fatalf("blocked by %v (%s), want %s made with fake_spelled", ae.Extra["original_correlation_id"], ae.Message, corr)
 		}
 
+		// Another process's call of the other spelling, still running,
+		// holds this one off.
+		params := json.RawMessage(`{"as":{"text":"six"}}`)
+		other, err := identityOf(g.actions["fake_spelled"], params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, intent_key, params_summary, status, owner, created_at)
+			VALUES ('running', 'fake_spelled', ?, ?, '{}', 'pending', ?, ?)`, other.hash, other.intent, g.instance, ts(e.clock.Now())); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.do(g, map[string]string{"text": "six"}, "")
+		if ae := wantCode(t, err, apperr.MutationInFlight); ae.Extra["original_correlation_id"] != "running" {
+			t.Fatalf("in flight: %v, want held off by the running call", ae)
+		}
+
 		// One item waits for approval, whatever the spelling.
 		e.pol.set(approvalThenAllow)
 		queued := e.mustDo(map[string]string{"text": "five"}, "")
