@@ -68,6 +68,9 @@ func All(d Deps) []*gateway.Action {
 		a := m.action(d, m)
 		a.Tool, a.Category = m.Name, m.Category
 		a.Ready = d.ready
+		if a.Intent == nil && !m.Raw {
+			a.Intent = ownIntent(m.Name)
+		}
 		if a.Request == nil {
 			// Typed tools' parameters hold no secrets: kept whole, they say
 			// exactly what was asked of X.

@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
@@ -76,7 +77,12 @@ func (f *fakeRecorder) all() []string {
 	return slices.Clone(f.events)
 }
 
-func newXEnv(t *testing.T) *xenv {
+func newXEnv(t *testing.T) *xenv { return newXEnvWith(t, allowAll{}, nil) }
+
+// newXEnvWith is newXEnv with pol deciding every call and configure, when
+// set, adjusting the emulator's options. The database is the backend of the
+// storetest.ForEachBackend subtest t runs in (SQLite outside one).
+func newXEnvWith(t *testing.T, pol gateway.Policy, configure func(*xsim.Options)) *xenv {
 	t.Helper()
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
@@ -84,6 +90,9 @@ func newXEnv(t *testing.T) *xenv {
 	opts.Now = clk.Now
 	opts.Seed = 7
 	opts.RateLimits = false
+	if configure != nil {
+		configure(&opts)
+	}
 	sim := xsim.New(opts)
 	base, err := sim.Start(ctx, "127.0.0.1:0")
 	if err != nil {
@@ -100,12 +109,8 @@ func newXEnv(t *testing.T) *xenv {
 		t.Fatalf("x client: %v", err)
 	}
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "tuitbot.db"), store.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatalf("open db: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	g, err := gateway.New(ctx, gateway.Options{DB: db, Policy: allowAll{}, Now: clk.Now, LockDir: filepath.Join(dir, "locks"),
+	db := storetest.Open(t, store.Options{Now: clk.Now})
+	g, err := gateway.New(ctx, gateway.Options{DB: db, Policy: pol, Now: clk.Now, LockDir: filepath.Join(dir, "locks"),
 		Mode: func() (string, bool) { return policy.ModeAutopilot, false }})
 	if err != nil {
 		t.Fatalf("gateway: %v", err)

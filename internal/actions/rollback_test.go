@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -102,6 +103,9 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 		raw := func(method, path, body string) RawParams {
 			return RawParams{Method: method, Host: "api.x.com", Path: path, Body: body}
 		}
+		// The raw follow below has the intent of the typed follow above:
+		// past the duplicate window, it runs again.
+		e.clock.Advance(10 * time.Minute)
 		before := e.sim.Counters()["tweets_created"]
 		r := e.do("x_post", raw("POST", "/2/tweets", `{"text":"raw post rollback"}`))
 		data := r.Result.(RawData)

@@ -10,6 +10,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -52,6 +53,25 @@ func (p ThreadParams) Validate() error {
 	return nil
 }
 
+// ThreadParts is what a thread of n posts posts, for the limits of the
+// tools that post the same way: its first post is an x_post_tweet, and each
+// later post replies to the one before, as x_reply_to_tweet does. A limit
+// on either tool therefore counts a thread's posts too.
+func ThreadParts(n int) []policy.Part {
+	cats := map[string]policy.Category{}
+	for _, m := range Mutations() {
+		cats[m.Name] = m.Category
+	}
+	var out []policy.Part
+	if n > 0 {
+		out = append(out, policy.Part{Identity: policy.Identity{Tool: "x_post_tweet", Category: cats["x_post_tweet"]}, Count: 1})
+	}
+	if n > 1 {
+		out = append(out, policy.Part{Identity: policy.Identity{Tool: "x_reply_to_tweet", Category: cats["x_reply_to_tweet"]}, Count: n - 1})
+	}
+	return out
+}
+
 // PostedThread is x_post_thread's data.
 type PostedThread struct {
 	ThreadTweetIDs []string `json:"thread_tweet_ids"`
@@ -87,6 +107,17 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 	}
 	return &gateway.Action{
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+		Intent: func(params json.RawMessage) (string, json.RawMessage, bool) {
+			p, err := parse(params)
+			if err != nil {
+				return "", nil, false
+			}
+			return threadIntent(p, params)
+		},
+		Parts: func(params json.RawMessage) []policy.Part {
+			p, _ := parse(params)
+			return ThreadParts(len(p.Tweets))
+		},
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			var sum float64

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -78,6 +79,7 @@ func Send(ctx context.Context, x *xapi.Client, c *xrequest.Checked) (*xapi.RawRe
 func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 	return func(d Deps, m Mutation) *gateway.Action {
 		tool := m.Name
+		shapes := paramShapes()
 		parse := func(params json.RawMessage) (*xrequest.Checked, error) {
 			var p RawParams
 			if err := decode(params, &p); err != nil {
@@ -109,6 +111,15 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 				}
 				p, _ := postOfRequest(c)
 				return p.InReplyToID
+			},
+			// A request that does the work of a typed tool has that tool's
+			// intent, so the two are one call for the duplicate checks.
+			Intent: func(params json.RawMessage) (string, json.RawMessage, bool) {
+				c, err := parse(params)
+				if err != nil {
+					return "", nil, false
+				}
+				return requestIntent(c, shapes)
 			},
 			Fingerprint: func(params json.RawMessage) ([]byte, error) {
 				c, err := parse(params)
@@ -167,28 +178,45 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 					return gateway.Result{}, err
 				}
 				data := BuildRawData(resp)
-				return gateway.Result{
+				res := gateway.Result{
 					Data:       data,
 					Rollback:   rawRollback(c, resp),
 					RetryCount: resp.RetryCount,
 					// X answered, so the tool succeeded (seed D-016); a 5xx to a
 					// write still leaves the effect unknown in the audit.
 					Unknown: resp.OutcomeUnknown,
-				}, nil
+				}
+				if !resp.OutcomeUnknown && resp.Status >= 300 && resp.Status < 500 {
+					// X refused it: the audit says so and no call is answered
+					// as a duplicate of it.
+					res.NotApplied = xapi.Classify(resp.Status, resp.Header, resp.Body, d.now())
+				}
+				return res, nil
 			},
 		}
 	}
 }
 
 // rawRollback infers the inverse of a universal request when it is known.
+// It says what the audit row says: an answer that leaves the outcome
+// unknown is never reported as a request X did not apply.
 func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback {
-	if resp.Status >= 300 {
-		return irreversible("X did not apply the request (status " + http.StatusText(resp.Status) + "); nothing to undo.")
+	e := xrequest.ClassifyChecked(c)
+	ep, ok := e.Same(xapi.NewEndpoints())
+	status := fmt.Sprintf("%d %s", resp.Status, http.StatusText(resp.Status))
+	switch {
+	case resp.OutcomeUnknown:
+		return irreversible(unknownRawNote(e, ep, ok, status))
+	case resp.Status >= 500:
+		// Only a POST's 5xx is unknown in the audit: PUT and DELETE are
+		// idempotent, so sending them again cannot apply them twice.
+		return irreversible("X answered " + status + ": it may or may not have applied the request. " +
+			"Read the object back on X (x_get) before relying on it; sending the same request again is safe, X applies it at most once.")
+	case resp.Status >= 300:
+		return irreversible("X did not apply the request (" + status + "); nothing to undo.")
 	}
 	// The undo is the one the endpoint table gives the typed tool with the
 	// same effect, so a raw like is undone exactly as x_like_tweet is.
-	e := xrequest.ClassifyChecked(c)
-	ep, ok := e.Same(xapi.NewEndpoints())
 	switch {
 	case ok && ep.Kind == xapi.EffectDelete:
 		return irreversible("Deletion is permanent.")
@@ -214,4 +242,34 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 		}
 	}
 	return irreversible("No known inverse for " + c.Method + " " + c.Path + ".")
+}
+
+// unknownRawNote is the guidance for a raw write whose outcome is unknown:
+// X took the request but its answer (a 5xx) does not say whether it was
+// applied. It says so, how to look on X, how to record what was found, and
+// what undoes the effect if it did happen.
+func unknownRawNote(e xrequest.Effect, ep xapi.Endpoint, known bool, status string) string {
+	check := "read the affected object back on X (x_get)"
+	switch e.Kind {
+	case xrequest.KindTweetCreate:
+		check = "look for the post among your own recent posts (x_get_me for your id, then x_get_user_tweets)"
+	case xrequest.KindLike:
+		check = "look for the post among your likes (x_get_liked_tweets)"
+	case xrequest.KindFollow:
+		check = "look for the account among those you follow (x_get_following)"
+	case xrequest.KindBookmark:
+		check = "look for the post among your bookmarks (x_get_bookmarks)"
+	}
+	undo := "No known inverse for " + e.Endpoint + "."
+	switch {
+	case known && ep.Kind == xapi.EffectDelete:
+		undo = "A deletion that happened is permanent."
+	case known && ep.Undo != nil:
+		undo = "If it happened and should not have, undo it with " + ep.Undo.Tool + " once you know the id."
+	case !known:
+		undo = "No known inverse for this request."
+	}
+	return "The outcome is unknown: X answered " + status + " after receiving the request, so it may or may not have applied it. " +
+		"To check, " + check + ". Then record what you found with `tuitbot audit resolve <correlation_id> --happened` or `--did-not-happen` " +
+		"(or resolve_mutation); until then an identical request is refused. " + undo
 }

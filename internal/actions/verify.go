@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
@@ -27,7 +29,8 @@ func findOwnPost(ctx context.Context, d Deps, p PostParams) (any, bool, error) {
 		return nil, false, err
 	}
 	for _, tw := range page.Data {
-		if tw.Text == p.Text && refersTo(tw, "replied_to", p.InReplyToID) && refersTo(tw, "quoted", p.QuotedTweetID) {
+		// Compared in NFC, the form X keeps and counts text in.
+		if norm.NFC.String(tw.Text) == norm.NFC.String(p.Text) && refersTo(tw, "replied_to", p.InReplyToID) && refersTo(tw, "quoted", p.QuotedTweetID) {
 			return PostedTweet{ID: tw.ID, Text: tw.Text}, true, nil
 		}
 	}

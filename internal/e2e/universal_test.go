@@ -187,25 +187,23 @@ func TestUniversalToolsEndToEnd(t *testing.T) {
 			t.Fatal("x_post did not create the post to delete")
 		}
 		deleted := s.Counters()["tweets_deleted"]
-		for _, tc := range []struct {
-			tool string
-			args map[string]any
-		}{
-			{"x_delete", map[string]any{"path": "/2/tweets/" + newID}},
-			{"x_delete_tweet", map[string]any{"tweet_id": newID}},
-		} {
-			e := callT(tc.tool, tc.args)
-			d := e.data(t)
-			if !e.Success || d["routed_to_approval"] != true || d["approval_queue_id"] == nil || d["matched_rule_id"] != "hard:delete_approval" {
-				t.Fatalf("%s: %s", tc.tool, e.raw)
-			}
+		e := callT("x_delete", map[string]any{"path": "/2/tweets/" + newID})
+		d := e.data(t)
+		if !e.Success || d["routed_to_approval"] != true || d["approval_queue_id"] == nil || d["matched_rule_id"] != "hard:delete_approval" {
+			t.Fatalf("x_delete: %s", e.raw)
+		}
+		// The typed delete of the same post is the same intent: it gets
+		// the item already waiting, not a second one.
+		e = callT("x_delete_tweet", map[string]any{"tweet_id": newID})
+		if typed := e.data(t); !e.Success || typed["routed_to_approval"] != true || typed["duplicate"] != true || typed["approval_queue_id"] != d["approval_queue_id"] {
+			t.Fatalf("x_delete_tweet: %s, want the waiting item %v", e.raw, d["approval_queue_id"])
 		}
 		if s.Counters()["tweets_deleted"] != deleted {
 			t.Fatal("a delete reached X without approval")
 		}
 		var n int
-		if err := h.a.DB.QueryRowContext(h.ctx, `SELECT count(*) FROM approval_queue WHERE status = 'pending'`).Scan(&n); err != nil || n != 2 {
-			t.Fatalf("pending approvals %d (%v), want 2", n, err)
+		if err := h.a.DB.QueryRowContext(h.ctx, `SELECT count(*) FROM approval_queue WHERE status = 'pending'`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("pending approvals %d (%v), want 1", n, err)
 		}
 	})
 

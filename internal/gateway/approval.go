@@ -21,7 +21,7 @@ const (
 	ApprovalExpired  = "expired"
 )
 
-func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, hash, equiv string, d policy.Decision) (int64, error) {
+func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, ident identity, equiv string, d policy.Decision) (int64, error) {
 	now := g.opts.Now()
 	// The count runs in the caller's write transaction, so concurrent
 	// callers cannot overshoot the bound together. An unbounded queue would
@@ -44,9 +44,9 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 	// last insert id, and both dialects return the new row's id this way.
 	var id int64
 	err = q.QueryRowContext(ctx, `INSERT INTO approval_queue (account_id, tool_name, equivalent_tool, params_json, original_params,
-		params_hash, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key, target_tweet_id)
-		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,'')) RETURNING id`,
-		g.opts.AccountID, c.Tool, equiv, string(params), string(params), hash, d.RuleID, d.Reason, callerOf(c), c.Loop,
+		params_hash, intent_key, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key, target_tweet_id)
+		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,'')) RETURNING id`,
+		g.opts.AccountID, c.Tool, equiv, string(params), string(params), ident.hash, ident.intent, d.RuleID, d.Reason, callerOf(c), c.Loop,
 		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey, targetOf(g.actions[c.Tool], params)).Scan(&id)
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
@@ -261,12 +261,12 @@ func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalIte
 			return nil, err
 		}
 	}
-	hash, err := hashOf(act, params)
+	ident, err := identityOf(act, params)
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ? WHERE id = ? AND status = 'pending'`,
-		string(params), hash, id)
+	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ?, intent_key = ? WHERE id = ? AND status = 'pending'`,
+		string(params), ident.hash, ident.intent, id)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "edit approval item: %v", err)
 	}

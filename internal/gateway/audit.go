@@ -45,8 +45,10 @@ func auditSummary(act *Action, params json.RawMessage) string {
 }
 
 type priorRow struct {
-	hash, status, corr, errCode, dupOf string
-	result                             sql.NullString
+	// intent is the row's intent key; tool is the tool that made it,
+	// which may be another spelling of this call's effect.
+	intent, tool, status, corr, errCode, dupOf string
+	result                                     sql.NullString
 	// resolution is happened or did_not_happen once someone resolved an
 	// unknown or interrupted attempt.
 	resolution string
@@ -57,16 +59,17 @@ type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// checkDuplicateQ looks for an earlier identical call: a caller key reused
-// with other parameters is an error; a recent success is a duplicate; a
-// recent pending, unknown or interrupted attempt blocks the repeat; an item
-// already waiting for approval is returned instead of queueing it twice.
-func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash string) (*Response, error) {
+// checkDuplicateQ looks for an earlier identical call, by intent: a caller
+// key reused with another intent is an error; a recent success is a
+// duplicate; a recent pending, unknown or interrupted attempt blocks the
+// repeat; an item already waiting for approval is returned instead of
+// queueing it twice.
+func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id identity) (*Response, error) {
 	now := g.opts.Now()
 	if c.IdempotencyKey != "" {
 		var p priorRow
 		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
+			Scan(&p.intent, &p.tool, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
 			// the key stands for is the original's, which may be older than
@@ -75,80 +78,92 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, hash s
 		}
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if r, err := g.queuedByKey(ctx, q, c, hash); r != nil || err != nil {
+			if r, err := g.queuedByKey(ctx, q, c, id); r != nil || err != nil {
 				return r, err
 			}
 		case err != nil:
 			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
-		case p.hash != hash:
+		case !id.matches(p.intent):
 			return nil, apperr.New(apperr.IdempotencyConflict,
 				"idempotency_key %q was already used (correlation id %s) with different parameters; use a new key for a different request", c.IdempotencyKey, p.corr)
 		default:
-			if r, err := g.priorOutcome(ctx, q, c, p); r != nil || err != nil {
+			if r, err := g.priorOutcome(ctx, q, c, id, p); r != nil || err != nil {
 				return r, err
 			}
 		}
 	}
-	var (
-		prior                                      priorRow
-		hashCol, status, corr, errCode, resolution sql.NullString
-		queued                                     sql.NullInt64
-	)
+	var rows [2]struct {
+		id                                                      sql.NullInt64
+		intent, tool, status, corr, errCode, result, resolution sql.NullString
+	}
+	var queued [2]sql.NullInt64
+	window := ts(now.Add(-g.opts.DBWindow))
 	err := q.QueryRowContext(ctx, qPriorOrQueued,
-		g.opts.AccountID, hash, ts(now.Add(-g.opts.DBWindow)),
-		g.opts.AccountID, hash, ts(now)).
-		Scan(&hashCol, &status, &corr, &errCode, &prior.result, &resolution, &queued)
+		g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
+		g.opts.AccountID, id.intent, ts(now), g.opts.AccountID, id.hash, ts(now)).
+		Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
+			&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
+			&queued[0], &queued[1])
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
 	}
-	if status.Valid {
-		prior.hash, prior.status, prior.corr, prior.errCode, prior.resolution =
-			hashCol.String, status.String, corr.String, errCode.String, resolution.String
-		if r, err := g.priorOutcome(ctx, q, c, prior); r != nil || err != nil {
+	// The newer of the rows found by intent key and by parameters hash
+	// (see qPriorOrQueued).
+	latest := rows[0]
+	if rows[1].id.Valid && (!latest.id.Valid || rows[1].id.Int64 > latest.id.Int64) {
+		latest = rows[1]
+	}
+	if latest.id.Valid {
+		prior := priorRow{intent: latest.intent.String, tool: latest.tool.String, status: latest.status.String, corr: latest.corr.String,
+			errCode: latest.errCode.String, result: latest.result, resolution: latest.resolution.String}
+		if r, err := g.priorOutcome(ctx, q, c, id, prior); r != nil || err != nil {
 			return r, err
 		}
 	}
-	if c.approvalID == 0 && queued.Valid {
-		return &Response{Kind: Routed, ApprovalID: queued.Int64, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued.Int64, Duplicate: true,
+	if queued[1].Int64 > queued[0].Int64 {
+		queued[0] = queued[1]
+	}
+	if c.approvalID == 0 && queued[0].Valid {
+		return &Response{Kind: Routed, ApprovalID: queued[0].Int64, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued[0].Int64, Duplicate: true,
 			Reason: "an identical request is already waiting for approval"}}, nil
 	}
 	return nil, nil
 }
 
 // queuedByKey applies a caller's key to calls that went to approval: the
-// key with other parameters is a conflict, and the same call again gets the
+// key with another intent is a conflict, and the same call again gets the
 // queued item (or, once approved, the outcome of its replay).
-func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash string) (*Response, error) {
+func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, id identity) (*Response, error) {
 	if c.approvalID != 0 {
 		return nil, nil
 	}
-	var id int64
-	var qhash, status, corr string
-	err := q.QueryRowContext(ctx, `SELECT id, params_hash, status, COALESCE(correlation_id,'') FROM approval_queue
+	var item int64
+	var qintent, status, corr string
+	err := q.QueryRowContext(ctx, `SELECT id, COALESCE(intent_key, params_hash), status, COALESCE(correlation_id,'') FROM approval_queue
 		WHERE account_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY id DESC LIMIT 1`,
-		g.opts.AccountID, c.IdempotencyKey, ts(g.opts.Now().Add(-g.opts.KeyWindow))).Scan(&id, &qhash, &status, &corr)
+		g.opts.AccountID, c.IdempotencyKey, ts(g.opts.Now().Add(-g.opts.KeyWindow))).Scan(&item, &qintent, &status, &corr)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
 		return nil, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
-	case qhash != hash:
+	case !id.matches(qintent):
 		return nil, apperr.New(apperr.IdempotencyConflict,
-			"idempotency_key %q was already used (approval item %d) with different parameters; use a new key for a different request", c.IdempotencyKey, id)
+			"idempotency_key %q was already used (approval item %d) with different parameters; use a new key for a different request", c.IdempotencyKey, item)
 	}
 	switch status {
 	case ApprovalPending, ApprovalApproved:
-		return &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id, Duplicate: true,
+		return &Response{Kind: Routed, ApprovalID: item, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: item, Duplicate: true,
 			Reason: "this idempotency_key already queued the same call for approval"}}, nil
 	case ApprovalExecuted:
 		if corr == "" {
 			return nil, nil
 		}
-		p, err := g.originalRow(ctx, q, priorRow{corr: corr, dupOf: corr, hash: hash})
+		p, err := g.originalRow(ctx, q, priorRow{corr: corr, dupOf: corr, intent: id.intent, tool: c.Tool})
 		if err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 		}
-		return g.priorOutcome(ctx, q, c, p)
+		return g.priorOutcome(ctx, q, c, id, p)
 	}
 	// Rejected, expired or failed: the key may be used to try again.
 	return nil, nil
@@ -158,16 +173,19 @@ func (g *Gateway) queuedByKey(ctx context.Context, q querier, c Call, hash strin
 func (g *Gateway) originalRow(ctx context.Context, q querier, dup priorRow) (priorRow, error) {
 	var p priorRow
 	err := q.QueryRowContext(ctx, qOriginal, g.opts.AccountID, dup.dupOf).
-		Scan(&p.hash, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
+		Scan(&p.intent, &p.tool, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The original aged out under retention; the duplicate's own record
 		// still says the call succeeded.
-		return priorRow{hash: dup.hash, status: statusSuccess, corr: dup.dupOf}, nil
+		return priorRow{intent: dup.intent, tool: dup.tool, status: statusSuccess, corr: dup.dupOf}, nil
 	}
 	return p, err
 }
 
-func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRow) (*Response, error) {
+// priorOutcome answers a call from the earlier call p with the same
+// intent, which another tool may have made. A duplicate row keeps this
+// call's own tool and parameters hash, and points at p.
+func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, id identity, p priorRow) (*Response, error) {
 	status := p.status
 	if status == statusUnknown || status == statusInterrupted {
 		switch p.resolution {
@@ -191,18 +209,18 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 		corr := uuid.NewString()
 		now := g.opts.Now()
 		if _, err := q.ExecContext(ctx, qInsertDuplicate,
-			corr, c.IdempotencyKey, c.Tool, p.hash, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
+			corr, c.IdempotencyKey, c.Tool, id.hash, id.intent, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
 			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
 		}
 		return &Response{Kind: Duplicate, CorrelationID: p.corr, Duplicate: duplicateOfCall(p.corr, cached)}, nil
 	case statusPending:
 		return nil, apperr.New(apperr.MutationInFlight,
-			"an identical %s (correlation id %s) is still running; wait for it and check get_mutation_detail instead of retrying", c.Tool, p.corr).
+			"an identical %s (correlation id %s) is still running; wait for it and check get_mutation_detail instead of retrying", sameAs(c, p), p.corr).
 			With("original_correlation_id", p.corr)
 	case statusUnknown, statusInterrupted:
 		return nil, apperr.New(apperr.OutcomeUnverified,
-			"an identical %s (correlation id %s) ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline or get_tweet_by_id), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`; it is never retried automatically", c.Tool, p.corr, p.corr).
+			"an identical %s (correlation id %s) ended with an unknown outcome and stays blocked until it is resolved: verify on X (for example read the timeline or get_tweet_by_id), then a human runs `tuitbot audit resolve %s --happened` or `--did-not-happen`; it is never retried automatically", sameAs(c, p), p.corr, p.corr).
 			With("original_correlation_id", p.corr).With("original_status", p.status)
 	case statusFailure:
 		if p.errCode == string(apperr.ThreadPartial) {
@@ -212,6 +230,15 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, p priorRo
 		}
 	}
 	return nil, nil
+}
+
+// sameAs names the earlier call p as a message shows it: by its tool, and,
+// when another tool made it, as the same effect as this call.
+func sameAs(c Call, p priorRow) string {
+	if p.tool == "" || p.tool == c.Tool {
+		return c.Tool
+	}
+	return fmt.Sprintf("request made with %s (the same effect as this %s)", p.tool, c.Tool)
 }
 
 func callerOf(c Call) string {
@@ -226,7 +253,7 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row and the decision that allowed it;
 // the caller's transaction has already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, hash, corr, summary, equiv string, start time.Time, decision []any) error {
+func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, id identity, corr, summary, equiv string, start time.Time, decision []any) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
@@ -238,7 +265,7 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 			request = sql.NullString{String: string(b), Valid: true}
 		}
 	}
-	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, hash, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
+	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
 	query := qInsertPending
 	if g.opts.DB.Dialect == store.Postgres {
@@ -510,23 +537,26 @@ type AuditEntry struct {
 	Tool           string `json:"tool_name"`
 	// EquivalentTool is the typed tool a universal request does the work
 	// of, whose policy applied too.
-	EquivalentTool string             `json:"equivalent_tool,omitempty"`
-	ParamsHash     string             `json:"params_hash"`
-	ParamsSummary  string             `json:"params_summary"`
-	Status         string             `json:"status"`
-	ResultSummary  string             `json:"result_summary"`
-	ErrorMessage   *string            `json:"error_message"`
-	Rollback       *rollback.Guidance `json:"rollback_action"`
-	ElapsedMS      int64              `json:"elapsed_ms"`
-	CreatedAt      string             `json:"created_at"`
-	CompletedAt    string             `json:"completed_at,omitempty"`
-	AccountID      string             `json:"account_id"`
-	Result         json.RawMessage    `json:"result,omitempty"`
-	ErrorCode      string             `json:"error_code,omitempty"`
-	Caller         string             `json:"caller"`
-	Loop           string             `json:"loop,omitempty"`
-	ApprovalID     int64              `json:"approval_id,omitempty"`
-	DuplicateOf    string             `json:"duplicate_of,omitempty"`
+	EquivalentTool string `json:"equivalent_tool,omitempty"`
+	ParamsHash     string `json:"params_hash"`
+	// IntentKey identifies what the call does on X, whatever tool spelled
+	// it; calls with one intent key are identical for duplicate checks.
+	IntentKey     string             `json:"intent_key,omitempty"`
+	ParamsSummary string             `json:"params_summary"`
+	Status        string             `json:"status"`
+	ResultSummary string             `json:"result_summary"`
+	ErrorMessage  *string            `json:"error_message"`
+	Rollback      *rollback.Guidance `json:"rollback_action"`
+	ElapsedMS     int64              `json:"elapsed_ms"`
+	CreatedAt     string             `json:"created_at"`
+	CompletedAt   string             `json:"completed_at,omitempty"`
+	AccountID     string             `json:"account_id"`
+	Result        json.RawMessage    `json:"result,omitempty"`
+	ErrorCode     string             `json:"error_code,omitempty"`
+	Caller        string             `json:"caller"`
+	Loop          string             `json:"loop,omitempty"`
+	ApprovalID    int64              `json:"approval_id,omitempty"`
+	DuplicateOf   string             `json:"duplicate_of,omitempty"`
 	// Request is the canonical request a universal write sent (no header
 	// values), for a human verifying an unknown outcome.
 	Request json.RawMessage `json:"request,omitempty"`
@@ -549,7 +579,7 @@ type AuditFilter struct {
 	Limit  int
 }
 
-const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, params_summary, status,
+const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, COALESCE(intent_key,''), params_summary, status,
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
 	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
@@ -557,7 +587,7 @@ const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COAL
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
 	var result, errMsg, undo, request sql.NullString
-	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.ParamsSummary, &e.Status,
+	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.IntentKey, &e.ParamsSummary, &e.Status,
 		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &undo, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
 		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
 	if err != nil {

@@ -32,6 +32,11 @@ type Result struct {
 	// call itself returned (a raw write answered with a 5xx); the audit row
 	// records unknown and identical repeats are blocked.
 	Unknown bool
+	// NotApplied is X's refusal of a call whose answer is still returned
+	// as data (a universal request answered 4xx): the audit records the
+	// call as a failure with this error, its quota is given back, and no
+	// later call is answered as a duplicate of it.
+	NotApplied error
 }
 
 // Action describes how one mutation tool runs from its stored parameters,
@@ -58,6 +63,10 @@ type Action struct {
 	// names the universal tool explicitly. Nil means the action is its own
 	// and only identity.
 	Equivalent func(params json.RawMessage) (tool string)
+	// Parts, when set, lists what the call posts as effects of other tools
+	// (a thread's posts), so that limits on those tools count them (see
+	// policy.Request.Parts).
+	Parts func(params json.RawMessage) []policy.Part
 	// Cost estimates the X spend in USD, for the budget limit.
 	Cost func(params json.RawMessage) float64
 	// Target, when set, names the post the call acts on (the post replied
@@ -73,6 +82,14 @@ type Action struct {
 	// Fingerprint may supply the idempotency material when not every stored
 	// parameter changes the effect (header values of a universal request).
 	Fingerprint func(params json.RawMessage) ([]byte, error)
+	// Intent, when set, says what the call does on X in the words of the
+	// typed tool with that effect: effect names the tool and material is
+	// its parameters, as JSON (a universal POST /2/tweets is x_post_tweet
+	// with its text; a thread of one post is that post). Every spelling of
+	// one effect gives the same intent, and so the same intent key (see
+	// IntentKey). ok false means the call has no such intent (a write no
+	// typed tool covers): it is then only identical to itself.
+	Intent func(params json.RawMessage) (effect string, material json.RawMessage, ok bool)
 	// Request, when set, renders the request as sent, kept whole on the
 	// audit row (the summary is truncated) so a human can verify an unknown
 	// outcome. It must hold no secrets.
@@ -298,6 +315,8 @@ type Response struct {
 	// recorded (a full disk): the audit row stays pending for now and no new
 	// mutation is sent until it is recorded.
 	AuditIncomplete bool
+	// notApplied is set when X refused the call (Result.NotApplied).
+	notApplied bool
 }
 
 // AuditIncompleteWarning is what the caller is told when AuditIncomplete is
@@ -330,7 +349,7 @@ func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	if len(c.IdempotencyKey) > 200 {
 		return Response{}, apperr.New(apperr.InvalidInput, "idempotency_key: at most 200 characters")
 	}
-	hash, err := hashOf(act, params)
+	id, err := identityOf(act, params)
 	if err != nil {
 		return Response{}, err
 	}
@@ -341,17 +360,18 @@ func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	// database covers other processes and restarts. The replay of an
 	// approved item never joins an agent's call in memory: that call may be
 	// the one answering "routed to approval", which is not an outcome the
-	// replay may adopt. The database checks still dedup it.
+	// replay may adopt. The database checks still dedup it. Calls are
+	// identical when their intent is (whatever tool spelled it).
 	// A paced call is not coalesced either: its answer may be "not yet",
 	// which an identical call without pacing must not adopt.
 	if c.approvalID != 0 || !c.NotBefore.IsZero() {
-		return g.runVerified(ctx, act, c, params, hash)
+		return g.runVerified(ctx, act, c, params, id)
 	}
-	slot, leader := g.memo.join(hash, g.opts.Now(), g.opts.MemoryWindow)
+	slot, leader := g.memo.join(id.intent, g.opts.Now(), g.opts.MemoryWindow)
 	if !leader {
 		return slot.wait(ctx)
 	}
-	resp, err := g.runVerified(ctx, act, c, params, hash)
+	resp, err := g.runVerified(ctx, act, c, params, id)
 	slot.finish(resp, err, g.opts.Now())
 	return resp, err
 }
@@ -379,7 +399,7 @@ func paramsJSON(p any) (json.RawMessage, error) {
 	return CanonicalOf(p)
 }
 
-func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawMessage, hash string) (Response, error) {
+func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity) (Response, error) {
 	mode, approval := g.opts.Mode()
 	cat := act.Category
 	if act.Classify != nil {
@@ -401,6 +421,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if act.Cost != nil {
 		preq.CostUSD = act.Cost(params)
 	}
+	if act.Parts != nil {
+		preq.Parts = act.Parts(params)
+	}
 	// 2, 3 and 4. One write transaction checks for an earlier identical
 	// call and, only when there is none, takes the policy decision with its
 	// quota reservation and records its durable effect: the pending audit
@@ -421,9 +444,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	// that order, so two calls never wait on each other crosswise). Caps
 	// are held by the counter rows' locks, which the reservation takes; the
 	// approval queue's bound by the account's lock.
-	err := g.opts.DB.LockedTx(ctx, g.callScopes(c, hash), func(tx *sql.Tx) error {
+	err := g.opts.DB.LockedTx(ctx, g.callScopes(c, id), func(tx *sql.Tx) error {
 		q := txQ{g.stmts, tx}
-		dup, err := g.checkDuplicateQ(ctx, q, c, hash)
+		dup, err := g.checkDuplicateQ(ctx, q, c, id)
 		if err != nil || dup != nil {
 			early = dup
 			return err
@@ -456,15 +479,15 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		}
 		decision := g.decisionRow(c, cat, equiv, dec)
 		if dec.Outcome == policy.Allow {
-			return g.insertPending(ctx, q, c, params, hash, corr, summary, equiv, start, decision)
+			return g.insertPending(ctx, q, c, params, id, corr, summary, equiv, start, decision)
 		}
 		g.logDecision(ctx, q, decision)
 		if dec.Outcome == policy.RequireApproval {
-			id, err := g.enqueue(ctx, q, c, params, hash, equiv, dec)
+			item, err := g.enqueue(ctx, q, c, params, id, equiv, dec)
 			if err != nil {
 				return err
 			}
-			early = &Response{Kind: Routed, ApprovalID: id, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: id,
+			early = &Response{Kind: Routed, ApprovalID: item, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: item,
 				Reason: dec.Reason, MatchedRuleID: dec.RuleID}}
 		}
 		return nil
@@ -494,18 +517,22 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	res, execErr := g.execute(ctx, act, params)
 	// 6. Complete.
 	elapsed := g.opts.Now().Sub(start)
-	status := statusOf(execErr)
-	if status == statusSuccess && res.Unknown {
+	status, auditErr := statusOf(execErr), execErr
+	switch {
+	case status != statusSuccess:
+	case res.Unknown:
 		status = statusUnknown
+	case res.NotApplied != nil:
+		status, auditErr = statusFailure, res.NotApplied
 	}
 	// The audit row is written before anything else; if the disk cannot
 	// take it the caller is told and nothing new is sent until it is
 	// recorded.
-	incomplete := !g.settle(ctx, g.outcomeOf(corr, status, res, execErr, elapsed))
+	incomplete := !g.settle(ctx, g.outcomeOf(corr, status, res, auditErr, elapsed))
 	// The reservation taken with the decision stays charged when the call
 	// ran or may have run (success, unknown, a thread broken halfway); a
 	// clean failure gives it back.
-	if status == statusFailure && apperr.CodeOf(execErr) != apperr.ThreadPartial {
+	if status == statusFailure && apperr.CodeOf(auditErr) != apperr.ThreadPartial {
 		if err := g.opts.Policy.Release(context.WithoutCancel(ctx), resv); err != nil {
 			g.opts.Logger.Error("policy reservation not released", "correlation_id", corr, "error", err)
 		}
@@ -520,7 +547,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		return Response{CorrelationID: corr, RetryCount: res.RetryCount, Rollback: res.Rollback, AuditIncomplete: incomplete}, e
 	}
 	return Response{Kind: Executed, Result: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount,
-		Unknown: res.Unknown, AuditIncomplete: incomplete}, nil
+		Unknown: res.Unknown, AuditIncomplete: incomplete, notApplied: res.NotApplied != nil}, nil
 }
 
 func (g *Gateway) execute(ctx context.Context, act *Action, params json.RawMessage) (res Result, err error) {
@@ -626,7 +653,7 @@ func (s *slot) finish(resp Response, err error, now time.Time) {
 // from its audit row, which blocks until it is resolved (and may be
 // resolved by reading X).
 func remember(resp Response, err error) bool {
-	return err == nil && resp.Kind == Executed && !resp.Unknown
+	return err == nil && resp.Kind == Executed && !resp.Unknown && !resp.notApplied
 }
 
 // blocksRepeat reports errors after which an identical repeat must not run:
@@ -657,8 +684,12 @@ func duplicateOf(resp Response, err error) (Response, error) {
 		}
 		return Response{}, err
 	}
-	switch resp.Kind {
-	case Executed, Duplicate:
+	switch {
+	case resp.notApplied:
+		// X refused the call: the same answer stands for an identical one,
+		// which is no duplicate of a success.
+		return resp, nil
+	case resp.Kind == Executed, resp.Kind == Duplicate:
 		orig, cached := resp.CorrelationID, resp.Result
 		if resp.Duplicate != nil {
 			cached = resp.Duplicate.CachedResult
@@ -675,10 +706,11 @@ func duplicateOfCall(orig string, cached any) *DuplicateOf {
 }
 
 // callScopes are the write-lock scopes under which a call of this account
-// is checked for an earlier identical one and recorded.
-func (g *Gateway) callScopes(c Call, hash string) []string {
+// is checked for an earlier identical one and recorded: identical by
+// intent, so two spellings of one effect queue for each other.
+func (g *Gateway) callScopes(c Call, id identity) []string {
 	scope := store.AccountScope(g.opts.AccountID)
-	call := scope + ":call:" + c.Tool + ":" + hash
+	call := scope + ":intent:" + id.intent
 	if c.IdempotencyKey != "" {
 		return []string{scope + ":key:" + c.IdempotencyKey, call}
 	}

@@ -381,10 +381,14 @@ func TestDatabaseDuplicateWindow(t *testing.T) {
 // process would have.
 func (e *env) insertRow(owner, status, params string, created time.Time) string {
 	e.t.Helper()
-	_, hash := canon(e.t, params)
+	c, _ := canon(e.t, params)
+	id, err := identityOf(e.act.action(), json.RawMessage(c))
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	corr := uuid.NewString()
-	_, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, owner, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, corr, fakeTool, hash, params, status, owner, store.FormatTime(created))
+	_, err = e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, intent_key, params_summary, status, owner, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, corr, fakeTool, id.hash, id.intent, params, status, owner, store.FormatTime(created))
 	if err != nil {
 		e.t.Fatalf("insert audit row: %v", err)
 	}

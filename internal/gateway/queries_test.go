@@ -171,7 +171,7 @@ func TestPendingApprovalsIsTheOneCount(t *testing.T) {
 
 // TestDuplicateChecksReadOneIndexEntry: the check every mutation runs for
 // an earlier identical call finds the newest one from the index on account
-// and parameters hash (which names the tool), in order, instead of reading every row of the tool
+// and intent key (once per key it looks up), in order, instead of reading every row of the tool
 // (which once made each like cost a scan of all earlier likes). The
 // history is one tool's thousands of calls that the database has no
 // statistics about yet, as on a new PostgreSQL database in its first
@@ -183,12 +183,12 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 		const rows, batch = 3000, 500
 		for i := 0; i < rows; i += batch {
 			var b strings.Builder
-			b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, params_summary, status, owner, created_at) VALUES `)
+			b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at) VALUES `)
 			for j := range batch {
 				if j > 0 {
 					b.WriteString(", ")
 				}
-				fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, i+j, fakeTool, i+j)
+				fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, i+j, fakeTool, i+j, i+j)
 			}
 			if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
 				t.Fatal(err)
@@ -206,8 +206,8 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 			args    []any
 			indexes []string
 		}{
-			{"by parameters", qPriorOrQueued, []any{"default", "hnew", since, "default", "hnew", since},
-				[]string{"idx_mutation_audit_hash", "idx_approval_pending_hash"}},
+			{"by intent", qPriorOrQueued, []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
+				[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
 			{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
 		} {
 			plan := explain(t, e, c.query, c.args...)

@@ -77,7 +77,7 @@ func (g *Gateway) resolve(ctx context.Context, corr, resolution, by string, data
 	}
 	// This process may still remember the unknown answer for identical
 	// calls; the resolution decides from now on.
-	g.memo.forget(e.ParamsHash)
+	g.memo.forget(e.IntentKey)
 	return e, nil
 }
 
@@ -85,8 +85,8 @@ func (g *Gateway) resolve(ctx context.Context, corr, resolution, by string, data
 // unknown outcome blocks it, lets the action look on X: found there, the
 // attempt is resolved as happened (by auto) and the call answers as a
 // duplicate of it. Not found is no proof of anything, so the block stays.
-func (g *Gateway) runVerified(ctx context.Context, act *Action, c Call, params json.RawMessage, hash string) (Response, error) {
-	resp, err := g.run(ctx, act, c, params, hash)
+func (g *Gateway) runVerified(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity) (Response, error) {
+	resp, err := g.run(ctx, act, c, params, id)
 	var ae *apperr.Error
 	if err == nil || act.Verify == nil || !errors.As(err, &ae) || ae.Code != apperr.OutcomeUnverified {
 		return resp, err
@@ -108,7 +108,7 @@ func (g *Gateway) runVerified(ctx context.Context, act *Action, c Call, params j
 		// reads whatever stands now.
 		g.opts.Logger.Info("unknown outcome not resolved automatically", "correlation_id", corr, "error", rerr)
 	}
-	return g.run(ctx, act, c, params, hash)
+	return g.run(ctx, act, c, params, id)
 }
 
 // forget drops what this process remembers about an identical call.

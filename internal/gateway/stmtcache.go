@@ -10,39 +10,52 @@ import (
 
 // The hot-path queries, prepared once per gateway.
 const (
-	qPriorByKey = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json,
+	qPriorByKey = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json,
 			COALESCE(resolution,''), COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
 			ORDER BY id DESC LIMIT 1`
 	// qPriorOrQueued finds, in one round trip, the latest identical call in
 	// the audit trail and the item of an identical call waiting for
-	// approval; either side is NULL when there is none. Identical means the
-	// same account and parameters hash: the hash is taken over the tool
-	// name too, and naming the tool here would let a plan made without
-	// statistics pick the audit page's (account, tool) index and read every
-	// call of the tool. An unresolved unknown or interrupted attempt blocks
-	// repeats whatever its age: only a resolution lifts it, never the
-	// window. A resolved one counts from its resolution, as if it had just
-	// completed. It must run after the call's lock is taken, in a statement
-	// of its own: on PostgreSQL a statement reads the snapshot it started
-	// with.
-	qPriorOrQueued = `SELECT a.params_hash, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution, q.id
+	// approval; a side is NULL when there is none. Identical means the same
+	// account and intent key, whichever tool made the call (naming the tool
+	// would also let a plan made without statistics pick the audit page's
+	// (account, tool) index and read every call of the tool). Each side is
+	// looked up twice: by the call's intent key, and by its parameters
+	// hash, which is what rows written before intent keys carry as theirs
+	// (the migration copied it), so their repeats stay blocked. The caller
+	// takes the newer of the two; two single-key lookups read one index
+	// entry each, where one lookup of either key would have to sort. An
+	// unresolved unknown or interrupted attempt blocks repeats whatever its
+	// age: only a resolution lifts it, never the window. A resolved one
+	// counts from its resolution, as if it had just completed. It must run
+	// after the call's lock is taken, in a statement of its own: on
+	// PostgreSQL a statement reads the snapshot it started with.
+	qPriorOrQueued = `SELECT a.id, a.intent_key, a.tool_name, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution,
+		l.id, l.intent_key, l.tool_name, l.status, l.correlation_id, l.error_code, l.result_json, l.resolution, q.id, r.id
 		FROM (SELECT 1 AS one) AS o
-		LEFT JOIN (SELECT params_hash, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
+		LEFT JOIN ` + qAuditByIntent + ` AS a ON 1 = 1
+		LEFT JOIN ` + qAuditByIntent + ` AS l ON 1 = 1
+		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1
+		LEFT JOIN ` + qQueuedByIntent + ` AS r ON 1 = 1`
+	// qAuditByIntent is the latest audit row of account ?, intent key ?,
+	// that counts for duplicates at window start ?.
+	qAuditByIntent = `(SELECT id, intent_key, tool_name, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
 			COALESCE(resolution,'') AS resolution
-			FROM mutation_audit WHERE account_id = ? AND params_hash = ?
+			FROM mutation_audit WHERE account_id = ? AND intent_key = ?
 			AND ((COALESCE(resolved_at, created_at) >= ? AND status IN ('pending','success','unknown','interrupted','failure'))
 				OR (status IN ('unknown','interrupted') AND resolution IS NULL))
-			ORDER BY id DESC LIMIT 1) AS a ON 1 = 1
-		LEFT JOIN (SELECT id FROM approval_queue WHERE account_id = ? AND params_hash = ?
-			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1) AS q ON 1 = 1`
-	qOriginal = `SELECT params_hash, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
+			ORDER BY id DESC LIMIT 1)`
+	// qQueuedByIntent is the latest item of account ?, intent key ?, that
+	// waits for approval at ?.
+	qQueuedByIntent = `(SELECT id FROM approval_queue WHERE account_id = ? AND intent_key = ?
+			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1)`
+	qOriginal = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
 		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`
-	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash,
+	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key,
 			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
-			VALUES (?, NULLIF(?,''), ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`
-	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash,
+			VALUES (?, NULLIF(?,''), ?, ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`
+	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
 			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, request_json, target_tweet_id)
-			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''))`
+			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''))`
 	qComplete = `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
 		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
 		WHERE correlation_id = ?`

@@ -176,10 +176,11 @@ func dryRun(ctx context.Context, c *Call, tool string, texts []string, media [][
 	rep.XAvailable = xerr == nil
 	if c.Deps.Policy != nil {
 		cat := policy.CatWrite
+		var parts []policy.Part
 		if tool == "x_post_thread" {
-			cat = policy.CatThread
+			cat, parts = policy.CatThread, actions.ThreadParts(len(texts))
 		}
-		d, err := c.Deps.Policy.Check(ctx, policy.Request{Tool: tool, Category: cat, Mode: c.Deps.Cfg.Mode,
+		d, err := c.Deps.Policy.Check(ctx, policy.Request{Tool: tool, Category: cat, Parts: parts, Mode: c.Deps.Cfg.Mode,
 			ApprovalMode: c.Deps.Cfg.EffectiveApprovalMode(), Now: c.Deps.Now()})
 		if err != nil {
 			return Result{}, apperr.Wrap(apperr.PolicyError, err, "policy evaluation failed: %v", err)

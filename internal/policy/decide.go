@@ -202,8 +202,14 @@ func (l Limit) Applies(tool string, cat Category) bool {
 }
 
 // appliesTo reports whether the limit counts req under any of its
-// identities.
+// identities or parts.
 func (l Limit) appliesTo(req Request) bool {
+	return l.countsCall(req) || l.partsOf(req) > 0
+}
+
+// countsCall reports whether the limit names the call itself: its tool, a
+// tool it is equivalent to, or their category.
+func (l Limit) countsCall(req Request) bool {
 	if l.Applies(req.Tool, req.Category) {
 		return true
 	}
@@ -215,12 +221,30 @@ func (l Limit) appliesTo(req Request) bool {
 	return false
 }
 
-// amount is what a call adds to the limit: one call, or its cost for budgets.
-func (l Limit) amount(req Request) float64 {
-	if l.Dimension == DimBudget {
-		return req.CostUSD
+// partsOf is how many of req's parts the limit names.
+func (l Limit) partsOf(req Request) float64 {
+	var n float64
+	for _, p := range req.Parts {
+		if p.Count > 0 && l.Dimension != DimGlobal && l.Applies(p.Tool, p.Category) {
+			n += float64(p.Count)
+		}
 	}
-	return 1
+	return n
+}
+
+// amount is what a call adds to the limit: its cost for budgets; one call
+// for a limit that names the call itself; otherwise the parts it names
+// (a limit on x_post_tweet counts a thread's first post, one on
+// x_reply_to_tweet the posts after it, one on the write category all of
+// them), so a tool's limit counts what is posted, however it is posted.
+func (l Limit) amount(req Request) float64 {
+	switch {
+	case l.Dimension == DimBudget:
+		return req.CostUSD
+	case l.countsCall(req):
+		return 1
+	}
+	return l.partsOf(req)
 }
 
 func (l Limit) period() time.Duration { return time.Duration(l.PeriodSeconds) * time.Second }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -819,4 +820,69 @@ func BenchmarkDecide(b *testing.B) {
 			b.Fatalf("unexpected %s %s", d.Outcome, d.RuleID)
 		}
 	}
+}
+
+// thread is an x_post_thread request of n posts: its first post is an
+// x_post_tweet, the others are replies within the thread.
+func thread(n int) Request {
+	r := req("x_post_thread")
+	r.Parts = []Part{{Identity: Identity{Tool: "x_post_tweet", Category: CatWrite}, Count: 1}}
+	if n > 1 {
+		r.Parts = append(r.Parts, Part{Identity: Identity{Tool: "x_reply_to_tweet", Category: CatWrite}, Count: n - 1})
+	}
+	return r
+}
+
+// TestThreadPostsCountAgainstTheirToolsLimits: a limit on a tool counts
+// what is posted, however it is posted. A thread's first post counts
+// against x_post_tweet limits and its other posts against
+// x_reply_to_tweet limits, a category limit counts every post of that
+// category, and a limit that names the call itself (its tool, its
+// category, every tool, global) counts the call once.
+func TestThreadPostsCountAgainstTheirToolsLimits(t *testing.T) {
+	cfg := bare()
+	cfg.RateLimits = []Limit{
+		{Key: "posts", Dimension: DimTool, MatchValue: "x_post_tweet", Max: 2, PeriodSeconds: 3600},
+		{Key: "replies", Dimension: DimTool, MatchValue: "x_reply_to_tweet", Max: 5, PeriodSeconds: 3600},
+		{Key: "threads", Dimension: DimTool, MatchValue: "x_post_thread", Max: 10, PeriodSeconds: 3600},
+		{Key: "writes", Dimension: DimCategory, MatchValue: "write", Max: 10, PeriodSeconds: 3600},
+		{Key: "thread-category", Dimension: DimCategory, MatchValue: "thread", Max: 10, PeriodSeconds: 3600},
+		{Key: "any-tool", Dimension: DimTool, MatchValue: "*", Max: 10, PeriodSeconds: 3600},
+		{Key: "all", Dimension: DimGlobal, Max: 10, PeriodSeconds: 3600},
+	}
+	e := mustEngine(t, cfg)
+	for _, tt := range []struct {
+		posts int
+		want  map[string]float64
+	}{
+		{1, map[string]float64{"posts": 1, "threads": 1, "writes": 1, "thread-category": 1, "any-tool": 1, "all": 1}},
+		{3, map[string]float64{"posts": 1, "replies": 2, "threads": 1, "writes": 3, "thread-category": 1, "any-tool": 1, "all": 1}},
+	} {
+		charges, err := Charges(e.Limits(), thread(tt.posts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, c := range charges {
+			got[c.Limit.Key] = c.Amount
+		}
+		if !maps.Equal(got, tt.want) {
+			t.Errorf("a thread of %d posts charges %v, want %v", tt.posts, got, tt.want)
+		}
+	}
+	start := base().Add(-time.Second)
+	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
+		// 2 of 2 x_post_tweet used: a thread's first post does not fit.
+		wantDecision(t, decideWith(t, db, e, thread(3), map[string]float64{"posts": 2}, start), Deny, "posts", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, thread(1), map[string]float64{"posts": 2}, start), Deny, "posts", apperr.PolicyRateLimited)
+		// 4 of 5 replies used: a thread of 3 has two, a thread of 2 one.
+		wantDecision(t, decideWith(t, db, e, thread(3), map[string]float64{"replies": 4}, start), Deny, "replies", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, thread(2), map[string]float64{"replies": 4}, start), Allow, "", "")
+		// 8 of 10 writes used: three posts do not fit, two do.
+		wantDecision(t, decideWith(t, db, e, thread(3), map[string]float64{"writes": 8}, start), Deny, "writes", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, thread(2), map[string]float64{"writes": 8}, start), Allow, "", "")
+		// A single post is counted by the limits that name it, as before.
+		wantDecision(t, decideWith(t, db, e, req("x_post_tweet"), map[string]float64{"posts": 2}, start), Deny, "posts", apperr.PolicyRateLimited)
+		wantDecision(t, decideWith(t, db, e, req("x_post_tweet"), map[string]float64{"replies": 5, "threads": 10}, start), Allow, "", "")
+	})
 }

@@ -226,6 +226,12 @@ type Identity struct {
 	Category Category
 }
 
+// Part is an effect a call is made of, and how many times it has it.
+type Part struct {
+	Identity
+	Count int
+}
+
 // Request describes one mutation for a decision.
 type Request struct {
 	Tool     string
@@ -236,6 +242,12 @@ type Request struct {
 	// require_approval, then allow); a limit that applies under any identity
 	// is charged once.
 	Equivalent []Identity
+	// Parts are what the call posts when that is more than one effect of
+	// another tool: a thread's first post is an x_post_tweet and each later
+	// post an x_reply_to_tweet. Rules see only the call's own identities;
+	// a count limit that names none of those but names a part's tool or
+	// category counts the part, Count times (see Limit.amount).
+	Parts []Part
 	// UnknownWrite marks a universal write no typed tool covers. It needs
 	// approval unless the rule that decides it names Tool explicitly.
 	UnknownWrite bool

@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
 // migratedTo returns a database file at path migrated up to version only,
@@ -158,5 +159,71 @@ func TestTargetTweetIDBackfilledFromParams(t *testing.T) {
 		} else if !strings.Contains(sqlText, "target_tweet_id") {
 			t.Errorf("index %s is %s", idx, sqlText)
 		}
+	}
+}
+
+// TestIntentKeyTakesTheParametersHash: rows written before intent keys,
+// on either dialect, take their parameters hash as their intent key, so
+// the gateway (which looks a call up by intent key and by parameters hash)
+// still finds them: an unknown attempt of before the upgrade keeps
+// blocking its repeat.
+func TestIntentKeyTakesTheParametersHash(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// before returns a database migrated up to the release before
+		// intent keys, raw, and the target store.Open takes.
+		before func(t *testing.T) (*sql.DB, string)
+	}{
+		{"sqlite", func(t *testing.T) (*sql.DB, string) {
+			path := filepath.Join(t.TempDir(), "t.db")
+			return migratedTo(t, path, 13), path
+		}},
+		{"postgres", func(t *testing.T) (*sql.DB, string) {
+			url := pgtest.NewDatabase(t, "")
+			raw, err := sql.Open("pgx", url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { raw.Close() })
+			p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("migrations_postgres"), goose.WithDisableGlobalRegistry(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.UpTo(ctx, 3); err != nil {
+				t.Fatalf("migrate to 3: %v", err)
+			}
+			return raw, url
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, target := tc.before(t)
+			rebind := func(q string) string {
+				if tc.name == "postgres" {
+					return store.Rebind(q)
+				}
+				return q
+			}
+			if _, err := raw.ExecContext(ctx, rebind(`INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, owner,
+				status, created_at) VALUES ('old', 'x_post_tweet', 'h-audit', '{}', '', 'unknown', '2026-03-04T12:00:00.000Z')`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.ExecContext(ctx, rebind(`INSERT INTO approval_queue (tool_name, params_json, original_params, params_hash,
+				created_at, expires_at) VALUES ('x_post_tweet', '{}', '{}', 'h-queue', '2026-03-04T12:00:00.000Z', '2026-03-05T12:00:00.000Z')`)); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+
+			db := open(t, target, store.Options{})
+			for _, q := range []struct{ table, want string }{{"mutation_audit", "h-audit"}, {"approval_queue", "h-queue"}} {
+				var key sql.NullString
+				if err := db.QueryRowContext(ctx, `SELECT intent_key FROM `+q.table).Scan(&key); err != nil {
+					t.Fatal(err)
+				}
+				if key.String != q.want {
+					t.Errorf("%s: intent_key %v after the migration, want the parameters hash %q", q.table, key, q.want)
+				}
+			}
+		})
 	}
 }

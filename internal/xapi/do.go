@@ -244,6 +244,8 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 		case res.status < 200 || res.status >= 300:
 			switch {
 			case r.raw:
+				// A redirected POST is as uncertain as a typed one's (below).
+				out.outcomeUnknown = r.class == classCreate && res.status < 400
 				done = true
 			case r.class == classCreate && res.status < 400:
 				failure = outcomeUnknown(r, fmt.Sprintf("X answered with a redirect (%d), which the client never follows", res.status)).With("http_status", res.status)

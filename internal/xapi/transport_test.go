@@ -40,8 +40,16 @@ func TestRedirectIsNeverFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != http.StatusFound || res.Header.Get("Location") == "" {
-		t.Fatalf("raw redirect = %d %v", res.Status, res.Header)
+	if res.Status != http.StatusFound || res.Header.Get("Location") == "" || res.OutcomeUnknown {
+		t.Fatalf("raw redirect = %d %v (outcome unknown %t)", res.Status, res.Header, res.OutcomeUnknown)
+	}
+	// A redirected raw POST is as uncertain as PostTweet's.
+	res, err = h.c.Raw(ctx, RawRequest{Method: "POST", Path: "/2/tweets", Body: []byte(`{"text":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != http.StatusFound || !res.OutcomeUnknown {
+		t.Fatalf("raw POST redirect = %d, outcome unknown %t; want 302 and unknown", res.Status, res.OutcomeUnknown)
 	}
 	if elsewhere.Load() != 0 {
 		t.Fatalf("redirect target was contacted %d times", elsewhere.Load())
