@@ -51,6 +51,12 @@ type DB struct {
 	// database, WAL and shared-memory files as they were at open.
 	pin   *sql.Conn
 	files map[string]os.FileInfo
+	// shm is held open to read the wal-index header (see checkWAL). It
+	// stays open until SQLite has closed the database: closing any
+	// descriptor of -shm drops every POSIX lock this process holds on it,
+	// SQLite's included. That is also why a process opens a database only
+	// once.
+	shm *os.File
 	// inUse releases this handle's shared lock on InUsePath.
 	inUse func()
 }
@@ -206,6 +212,10 @@ func (d *DB) closeLocked() error {
 		d.pin = nil
 	}
 	err := d.DB.Close()
+	if d.shm != nil {
+		_ = d.shm.Close()
+		d.shm = nil
+	}
 	if d.inUse != nil {
 		d.inUse()
 		d.inUse = nil
