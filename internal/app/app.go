@@ -308,6 +308,11 @@ func (a *App) dbCheck(ctx context.Context) Check {
 	if err := db.EnsureReserve(); err != nil {
 		return Check{Name: "database", Status: "degraded", Message: err.Error() + "; mutations are refused until there is room"}
 	}
+	// The reserve can still be in place on a disk that filled up around
+	// it; the free space tells.
+	if err := db.CheckSpace(); err != nil {
+		return Check{Name: "database", Status: "degraded", Message: err.Error()}
+	}
 	return Check{Name: "database", Status: "ok", Message: db.Path}
 }
 

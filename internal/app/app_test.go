@@ -181,9 +181,10 @@ func TestHealthReportsDeletedWAL(t *testing.T) {
 	}
 }
 
-// TestHealthDegradedOnFullDisk runs the home on a small tmpfs that is then
-// filled up: with no room reserved for audit records the database is
-// reported degraded.
+// TestHealthDegradedOnFullDisk runs the home on a small tmpfs and fills it
+// the way a user's disk fills: something else takes the space while the
+// reserve file is in place. The database is reported degraded, because no
+// mutation can be recorded, and ok again once space is free.
 func TestHealthDegradedOnFullDisk(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "small")
 	if err := os.Mkdir(home, 0o700); err != nil {
@@ -201,8 +202,8 @@ func TestHealthDegradedOnFullDisk(t *testing.T) {
 	if h := dbHealth(t, a); h.Status != "ok" {
 		t.Fatalf("healthy database reported %+v", h)
 	}
-	if err := os.Remove(store.ReservePath(cfg.DBFile())); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(store.ReservePath(cfg.DBFile())); err != nil {
+		t.Fatalf("the reserve file is not in place before the disk fills: %v", err)
 	}
 	filler, err := os.Create(filepath.Join(home, "filler"))
 	if err != nil {
@@ -211,13 +212,16 @@ func TestHealthDegradedOnFullDisk(t *testing.T) {
 	buf := make([]byte, 4096)
 	for {
 		if _, err := filler.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
 			break
 		}
 	}
 	filler.Close()
 	h := dbHealth(t, a)
-	if h.Status != "degraded" || !strings.Contains(h.Message, "no room") {
-		t.Fatalf("health on a full disk: %+v, want degraded", h)
+	if h.Status != "degraded" || !strings.Contains(h.Message, "full") || !strings.Contains(h.Message, home) {
+		t.Fatalf("health on a full disk: %+v, want degraded naming the full disk", h)
 	}
 	if err := os.Remove(filepath.Join(home, "filler")); err != nil {
 		t.Fatal(err)
