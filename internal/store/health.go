@@ -183,7 +183,7 @@ func (d *DB) watchedPaths() []string {
 // replaced -shm or database) splits processes into different views of the
 // data: rows written by one become invisible to the others, and repeats
 // would pass as new calls.
-func (d *DB) CheckFiles() error {
+func (d *DB) CheckFiles(ctx context.Context) error {
 	for _, p := range d.watchedPaths() {
 		was, ok := d.files[p]
 		if !ok {
@@ -199,5 +199,5 @@ func (d *DB) CheckFiles() error {
 			return fmt.Errorf("database file %s was replaced while tuitbot was running; writes made since may be invisible to other processes: stop every tuitbot process and start again (then check get_recent_mutations)", p)
 		}
 	}
-	return d.checkWAL()
+	return d.checkWAL(ctx)
 }

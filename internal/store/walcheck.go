@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,9 +24,9 @@ const (
 	walFormatVersion   = 3007000
 	// indexHeaderSize is one copy of the wal-index header.
 	indexHeaderSize = 48
-	// walCheckTries bounds the re-reads when a writer changes the index
-	// while it is being compared with the WAL.
-	walCheckTries = 50
+	// walCheckTries is how often the WAL is compared with the index
+	// without a lock before the check takes SQLite's write lock.
+	walCheckTries = 8
 )
 
 // indexHeader is the part of the wal-index header the check compares. The
@@ -78,45 +79,74 @@ func readIndexHeader(shm *os.File) (h indexHeader, ok bool, err error) {
 //
 // It reads 96 bytes of -shm, the WAL's 32-byte header and one 24-byte
 // frame header: cheap enough to run before every send. Writers in this or
-// another process may change the WAL meanwhile; the index header is read
-// before and after, and a comparison is trusted only when it did not
-// change in between.
-func (d *DB) checkWAL() error {
+// another process may change the WAL meanwhile, so the index header is
+// read before and after, and a comparison counts only when it did not
+// change in between. When writers keep changing it, the check runs once
+// more holding SQLite's write lock, under which the index and the WAL
+// stand still.
+func (d *DB) checkWAL(ctx context.Context) error {
 	if d.shm == nil {
 		return nil
 	}
-	wal := d.Path + "-wal"
-	for range walCheckTries {
-		before, ok, err := readIndexHeader(d.shm)
+	for range d.walTries {
+		problem, stable, err := d.compareWithIndex()
 		if err != nil {
-			return fmt.Errorf("database file %s: %w", d.Path+"-shm", err)
+			return err
 		}
-		if !ok {
-			continue
+		if stable {
+			return d.walProblem(problem)
 		}
-		if !before.initDone || before.maxFrame == 0 {
-			// Nothing committed is in the WAL: SQLite starts it afresh on
-			// the next write, whatever the file holds.
-			return nil
-		}
-		problem, err := compareWAL(wal, before)
-		if err != nil {
-			return fmt.Errorf("database file %s: %w", wal, err)
-		}
-		after, ok, err := readIndexHeader(d.shm)
-		if err != nil {
-			return fmt.Errorf("database file %s: %w", d.Path+"-shm", err)
-		}
-		if !ok || after.raw != before.raw {
-			continue
-		}
-		if problem == "" {
-			return nil
-		}
-		return fmt.Errorf("database file %s was changed in place while tuitbot was running (%s); committed writes may be lost and other processes no longer see what this one wrote: "+
-			"stop every tuitbot process, restore the database from a backup if records are missing, and start again (then check get_recent_mutations)", wal, problem)
 	}
-	return fmt.Errorf("database file %s changed during every one of %d checks; not sending until it can be checked: retry", wal, walCheckTries)
+	d.walMu.Lock()
+	defer d.walMu.Unlock()
+	if _, err := d.pin.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("database %s: lock it to check the WAL: %w", d.Path, err)
+	}
+	defer func() { _, _ = d.pin.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") }()
+	problem, stable, err := d.compareWithIndex()
+	switch {
+	case err != nil:
+		return err
+	case !stable:
+		problem = "its index in -shm changed while every writer was locked out, so something other than SQLite wrote to it"
+	}
+	return d.walProblem(problem)
+}
+
+// compareWithIndex compares the WAL with the index header once. stable is
+// false when a writer changed the index meanwhile, so the answer does not
+// count.
+func (d *DB) compareWithIndex() (problem string, stable bool, err error) {
+	before, ok, err := readIndexHeader(d.shm)
+	if err != nil {
+		return "", false, fmt.Errorf("database file %s: %w", d.Path+"-shm", err)
+	}
+	if !ok {
+		return "", false, nil
+	}
+	if !before.initDone || before.maxFrame == 0 {
+		// Nothing committed is in the WAL: SQLite starts it afresh on the
+		// next write, whatever the file holds.
+		return "", true, nil
+	}
+	wal := d.Path + "-wal"
+	problem, err = compareWAL(wal, before)
+	if err != nil {
+		return "", false, fmt.Errorf("database file %s: %w", wal, err)
+	}
+	after, ok, err := readIndexHeader(d.shm)
+	if err != nil {
+		return "", false, fmt.Errorf("database file %s: %w", d.Path+"-shm", err)
+	}
+	return problem, ok && after.raw == before.raw, nil
+}
+
+func (d *DB) walProblem(problem string) error {
+	if problem == "" {
+		return nil
+	}
+	return fmt.Errorf("database file %s was changed in place while tuitbot was running (%s); committed writes may be lost and other processes no longer see what this one wrote: "+
+		"stop every tuitbot process, restore the database from a backup if records are missing, and start again (then check get_recent_mutations)", d.Path+"-wal", problem)
 }
 
 // compareWAL describes how the WAL at path disagrees with the index header

@@ -108,11 +108,11 @@ func TestCheckFilesNoticesWALChangedInPlace(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tuitbot.db")
 			db := open(t, path, store.Options{})
 			writeRows(t, db.DB, 20)
-			if err := db.CheckFiles(); err != nil {
+			if err := db.CheckFiles(context.Background()); err != nil {
 				t.Fatalf("before tampering: %v", err)
 			}
 			tc.tamper(t, path+"-wal", 24+pageSize(t, db.DB))
-			err := db.CheckFiles()
+			err := db.CheckFiles(context.Background())
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("CheckFiles on an untouched WAL: %v", err)
@@ -160,14 +160,14 @@ func TestCheckFilesQuietWhileOthersWriteAndCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatalf("writer: %v", err)
 			}
-			if err := db.CheckFiles(); err != nil {
+			if err := db.CheckFiles(context.Background()); err != nil {
 				t.Fatalf("after the writer finished: %v", err)
 			}
 			t.Logf("%d checks ran beside the writer", checks)
 			return
 		default:
 		}
-		if err := db.CheckFiles(); err != nil {
+		if err := db.CheckFiles(context.Background()); err != nil {
 			t.Fatalf("check %d while another connection writes: %v", checks, err)
 		}
 		checks++
@@ -187,7 +187,7 @@ func BenchmarkCheckFiles(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		if err := db.CheckFiles(); err != nil {
+		if err := db.CheckFiles(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
