@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -247,4 +248,48 @@ func TestConfigValidatePrintsPolicyWarnings(t *testing.T) {
 	v := h.ok(t, "config", "validate")
 	mustContain(t, "validate", v.stdout, "warning: dry_run_mutations is on",
 		`warning: rule "compat:approval:x_like_tweet"`, "configuration is valid")
+}
+
+// TestURLQueryCredentialsMaskedOnEverySurface: a key in a URL's query (a
+// Gemini base URL carries ?key=) is masked in config show, its JSON form
+// and the review page's settings, and a base URL that is not a URL is
+// refused naming the key.
+func TestURLQueryCredentialsMaskedOnEverySurface(t *testing.T) {
+	const secret = "AIza-query-secret-7c21"
+	h := newHome(t).with("TUITBOT_LLM__BASE_URL=https://generativelanguage.example/v1beta/openai?key="+secret,
+		"TUITBOT_BUSINESS__PRODUCT_URL=https://shop.example/p?ref=x&access_token="+secret)
+	show := h.ok(t, "config", "show")
+	js := h.ok(t, "config", "show", "--json")
+	mustContain(t, "config show", show.stdout, "openai?key="+config.Mask, "ref=x&access_token="+config.Mask)
+
+	cmd := exec.Command(binPath, "web", "--sandbox", "--listen", "127.0.0.1:0")
+	var stdout syncBuffer
+	stderr := &syncBuffer{}
+	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	c, base, _ := webLogin(t, &stdout)
+	settings := webGet(t, c, base+"/settings")
+	mustContain(t, "settings page", settings, "openai?key="+config.Mask)
+	waitSignalExit(t, cmd, stderr)
+	for name, out := range map[string]string{"config show": show.stdout + show.stderr, "config show --json": js.stdout + js.stderr,
+		"settings page": settings, "web log": stdout.String() + stderr.String()} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s shows the key from a URL's query", name)
+		}
+	}
+
+	bad := newHome(t).with("TUITBOT_LLM__BASE_URL=ht!tp://u:p@x y/")
+	r := bad.fails(t, "config", "validate")
+	mustContain(t, "config validate", r.stdout+r.stderr, "llm.base_url", "not a URL")
+	if strings.Contains(r.stdout+r.stderr, "u:p@") {
+		t.Errorf("config validate shows the URL's credentials:\n%s", r)
+	}
 }

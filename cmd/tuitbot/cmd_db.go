@@ -75,7 +75,12 @@ func (c *cli) dbCmd() *cobra.Command {
 			if _, err := os.Stat(args[0]); err != nil {
 				return usageError{fmt.Errorf("no SQLite database to import: %w", err)}
 			}
-			return c.copyDB(cmd.Context(), args[0], cfg.DatabaseTarget(), app.StoreOptions(cfg, nil, c.acceptNewDB))
+			opts := app.StoreOptions(cfg, nil, c.acceptNewDB)
+			// The file may come from another home: it is read, not bound to
+			// this one. The home's database takes the history, and is bound
+			// to this home when it next opens.
+			opts.HomeIDFile = ""
+			return c.copyDB(cmd.Context(), args[0], cfg.DatabaseTarget(), opts)
 		},
 	}
 	cmd.AddCommand(migrate, export, imp)

@@ -75,7 +75,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root.PersistentFlags().BoolVar(&c.sandbox, "sandbox", false, "use the built-in X API emulator and a separate sandbox home instead of a real X account")
 	root.PersistentFlags().StringVar(&c.sandboxState, "sandbox-state", "", "with --sandbox: the file that holds the emulator world (default world.json in the sandbox home)")
 	root.PersistentFlags().BoolVar(&c.acceptNewDB, strings.TrimPrefix(store.AcceptNewDatabaseFlag, "--"), false,
-		"use a new or different database although this home has history (tokens, database identity); earlier posts, approvals and limits are then forgotten")
+		"use a new or different database although this home has history (tokens, database identity, home.id), and bind a database copied from another home to this one; this home's earlier posts, approvals and limits are then forgotten")
 	root.PersistentFlags().StringVar(&c.account, "account", "", "the X account to act for: default or an [accounts.NAME] section (default: default_account, else default)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(

@@ -219,9 +219,10 @@ func (a *App) top() *App {
 
 // StoreOptions are how every command opens the database: the token file
 // counts as history, so a new or empty database in a used home is refused
-// unless acceptNew is set.
+// unless acceptNew is set, and the database is bound to the home's
+// home.id, so one copied from another home is refused too.
 func StoreOptions(cfg *config.Config, now func() time.Time, acceptNew bool) store.Options {
-	return store.Options{Now: now, HistoryFiles: cfg.TokenFiles(), AcceptNew: acceptNew}
+	return store.Options{Now: now, HistoryFiles: cfg.TokenFiles(), AcceptNew: acceptNew, HomeIDFile: cfg.HomeIDFile()}
 }
 
 // RequireDB returns the database or the reason it is unavailable.
@@ -293,7 +294,7 @@ func (a *App) dbCheck(ctx context.Context) Check {
 	if err := a.ping.QueryRowContext(ctx).Scan(&one); err != nil {
 		return Check{Name: "database", Status: "error", Message: "query failed: " + err.Error()}
 	}
-	if err := db.CheckFiles(); err != nil {
+	if err := db.CheckFiles(ctx); err != nil {
 		return Check{Name: "database", Status: "error", Message: err.Error()}
 	}
 	if c := a.integrityCheck(ctx, db); c.Status != "ok" {
@@ -307,6 +308,11 @@ func (a *App) dbCheck(ctx context.Context) Check {
 	}
 	if err := db.EnsureReserve(); err != nil {
 		return Check{Name: "database", Status: "degraded", Message: err.Error() + "; mutations are refused until there is room"}
+	}
+	// The reserve can still be in place on a disk that filled up around
+	// it; the free space tells.
+	if err := db.CheckSpace(); err != nil {
+		return Check{Name: "database", Status: "degraded", Message: err.Error()}
 	}
 	return Check{Name: "database", Status: "ok", Message: db.Path}
 }

@@ -181,9 +181,10 @@ func TestHealthReportsDeletedWAL(t *testing.T) {
 	}
 }
 
-// TestHealthDegradedOnFullDisk runs the home on a small tmpfs that is then
-// filled up: with no room reserved for audit records the database is
-// reported degraded.
+// TestHealthDegradedOnFullDisk runs the home on a small tmpfs and fills it
+// the way a user's disk fills: something else takes the space while the
+// reserve file is in place. The database is reported degraded, because no
+// mutation can be recorded, and ok again once space is free.
 func TestHealthDegradedOnFullDisk(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "small")
 	if err := os.Mkdir(home, 0o700); err != nil {
@@ -201,8 +202,8 @@ func TestHealthDegradedOnFullDisk(t *testing.T) {
 	if h := dbHealth(t, a); h.Status != "ok" {
 		t.Fatalf("healthy database reported %+v", h)
 	}
-	if err := os.Remove(store.ReservePath(cfg.DBFile())); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(store.ReservePath(cfg.DBFile())); err != nil {
+		t.Fatalf("the reserve file is not in place before the disk fills: %v", err)
 	}
 	filler, err := os.Create(filepath.Join(home, "filler"))
 	if err != nil {
@@ -211,13 +212,16 @@ func TestHealthDegradedOnFullDisk(t *testing.T) {
 	buf := make([]byte, 4096)
 	for {
 		if _, err := filler.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
 			break
 		}
 	}
 	filler.Close()
 	h := dbHealth(t, a)
-	if h.Status != "degraded" || !strings.Contains(h.Message, "no room") {
-		t.Fatalf("health on a full disk: %+v, want degraded", h)
+	if h.Status != "degraded" || !strings.Contains(h.Message, "full") || !strings.Contains(h.Message, home) {
+		t.Fatalf("health on a full disk: %+v, want degraded naming the full disk", h)
 	}
 	if err := os.Remove(filepath.Join(home, "filler")); err != nil {
 		t.Fatal(err)
@@ -238,4 +242,81 @@ func closedPostgresURL(t *testing.T) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	return fmt.Sprintf("postgres://tuitbot:pw-kept-secret@127.0.0.1:%d/tuitbot", port)
+}
+
+// TestAnotherHomesDatabaseIsRefused copies home B's database, with the
+// identity file beside it, into home A: A must not take B's history for
+// its own (its limits and duplicate windows would restart on B's), so it
+// refuses to start and names the fix, which binds the database to A.
+func TestAnotherHomesDatabaseIsRefused(t *testing.T) {
+	homeA, homeB := t.TempDir(), t.TempDir()
+	cfgA, cfgB := testConfig(t, homeA), testConfig(t, homeB)
+	for _, cfg := range []*config.Config{cfgA, cfgB} {
+		a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.DB.Exec(`INSERT INTO action_log (action_type, message, created_at) VALUES ('probe', ?, ?)`, cfg.Home, store.FormatTime(time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+	}
+	for _, name := range []string{"tuitbot.db", "tuitbot.db.id"} {
+		b, err := os.ReadFile(filepath.Join(homeB, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(homeA, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := app.New(context.Background(), cfgA, app.Options{SkipX: true, RequireDB: true})
+	if err == nil {
+		a.Close()
+		t.Fatal("home A started on home B's database")
+	}
+	for _, want := range []string{"another tuitbot home", "home.id", store.AcceptNewDatabaseFlag} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not mention %q", err, want)
+		}
+	}
+
+	// The named fix binds the database to home A, and it stays bound.
+	a = newApp(t, cfgA, app.Options{RequireDB: true, AcceptNewDatabase: true})
+	var who string
+	if err := a.DB.QueryRow(`SELECT message FROM action_log WHERE action_type = 'probe'`).Scan(&who); err != nil || who != homeB {
+		t.Fatalf("adopted database holds %q (%v), want home B's history", who, err)
+	}
+	a.Close()
+	a = newApp(t, cfgA, app.Options{RequireDB: true})
+	a.Close()
+}
+
+// TestHomeWithoutHomeIDUpgrades: a home from before home ids keeps its
+// database; the first start writes home.id and binds the database to it.
+func TestHomeWithoutHomeIDUpgrades(t *testing.T) {
+	home := t.TempDir()
+	cfg := testConfig(t, home)
+	newApp(t, cfg, app.Options{RequireDB: true}).Close()
+	idFile := filepath.Join(home, "home.id")
+	if err := os.Remove(idFile); err != nil {
+		t.Fatalf("the first start wrote no home.id: %v", err)
+	}
+	raw, err := sql.Open("sqlite", cfg.DBFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DELETE FROM db_homes`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	newApp(t, cfg, app.Options{RequireDB: true}).Close()
+	st, err := os.Stat(idFile)
+	if err != nil {
+		t.Fatalf("an upgraded home has no home.id: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("home.id mode %o, want 600", st.Mode().Perm())
+	}
+	newApp(t, cfg, app.Options{RequireDB: true}).Close()
 }

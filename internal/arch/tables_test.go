@@ -44,6 +44,7 @@ var tableOwners = map[string]string{
 	"media_uploads": "internal/actions",
 	// The database itself.
 	"db_identity":      "internal/store",
+	"db_homes":         "internal/store",
 	"goose_db_version": "internal/store",
 }
 

@@ -354,6 +354,11 @@ func (c *Config) DBFile() string {
 	return filepath.Join(c.Home, "tuitbot.db")
 }
 
+// HomeIDFile is the file that names this home with a random id; the
+// database records it, so a database copied in from another home is
+// noticed.
+func (c *Config) HomeIDFile() string { return filepath.Join(c.Home, "home.id") }
+
 // TokenFile is where OAuth tokens live.
 func (c *Config) TokenFile() string { return filepath.Join(c.Home, "tokens.json") }
 

@@ -324,6 +324,24 @@ func operatorURL(s string) bool {
 	return false
 }
 
+// httpURLProblem says why s is not an http or https URL with a host, or
+// returns "" when it is one or is empty (unset).
+func httpURLProblem(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	switch {
+	case err != nil || u.Scheme == "" || u.Opaque != "":
+		return "is not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "is not an http or https URL"
+	case u.Hostname() == "":
+		return "has no host"
+	}
+	return ""
+}
+
 func setFromString(v reflect.Value, s string) error {
 	switch v.Kind() {
 	case reflect.String:
@@ -417,6 +435,9 @@ func (c *Config) Validate() error {
 		if !operatorURL(u) {
 			add(key, "%q must be an https:// URL with a host (plain http is allowed only for 127.0.0.1/localhost)", u)
 		}
+	}
+	if problem := httpURLProblem(c.LLM.BaseURL); problem != "" {
+		add("llm.base_url", "%q %s; give an http or https URL such as http://127.0.0.1:11434/v1 (or leave it empty for the provider's own)", c.LLM.BaseURL, problem)
 	}
 	oneOf("llm.provider", c.LLM.Provider, "", "openai", "anthropic")
 	positive("llm.timeout_seconds", c.LLM.TimeoutSeconds)

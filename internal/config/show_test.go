@@ -291,3 +291,47 @@ func TestURLCredentialsMasked(t *testing.T) {
 		t.Errorf("validation error does not name the key: %v", err)
 	}
 }
+
+// TestURLQueryCredentialsMasked puts credentials into the query of every
+// URL setting, as a Gemini base URL carries ?key=: each one is masked in
+// every rendering, and the harmless parameters stay readable.
+func TestURLQueryCredentialsMasked(t *testing.T) {
+	const secret = "qs-secret-5e7a1c"
+	query := "?model=m1&key=" + secret + "1&api_key=" + secret + "2&access_token=" + secret + "3&token=" + secret + "4&password=" + secret + "5"
+	def := config.Default()
+	e := env{}
+	var keys []string
+	for _, f := range config.Fields(&def) {
+		if f.Secret || f.Value.Kind() != reflect.String || !strings.HasSuffix(f.Key, "url") {
+			continue
+		}
+		e["TUITBOT_"+strings.ToUpper(f.Section)+"__"+strings.ToUpper(f.Key)] = "https://h.example/v1" + query
+		keys = append(keys, f.Name())
+	}
+	if len(keys) < 6 {
+		t.Fatalf("only %d URL settings found: %v", len(keys), keys)
+	}
+	cfg, _ := mustLoad(t, t.TempDir(), "", e)
+	tomlOut, err := config.MaskedTOML(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonOut, err := config.MaskedJSON(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := config.Masked(cfg)
+	for name, out := range map[string]string{"Masked": mustJSON(t, m), "MaskedTOML": tomlOut, "MaskedJSON": string(jsonOut)} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s shows a credential from a URL query", name)
+		}
+	}
+	for _, k := range keys {
+		section, key, _ := strings.Cut(k, ".")
+		got, _ := m[section].(map[string]any)[key].(string)
+		want := "https://h.example/v1?model=m1&key=******&api_key=******&access_token=******&token=******&password=******"
+		if got != want {
+			t.Errorf("%s shown as %q, want %q", k, got, want)
+		}
+	}
+}

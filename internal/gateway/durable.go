@@ -125,7 +125,7 @@ func (g *Gateway) readyToSend(ctx context.Context) error {
 			"not sending: %d earlier mutation outcome(s) could not be recorded yet (%v); no new mutation is sent until they are. Free disk space beside the database, then retry; health_check reports degraded meanwhile", n, err).
 			With("audit_incomplete", true)
 	}
-	if err := g.opts.DB.CheckFiles(); err != nil {
+	if err := g.opts.DB.CheckFiles(ctx); err != nil {
 		return apperr.Wrap(apperr.DBError, err, "not sending: %v", err)
 	}
 	if err := g.opts.DB.EnsureReserve(); err != nil {

@@ -277,3 +277,84 @@ func TestSendingStopsWhenDatabaseFilesAreDeleted(t *testing.T) {
 		t.Fatalf("the action ran %d times after the database files were deleted", n)
 	}
 }
+
+// TestSendingStopsWhenWALIsChangedInPlace: a WAL truncated or overwritten
+// under a running process (the same file, so no stat notices) has lost
+// what was committed to it. The gateway refuses to send, as it does when
+// the file is deleted.
+func TestSendingStopsWhenWALIsChangedInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, wal string)
+		want   string
+	}{
+		{"truncated", func(t *testing.T, wal string) {
+			if err := os.Truncate(wal, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, "truncated"},
+		{"overwritten", func(t *testing.T, wal string) {
+			f, err := os.OpenFile(wal, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+				t.Fatal(err)
+			}
+		}, "overwritten"},
+		{"replaced in place by another database's", func(t *testing.T, wal string) {
+			other := filepath.Join(t.TempDir(), "other.db")
+			copyMigrated(t, other)
+			db, err := store.Open(context.Background(), other, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec("INSERT INTO action_log (action_type, created_at) VALUES ('other', '2026-01-01T00:00:00.000Z')"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(other + "-wal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(wal, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "changed in place"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := sqliteEnv(t)
+			e.mustDo(map[string]any{"text": "before"}, "")
+			tc.tamper(t, e.dbPath+"-wal")
+			_, err := e.do(e.g, map[string]any{"text": "after"}, "")
+			ae := wantCode(t, err, apperr.DBError)
+			if !strings.Contains(ae.Message, "-wal was changed in place") || !strings.Contains(ae.Message, tc.want) || !strings.Contains(ae.Message, "not sending") {
+				t.Errorf("refusal %q does not say the WAL %s", ae.Message, tc.want)
+			}
+			if n := e.act.count(); n != 1 {
+				t.Fatalf("the action ran %d times after the WAL was changed in place", n)
+			}
+		})
+	}
+}
+
+// sqliteEnv is a gateway over a SQLite file, whatever backend the
+// package's tests run on: the WAL is SQLite's.
+func sqliteEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{t: t, ctx: context.Background(), clock: newClock(), pol: &fakePolicy{}, act: &fakeAction{}}
+	e.dbPath = filepath.Join(dir, "tuitbot.db")
+	copyMigrated(t, e.dbPath)
+	db, err := store.Open(e.ctx, e.dbPath, store.Options{Now: e.clock.Now})
+	if err != nil {
+		t.Fatalf("open db: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e.db = db
+	e.opts = Options{DB: db, Policy: e.pol, Now: e.clock.Now, AccountID: "default",
+		Mode: newEnvMode, LockDir: filepath.Join(dir, "locks")}
+	e.g = e.open()
+	return e
+}

@@ -429,7 +429,9 @@ func TestCapabilitiesMatchSurface(t *testing.T) {
 
 func TestGetConfigMasksSecrets(t *testing.T) {
 	const secret = "sk-test-should-never-leak-9d1"
-	a := newApp(t, map[string]string{"TUITBOT_LLM__API_KEY": secret, "TUITBOT_X_API__CLIENT_SECRET": secret + "x"})
+	// Gemini's OpenAI-compatible endpoint takes its key in the query.
+	a := newApp(t, map[string]string{"TUITBOT_LLM__API_KEY": secret, "TUITBOT_X_API__CLIENT_SECRET": secret + "x",
+		"TUITBOT_LLM__BASE_URL": "https://generativelanguage.example/v1beta/openai?key=" + secret + "q"})
 	s := connect(t, a, mcpserver.Options{Profile: mcpserver.Readonly})
 	for _, name := range []string{"get_config", "health_check", "validate_config"} {
 		s.call(t, name, nil)
@@ -438,5 +440,8 @@ func TestGetConfigMasksSecrets(t *testing.T) {
 	defer s.wire.mu.Unlock()
 	if strings.Contains(s.wire.buf.String(), secret) {
 		t.Error("a secret appeared on the wire")
+	}
+	if !strings.Contains(s.wire.buf.String(), "generativelanguage.example/v1beta/openai?key=******") {
+		t.Error("get_config does not show the masked base URL")
 	}
 }

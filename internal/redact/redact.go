@@ -1,13 +1,17 @@
-// Package redact hides credentials that travel inside text: the user info of
-// URLs such as http://user:key@host/v1. Configuration output, logs and error
-// messages pass through it so a key written into a URL is masked the same
-// way a key in its own setting is.
+// Package redact hides credentials that travel inside text: the user info
+// of URLs such as http://user:key@host/v1, and the values of their query
+// and fragment parameters named like a credential (?key=, ?api_key=,
+// #access_token=). Configuration output, logs and error messages pass
+// through it so a key written into a URL is masked the same way a key in
+// its own setting is.
 package redact
 
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"regexp"
+	"strings"
 )
 
 // Mask replaces a secret in every output. It reveals nothing of the value,
@@ -20,24 +24,49 @@ const Mask = "******"
 // split an authority, so a password holding "@" is masked whole.
 var userInfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s"'<>\x60]+@`)
 
-// URLCredentials returns s with the user info of every URL in it replaced
-// by Mask: "http://user:key@host/v1" becomes "http://******@host/v1". Text
-// without such a URL is returned unchanged.
+// anyURL matches a URL with a scheme, up to whitespace or a quoting
+// character.
+var anyURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>\x60]*`)
+
+// param matches one name=value pair of a query or fragment. It also finds
+// the pairs of a URL nested in another's query (?next=https://h/?token=t).
+var param = regexp.MustCompile(`([?&;#])([^?&;#=/\s]+)=([^?&;#\s]*)`)
+
+// URLCredentials returns s with the credentials of every URL in it
+// replaced by Mask: the user info ("http://user:key@host/v1" becomes
+// "http://******@host/v1") and the value of every query or fragment
+// parameter whose name is a credential's (see SecretParam), so
+// "https://h/v1?key=k&model=m" becomes "https://h/v1?key=******&model=m".
+// Text without a URL is returned unchanged.
 func URLCredentials(s string) string {
-	if !hasAt(s) {
+	if !strings.Contains(s, "://") {
 		return s
 	}
-	return userInfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	if strings.Contains(s, "@") {
+		s = userInfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	}
+	if !strings.ContainsAny(s, "?#") {
+		return s
+	}
+	return anyURL.ReplaceAllStringFunc(s, maskParams)
 }
 
-// hasAt skips the regular expression for the common case of no "@".
-func hasAt(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '@' {
-			return true
+// maskParams masks the secret parameters of one URL.
+func maskParams(u string) string {
+	return param.ReplaceAllStringFunc(u, func(p string) string {
+		m := param.FindStringSubmatch(p)
+		if m[3] == "" {
+			return p
 		}
-	}
-	return false
+		name, err := url.QueryUnescape(m[2])
+		if err != nil {
+			name = m[2]
+		}
+		if !SecretParam(name) {
+			return p
+		}
+		return m[1] + m[2] + "=" + Mask
+	})
 }
 
 // LogAttr is a slog ReplaceAttr function that masks URL credentials in
@@ -47,7 +76,7 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); hasAt(s) {
+		if s := v.String(); strings.Contains(s, "://") {
 			a.Value = slog.StringValue(URLCredentials(s))
 		}
 	case slog.KindAny:
@@ -60,7 +89,7 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 		default:
 			return a
 		}
-		if hasAt(s) {
+		if strings.Contains(s, "://") {
 			a.Value = slog.StringValue(URLCredentials(s))
 		}
 	}

@@ -26,6 +26,22 @@ func TestURLCredentials(t *testing.T) {
 		{"at in the query", "https://host/p?mail=a@b", "https://host/p?mail=a@b"},
 		{"mail address", "write to a@b.example", "write to a@b.example"},
 		{"empty", "", ""},
+		{"gemini key", "https://generativelanguage.googleapis.com/v1beta/openai?key=AIzaSyA-1", "https://generativelanguage.googleapis.com/v1beta/openai?key=******"},
+		{"api_key", "https://h/v1?api_key=k1&model=m", "https://h/v1?api_key=******&model=m"},
+		{"access_token after others", "https://h/v1?a=1&access_token=t0k&b=2", "https://h/v1?a=1&access_token=******&b=2"},
+		{"token", "http://127.0.0.1:9/x?token=t0k", "http://127.0.0.1:9/x?token=******"},
+		{"password", "https://h/?user=me&password=pw", "https://h/?user=me&password=******"},
+		{"camel case", "https://h/?apiKey=k1&accessToken=t2&clientSecret=s3", "https://h/?apiKey=******&accessToken=******&clientSecret=******"},
+		{"upper case", "https://h/?API_KEY=k1&Key=k2", "https://h/?API_KEY=******&Key=******"},
+		{"escaped name", "https://h/?api%5Fkey=k1", "https://h/?api%5Fkey=******"},
+		{"signed url", "https://b.example/o?X-Amz-Credential=c1&X-Amz-Signature=s1&X-Amz-Expires=60", "https://b.example/o?X-Amz-Credential=******&X-Amz-Signature=******&X-Amz-Expires=60"},
+		{"in a fragment", "https://h/cb#access_token=t0k&state=s", "https://h/cb#access_token=******&state=s"},
+		{"nested url", "https://h/login?next=https://i/?token=t0k", "https://h/login?next=https://i/?token=******"},
+		{"user info and key", "https://u:p@h/v1?key=k1", "https://******@h/v1?key=******"},
+		{"inside an error with a query", `Post "https://h/v1/chat?key=k1": dial tcp: refused`, `Post "https://h/v1/chat?key=******": dial tcp: refused`},
+		{"empty value", "https://h/?key=", "https://h/?key="},
+		{"harmless parameters", "https://h/v1?model=m&page=2&monkey=1&keyword=go&tokens=5", "https://h/v1?model=m&page=2&monkey=1&keyword=go&tokens=5"},
+		{"query without a url", "see ?key=k1", "see ?key=k1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +53,7 @@ func TestURLCredentials(t *testing.T) {
 }
 
 func FuzzURLCredentials(f *testing.F) {
-	for _, s := range []string{"http://u:k@h/", "x", "https://a@b@c/d", "ftp://:@/"} {
+	for _, s := range []string{"http://u:k@h/", "x", "https://a@b@c/d", "ftp://:@/", "https://h/?key=k&a=b#token=t", "http://h/?next=http://i/?token=t"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -45,8 +61,8 @@ func FuzzURLCredentials(f *testing.F) {
 		if again := redact.URLCredentials(out); again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
 		}
-		if !strings.Contains(s, "@") && out != s {
-			t.Fatalf("text without @ changed: %q -> %q", s, out)
+		if !strings.Contains(s, "://") && out != s {
+			t.Fatalf("text without a URL changed: %q -> %q", s, out)
 		}
 	})
 }
@@ -63,6 +79,7 @@ func TestLogAttr(t *testing.T) {
 		"err", fmt.Errorf("post %q: refused", "https://p:k3y@proxy.example"),
 		"parsed", u,
 		slog.Group("llm", "base_url", "http://a:k3y@h/v1"),
+		"gemini", "https://gen.example/v1beta/openai?key=k3y",
 		"plain", "no credentials here")
 	out := b.String()
 	if strings.Contains(out, "k3y") {

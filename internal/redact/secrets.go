@@ -11,11 +11,14 @@ import (
 // every "1" or "on" in a log would destroy it without protecting anything.
 const minSecretLen = 8
 
-// secretKeys are attribute keys whose values are credentials whatever they
-// hold, so a caller that logs one by mistake still leaks nothing.
-var secretKeys = map[string]bool{
-	"token": true, "secret": true, "password": true, "passwd": true, "apikey": true, "key": true,
-	"authorization": true, "bearer": true, "cookie": true, "credential": true, "credentials": true,
+// credentialWords are the words that make a name a credential's name:
+// a log attribute's key (api_key, access_token, client-secret) or a URL's
+// query parameter (?password=, ?X-Amz-Signature=). It is the one list
+// both use.
+var credentialWords = map[string]bool{
+	"token": true, "secret": true, "password": true, "passwd": true, "pwd": true, "apikey": true, "key": true,
+	"authorization": true, "auth": true, "bearer": true, "cookie": true, "credential": true, "credentials": true,
+	"signature": true, "sig": true,
 }
 
 // Secrets masks credentials in log records: the values of attributes named
@@ -98,25 +101,64 @@ func (s *Secrets) ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// isSecretKey reports keys with a credential word as one of their parts
-// (api_key, access_token, client-secret). Only whole words count, so a
-// count such as input_tokens stays visible.
-func isSecretKey(key string) bool {
-	parts := strings.FieldsFunc(strings.ToLower(key), func(r rune) bool {
-		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
-	})
+// isSecretKey reports log attribute keys with a credential word as one of
+// their parts (api_key, access_token, clientSecret). Only whole words
+// count, so a count such as input_tokens stays visible. A bare "key" is
+// too common in logs (a map key, a limit key) to count.
+func isSecretKey(key string) bool { return isCredentialName(key, false) }
+
+// SecretParam reports whether a URL query or fragment parameter named name
+// carries a credential, by the same words as a log attribute's key. In a
+// URL a bare "key" is an API key too: Google's APIs, Gemini's
+// OpenAI-compatible endpoint among them, take one as ?key=.
+func SecretParam(name string) bool { return isCredentialName(name, true) }
+
+func isCredentialName(name string, bareKey bool) bool {
+	parts := nameWords(name)
 	for i, p := range parts {
-		// "key" alone is too common (a map key, a limit key); only an
-		// api_key or a secret_key is a credential.
 		if p == "key" {
-			if i > 0 && (parts[i-1] == "api" || parts[i-1] == "secret" || parts[i-1] == "private") {
+			if bareKey && len(parts) == 1 ||
+				i > 0 && (parts[i-1] == "api" || parts[i-1] == "secret" || parts[i-1] == "private" || parts[i-1] == "access") {
 				return true
 			}
 			continue
 		}
-		if secretKeys[p] {
+		if credentialWords[p] {
 			return true
 		}
 	}
 	return false
+}
+
+// nameWords splits a name into lower-case words at every character that is
+// not a letter or digit and where camelCase turns to upper case:
+// "X-Amz-Signature" and "accessToken" both give their words.
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+			cur = append(cur, r)
+			prevLower = true
+		case 'A' <= r && r <= 'Z':
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = false
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
 }

@@ -34,11 +34,12 @@ func TestSecretsInTextAndJSONLogs(t *testing.T) {
 				"url", "http://user:pass-word@127.0.0.1:9/v1",
 				slog.Group("llm", "api_key", "anything-at-all"),
 				"access_token", "opaque-token-value",
+				"clientSecret", "camel-case-secret",
 				"token_file", "/home/u/.tuitbot/mcp_token",
 				"input_tokens", 1234,
 			)
 			out := buf.String()
-			for _, leak := range []string{apiKey, bearer, "pass-word", "anything-at-all", "opaque-token-value"} {
+			for _, leak := range []string{apiKey, bearer, "pass-word", "anything-at-all", "opaque-token-value", "camel-case-secret"} {
 				if strings.Contains(out, leak) {
 					t.Errorf("log leaks %q:\n%s", leak, out)
 				}

@@ -5,22 +5,28 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Copy moves a whole tuitbot database into another, of either dialect:
-// every row of every table, ids included, and the database's identity, in
+// every row of every table but the homes it is bound to, ids included, and
+// the database's identity, in
 // one transaction of dst. dst must be opened (so migrated) and hold no
 // rows yet. After copying it compares every table's row count on both
 // sides and fails (leaving dst untouched) on any difference. It returns
 // the rows copied per table. Nothing else may write to src meanwhile:
 // stop every tuitbot process using it first.
 func Copy(ctx context.Context, src, dst *DB) (map[string]int64, error) {
-	tables, _, err := expectedSchema(src.Dialect)
+	all, _, err := expectedSchema(src.Dialect)
 	if err != nil {
 		return nil, err
 	}
+	// The homes a database is bound to stay with it: the copy is bound by
+	// the home that opens it next (a host of a shared PostgreSQL database,
+	// or the home a file is imported into).
+	tables := slices.DeleteFunc(all, func(t string) bool { return t == "db_homes" })
 	counts := map[string]int64{}
 	err = dst.Tx(ctx, func(tx *sql.Tx) error {
 		for _, t := range tables {

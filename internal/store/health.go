@@ -163,6 +163,13 @@ func (d *DB) watchFiles(ctx context.Context) error {
 		}
 		d.files[p] = st
 	}
+	if _, ok := d.files[d.Path+"-shm"]; ok {
+		shm, err := os.Open(d.Path + "-shm")
+		if err != nil {
+			return fmt.Errorf("database %s: %w", d.Path, err)
+		}
+		d.shm = shm
+	}
 	return nil
 }
 
@@ -171,10 +178,12 @@ func (d *DB) watchedPaths() []string {
 }
 
 // CheckFiles reports whether the database files are still the ones this
-// process opened. A deleted or replaced -wal or -shm (or database) splits
-// processes into different views of the data: rows written by one become
-// invisible to the others, and repeats would pass as new calls.
-func (d *DB) CheckFiles() error {
+// process opened, and whether the WAL still holds what was committed to
+// it. A deleted, replaced, truncated or overwritten -wal (or a deleted or
+// replaced -shm or database) splits processes into different views of the
+// data: rows written by one become invisible to the others, and repeats
+// would pass as new calls.
+func (d *DB) CheckFiles(ctx context.Context) error {
 	for _, p := range d.watchedPaths() {
 		was, ok := d.files[p]
 		if !ok {
@@ -190,5 +199,5 @@ func (d *DB) CheckFiles() error {
 			return fmt.Errorf("database file %s was replaced while tuitbot was running; writes made since may be invisible to other processes: stop every tuitbot process and start again (then check get_recent_mutations)", p)
 		}
 	}
-	return nil
+	return d.checkWAL(ctx)
 }

@@ -36,12 +36,18 @@ func InUsePath(dbPath string) string { return dbPath + ".inuse" }
 type IdentityError struct {
 	Path   string
 	Reason string
+	// Fix is what to do about it; empty means put the original back or
+	// start over with --accept-new-database.
+	Fix string
 }
 
 func (e *IdentityError) Error() string {
-	return fmt.Sprintf("database %s: %s. Earlier posts, approvals and limits are not in it, so tuitbot refuses to use it: "+
-		"put the original database back (copies are in the backups folder beside it), or run with %s to start over with this one",
-		e.Path, e.Reason, AcceptNewDatabaseFlag)
+	fix := e.Fix
+	if fix == "" {
+		fix = "put the original database back (copies are in the backups folder beside it), or run with " + AcceptNewDatabaseFlag + " to start over with this one"
+	}
+	return fmt.Sprintf("database %s: %s. This home's earlier posts, approvals and limits are not in it, so tuitbot refuses to use it: %s",
+		e.Path, e.Reason, fix)
 }
 
 // identityPlan is what Open decided about the database's identity before
@@ -99,9 +105,13 @@ func (d *DB) planIdentity(ctx context.Context, opts Options) (identityPlan, erro
 }
 
 // homeHistory names a file showing that the home has been used before: the
-// identity file, or one of opts.HistoryFiles. Empty means a fresh home.
+// identity file, the home's home.id, or one of opts.HistoryFiles. Empty
+// means a fresh home.
 func homeHistory(dbPath string, opts Options) string {
-	for _, h := range append([]string{IdentityPath(dbPath)}, opts.HistoryFiles...) {
+	for _, h := range append([]string{IdentityPath(dbPath), opts.HomeIDFile}, opts.HistoryFiles...) {
+		if h == "" {
+			continue
+		}
 		if _, err := os.Stat(h); err == nil {
 			return filepath.Base(h)
 		}
@@ -154,15 +164,16 @@ func (d *DB) inspect(ctx context.Context) (hasTables bool, id string, err error)
 	return true, id, nil
 }
 
-// readIdentityFile returns the id kept beside the database. A file that
-// exists but holds no plausible id still counts as history.
+// readIdentityFile returns the id kept in an id file: the database's
+// beside it, or the home's home.id. A file that exists but holds no
+// plausible id still counts as history.
 func readIdentityFile(path string) (id string, exists bool, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read database identity %s: %w", path, err)
+		return "", false, fmt.Errorf("read %s: %w", path, err)
 	}
 	id = strings.TrimSpace(string(b))
 	if uuid.Validate(id) != nil {

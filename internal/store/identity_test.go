@@ -237,7 +237,7 @@ func TestCheckFilesNoticesDeletedOrReplacedFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tuitbot.db")
 			db := open(t, path, store.Options{})
-			if err := db.CheckFiles(); err != nil {
+			if err := db.CheckFiles(context.Background()); err != nil {
 				t.Fatalf("fresh database: %v", err)
 			}
 			for range 50 {
@@ -249,7 +249,7 @@ func TestCheckFilesNoticesDeletedOrReplacedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.tamper(t, path)
-			err := db.CheckFiles()
+			err := db.CheckFiles(context.Background())
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("CheckFiles on untouched files: %v", err)
@@ -287,7 +287,7 @@ func TestOpenRefusesWhileDeletedWALIsInUse(t *testing.T) {
 		t.Fatal("Open accepted a database whose -wal was deleted under a running process")
 	}
 	assertErr(t, err, "deleted while another tuitbot process has the database open", "stop every tuitbot process")
-	if err := running.CheckFiles(); err == nil {
+	if err := running.CheckFiles(context.Background()); err == nil {
 		t.Error("the running handle did not notice its files were deleted")
 	}
 	if err := running.Close(); err != nil {

@@ -100,6 +100,16 @@ func (d *DB) openPostgres(ctx context.Context, opts Options) error {
 	if err := d.QueryRowContext(ctx, `SELECT id FROM db_identity WHERE singleton = 1`).Scan(&d.ID); err != nil {
 		return fmt.Errorf("database %s: read identity: %w", d.Path, err)
 	}
+	// Every host of a team has its own home and starts on the shared
+	// database: each home is recorded, none is refused for being new. A
+	// PostgreSQL database is not copied along with a home's files.
+	home, err := d.planHome(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := d.applyHome(ctx, home, FormatTime(opts.Now())); err != nil {
+		return err
+	}
 	return d.checkSchema(ctx)
 }
 

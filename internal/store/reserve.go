@@ -82,6 +82,27 @@ func (d *DB) ReleaseReserve() bool {
 	return os.Remove(ReservePath(d.Path)) == nil
 }
 
+// LowSpaceBytes is the free space below which the disk holding the
+// database counts as full: a released reserve could not be made again, and
+// a mutation's audit rows may no longer fit.
+const LowSpaceBytes = DefaultReserveBytes
+
+// CheckSpace reports a full disk: less than LowSpaceBytes free beside the
+// database. The reserve file does not count as free, so a disk that filled
+// up around it is reported although the reserve is still in place. It
+// costs one statfs; PostgreSQL's disk is the server's to watch.
+func (d *DB) CheckSpace() error {
+	if d.Dialect == Postgres {
+		return nil
+	}
+	free, ok := freeBytes(filepath.Dir(d.Path))
+	if !ok || free >= LowSpaceBytes {
+		return nil
+	}
+	return fmt.Errorf("the disk holding %s is full (%d KiB free, tuitbot needs %d KiB to record mutations safely); new mutations may fail with db_error until you free some space",
+		d.Path, free>>10, LowSpaceBytes>>10)
+}
+
 // IsFull reports whether err is SQLite's "database or disk is full".
 func IsFull(err error) bool {
 	var se *sqlite.Error

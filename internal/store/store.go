@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver; pure Go, so the binary stays CGO-free
@@ -42,8 +43,12 @@ type DB struct {
 	BackupPath string
 	// ID is the database's identity, also kept in IdentityPath(Path).
 	ID string
-	// IdentityNote says how the identity was adopted or repaired at open,
-	// for the log; empty when nothing changed.
+	// HomeID is the id of the home that opened the database (its
+	// home.id); empty when opened without one (Options.HomeIDFile).
+	HomeID string
+	// IdentityNote says how the identity was adopted or repaired, or the
+	// database bound to the home, at open, for the log; empty when nothing
+	// changed.
 	IdentityNote string
 
 	reserveBytes int64
@@ -51,6 +56,16 @@ type DB struct {
 	// database, WAL and shared-memory files as they were at open.
 	pin   *sql.Conn
 	files map[string]os.FileInfo
+	// shm is held open to read the wal-index header (see checkWAL). It
+	// stays open until SQLite has closed the database: closing any
+	// descriptor of -shm drops every POSIX lock this process holds on it,
+	// SQLite's included. That is also why a process opens a database only
+	// once.
+	shm *os.File
+	// walTries is how often checkWAL compares without a lock; walMu
+	// serialises its locked comparison on the pinned connection.
+	walTries int
+	walMu    sync.Mutex
 	// inUse releases this handle's shared lock on InUsePath.
 	inUse func()
 }
@@ -65,8 +80,15 @@ type Options struct {
 	// (the OAuth token file): a new or empty database there is refused.
 	HistoryFiles []string
 	// AcceptNew lets a home with history start over with a new or
-	// different database (--accept-new-database).
+	// different database, and binds a database of another home to this
+	// one (--accept-new-database).
 	AcceptNew bool
+	// HomeIDFile is the home's own id file (home.id in the home
+	// directory, never beside the database). Open writes it when missing
+	// and binds the database to the home: a SQLite database bound to
+	// another home is refused. Empty opens the database unbound, as a
+	// copy's source or target is.
+	HomeIDFile string
 	// ReserveBytes is the size of the spare file kept beside the database
 	// so that audit completions fit on a full disk; 0 means
 	// DefaultReserveBytes and a negative value disables it.
@@ -126,7 +148,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// run beside a write under WAL.
 	// One more than that is pinned by watchFiles.
 	db.SetMaxOpenConns(5)
-	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes}
+	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes, walTries: walCheckTries}
 	if err := d.open(ctx, opts); err != nil {
 		d.closeLocked()
 		return nil, err
@@ -173,13 +195,20 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	home, err := d.planHome(ctx, opts)
+	if err != nil {
+		return err
+	}
 	if err := d.migrate(ctx, opts); err != nil {
 		return err
 	}
 	if err := d.applyIdentity(ctx, plan, FormatTime(opts.Now())); err != nil {
 		return err
 	}
-	d.IdentityNote = plan.note
+	if err := d.applyHome(ctx, home, FormatTime(opts.Now())); err != nil {
+		return err
+	}
+	d.IdentityNote = joinNotes(plan.note, home.note)
 	if err := d.checkSchema(ctx); err != nil {
 		return err
 	}
@@ -206,6 +235,10 @@ func (d *DB) closeLocked() error {
 		d.pin = nil
 	}
 	err := d.DB.Close()
+	if d.shm != nil {
+		_ = d.shm.Close()
+		d.shm = nil
+	}
 	if d.inUse != nil {
 		d.inUse()
 		d.inUse = nil
