@@ -52,15 +52,21 @@ var sandboxFirstArgs = map[string][]string{
 // sandboxUntouched are the commands that leave the sandbox as they find
 // it, and why.
 var sandboxUntouched = map[string]string{
-	"sandbox reset": "it empties the sandbox",
-	"analytics":     "a command group: it shows its help",
-	"approve":       "a command group: it shows its help",
-	"audit":         "a command group: it shows its help",
-	"config":        "a command group: it shows its help",
-	"db":            "a command group: it shows its help",
-	"mcp":           "a command group: it shows its help",
-	"sandbox":       "a command group: it shows its help",
-	"xsim":          "a command group: it shows its help",
+	"sandbox reset":         "it empties the sandbox",
+	"analytics":             "a command group: it shows its help",
+	"approve":               "a command group: it shows its help",
+	"audit":                 "a command group: it shows its help",
+	"config":                "a command group: it shows its help",
+	"db":                    "a command group: it shows its help",
+	"mcp":                   "a command group: it shows its help",
+	"sandbox":               "a command group: it shows its help",
+	"xsim":                  "a command group: it shows its help",
+	"completion":            "a command group: it shows its help",
+	"completion bash":       "it prints a shell script",
+	"completion fish":       "it prints a shell script",
+	"completion powershell": "it prints a shell script",
+	"completion zsh":        "it prints a shell script",
+	"help":                  "it shows help",
 }
 
 // runnableCommands lists the path of every command below root that runs.
