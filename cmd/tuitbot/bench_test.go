@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -11,6 +12,21 @@ import (
 // an existing, migrated database until the initialize reply arrives: what
 // an agent waits for every time it launches the server.
 func BenchmarkColdStartInitialize(b *testing.B) {
+	benchColdStart(b, initLine+"\n")
+}
+
+// BenchmarkColdStartToolsList goes on until the tools/list answer has
+// arrived: a client can do nothing before that, and listing is where the
+// tool schemas are built and sent.
+func BenchmarkColdStartToolsList(b *testing.B) {
+	benchColdStart(b, initLine+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+}
+
+// benchColdStart starts the server once per iteration, writes the request
+// lines and waits for as many answers as there are requests with an id.
+func benchColdStart(b *testing.B, lines string) {
 	h := newHome(b)
 	// Create and migrate the database once, so the loop measures a warm
 	// start on an existing file, not migrations.
@@ -19,7 +35,7 @@ func BenchmarkColdStartInitialize(b *testing.B) {
 	if out, err := warm.CombinedOutput(); err != nil {
 		b.Fatalf("doctor: %v\n%s", err, out)
 	}
-	line := []byte(initLine + "\n")
+	answers := strings.Count(lines, `"id":`)
 	b.ResetTimer()
 	for range b.N {
 		cmd := exec.Command(binPath, "mcp", "serve")
@@ -35,16 +51,19 @@ func BenchmarkColdStartInitialize(b *testing.B) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := stdin.Write(line); err != nil {
+		if _, err := io.WriteString(stdin, lines); err != nil {
 			b.Fatal(err)
 		}
-		reply, err := bufio.NewReader(stdout).ReadBytes('\n')
-		if err != nil || len(reply) == 0 {
-			b.Fatalf("no initialize reply: %v", err)
+		rd := bufio.NewReaderSize(stdout, 1<<20)
+		for range answers {
+			reply, err := rd.ReadBytes('\n')
+			if err != nil || len(reply) == 0 {
+				b.Fatalf("no reply: %v", err)
+			}
 		}
 		b.StopTimer()
 		stdin.Close()
-		io.Copy(io.Discard, stdout)
+		io.Copy(io.Discard, rd)
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("server exit: %v", err)
 		}

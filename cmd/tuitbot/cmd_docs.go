@@ -17,7 +17,7 @@ func (c *cli) docsCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "docs",
-		Short: "Regenerate docs/tools.md, docs/errors.md and docs/config.md (--check fails when stale)",
+		Short: "Regenerate docs/tools.md, docs/errors.md, docs/config.md and the built-in tool schemas (--check fails when stale)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			files, err := mcpserver.Docs()

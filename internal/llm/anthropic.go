@@ -3,56 +3,70 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
+// anthropicVersion is the Messages API version every request names.
+const anthropicVersion = "2023-06-01"
+
+// Anthropic's Messages wire format, as far as tuitbot uses it: one
+// non-streaming message of text blocks.
+type anthropicBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []anthropicBlock `json:"content"`
+}
+
+type anthropicRequest struct {
+	Model       string             `json:"model"`
+	MaxTokens   int                `json:"max_tokens"`
+	System      []anthropicBlock   `json:"system,omitempty"`
+	Temperature *float64           `json:"temperature,omitempty"`
+	Messages    []anthropicMessage `json:"messages"`
+}
+
+type anthropicResponse struct {
+	Model   string           `json:"model"`
+	Content []anthropicBlock `json:"content"`
+	Usage   struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
 // newAnthropicBackend talks to POST {base}/v1/messages with the x-api-key
-// and anthropic-version headers the SDK sets. Environment defaults
-// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles) are switched off so that
-// only the configuration decides where requests go and which key they carry.
+// and anthropic-version headers. Only the configuration decides where
+// requests go and which key they carry; no ANTHROPIC_* variable is read.
 func newAnthropicBackend(s settings, hc *http.Client, now func() time.Time) backend {
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithoutOpenTelemetry(),
-		option.WithBaseURL(s.baseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	}
+	x := exchange{provider: ProviderAnthropic, url: s.baseURL + "/v1/messages", header: http.Header{},
+		key: s.apiKey, now: now, errorBody: anthropicErrorBody}
+	x.header.Set("Anthropic-Version", anthropicVersion)
 	if s.apiKey != "" {
-		opts = append(opts, option.WithAPIKey(s.apiKey))
+		x.header.Set("X-Api-Key", s.apiKey)
 	}
-	cl := anthropic.NewClient(opts...)
 
 	return func(ctx context.Context, c call) (result, error) {
-		p := anthropic.MessageNewParams{
-			Model:     anthropic.Model(s.model),
-			MaxTokens: int64(c.maxTokens),
-			Messages:  make([]anthropic.MessageParam, 0, len(c.messages)),
-		}
+		p := anthropicRequest{Model: s.model, MaxTokens: c.maxTokens, Temperature: c.temperature,
+			Messages: make([]anthropicMessage, 0, len(c.messages))}
 		if c.system != "" {
-			p.System = []anthropic.TextBlockParam{{Text: c.system}}
-		}
-		if c.temperature != nil {
-			p.Temperature = anthropic.Float(*c.temperature)
+			p.System = []anthropicBlock{{Type: "text", Text: c.system}}
 		}
 		for _, m := range c.messages {
-			block := anthropic.NewTextBlock(m.Content)
+			role := "user"
 			if m.Role == RoleAssistant {
-				p.Messages = append(p.Messages, anthropic.NewAssistantMessage(block))
-			} else {
-				p.Messages = append(p.Messages, anthropic.NewUserMessage(block))
+				role = "assistant"
 			}
+			p.Messages = append(p.Messages, anthropicMessage{Role: role, Content: []anthropicBlock{{Type: "text", Text: m.Content}}})
 		}
-		var httpResp *http.Response
-		msg, err := cl.Messages.New(ctx, p, option.WithResponseInto(&httpResp))
-		if err != nil {
-			return result{}, anthropicError(err, httpResp, s.apiKey, now())
+		var msg anthropicResponse
+		if err := x.post(ctx, hc, p, &msg); err != nil {
+			return result{}, err
 		}
 		var text strings.Builder
 		for _, b := range msg.Content {
@@ -62,49 +76,23 @@ func newAnthropicBackend(s settings, hc *http.Client, now func() time.Time) back
 		}
 		return result{
 			text:   text.String(),
-			model:  string(msg.Model),
-			input:  int(msg.Usage.InputTokens),
-			output: int(msg.Usage.OutputTokens),
+			model:  msg.Model,
+			input:  msg.Usage.InputTokens,
+			output: msg.Usage.OutputTokens,
 		}, nil
 	}
 }
 
-// anthropicError reduces an SDK failure to an *apiError. The SDK's own
-// error text includes the request URL and the raw body, so only the parsed
-// type and message are kept.
-func anthropicError(err error, resp *http.Response, key string, now time.Time) error {
-	var ae *anthropic.Error
-	status := 0
-	var hdr http.Header
-	var body string
-	switch {
-	case errors.As(err, &ae):
-		status = ae.StatusCode
-		if ae.Response != nil {
-			hdr = ae.Response.Header
-		}
-		body = ae.RawJSON()
-	case resp != nil:
-		return unreadableResponse(ProviderAnthropic, resp, err, key, now)
-	default:
-		return err
-	}
-	out := &apiError{Provider: ProviderAnthropic, Status: status}
+// anthropicErrorBody reads {"type": "error", "error": {"type", "message"}}.
+func anthropicErrorBody(raw []byte) (typ, msg string, ok bool) {
 	var env struct {
-		Error struct {
+		Error *struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if body != "" && json.Unmarshal([]byte(body), &env) == nil {
-		out.Type = sanitize(env.Error.Type, key)
-		out.Message = sanitize(env.Error.Message, key)
+	if json.Unmarshal(raw, &env) != nil || env.Error == nil {
+		return "", "", false
 	}
-	if out.Message == "" {
-		out.Message = http.StatusText(status)
-	}
-	if hdr != nil {
-		out.RetryAfter, _ = parseRetryAfter(hdr, now)
-	}
-	return out
+	return env.Error.Type, env.Error.Message, true
 }

@@ -44,7 +44,7 @@ func (e *apiError) retryable() bool {
 		e.Status >= 500
 }
 
-// unreadableResponse describes an HTTP answer the SDK could not use: an
+// unreadableResponse describes an HTTP answer that could not be used: an
 // error status with a body that is not the provider's JSON, a redirect
 // (never followed: it could carry the key elsewhere), or a success body that
 // does not decode. Only error statuses and 408/429/5xx are retried.

@@ -120,8 +120,8 @@ func resolve(cfg Config) (settings, error) {
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	if s.provider == ProviderAnthropic {
-		// The SDK appends "v1/messages"; accept the documented ".../v1" form
-		// too.
+		// Requests go to {base}/v1/messages; accept the documented ".../v1"
+		// form too.
 		u.Path = strings.TrimSuffix(u.Path, "/v1")
 	}
 	s.baseURL = u.String()

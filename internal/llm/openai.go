@@ -2,60 +2,77 @@ package llm
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
-// newOpenAIBackend talks to POST {base}/chat/completions. The service is
-// built without openai.NewClient so that no OPENAI_* environment variable
-// can redirect requests or swap the key behind the configuration's back.
+// OpenAI's chat-completions wire format, as far as tuitbot uses it: one
+// non-streaming completion of text messages.
+type openAIMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type openAIRequest struct {
+	Model    string          `json:"model"`
+	Messages []openAIMessage `json:"messages"`
+	// max_tokens is what every OpenAI-compatible server understands;
+	// OpenAI's reasoning models want max_completion_tokens instead.
+	MaxTokens           *int     `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int     `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64 `json:"temperature,omitempty"`
+}
+
+type openAIResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// newOpenAIBackend talks to POST {base}/chat/completions with a bearer key
+// when one is configured. Only the configuration decides where requests go
+// and which key they carry; no OPENAI_* variable is read.
 func newOpenAIBackend(s settings, hc *http.Client, now func() time.Time) backend {
-	opts := []option.RequestOption{
-		option.WithBaseURL(s.baseURL),
-		option.WithHTTPClient(hc),
-		// Retries are ours: they honour retry-after through an injectable
-		// sleeper and are counted in the error message.
-		option.WithMaxRetries(0),
-	}
+	x := exchange{provider: ProviderOpenAI, url: s.baseURL + "/chat/completions", header: http.Header{},
+		key: s.apiKey, now: now, errorBody: openAIErrorBody}
 	if s.apiKey != "" {
-		opts = append(opts, option.WithAPIKey(s.apiKey))
+		x.header.Set("Authorization", "Bearer "+s.apiKey)
 	}
-	svc := openai.NewChatCompletionService(opts...)
 	reasoning := isOpenAIReasoningModel(s.model)
 
 	return func(ctx context.Context, c call) (result, error) {
-		msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(c.messages)+1)
+		p := openAIRequest{Model: s.model, Messages: make([]openAIMessage, 0, len(c.messages)+1)}
 		if c.system != "" {
-			msgs = append(msgs, openai.SystemMessage(c.system))
+			p.Messages = append(p.Messages, openAIMessage{Role: "system", Content: c.system})
 		}
 		for _, m := range c.messages {
+			role := "user"
 			if m.Role == RoleAssistant {
-				msgs = append(msgs, openai.AssistantMessage(m.Content))
-			} else {
-				msgs = append(msgs, openai.UserMessage(m.Content))
+				role = "assistant"
 			}
+			p.Messages = append(p.Messages, openAIMessage{Role: role, Content: m.Content})
 		}
-		p := openai.ChatCompletionNewParams{Model: s.model, Messages: msgs}
+		maxTokens := c.maxTokens
 		if reasoning {
 			// OpenAI's reasoning models reject max_tokens and any
 			// temperature but the default.
-			p.MaxCompletionTokens = openai.Int(int64(c.maxTokens))
+			p.MaxCompletionTokens = &maxTokens
 		} else {
-			// max_tokens is what every OpenAI-compatible server understands.
-			p.MaxTokens = openai.Int(int64(c.maxTokens))
-			if c.temperature != nil {
-				p.Temperature = openai.Float(*c.temperature)
-			}
+			p.MaxTokens = &maxTokens
+			p.Temperature = c.temperature
 		}
-		var httpResp *http.Response
-		out, err := svc.New(ctx, p, option.WithResponseInto(&httpResp))
-		if err != nil {
-			return result{}, openAIError(err, httpResp, s.apiKey, now())
+		var out openAIResponse
+		if err := x.post(ctx, hc, p, &out); err != nil {
+			return result{}, err
 		}
 		if len(out.Choices) == 0 {
 			return result{model: out.Model}, nil
@@ -63,10 +80,36 @@ func newOpenAIBackend(s settings, hc *http.Client, now func() time.Time) backend
 		return result{
 			text:   out.Choices[0].Message.Content,
 			model:  out.Model,
-			input:  int(out.Usage.PromptTokens),
-			output: int(out.Usage.CompletionTokens),
+			input:  out.Usage.PromptTokens,
+			output: out.Usage.CompletionTokens,
 		}, nil
 	}
+}
+
+// openAIErrorBody reads {"error": {"message", "type", "code"}}; servers
+// that only speak the format (Ollama, proxies) may send "error" as a bare
+// string.
+func openAIErrorBody(raw []byte) (typ, msg string, ok bool) {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &env) != nil || len(env.Error) == 0 {
+		return "", "", false
+	}
+	var e struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(env.Error, &e) != nil {
+		if json.Unmarshal(env.Error, &msg) != nil {
+			return "", "", false
+		}
+		return "", msg, true
+	}
+	var code string
+	_ = json.Unmarshal(e.Code, &code) // a number or null names no type
+	return firstNonEmpty(code, e.Type), e.Message, true
 }
 
 func isOpenAIReasoningModel(model string) bool {
@@ -77,28 +120,6 @@ func isOpenAIReasoningModel(model string) bool {
 		}
 	}
 	return false
-}
-
-// openAIError reduces an SDK failure to an *apiError, or returns the
-// transport error untouched. resp is the last HTTP response when there was
-// one: it gives the status even when the body was not OpenAI's JSON.
-func openAIError(err error, resp *http.Response, key string, now time.Time) error {
-	var oe *openai.Error
-	switch {
-	case errors.As(err, &oe):
-		ae := &apiError{Provider: ProviderOpenAI, Status: oe.StatusCode, Message: sanitize(oe.Message, key)}
-		ae.Type = sanitize(firstNonEmpty(oe.Code, oe.Type), key)
-		if oe.Response != nil {
-			ae.RetryAfter, _ = parseRetryAfter(oe.Response.Header, now)
-		}
-		if ae.Message == "" {
-			ae.Message = http.StatusText(ae.Status)
-		}
-		return ae
-	case resp != nil:
-		return unreadableResponse(ProviderOpenAI, resp, err, key, now)
-	}
-	return err
 }
 
 func firstNonEmpty(ss ...string) string {

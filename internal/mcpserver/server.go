@@ -157,24 +157,42 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 		Logger:       a.Log,
 	})
 	surface := &Surface{Profile: o.Profile, Tools: tools}
+	// The SDK decodes every schema it is given, twice, when a tool is added
+	// (and again on each call over HTTP, looking for header bindings), which
+	// was most of a start. So it is given a placeholder, and tools/list
+	// answers with the listed tools, whose schemas are JSON bytes it copies
+	// instead of marshalling by reflection on every request. Arguments are
+	// validated against the same bytes (resolved below), never against the
+	// placeholder, and no schema of ours binds headers.
+	placeholder := &jsonschema.Schema{Type: "object"}
+	listed := make(map[string]*mcp.Tool, len(tools))
 	for _, t := range tools {
-		schema, err := t.InputSchema()
+		schema, err := t.inputSchemaJSON()
 		if err != nil {
 			return nil, nil, err
 		}
 		// Resolving every schema up front would double the server's start-up
 		// time; each is resolved on its tool's first call instead (the
 		// snapshot tests prove every schema resolves).
-		resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) { return schema.Resolve(nil) })
-		srv.AddTool(&mcp.Tool{
-			Name:         t.Name,
-			Title:        t.Title,
-			Description:  t.Description,
-			InputSchema:  schema,
-			OutputSchema: EnvelopeSchema(),
-			Annotations:  t.Annotations(),
-		}, handler(a, t, resolved, surface))
+		resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
+			var s jsonschema.Schema
+			if err := json.Unmarshal(schema, &s); err != nil {
+				return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+			}
+			return s.Resolve(nil)
+		})
+		listed[t.Name] = &mcp.Tool{
+			Name:        t.Name,
+			Title:       t.Title,
+			Description: t.Description,
+			InputSchema: schema,
+			Annotations: t.Annotations(),
+		}
+		registered := *listed[t.Name]
+		registered.InputSchema = placeholder
+		srv.AddTool(&registered, handler(a, t, resolved, surface))
 	}
+	srv.AddReceivingMiddleware(listFullTools(listed))
 	// Resources read the database-backed services that only the mutating
 	// profile starts; prompts appear when every tool they use is here.
 	if o.Profile.Mutating() {
@@ -337,23 +355,20 @@ func render(a *Deps, env envelope.Envelope) *mcp.CallToolResult {
 	}
 }
 
-// EnvelopeSchema is the output schema every tool shares: the envelope.
-func EnvelopeSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{
-		Type:     "object",
-		Required: []string{"success"},
-		Properties: map[string]*jsonschema.Schema{
-			"success": {Type: "boolean"},
-			"data":    {AnyOf: []*jsonschema.Schema{{Type: "object"}, {Type: "array"}, {Type: "null"}}},
-			"error": {Type: "object", Required: []string{"code", "message", "retryable"}, Properties: map[string]*jsonschema.Schema{
-				"code": {Type: "string"}, "message": {Type: "string"}, "retryable": {Type: "boolean"},
-			}},
-			"meta": {Type: "object", Properties: map[string]*jsonschema.Schema{
-				"tool_version": {Type: "string"}, "elapsed_ms": {Type: "integer"},
-				"mode": {Type: "string"}, "approval_mode": {Type: "boolean"},
-				"approval_overridden_by": {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
-				"dry_run_mutations":      {Type: "boolean"},
-			}},
-		},
+// listFullTools puts the listed form of each tool into tools/list answers;
+// the SDK still pages and orders them.
+func listFullTools(listed map[string]*mcp.Tool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				for i, t := range lr.Tools {
+					if full := listed[t.Name]; full != nil {
+						lr.Tools[i] = full
+					}
+				}
+			}
+			return res, err
+		}
 	}
 }

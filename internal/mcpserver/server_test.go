@@ -325,9 +325,6 @@ func TestAnnotationsOnTheWire(t *testing.T) {
 		if _, ok := tool["inputSchema"]; !ok {
 			t.Errorf("%s: no inputSchema on the wire", name)
 		}
-		if _, ok := tool["outputSchema"]; !ok {
-			t.Errorf("%s: no outputSchema on the wire", name)
-		}
 		var ann map[string]json.RawMessage
 		if err := json.Unmarshal(tool["annotations"], &ann); err != nil || ann == nil {
 			t.Errorf("%s: no annotations object on the wire", name)

@@ -59,6 +59,14 @@ type Options struct {
 	// can therefore carry on from the file at any moment, with every change
 	// a client has seen answered.
 	StateFile string
+	// SaveEvery, when positive, coalesces those writes: a change is written
+	// at most SaveEvery after it was made, together with every change made
+	// meanwhile, and answers do not wait for the file. Close still writes
+	// the last world, so a process that closes loses nothing; one killed
+	// without closing loses the changes of its last SaveEvery.
+	SaveEvery time.Duration
+	// afterSave, in tests, is told after each write of StateFile.
+	afterSave func()
 	// OnSaveError is told when writing StateFile fails (the change stays in
 	// memory and the next write tries again); nil reports through Logf.
 	OnSaveError func(error)
@@ -97,6 +105,8 @@ type Server struct {
 	gen, savedGen uint64
 	saveMu        sync.Mutex
 	stopSaving    bool
+	// saveTimer (under mu) is the pending coalesced write, if any.
+	saveTimer *time.Timer
 }
 
 // route is one endpoint of the emulator.
@@ -239,6 +249,11 @@ func (s *Server) Close() error {
 		close(s.closed)
 		s.mu.Lock()
 		srv, done := s.httpSrv, s.listenerDone
+		if s.saveTimer != nil {
+			// The final write below covers what it would have written.
+			s.saveTimer.Stop()
+			s.saveTimer = nil
+		}
 		s.mu.Unlock()
 		if srv != nil {
 			err = srv.Close()
@@ -267,7 +282,35 @@ func (s *Server) persist() {
 	s.mu.Lock()
 	s.gen++
 	s.mu.Unlock()
-	_ = s.save(false, false)
+	s.saveChanges()
+}
+
+// saveChanges writes the world's changes now, or, with SaveEvery, makes
+// sure a write is due within SaveEvery.
+func (s *Server) saveChanges() {
+	if s.opts.SaveEvery <= 0 || s.opts.StateFile == "" {
+		_ = s.save(false, false)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saveTimer != nil || s.gen == s.savedGen {
+		return
+	}
+	select {
+	case <-s.closed:
+		// Close writes the last world itself.
+		return
+	default:
+	}
+	s.saveTimer = time.AfterFunc(s.opts.SaveEvery, func() {
+		s.mu.Lock()
+		s.saveTimer = nil
+		s.mu.Unlock()
+		// A change made from here on is either in this write or schedules
+		// the next one.
+		_ = s.save(false, false)
+	})
 }
 
 // save writes the world to Options.StateFile if it changed since the last
@@ -314,6 +357,9 @@ func (s *Server) save(durable, final bool) error {
 	s.mu.Lock()
 	s.savedGen = gen
 	s.mu.Unlock()
+	if s.opts.afterSave != nil {
+		s.opts.afterSave()
+	}
 	return nil
 }
 
@@ -479,8 +525,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt *route) int {
 
 	rep := s.dispatch(c)
 	rep.header = mergeHeader(rep.header, hdr)
-	// The change is on disk before anyone hears of it.
-	_ = s.save(false, false)
+	// The change is on disk before anyone hears of it (with SaveEvery, soon
+	// after).
+	s.saveChanges()
 
 	// Faults that act after the side effect has been applied.
 	switch plan.post {

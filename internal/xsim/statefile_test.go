@@ -1,12 +1,16 @@
 package xsim
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 // worldTexts reads the state file as a successor would and returns its
@@ -93,4 +97,93 @@ func mustLoad(t *testing.T, path string) *World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestStateFileIsCompact: the file is written without indentation, which
+// took half the time of every write.
+func TestStateFileIsCompact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	e := newEnv(t, func(o *Options) { o.StateFile = path })
+	e.post("compact")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n > 1 {
+		t.Errorf("the state file has %d lines; want one compact line", n)
+	}
+}
+
+// TestCoalescedSavesCloseLosesNothing: with SaveEvery, answers do not wait
+// for the file, and Close writes every change that was answered, however
+// many clients made them at once.
+func TestCoalescedSavesCloseLosesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	// Long enough that no timed write happens during the test: only Close
+	// can have written the changes.
+	e := newEnv(t, func(o *Options) { o.StateFile = path; o.SaveEvery = time.Hour })
+	if err := e.s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	const clients, each = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := e.s.PostAs(e.me, fmt.Sprintf("client %d post %d", c, i), ""); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Through HTTP too: the request path coalesces as well.
+	wantStatus(t, e.do("POST", "/2/tweets", map[string]any{"text": "over http"}), 201)
+	if texts := worldTexts(t, path); slices.Contains(texts, "over http") || slices.Contains(texts, "client 0 post 0") {
+		t.Fatal("with SaveEvery an answer waited for the state file")
+	}
+	if err := e.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	texts := worldTexts(t, path)
+	for c := range clients {
+		for i := range each {
+			if want := fmt.Sprintf("client %d post %d", c, i); !slices.Contains(texts, want) {
+				t.Errorf("%q answered before Close but missing from the state file", want)
+			}
+		}
+	}
+	if !slices.Contains(texts, "over http") {
+		t.Error(`"over http" answered before Close but missing from the state file`)
+	}
+}
+
+// TestCoalescedSaveHappensWithoutClose: a change is written within
+// SaveEvery on its own, so another process sees it while this one runs.
+func TestCoalescedSaveHappensWithoutClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	saved := make(chan struct{}, 16)
+	e := newEnv(t, func(o *Options) {
+		o.StateFile = path
+		o.SaveEvery = time.Millisecond
+		o.afterSave = func() { saved <- struct{}{} }
+	})
+	wantStatus(t, e.do("POST", "/2/tweets", map[string]any{"text": "timed write"}), 201)
+	for {
+		select {
+		case <-saved:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no timed write of the change")
+		}
+		if slices.Contains(worldTexts(t, path), "timed write") {
+			return
+		}
+	}
 }

@@ -268,7 +268,8 @@ func SaveWorld(path string, w *World) error {
 }
 
 func encodeWorld(w *World) ([]byte, error) {
-	b, err := json.MarshalIndent(w, "", " ")
+	// Compact: indenting took as long as encoding, on every change.
+	b, err := json.Marshal(w)
 	if err != nil {
 		return nil, fmt.Errorf("save world: %w", err)
 	}
