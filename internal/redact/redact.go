@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 )
 
 // Mask replaces a secret in every output. It reveals nothing of the value,
@@ -30,6 +31,18 @@ func URLCredentials(s string) string {
 	return userInfo.ReplaceAllString(s, "${1}"+Mask+"@")
 }
 
+// approvalLink matches the token of a signed approval link (/a/TOKEN).
+var approvalLink = regexp.MustCompile(`/a/[A-Za-z0-9_-]{16,}`)
+
+// ApprovalLinks returns s with the token of every approval link path in it
+// replaced by Mask: such a link approves a post, so no log may hold one.
+func ApprovalLinks(s string) string {
+	if !strings.Contains(s, "/a/") {
+		return s
+	}
+	return approvalLink.ReplaceAllString(s, "/a/"+Mask)
+}
+
 // hasAt skips the regular expression for the common case of no "@".
 func hasAt(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -40,15 +53,15 @@ func hasAt(s string) bool {
 	return false
 }
 
-// LogAttr is a slog ReplaceAttr function that masks URL credentials in
-// string, error and Stringer values, so a log line never carries a key a
-// URL held.
+// LogAttr is a slog ReplaceAttr function that masks URL credentials and
+// approval links in string, error and Stringer values, so a log line never
+// carries a key a URL held or a link that acts.
 func LogAttr(_ []string, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); hasAt(s) {
-			a.Value = slog.StringValue(URLCredentials(s))
+		if s := v.String(); hasAt(s) || strings.Contains(s, "/a/") {
+			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	case slog.KindAny:
 		var s string
@@ -60,8 +73,8 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 		default:
 			return a
 		}
-		if hasAt(s) {
-			a.Value = slog.StringValue(URLCredentials(s))
+		if hasAt(s) || strings.Contains(s, "/a/") {
+			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	}
 	return a
