@@ -33,6 +33,9 @@ type SendError struct {
 	// RetryAfter is the wait the destination asked for (0: none).
 	RetryAfter time.Duration
 	Err        error
+	// body is the destination's answer (capped), for channels whose API
+	// explains itself there.
+	body []byte
 }
 
 func (e *SendError) Error() string {
@@ -76,7 +79,7 @@ func do(client *http.Client, req *http.Request, now func() time.Time) ([]byte, e
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return b, nil
 	}
-	e := &SendError{Status: resp.StatusCode, Err: fmt.Errorf("%s answered %s: %s", req.URL.Host, resp.Status, snippet(b))}
+	e := &SendError{Status: resp.StatusCode, Err: fmt.Errorf("%s answered %s: %s", req.URL.Host, resp.Status, snippet(b)), body: b}
 	switch {
 	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now())

@@ -434,23 +434,3 @@ func (o *Outbox) row(ctx context.Context, id int64) (Row, error) {
 	}
 	return r, err
 }
-
-// sentRefs lists the channel message references of item's delivered
-// notices on channel (to edit them once the item is decided).
-func (o *Outbox) sentRefs(ctx context.Context, account, channel string, itemID int64) ([]string, error) {
-	rows, err := o.db.QueryContext(ctx, `SELECT DISTINCT message_ref FROM notify_outbox
-		WHERE account_id = ? AND channel = ? AND item_id = ? AND status = 'delivered' AND message_ref IS NOT NULL`, account, channel, itemID)
-	if err != nil {
-		return nil, fmt.Errorf("read sent messages: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var ref string
-		if err := rows.Scan(&ref); err != nil {
-			return nil, err
-		}
-		out = append(out, ref)
-	}
-	return out, rows.Err()
-}
