@@ -77,6 +77,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			// Notifications go out from the server's own process; nothing
+			// is sent from inside a tool call.
+			if err := a.StartNotifications(ctx); err != nil {
+				return err
+			}
 			srv, selected, err := a.MCPServer(mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
 			if err != nil {
 				return err

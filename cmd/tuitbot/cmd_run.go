@@ -144,6 +144,9 @@ func (c *cli) runCmd() *cobra.Command {
 			}
 			out := &syncWriter{w: c.stderr}
 			return c.withAutopilot(cmd, lockStandBy, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
+				if err := a.StartNotifications(cmd.Context()); err != nil {
+					return err
+				}
 				out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
 					a.Account, strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
 				c.noteStandIn(a)
@@ -168,6 +171,9 @@ func (c *cli) runAllAccounts(cmd *cobra.Command) error {
 		return err
 	}
 	defer top.Close()
+	if err := top.StartNotifications(cmd.Context()); err != nil {
+		return err
+	}
 	type job struct {
 		a *app.App
 		r *autopilot.Runner

@@ -39,6 +39,9 @@ func (c *cli) webCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if err := a.StartNotifications(ctx); err != nil {
+				return err
+			}
 			d, err := webDeps(a)
 			if err != nil {
 				return err

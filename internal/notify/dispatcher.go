@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -63,7 +65,6 @@ type Dispatcher struct {
 	o     DispatcherOptions
 	chans map[string]Channel
 	owner string
-	kick  chan struct{}
 }
 
 // NewDispatcher returns a dispatcher over o.
@@ -89,7 +90,7 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 30 * time.Second
 	}
-	d := &Dispatcher{o: o, chans: map[string]Channel{}, owner: newOwner(), kick: make(chan struct{}, 1)}
+	d := &Dispatcher{o: o, chans: map[string]Channel{}, owner: newOwner()}
 	for _, c := range o.Channels {
 		d.chans[c.Name()] = c
 	}
@@ -102,32 +103,40 @@ func newOwner() string {
 	return hex.EncodeToString(b)
 }
 
-// Kick makes the next pass start now.
-func (d *Dispatcher) Kick() {
-	select {
-	case d.kick <- struct{}{}:
-	default:
-	}
-}
-
-// Run delivers until ctx ends.
+// Run delivers until ctx ends. Each channel has a loop of its own, so a
+// channel that hangs until its timeout never holds up another.
 func (d *Dispatcher) Run(ctx context.Context) {
-	poll := time.NewTicker(d.o.PollEvery)
-	defer poll.Stop()
+	var wg sync.WaitGroup
+	for name := range d.chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.loop(ctx, func(ctx context.Context) (int, error) { return d.runChannel(ctx, name) })
+		}()
+	}
 	var lastSweep time.Time
-	for {
+	d.loop(ctx, func(ctx context.Context) (int, error) {
 		if len(d.o.Sweeps) > 0 && d.o.Now().Sub(lastSweep) >= d.o.SweepEvery {
 			lastSweep = d.o.Now()
 			d.sweep(ctx)
 		}
-		if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		return d.runForeign(ctx)
+	})
+	wg.Wait()
+}
+
+// loop runs pass every PollEvery until ctx ends.
+func (d *Dispatcher) loop(ctx context.Context, pass func(context.Context) (int, error)) {
+	poll := time.NewTicker(d.o.PollEvery)
+	defer poll.Stop()
+	for {
+		if _, err := pass(ctx); err != nil && ctx.Err() == nil {
 			d.o.Log.Warn("notifications: dispatch pass failed", "error", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
-		case <-d.kick:
 		}
 	}
 }
@@ -143,14 +152,82 @@ func (d *Dispatcher) sweep(ctx context.Context) {
 // claimLimit bounds one pass; the rest waits for the next.
 const claimLimit = 50
 
-// RunOnce claims the due rows and delivers them; it returns how many rows
-// it settled (delivered, failed, dropped, held or put back for a retry).
+// RunOnce makes one pass over every channel (concurrently) and over rows
+// of channels this process does not have; it returns how many rows it
+// settled (delivered, failed, dropped, held or put back for a retry).
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	var (
+		mu      sync.Mutex
+		settled int
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	add := func(n int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		settled += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name := range d.chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			add(d.runChannel(ctx, name))
+		}()
+	}
+	add(d.runForeign(ctx))
+	wg.Wait()
+	return settled, errors.Join(errs...)
+}
+
+// runChannel claims and delivers channel's due rows.
+func (d *Dispatcher) runChannel(ctx context.Context, channel string) (int, error) {
 	now := d.o.Now()
-	rows, err := d.o.Outbox.claim(ctx, d.owner, now, now.Add(d.o.Lease), claimLimit)
+	rows, err := d.o.Outbox.claim(ctx, d.owner, now, now.Add(d.o.Lease), claimLimit, `channel = ?`, channel)
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
+	return d.process(ctx, rows, now)
+}
+
+// runForeign fails the due rows of channels this process does not have
+// (removed from the configuration): nobody could send them.
+func (d *Dispatcher) runForeign(ctx context.Context) (int, error) {
+	names := make([]any, 0, len(d.chans))
+	for name := range d.chans {
+		names = append(names, name)
+	}
+	cond := `1 = 1`
+	if len(names) > 0 {
+		cond = `channel NOT IN (?` + strings.Repeat(", ?", len(names)-1) + `)`
+	}
+	now := d.o.Now()
+	rows, err := d.o.Outbox.claim(ctx, d.owner, now, now.Add(d.o.Lease), claimLimit, cond, names...)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return d.process(ctx, rows, now)
+}
+
+// Deliver claims the pending row id and delivers it now, whatever its
+// next attempt time (`tuitbot notify test`).
+func (d *Dispatcher) Deliver(ctx context.Context, id int64) error {
+	now := d.o.Now()
+	rows, err := d.o.Outbox.claimID(ctx, d.owner, id, now.Add(d.o.Lease))
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("notification %d is not pending, or another process is sending it", id)
+	}
+	_, err = d.process(ctx, rows, now)
+	return err
+}
+
+// process settles claimed rows.
+func (d *Dispatcher) process(ctx context.Context, rows []Row, now time.Time) (int, error) {
 	// Past this, a send could outlive the lease and another process
 	// could take the row: leave the rest to be claimed again.
 	deadline := now.Add(d.o.Lease - d.o.SendTimeout)

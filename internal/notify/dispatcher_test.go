@@ -250,7 +250,7 @@ func TestLeaseOfADeadProcessRunsOut(t *testing.T) {
 	w := newWorld(t)
 	rcv := newReceiver(t)
 	w.queue(1, "x")
-	claimed, err := w.out.claim(w.ctx, "dead-process", w.clk.Now(), w.clk.Now().Add(2*time.Minute), 10)
+	claimed, err := w.out.claim(w.ctx, "dead-process", w.clk.Now(), w.clk.Now().Add(2*time.Minute), 10, "1 = 1")
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
@@ -348,5 +348,38 @@ func TestUnknownChannelFails(t *testing.T) {
 	w.runOnce(w.dispatcher(DispatcherOptions{}))
 	if r := w.rows()[0]; r.Status != StatusFailed || !strings.Contains(r.LastError, "not configured") {
 		t.Fatalf("row %+v", r)
+	}
+}
+
+// hangChannel never answers until its send is cancelled.
+type hangChannel struct{ started chan struct{} }
+
+func (h hangChannel) Name() string { return "hang" }
+func (h hangChannel) Type() string { return "webhook" }
+func (h hangChannel) Send(ctx context.Context, _ Message) (string, error) {
+	h.started <- struct{}{}
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// A channel that hangs until its timeout does not hold up another channel.
+func TestHungChannelDoesNotDelayOthers(t *testing.T) {
+	w := newWorld(t, Route{Channel: "hang", Events: []string{EventCreated}}, Route{Channel: "hook", Events: []string{EventCreated}})
+	rcv := newReceiver(t)
+	delivered := make(chan struct{}, 1)
+	rcv.setAnswer(func(int) (int, http.Header) { delivered <- struct{}{}; return 200, nil })
+	hang := hangChannel{started: make(chan struct{}, 1)}
+	w.queue(1, "x")
+	d := NewDispatcher(DispatcherOptions{Outbox: w.out, Channels: []Channel{hang, w.webhook(rcv)}, Items: w.items, Now: time.Now,
+		SendTimeout: time.Minute, PollEvery: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	<-hang.started
+	select {
+	case <-delivered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the live channel waited for the hung one")
 	}
 }

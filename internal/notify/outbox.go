@@ -88,6 +88,9 @@ func (o *Outbox) AddTo(ctx context.Context, channel, event, key string, it Item)
 		return 0, fmt.Errorf("notification payload: %w", err)
 	}
 	now := store.FormatTime(o.now())
+	if it.CreatedAt == "" {
+		it.CreatedAt = now
+	}
 	var id int64
 	err = o.db.QueryRowContext(ctx, `INSERT INTO notify_outbox (account_id, channel, event, dedup_key, item_id, payload, status, next_attempt_at, created_at)
 		VALUES (?, ?, ?, ?, NULLIF(?, 0), ?, 'pending', ?, ?) RETURNING id`,
@@ -193,16 +196,19 @@ func scanRows(rows *sql.Rows) ([]Row, error) {
 // claim leases up to limit due rows to owner until leaseUntil. On
 // PostgreSQL rows another host is claiming are skipped, not waited for;
 // SQLite's write transaction already excludes every other claimer.
-func (o *Outbox) claim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Row, error) {
+// cond narrows the rows (a channel), with its own arguments.
+func (o *Outbox) claim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, cond string, condArgs ...any) ([]Row, error) {
 	lock := ""
 	if o.db.Dialect == store.Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	n := store.FormatTime(now)
+	args := append([]any{owner, store.FormatTime(leaseUntil), n, n}, condArgs...)
+	args = append(args, limit)
 	rows, err := o.db.QueryContext(ctx, `UPDATE notify_outbox SET lease_owner = ?, lease_until = ?
 		WHERE id IN (SELECT id FROM notify_outbox WHERE status = 'pending' AND next_attempt_at <= ?
-			AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?`+lock+`)
-		RETURNING `+rowCols, owner, store.FormatTime(leaseUntil), n, n, limit)
+			AND (lease_until IS NULL OR lease_until <= ?) AND `+cond+` ORDER BY id LIMIT ?`+lock+`)
+		RETURNING `+rowCols, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim notifications: %w", err)
 	}
@@ -211,6 +217,27 @@ func (o *Outbox) claim(ctx context.Context, owner string, now, leaseUntil time.T
 		return nil, fmt.Errorf("claim notifications: %w", err)
 	}
 	return out, nil
+}
+
+// claimID leases the one pending row id, due or not.
+func (o *Outbox) claimID(ctx context.Context, owner string, id int64, leaseUntil time.Time) ([]Row, error) {
+	n := store.FormatTime(o.now())
+	rows, err := o.db.QueryContext(ctx, `UPDATE notify_outbox SET lease_owner = ?, lease_until = ?
+		WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?) RETURNING `+rowCols,
+		owner, store.FormatTime(leaseUntil), id, n)
+	if err != nil {
+		return nil, fmt.Errorf("claim notification %d: %w", id, err)
+	}
+	return scanRows(rows)
+}
+
+// Get reads one row.
+func (o *Outbox) Get(ctx context.Context, id int64) (Row, error) {
+	r, err := o.row(ctx, id)
+	if err != nil {
+		return r, fmt.Errorf("notification %d: %w", id, err)
+	}
+	return r, nil
 }
 
 func idList(ids []int64) (string, []any) {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+const cliHookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// hookReceiver is a local webhook endpoint that verifies every delivery
+// with the Standard Webhooks reference library.
+type hookReceiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies []string
+	status int
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(cliHookSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hookReceiver{status: http.StatusNoContent}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if err := wh.Verify(b, r.Header); err != nil {
+			t.Errorf("webhook signature refused by the reference library: %v", err)
+		}
+		h.mu.Lock()
+		h.bodies = append(h.bodies, string(b))
+		status := h.status
+		h.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hookReceiver) got() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.bodies...)
+}
+
+func (h *hookReceiver) answer(status int) {
+	h.mu.Lock()
+	h.status = status
+	h.mu.Unlock()
+}
+
+func writeNotifyConfig(t *testing.T, hm *home, url string) {
+	t.Helper()
+	cfg := "[notify]\nbatch_window_seconds = 0\n\n[[notify.channels]]\nname = \"hook\"\ntype = \"webhook\"\nurl = \"" + url + "/hook?key=query-secret\"\nsecret_env = \"HOOK_SECRET\"\n"
+	if err := os.WriteFile(hm.path("config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// `tuitbot notify test` works in the sandbox without an X account: the
+// receiver gets one signed message, and status and the outbox say so
+// without showing the secret or the URL's query.
+func TestNotifyTestInTheSandbox(t *testing.T) {
+	rcv := newHookReceiver(t)
+	h := newHome(t).with("HOOK_SECRET=" + cliHookSecret)
+	writeNotifyConfig(t, h, rcv.srv.URL)
+
+	r := h.ok(t, "notify", "test", "--channel", "hook", "--sandbox")
+	mustContain(t, "notify test", r.stdout, "channel hook: test message delivered")
+	got := rcv.got()
+	if len(got) != 1 || !strings.Contains(got[0], `"type":"notify.test"`) {
+		t.Fatalf("receiver got %v", got)
+	}
+
+	st := h.ok(t, "notify", "status", "--json", "--sandbox")
+	var rep struct {
+		Channels []struct {
+			Name, Type, Target string
+			LastSuccess        string `json:"last_success"`
+			Pending, Failed    int
+		} `json:"channels"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, st.stdout)
+	}
+	if len(rep.Channels) != 1 || rep.Channels[0].LastSuccess == "" || rep.Channels[0].Target != rcv.srv.URL {
+		t.Fatalf("status %+v", rep)
+	}
+	for _, out := range []string{st.stdout, r.stdout, r.stderr, h.ok(t, "notify", "status", "--sandbox").stdout, h.ok(t, "config", "show").stdout} {
+		for _, leak := range []string{"query-secret", "MfKQ9r8GKYq"} {
+			if strings.Contains(out, leak) {
+				t.Errorf("output shows %q:\n%s", leak, out)
+			}
+		}
+	}
+
+	// A receiver that refuses is reported, and the row can be retried.
+	rcv.answer(http.StatusUnauthorized)
+	f := h.fails(t, "notify", "test", "--channel", "hook", "--sandbox")
+	mustContain(t, "notify test", f.stderr, "not delivered", "failed", "401")
+	list := h.ok(t, "notify", "outbox", "list", "--status", "failed", "--json", "--sandbox")
+	var rows struct {
+		Rows []struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(list.stdout), &rows); err != nil || len(rows.Rows) != 1 {
+		t.Fatalf("outbox list: %v\n%s", err, list.stdout)
+	}
+	id := rows.Rows[0].ID
+	mustContain(t, "retry", h.ok(t, "notify", "outbox", "retry", itoa(id), "--sandbox").stdout, "is pending again")
+	mustContain(t, "drop", h.ok(t, "notify", "outbox", "drop", itoa(id), "--sandbox").stdout, "dropped")
+	mustContain(t, "drop again", h.fails(t, "notify", "outbox", "drop", itoa(id), "--sandbox").stderr, "it is dropped")
+
+	// Without the secret the channel cannot be built, and the error says
+	// which key and variable.
+	bad := newHome(t)
+	writeNotifyConfig(t, bad, rcv.srv.URL)
+	mustContain(t, "missing secret", bad.fails(t, "notify", "test", "--channel", "hook", "--sandbox").stderr,
+		"notify.channels[0].secret_env", "HOOK_SECRET")
+	mustContain(t, "unknown channel", h.fails(t, "notify", "test", "--channel", "nope", "--sandbox").stderr, "--channel", "hook")
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
