@@ -112,7 +112,7 @@ func (f *fakeTelegram) press(from int64, data string, messageID int64, text stri
 	id := int64(len(f.updates) + 1)
 	f.updates = append(f.updates, map[string]any{"update_id": id, "callback_query": map[string]any{
 		"id": fmt.Sprintf("cb%d", id), "from": map[string]any{"id": from, "is_bot": false, "first_name": "A"},
-		"message": map[string]any{"message_id": messageID, "chat": map[string]any{"id": -1001, "type": "supergroup"}, "text": text},
+		"message":       map[string]any{"message_id": messageID, "chat": map[string]any{"id": -1001, "type": "supergroup"}, "text": text},
 		"chat_instance": "1", "data": data}})
 	f.mu.Unlock()
 	f.arrived <- struct{}{}
