@@ -21,7 +21,7 @@ func oneItem(text string, links Links) Message {
 }
 
 var someLinks = Links{View: "https://phone.example/a/VIEWTOKENVIEWTOKENVIEW", Approve: "https://phone.example/a/APPROVETOKENAPPROVE",
-	Reject: "https://phone.example/a/REJECTTOKENREJECTTOK", CSRF: "csrf-value"}
+	Reject: "https://phone.example/a/REJECTTOKENREJECTTOK", ApproveCSRF: "csrf-value", RejectCSRF: "csrf-reject"}
 
 // ntfy gets its JSON publish format: Click opens the view link, and with
 // one-tap links an http action POSTs the approve link with its CSRF value.

@@ -54,12 +54,13 @@ func NtfyBody(topic string, m Message) ([]byte, error) {
 		if l.View != "" {
 			body.Actions = append(body.Actions, ntfyAction{Action: "view", Label: "Review", URL: l.View})
 		}
-		if m.OneTap && l.Approve != "" && l.CSRF != "" {
-			form := url.Values{"csrf": {l.CSRF}}.Encode()
+		if m.OneTap && l.Approve != "" && l.ApproveCSRF != "" && l.RejectCSRF != "" {
 			hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 			body.Actions = append(body.Actions,
-				ntfyAction{Action: "http", Label: "Approve", URL: l.Approve, Method: http.MethodPost, Headers: hdr, Body: form, Clear: true},
-				ntfyAction{Action: "http", Label: "Reject", URL: l.Reject, Method: http.MethodPost, Headers: hdr, Body: form, Clear: true})
+				ntfyAction{Action: "http", Label: "Approve", URL: l.Approve, Method: http.MethodPost, Headers: hdr,
+					Body: url.Values{"csrf": {l.ApproveCSRF}}.Encode(), Clear: true},
+				ntfyAction{Action: "http", Label: "Reject", URL: l.Reject, Method: http.MethodPost, Headers: hdr,
+					Body: url.Values{"csrf": {l.RejectCSRF}}.Encode(), Clear: true})
 		}
 	}
 	if m.Event == EventUnknown || m.Event == EventPubFailed || m.Event == EventExpiring {

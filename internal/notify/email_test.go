@@ -171,7 +171,7 @@ func TestEmailCannotBeGivenHeadersByPostText(t *testing.T) {
 	if !strings.Contains(string(body), someLinks.View) {
 		t.Errorf("the view link is missing from the body:\n%s", body)
 	}
-	for _, acting := range []string{someLinks.Approve, someLinks.Reject, someLinks.CSRF} {
+	for _, acting := range []string{someLinks.Approve, someLinks.Reject, someLinks.ApproveCSRF, someLinks.RejectCSRF} {
 		if strings.Contains(string(got[0].Data), acting) {
 			t.Errorf("the mail carries %q; it must carry the view link only", acting)
 		}

@@ -67,9 +67,9 @@ type Item struct {
 // approval links are off.
 type Links struct {
 	View, Approve, Reject string
-	// CSRF is the value a POST to Approve or Reject must carry (ntfy's
-	// one-tap action sends it in its body).
-	CSRF string
+	// ApproveCSRF and RejectCSRF are the values a POST to Approve or
+	// Reject must carry (ntfy's one-tap actions send them in their body).
+	ApproveCSRF, RejectCSRF string
 }
 
 // Message is what one channel delivery says: one item, or a digest of

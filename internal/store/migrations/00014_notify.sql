@@ -40,6 +40,9 @@ CREATE TABLE approval_links (
     item_id    INTEGER NOT NULL,
     action     TEXT NOT NULL,
     channel    TEXT NOT NULL,
+    -- The item's content hash when the link was issued; the MAC covers it,
+    -- and a link whose item no longer has it is dead.
+    content_hash TEXT NOT NULL,
     created_at TEXT NOT NULL,
     expires_at TEXT NOT NULL,
     used_at    TEXT,

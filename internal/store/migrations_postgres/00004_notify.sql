@@ -41,6 +41,9 @@ CREATE TABLE approval_links (
     item_id    BIGINT NOT NULL,
     action     TEXT NOT NULL,
     channel    TEXT NOT NULL,
+    -- The item's content hash when the link was issued; the MAC covers it,
+    -- and a link whose item no longer has it is dead.
+    content_hash TEXT NOT NULL,
     created_at TEXT COLLATE "C" NOT NULL,
     expires_at TEXT COLLATE "C" NOT NULL,
     used_at    TEXT COLLATE "C",
