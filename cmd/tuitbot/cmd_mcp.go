@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,6 +117,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 						return err
 					}
 					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
+					if a.Links() != nil {
+						// Signed approval links live at the root, beside the
+						// page: /a/TOKEN.
+						mounts[strings.TrimSuffix(web.LinkPrefix, "/")] = ui.LinkHandler()
+					}
 					ready = func(addr string) {
 						ui.SetAddr(addr)
 						// The URL holds the login token: stdout only, never the log.

@@ -73,7 +73,7 @@ func webDeps(a *app.App) (web.Deps, error) {
 	if _, err := a.RequireGateway(); err != nil {
 		return web.Deps{}, err
 	}
-	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg)}
+	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg), Links: a.Links(), PublicBaseURL: a.Cfg.Notify.PublicBaseURL}
 	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
 		d.Settings = masked
 	}

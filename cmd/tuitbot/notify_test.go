@@ -133,3 +133,21 @@ func TestNotifyTestInTheSandbox(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// `approve links rotate-key` replaces the 0600 key; `revoke` answers for
+// an item; with links off both say how to turn them on.
+func TestApproveLinksCommands(t *testing.T) {
+	h := newHome(t)
+	mustContain(t, "links off", h.fails(t, "approve", "links", "rotate-key").stderr, "[approval_links] enabled = true")
+	cfg := "[notify]\npublic_base_url = \"https://phone.example.ts.net\"\n[approval_links]\nenabled = true\n"
+	if err := os.WriteFile(h.path("config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "rotate", h.ok(t, "approve", "links", "rotate-key").stdout, "link key rotated")
+	st, err := os.Stat(h.path("approval_link.key"))
+	if err != nil || st.Mode().Perm() != 0o600 || st.Size() != 32 {
+		t.Fatalf("key file: %v %v", st, err)
+	}
+	mustContain(t, "revoke", h.ok(t, "approve", "links", "revoke", "7").stdout, "0 open link(s) of item 7 revoked")
+	mustContain(t, "bad id", h.fails(t, "approve", "links", "revoke", "x").stderr, "not an approval id")
+}

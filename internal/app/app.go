@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
@@ -81,6 +82,8 @@ type App struct {
 	// channel configured); getenv reads the channels' secrets.
 	outbox *notify.Outbox
 	getenv func(string) string
+	// links issues and checks signed approval links (nil: links off).
+	links *approvallink.Service
 }
 
 // Options tune New for tests and the sandbox.
@@ -148,7 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
 	a.Metrics = a.newMetrics()
-	a.startOutbox()
+	if err := a.startOutbox(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Account = config.DefaultAccountName
 	a.startLLM()
 	if err := a.startAccount(ctx, opts, bases, httpClient); err != nil {

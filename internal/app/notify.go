@@ -4,21 +4,44 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/approvallink"
+	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // startOutbox makes the notification outbox every account's gateway
-// writes into, when any channel is configured.
-func (a *App) startOutbox() {
-	if a.DB == nil || len(a.Cfg.Notify.Channels) == 0 {
-		return
+// writes into, when any channel is configured, and the approval links
+// service when links are enabled.
+func (a *App) startOutbox() error {
+	if a.DB == nil {
+		return nil
 	}
-	a.outbox = notify.NewOutbox(a.DB, notify.Routes(a.Cfg.Notify), a.Now)
+	if len(a.Cfg.Notify.Channels) > 0 {
+		a.outbox = notify.NewOutbox(a.DB, notify.Routes(a.Cfg.Notify), a.Now)
+	}
+	if !a.Cfg.ApprovalLinks.Enabled {
+		return nil
+	}
+	links, err := approvallink.New(approvallink.Options{DB: a.DB, KeyPath: filepath.Join(a.Cfg.Home, approvallink.KeyFile),
+		BaseURL: a.Cfg.Notify.PublicBaseURL, TTL: time.Duration(a.Cfg.ApprovalLinks.TTLMinutes) * time.Minute,
+		Queue: appQueue{a}, Now: a.Now})
+	if err != nil {
+		return err
+	}
+	a.links = links
+	return nil
 }
+
+// Links returns the approval links service, or nil when links are off.
+// Only the human's surfaces (the web pages, the CLI) use it: no tool does.
+func (a *App) Links() *approvallink.Service { return a.top().links }
 
 // Outbox returns the notification outbox, or nil when no channel is
 // configured (or there is no database).
@@ -62,28 +85,123 @@ func (a *App) StartNotifications(ctx context.Context) error {
 	}
 	d := notify.NewDispatcher(r.dispatcherOptions(chans))
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		d.Run(ctx)
 	}()
+	// Telegram buttons act only with one-tap links; their presses arrive
+	// by long polling, one poller per channel across processes.
+	if r.links != nil && r.Cfg.ApprovalLinks.OneTap {
+		for _, c := range chans {
+			tg, ok := c.(*notify.Telegram)
+			if !ok {
+				continue
+			}
+			p := &notify.TelegramPoller{T: tg, Outbox: r.outbox, Items: appItems{r}, Links: r.links, Decide: buttonDecider{appQueue{r}},
+				Acquire: r.pollLock(tg.Name()), Log: r.Log}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.Run(ctx)
+			}()
+		}
+	}
 	r.OnClose(func() error {
 		cancel()
-		<-done
+		wg.Wait()
 		return nil
 	})
-	r.Log.Info("notifications: dispatcher running", "channels", len(chans))
+	r.Log.Info("notifications: dispatcher running", "channels", len(chans), "links", r.links != nil)
 	return nil
+}
+
+// pollLock makes this process the only Telegram poller of channel: a
+// session lock on PostgreSQL (across hosts), a lock file in the home on
+// SQLite.
+func (a *App) pollLock(channel string) notify.Acquire {
+	key := "notify:telegram:" + channel
+	if a.DB.Dialect == store.Postgres {
+		return func(ctx context.Context) (notify.Lease, error) {
+			return a.DB.TrySessionLease(ctx, key)
+		}
+	}
+	path := filepath.Join(a.Cfg.Home, "locks", "telegram-"+channel+".lock")
+	return func(context.Context) (notify.Lease, error) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := flock.TryLock(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return fileLease{f}, nil
+	}
+}
+
+// fileLease is a held lock file; the kernel drops it if the process dies.
+type fileLease struct{ f *os.File }
+
+func (fileLease) Held(context.Context) error { return nil }
+func (l fileLease) Release() {
+	_ = flock.Unlock(l.f)
+	_ = l.f.Close()
+}
+
+// appQueue decides approval items through each account's gateway, for
+// links and Telegram buttons.
+type appQueue struct{ a *App }
+
+func (q appQueue) Item(ctx context.Context, account string, id int64) (*gateway.ApprovalItem, error) {
+	return appItems(q).Item(ctx, account, id)
+}
+
+func (q appQueue) gateway(account string) (*gateway.Gateway, error) {
+	acc, err := q.a.ForAccount(account)
+	if err != nil {
+		return nil, err
+	}
+	return acc.RequireGateway()
+}
+
+// Decide approves or rejects as reviewer, running hook in the decision's
+// transaction (approvallink.Queue).
+func (q appQueue) Decide(ctx context.Context, account string, id int64, approve bool, reviewer string, hook gateway.DecideHook) (*gateway.ApprovalItem, error) {
+	g, err := q.gateway(account)
+	if err != nil {
+		return nil, err
+	}
+	if approve {
+		it, _, err := g.ApproveWith(ctx, id, reviewer, "", hook)
+		return it, err
+	}
+	return g.RejectWith(ctx, id, reviewer, "", hook)
+}
+
+// buttonDecider decides for a Telegram button press (notify.Decider).
+type buttonDecider struct{ q appQueue }
+
+func (d buttonDecider) Decide(ctx context.Context, account string, id int64, approve bool, reviewer string) (*gateway.ApprovalItem, error) {
+	return d.q.Decide(ctx, account, id, approve, reviewer, nil)
 }
 
 // dispatcherOptions are the dispatcher's settings over this home.
 func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions {
 	n := a.Cfg.Notify
-	return notify.DispatcherOptions{
+	o := notify.DispatcherOptions{
 		Outbox: a.outbox, Channels: chans, Items: appItems{a},
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
-		Now: a.Now, Log: a.Log,
+		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
 	}
+	if a.links != nil {
+		o.Links = a.links
+	}
+	return o
 }
 
 // appItems reads approval items through each account's gateway.

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -69,8 +70,14 @@ type Deps struct {
 	// When set, it replaces the single account of the fields above; the
 	// first is shown unless a page asks for another.
 	Accounts []Account
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Links checks and acts on signed approval links (/a/TOKEN); nil
+	// means the links are off and /a/ is not found.
+	Links *approvallink.Service
+	// PublicBaseURL is where a phone reaches the links
+	// (notify.public_base_url); its host is accepted on /a/.
+	PublicBaseURL string
+	Log           *slog.Logger
+	Now           func() time.Time
 }
 
 // Account is one X account's services. Each account has its own gateway
@@ -107,6 +114,9 @@ type Options struct {
 	// endpoint): every route, link, asset, redirect and the session
 	// cookie live under it. Empty serves at the root.
 	Prefix string
+	// TrustedProxies are the addresses (--behind-proxy) whose
+	// X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
 }
 
 // Server is the review site. It is an http.Handler.
@@ -126,6 +136,11 @@ type Server struct {
 	mu         sync.Mutex
 	loginToken string // one-time; "" once used
 	sessions   map[string]*session
+
+	// limiter counts failed link verifications per client; publicHost and
+	// publicOrigin are the public base URL's.
+	limiter                  *approvallink.Limiter
+	publicHost, publicOrigin string
 }
 
 type session struct {
@@ -159,7 +174,15 @@ func New(d Deps, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
-	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now)}
+	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now),
+		limiter: approvallink.NewLimiter(d.Now)}
+	if d.PublicBaseURL != "" {
+		u, err := url.Parse(d.PublicBaseURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("web: public base URL %q is not a URL with a host", d.PublicBaseURL)
+		}
+		s.publicHost, s.publicOrigin = u.Host, u.Scheme+"://"+u.Host
+	}
 	if len(d.Accounts) == 0 {
 		d.Accounts = []Account{{Name: "default", Gateway: d.Gateway, Workflow: d.Workflow, Autopilot: d.Autopilot, DailyBudgetUSD: d.DailyBudgetUSD}}
 	}
@@ -267,7 +290,12 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP checks Host and Origin, sets the security headers and routes.
+// Signed links (/a/) have checks of their own (LinkHandler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.o.Prefix == "" && strings.HasPrefix(r.URL.Path, LinkPrefix) {
+		s.serveLink(w, r)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")

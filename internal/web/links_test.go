@@ -1,0 +1,218 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+)
+
+const phoneBase = "https://phone.example.ts.net"
+
+func linksOn(c *config.Config) {
+	c.Notify.PublicBaseURL = phoneBase
+	c.ApprovalLinks.Enabled = true
+}
+
+// linkReq sends a request for path as a phone reaching the public base URL
+// does (its Host), and returns the status, headers and body.
+func (s *site) linkReq(method, path string, form url.Values, origin string) (int, http.Header, string) {
+	s.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, s.base+path, body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Host = "phone.example.ts.net"
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// issue queues a post through MCP and issues its links for channel.
+func (s *site) issue(cs *mcp.ClientSession, text, channel string) (int64, map[string]string) {
+	s.t.Helper()
+	id := s.postTweet(cs, text)
+	it, err := s.a.Gateway.Item(context.Background(), id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	l, err := s.a.Links().Links(context.Background(), "default", it, channel)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	path := func(u string) string {
+		if !strings.HasPrefix(u, phoneBase+"/a/") {
+			s.t.Fatalf("link %q is not under the public base URL", u)
+		}
+		return strings.TrimPrefix(u, phoneBase)
+	}
+	return id, map[string]string{"view": path(l.View), "approve": path(l.Approve), "reject": path(l.Reject),
+		"approve_csrf": l.ApproveCSRF, "reject_csrf": l.RejectCSRF}
+}
+
+func hiddenCSRF(t *testing.T, page string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(page, `name="csrf" value="`)
+	if !ok {
+		t.Fatalf("no CSRF field on the page:\n%s", page)
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
+}
+
+// GET shows the post as the approvals page does and changes nothing; POST
+// with the link's CSRF value decides once, as link:<channel>; the post then
+// exists once on X, and a second tap says the link was used.
+func TestLinkShowsThenDecidesOnce(t *testing.T) {
+	s := newSite(t, linksOn)
+	cs := s.mcpClient()
+	id, l := s.issue(cs, "Shipping approvals from a phone #golang @gopher", "phone")
+	item, _ := s.a.Gateway.Item(context.Background(), id)
+	rule := item.MatchedRuleID
+	if rule == "" {
+		rule = "(approval mode)"
+	}
+	for i := 0; i < 2; i++ {
+		status, h, page := s.linkReq("GET", l["view"], nil, "")
+		if status != http.StatusOK {
+			t.Fatalf("GET view: %d\n%s", status, page)
+		}
+		for k, want := range map[string]string{"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex",
+			"Content-Security-Policy": "frame-ancestors 'none'"} {
+			if !strings.Contains(h.Get(k), want) {
+				t.Errorf("%s = %q, want %q in it", k, h.Get(k), want)
+			}
+		}
+		if strings.Contains(h.Get("Content-Security-Policy"), "script-src") || strings.Contains(page, "<script") {
+			t.Error("the link page allows or loads a script")
+		}
+		mustHave(t, "link page", page, "Shipping approvals from a phone", `class="hashtag"`, "/280", rule, "Asked by", "mcp", `id="approve"`, `id="reject"`)
+	}
+	if it, _ := s.a.Gateway.Item(context.Background(), id); it.Status != gateway.ApprovalPending {
+		t.Fatalf("viewing changed the item: %s", it.Status)
+	}
+	_, _, page := s.linkReq("GET", l["view"], nil, "")
+	csrf := hiddenCSRF(t, page)
+	status, _, _ := s.linkReq("POST", l["view"], url.Values{"csrf": {"not-it"}, "decision": {"approve"}}, "null")
+	if status != http.StatusForbidden {
+		t.Fatalf("POST with a wrong CSRF value: %d", status)
+	}
+	status, _, page = s.linkReq("POST", l["view"], url.Values{"csrf": {csrf}, "decision": {"approve"}}, "null")
+	if status != http.StatusOK || !strings.Contains(page, "Approved and done") {
+		t.Fatalf("POST approve: %d\n%s", status, page)
+	}
+	it, _ := s.a.Gateway.Item(context.Background(), id)
+	if it.Status != gateway.ApprovalExecuted || it.ReviewedBy != "link:phone" {
+		t.Fatalf("item %s reviewed by %q", it.Status, it.ReviewedBy)
+	}
+	n := 0
+	for _, tw := range s.a.Sim.Server.World().Tweets {
+		if tw.Text == "Shipping approvals from a phone #golang @gopher" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the post exists %d times on X", n)
+	}
+	status, _, page = s.linkReq("POST", l["view"], url.Values{"csrf": {csrf}, "decision": {"approve"}}, "null")
+	if status != http.StatusGone || !strings.Contains(page, "already used") {
+		t.Fatalf("second tap: %d\n%s", status, page)
+	}
+	status, _, page = s.linkReq("POST", l["approve"], url.Values{"csrf": {l["approve_csrf"]}}, "")
+	if status != http.StatusGone || !strings.Contains(page, "already decided") {
+		t.Fatalf("the other device's approve link: %d\n%s", status, page)
+	}
+}
+
+// Hostile cases: a forged MAC is 404, a link after an edit is 410 saying
+// so, a foreign Origin or Host is refused, and a client that keeps
+// failing gets 429.
+func TestLinkRefusals(t *testing.T) {
+	s := newSite(t, linksOn)
+	cs := s.mcpClient()
+	id, l := s.issue(cs, "before the edit", "phone")
+	forged := l["approve"][:len(l["approve"])-3] + "AAA"
+	if forged == l["approve"] {
+		forged = l["approve"][:len(l["approve"])-3] + "BBB"
+	}
+	if status, _, _ := s.linkReq("GET", forged, nil, ""); status != http.StatusNotFound {
+		t.Fatalf("forged MAC: %d, want 404", status)
+	}
+	if status, _, _ := s.linkReq("POST", forged, url.Values{"csrf": {l["approve_csrf"]}}, ""); status != http.StatusNotFound {
+		t.Fatalf("forged MAC POST: %d, want 404", status)
+	}
+	if _, err := s.a.Gateway.Edit(context.Background(), id, "after the edit"); err != nil {
+		t.Fatal(err)
+	}
+	status, _, page := s.linkReq("POST", l["approve"], url.Values{"csrf": {l["approve_csrf"]}}, "")
+	if status != http.StatusGone || !strings.Contains(page, "edited") {
+		t.Fatalf("link after an edit: %d\n%s", status, page)
+	}
+	if it, _ := s.a.Gateway.Item(context.Background(), id); it.Status != gateway.ApprovalPending {
+		t.Fatalf("a link from before the edit decided the item: %s", it.Status)
+	}
+	_, l2 := s.issue(cs, "second post", "phone")
+	if status, _, _ := s.linkReq("POST", l2["approve"], url.Values{"csrf": {l2["approve_csrf"]}}, "https://evil.example"); status != http.StatusForbidden {
+		t.Fatalf("foreign Origin: %d", status)
+	}
+	req, _ := http.NewRequest("GET", s.base+l2["view"], nil)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("foreign Host: %d", resp.StatusCode)
+	}
+	// Two forgeries were counted; eight more use up the minute.
+	for i := 0; i < 8; i++ {
+		s.linkReq("GET", "/a/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", nil, "")
+	}
+	status, h, _ := s.linkReq("GET", l2["view"], nil, "")
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("after 10 failures: %d, want 429 even for a good link", status)
+	}
+}
+
+// No tool ever returns a link: the queue tools show the item, never /a/.
+func TestNoToolOutputHoldsALink(t *testing.T) {
+	s := newSite(t, linksOn)
+	cs := s.mcpClient()
+	id, _ := s.issue(cs, "tools must not see links", "phone")
+	for _, call := range []mcp.CallToolParams{
+		{Name: "list_pending_approvals", Arguments: map[string]any{}},
+		{Name: "get_approval_item", Arguments: map[string]any{"id": id}},
+	} {
+		res, err := cs.CallTool(context.Background(), &call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if strings.Contains(string(b), "/a/") || strings.Contains(string(b), phoneBase) {
+			t.Fatalf("%s returns a link: %s", call.Name, b)
+		}
+	}
+}
