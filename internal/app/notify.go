@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
 // startOutbox makes the notification outbox every account's gateway
@@ -195,6 +197,7 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 	n := a.Cfg.Notify
 	o := notify.DispatcherOptions{
 		Outbox: a.outbox, Channels: chans, Items: appItems{a},
+		Sweeps: notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
 		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
 	}
@@ -269,4 +272,57 @@ func (a *App) NotificationStatus(ctx context.Context) (notify.Report, error) {
 		return notify.Report{Channels: []notify.ChannelReport{}, LinksEnabled: r.Cfg.ApprovalLinks.Enabled}, nil
 	}
 	return r.outbox.Report(ctx, r.Cfg.Notify, r.Cfg.ApprovalLinks.Enabled)
+}
+
+// appSource is what the notification sweeps read, through each account's
+// gateway and workflow.
+type appSource struct{ a *App }
+
+func (s appSource) Accounts() []string { return s.a.Accounts() }
+
+func (s appSource) gateway(account string) (*gateway.Gateway, error) { return appQueue(s).gateway(account) }
+
+func (s appSource) Pending(ctx context.Context, account string) ([]gateway.ApprovalItem, error) {
+	g, err := s.gateway(account)
+	if err != nil {
+		return nil, err
+	}
+	return g.Pending(ctx, 500)
+}
+
+func (s appSource) Mutations(ctx context.Context, account, status string, since time.Time) ([]gateway.AuditEntry, error) {
+	g, err := s.gateway(account)
+	if err != nil {
+		return nil, err
+	}
+	return g.Recent(ctx, gateway.AuditFilter{Status: status, Since: since, Limit: 100})
+}
+
+func (s appSource) PublishFailures(ctx context.Context, account string, since time.Time) ([]notify.Item, error) {
+	acc, err := s.a.ForAccount(account)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := acc.Workflow()
+	if err != nil {
+		return nil, err
+	}
+	drafts, err := wf.Drafts(ctx, workflow.DraftFailed)
+	if err != nil {
+		return nil, err
+	}
+	var out []notify.Item
+	for _, d := range drafts {
+		t, err := store.ParseTime(d.UpdatedAt)
+		if err != nil || t.Before(since) {
+			continue
+		}
+		text := d.Text
+		if text == "" {
+			text = strings.Join(d.Tweets, "\n\n")
+		}
+		out = append(out, notify.Item{Tool: "scheduled_" + d.ContentType, Text: text, DraftID: d.ID, CreatedAt: d.UpdatedAt,
+			Error: "publishing the scheduled draft failed; see `tuitbot audit recent`"})
+	}
+	return out, nil
 }

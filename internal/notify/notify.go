@@ -61,6 +61,8 @@ type Item struct {
 	// post.published; Error says what failed (publish.failed).
 	CorrelationID string `json:"correlation_id,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// DraftID names the scheduled draft of publish.failed.
+	DraftID int64 `json:"draft_id,omitempty"`
 }
 
 // Links are the signed links of one item for one channel; empty when

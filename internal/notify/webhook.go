@@ -76,12 +76,13 @@ type webhookData struct {
 	ReviewedBy    string `json:"reviewed_by,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
 	Error         string `json:"error,omitempty"`
+	DraftID       int64  `json:"draft_id,omitempty"`
 }
 
 func dataOf(it Item, l Links) webhookData {
 	return webhookData{Account: it.Account, ItemID: it.ItemID, Tool: it.Tool, Text: it.Text, ParamsHash: it.ParamsHash, Rule: it.Rule,
 		Caller: it.Caller, CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt, ViewURL: l.View, ApproveURL: l.Approve, RejectURL: l.Reject,
-		Status: it.Status, ReviewedBy: it.ReviewedBy, CorrelationID: it.CorrelationID, Error: it.Error}
+		Status: it.Status, ReviewedBy: it.ReviewedBy, CorrelationID: it.CorrelationID, Error: it.Error, DraftID: it.DraftID}
 }
 
 // WebhookBody is the JSON a webhook receives. A digest's data holds the

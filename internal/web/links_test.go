@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -214,5 +217,85 @@ func TestNoToolOutputHoldsALink(t *testing.T) {
 		if strings.Contains(string(b), "/a/") || strings.Contains(string(b), phoneBase) {
 			t.Fatalf("%s returns a link: %s", call.Name, b)
 		}
+	}
+}
+
+// The loop a phone closes: an agent posts over MCP, the webhook receiver
+// gets the signed event with its links, the view link is opened and
+// Approve tapped, the post exists once on X, and a second tap says used.
+func TestPhoneLoopOverWebhook(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	t.Setenv("TUITBOT_TEST_HOOK_SECRET", secret)
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 4)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if err := wh.Verify(b, r.Header); err != nil {
+			t.Errorf("signature: %v", err)
+		}
+		got <- b
+	}))
+	defer rcv.Close()
+	s := newSite(t, func(c *config.Config) {
+		linksOn(c)
+		c.Notify.BatchWindowSeconds = 0
+		c.Notify.Channels = []config.NotifyChannel{{Name: "hook", Type: "webhook", URL: rcv.URL + "/in", SecretEnv: "TUITBOT_TEST_HOOK_SECRET"}}
+	})
+	if err := s.a.StartNotifications(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs := s.mcpClient()
+	const text = "Approved from the phone, exactly once"
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_post_tweet", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res); strings.Contains(string(b), "/a/") {
+		t.Fatalf("the tool result holds a link: %s", b)
+	}
+	var ev struct {
+		Type string `json:"type"`
+		Data struct {
+			Text       string `json:"text"`
+			ViewURL    string `json:"view_url"`
+			ApproveURL string `json:"approve_url"`
+			RejectURL  string `json:"reject_url"`
+		} `json:"data"`
+	}
+	select {
+	case b := <-got:
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the webhook got nothing")
+	}
+	if ev.Type != "approval.created" || ev.Data.Text != text || !strings.HasPrefix(ev.Data.ViewURL, phoneBase+"/a/") ||
+		!strings.HasPrefix(ev.Data.ApproveURL, phoneBase+"/a/") || !strings.HasPrefix(ev.Data.RejectURL, phoneBase+"/a/") {
+		t.Fatalf("event %+v", ev)
+	}
+	view := strings.TrimPrefix(ev.Data.ViewURL, phoneBase)
+	status, _, page := s.linkReq("GET", view, nil, "")
+	if status != http.StatusOK || !strings.Contains(page, text) {
+		t.Fatalf("view: %d\n%s", status, page)
+	}
+	form := url.Values{"csrf": {hiddenCSRF(t, page)}, "decision": {"approve"}}
+	if status, _, page := s.linkReq("POST", view, form, "null"); status != http.StatusOK || !strings.Contains(page, "Approved") {
+		t.Fatalf("approve: %d\n%s", status, page)
+	}
+	if status, _, page := s.linkReq("POST", view, form, "null"); status != http.StatusGone || !strings.Contains(page, "already used") {
+		t.Fatalf("second tap: %d\n%s", status, page)
+	}
+	n := 0
+	for _, tw := range s.a.Sim.Server.World().Tweets {
+		if tw.Text == text {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the post exists %d times", n)
 	}
 }
