@@ -197,7 +197,7 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 	n := a.Cfg.Notify
 	o := notify.DispatcherOptions{
 		Outbox: a.outbox, Channels: chans, Items: appItems{a},
-		Sweeps: notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
+		Sweeps:      notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
 		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
 	}
@@ -280,7 +280,9 @@ type appSource struct{ a *App }
 
 func (s appSource) Accounts() []string { return s.a.Accounts() }
 
-func (s appSource) gateway(account string) (*gateway.Gateway, error) { return appQueue(s).gateway(account) }
+func (s appSource) gateway(account string) (*gateway.Gateway, error) {
+	return appQueue(s).gateway(account)
+}
 
 func (s appSource) Pending(ctx context.Context, account string) ([]gateway.ApprovalItem, error) {
 	g, err := s.gateway(account)
