@@ -74,6 +74,9 @@ func webDeps(a *app.App) (web.Deps, error) {
 		return web.Deps{}, err
 	}
 	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg), Links: a.Links(), PublicBaseURL: a.Cfg.Notify.PublicBaseURL}
+	if o := a.Outbox(); o != nil {
+		d.Notified = o.LastNotified
+	}
 	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
 		d.Settings = masked
 	}

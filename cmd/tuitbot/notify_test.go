@@ -151,3 +151,25 @@ func TestApproveLinksCommands(t *testing.T) {
 	mustContain(t, "revoke", h.ok(t, "approve", "links", "revoke", "7").stdout, "0 open link(s) of item 7 revoked")
 	mustContain(t, "bad id", h.fails(t, "approve", "links", "revoke", "x").stderr, "not an approval id")
 }
+
+// `tuitbot status` reports how long decided items waited, per channel.
+func TestStatusShowsApprovalLatency(t *testing.T) {
+	h := newHome(t)
+	seedPending(t, h, 2)
+	h.ok(t, "approve", "reject", "1")
+	out := h.ok(t, "status").stdout
+	mustContain(t, "status", out, "approval latency, queued to decided (30 days):", "all", "cli", "(1 items)")
+	var st struct {
+		Latency []struct {
+			Channel string  `json:"channel"`
+			Count   int     `json:"count"`
+			P50     float64 `json:"p50_seconds"`
+		} `json:"approval_latency"`
+	}
+	if err := json.Unmarshal([]byte(h.ok(t, "status", "--json").stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Latency) != 2 || st.Latency[0].Channel != "all" || st.Latency[1].Channel != "cli" || st.Latency[1].Count != 1 {
+		t.Fatalf("approval_latency %+v", st.Latency)
+	}
+}

@@ -24,13 +24,14 @@ func (a *App) MCPDeps() mcpserver.Deps {
 			}
 			return out
 		},
-		ApprovalOverrides: a.ApprovalOverrides,
-		ValidateConfig:    ValidateAll,
-		PolicyWarnings:    PolicyWarnings,
-		AccountName:       a.Account,
-		Accounts:          a.Accounts,
-		XHealth:           func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
-		ObserveTool:       a.Metrics.ObserveTool,
+		ApprovalOverrides:  a.ApprovalOverrides,
+		ValidateConfig:     ValidateAll,
+		PolicyWarnings:     PolicyWarnings,
+		AccountName:        a.Account,
+		Accounts:           a.Accounts,
+		XHealth:            func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
+		ObserveTool:        a.Metrics.ObserveTool,
+		NotificationStatus: a.NotificationStatus,
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {

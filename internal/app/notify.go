@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -49,13 +50,32 @@ func (a *App) Links() *approvallink.Service { return a.top().links }
 // configured (or there is no database).
 func (a *App) Outbox() *notify.Outbox { return a.top().outbox }
 
-// notifier is what the gateways record notices through; nil (no
-// interface value at all) when there is no outbox.
+// notifier is what the gateways record notices through: the outbox (when
+// channels are configured) and the approval latency histogram.
 func (a *App) notifier() gateway.Notifier {
-	if o := a.top().outbox; o != nil {
-		return o
+	r := a.top()
+	return appNotifier{out: r.outbox, m: r.Metrics}
+}
+
+// appNotifier records each decision's wait in the metrics and hands every
+// notice to the outbox.
+type appNotifier struct {
+	out *notify.Outbox
+	m   *metrics.Metrics
+}
+
+func (n appNotifier) Notice(ctx context.Context, tx gateway.TxExec, nt gateway.Notice) error {
+	if nt.Kind == gateway.NoticeDecided && n.m != nil {
+		c, err1 := store.ParseTime(nt.Item.CreatedAt)
+		r, err2 := store.ParseTime(nt.Item.ReviewedAt)
+		if err1 == nil && err2 == nil && !r.Before(c) {
+			n.m.ObserveApproval(gateway.ReviewChannel(nt.Item.ReviewedBy), nt.Account, r.Sub(c))
+		}
 	}
-	return nil
+	if n.out == nil {
+		return nil
+	}
+	return n.out.Notice(ctx, tx, nt)
 }
 
 // NotifyChannels builds the configured channels with their secrets from
@@ -200,6 +220,7 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 		Sweeps:      notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
 		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
+		OnDelivered: a.Metrics.ObserveNotification,
 	}
 	if a.links != nil {
 		o.Links = a.links

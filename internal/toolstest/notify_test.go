@@ -6,11 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 )
 
@@ -118,4 +120,38 @@ func TestRoutedPostIsAnnouncedAndADeadChannelDoesNotSlowIt(t *testing.T) {
 	if body.Type != "approval.created" || body.Data.ItemID != q.ID || body.Data.Text != "announced from the outbox" || body.Data.Tool != "x_post_tweet" {
 		t.Fatalf("event %+v", body)
 	}
+
+	// The live channel's loop records a delivery before it sends the next
+	// message, so once a second one arrives the first is on record.
+	e.call("x_post_tweet", map[string]any{"text": "a second post"}).ok(t, nil)
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the live channel got no second message")
+	}
+	// get_notification_status shows both channels without their paths or
+	// secrets; the live one has delivered, the dead one still waits.
+	var rep struct {
+		Channels []struct {
+			Name        string `json:"name"`
+			Type        string `json:"type"`
+			Target      string `json:"target"`
+			LastSuccess string `json:"last_success"`
+			Pending     int    `json:"pending"`
+		} `json:"channels"`
+	}
+	st := e.call("get_notification_status", map[string]any{})
+	st.ok(t, &rep)
+	if len(rep.Channels) != 2 || rep.Channels[1].Name != "live" || rep.Channels[1].LastSuccess == "" || rep.Channels[1].Target != live.URL ||
+		rep.Channels[0].Pending != 2 || rep.Channels[0].LastSuccess != "" {
+		t.Fatalf("status %+v", rep)
+	}
+	raw, _ := json.Marshal(st)
+	for _, leak := range []string{"/hook", "whsec_", "/a/"} {
+		if strings.Contains(string(raw), leak) {
+			t.Fatalf("get_notification_status shows %q: %s", leak, raw)
+		}
+	}
+	// It takes no arguments.
+	e.call("get_notification_status", map[string]any{"channel": "live"}).fails(t, apperr.InvalidInput)
 }

@@ -56,6 +56,9 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 		t.Fatalf("app.New: %v", err)
 	}
 	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\"", Links: a.Links(), PublicBaseURL: cfg.Notify.PublicBaseURL}
+	if o := a.Outbox(); o != nil {
+		d.Notified = o.LastNotified
+	}
 	// Every account of the sandbox home (the demo brands too), as
 	// `tuitbot web` serves them.
 	for _, name := range a.Accounts() {

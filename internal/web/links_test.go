@@ -16,6 +16,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
 )
 
 const phoneBase = "https://phone.example.ts.net"
@@ -142,6 +143,30 @@ func TestLinkShowsThenDecidesOnce(t *testing.T) {
 	status, _, page = s.linkReq("POST", l["view"], url.Values{"csrf": {csrf}, "decision": {"approve"}}, "null")
 	if status != http.StatusGone || !strings.Contains(page, "already used") {
 		t.Fatalf("second tap: %d\n%s", status, page)
+	}
+	// The wait from queued to decided is in the Prometheus histogram,
+	// under the link's channel and the account.
+	fams, err := s.a.Metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var observed uint64
+	for _, f := range fams {
+		if f.GetName() != "tuitbot_approval_latency_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			if labels["channel"] == "link:phone" && labels["account"] == "default" {
+				observed = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if observed != 1 {
+		t.Fatalf("approval latency observations for link:phone = %d, want 1", observed)
 	}
 	status, _, page = s.linkReq("POST", l["approve"], url.Values{"csrf": {l["approve_csrf"]}}, "")
 	if status != http.StatusGone || !strings.Contains(page, "already decided") {
@@ -297,5 +322,38 @@ func TestPhoneLoopOverWebhook(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("the post exists %d times", n)
+	}
+}
+
+// The approvals page says when and through which channel an item's notice
+// went out.
+func TestApprovalsPageShowsNotifiedVia(t *testing.T) {
+	t.Setenv("TUITBOT_TEST_HOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer rcv.Close()
+	s := newSite(t, func(c *config.Config) {
+		c.Notify.Channels = []config.NotifyChannel{{Name: "ops-hook", Type: "webhook", URL: rcv.URL, SecretEnv: "TUITBOT_TEST_HOOK_SECRET"}}
+	})
+	cs := s.mcpClient()
+	id := s.postTweet(cs, "tell someone about me")
+	other := s.postTweet(cs, "not delivered yet")
+	chans, err := s.a.NotifyChannels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One delivery, for the first item only.
+	if err := notify.NewDispatcher(notify.DispatcherOptions{Outbox: s.a.Outbox(), Channels: chans}).Deliver(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.client()
+	status, page := s.get(c, "/approvals")
+	if status != http.StatusOK {
+		t.Fatalf("approvals: %d", status)
+	}
+	if !strings.Contains(page, `id="notified-`+itoa(id)+`">notified via ops-hook`) {
+		t.Fatalf("no 'notified via ops-hook' for item %d:\n%s", id, page)
+	}
+	if strings.Contains(page, `id="notified-`+itoa(other)+`"`) {
+		t.Fatal("an item whose notice did not go out shows as notified")
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -76,6 +77,9 @@ type Deps struct {
 	// PublicBaseURL is where a phone reaches the links
 	// (notify.public_base_url); its host is accepted on /a/.
 	PublicBaseURL string
+	// Notified says when each item's notice last went out, per account
+	// (nil: no notification channels).
+	Notified func(ctx context.Context, account string, ids []int64) (map[int64]notify.Notified, error)
 	Log           *slog.Logger
 	Now           func() time.Time
 }
