@@ -80,8 +80,8 @@ type Deps struct {
 	// Notified says when each item's notice last went out, per account
 	// (nil: no notification channels).
 	Notified func(ctx context.Context, account string, ids []int64) (map[int64]notify.Notified, error)
-	Log           *slog.Logger
-	Now           func() time.Time
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Account is one X account's services. Each account has its own gateway
