@@ -1,15 +1,29 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -172,4 +186,87 @@ func TestStatusShowsApprovalLatency(t *testing.T) {
 	if len(st.Latency) != 2 || st.Latency[0].Channel != "all" || st.Latency[1].Channel != "cli" || st.Latency[1].Count != 1 {
 		t.Fatalf("approval_latency %+v", st.Latency)
 	}
+}
+
+// `tuitbot web --listen` on another address than loopback needs TLS or a
+// trusted proxy, and says both; with TLS the login URL is https and works.
+func TestWebListenNeedsTLSOrProxy(t *testing.T) {
+	h := newHome(t)
+	f := h.fails(t, "web", "--listen", "0.0.0.0:0")
+	mustContain(t, "refusal", f.stderr, "--tls-cert", "--tls-key", "--behind-proxy", "not a loopback address")
+	mustContain(t, "half TLS", h.fails(t, "web", "--listen", "0.0.0.0:0", "--tls-cert", "c.pem").stderr, "--tls-cert and --tls-key go together")
+	mustContain(t, "bad CIDR", h.fails(t, "web", "--listen", "0.0.0.0:0", "--behind-proxy", "tailnet").stderr, "--behind-proxy \"tailnet\"")
+
+	certFile, keyFile, pool := writeTestCert(t, h.dir)
+	cmd := exec.Command(binPath, "web", "--sandbox", "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	var stdout syncBuffer
+	stderr := &syncBuffer{}
+	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	m := stdout.waitFor(regexp.MustCompile(`(?m)^https://127\.0\.0\.1:\d+/login\?token=[0-9a-f]+$`), 30*time.Second)
+	if m == nil {
+		t.Fatalf("no https login URL\nstdout:\n%s\nstderr:\n%s", &stdout, stderr)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	resp, err := c.Get(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Scheme != "https" {
+		t.Fatalf("login over TLS: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	var secure bool
+	for _, r := range []*http.Response{resp.Request.Response} {
+		if r == nil {
+			continue
+		}
+		for _, ck := range r.Cookies() {
+			secure = secure || ck.Secure
+		}
+	}
+	if !secure {
+		t.Error("the session cookie over TLS is not Secure")
+	}
+	waitSignalExit(t, cmd, stderr)
+}
+
+// writeTestCert writes a self-signed certificate for 127.0.0.1 and its key.
+func writeTestCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(c)
+	return certFile, keyFile, pool
 }

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -36,6 +39,30 @@ type linkPage struct {
 // noindex and a CSP that allows no script and no framing.
 func (s *Server) LinkHandler() http.Handler {
 	return http.HandlerFunc(s.serveLink)
+}
+
+// ServeLinks serves the approval links alone on ln (approval_links.listen),
+// over TLS when the server uses it, until ctx ends; every other path is
+// not found.
+func (s *Server) ServeLinks(ctx context.Context, ln net.Listener) error {
+	if s.tlsConfig != nil {
+		ln = tls.NewListener(ln, s.tlsConfig)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(LinkPrefix, s.LinkHandler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		<-done
+		return nil
+	}
 }
 
 func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {

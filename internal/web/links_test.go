@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -355,5 +356,41 @@ func TestApprovalsPageShowsNotifiedVia(t *testing.T) {
 	}
 	if strings.Contains(page, `id="notified-`+itoa(other)+`"`) {
 		t.Fatal("an item whose notice did not go out shows as notified")
+	}
+}
+
+// Behind a trusted proxy the client is the address it reports; from any
+// other peer X-Forwarded-For is ignored, and so is X-Forwarded-Proto.
+func TestClientAndSchemeBehindProxy(t *testing.T) {
+	_, proxy, _ := net.ParseCIDR("127.0.0.1/32")
+	s := &Server{o: Options{TrustedProxies: []*net.IPNet{proxy}}}
+	req := func(remote, xff, proto string) *http.Request {
+		r := httptest.NewRequest("GET", "/a/x", nil)
+		r.RemoteAddr = remote
+		if xff != "" {
+			r.Header.Set("X-Forwarded-For", xff)
+		}
+		if proto != "" {
+			r.Header.Set("X-Forwarded-Proto", proto)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		remote, xff, proto string
+		client, scheme     string
+	}{
+		{"127.0.0.1:5000", "203.0.113.9", "https", "203.0.113.9", "https"},
+		{"127.0.0.1:5000", "198.51.100.1, 203.0.113.9", "", "203.0.113.9", "http"},
+		{"127.0.0.1:5000", "203.0.113.9, 127.0.0.1", "https", "203.0.113.9", "https"},
+		{"192.0.2.7:5000", "203.0.113.9", "https", "192.0.2.7", "http"},
+		{"127.0.0.1:5000", "not-an-ip", "", "127.0.0.1", "http"},
+	} {
+		r := req(tc.remote, tc.xff, tc.proto)
+		if got := s.clientOf(r); got != tc.client {
+			t.Errorf("%s xff %q: client %q, want %q", tc.remote, tc.xff, got, tc.client)
+		}
+		if got := s.scheme(r); got != tc.scheme {
+			t.Errorf("%s proto %q: scheme %q, want %q", tc.remote, tc.proto, got, tc.scheme)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -145,6 +146,9 @@ type Server struct {
 	// publicOrigin are the public base URL's.
 	limiter                  *approvallink.Limiter
 	publicHost, publicOrigin string
+	// tls is set when the server speaks TLS itself (UseTLS).
+	tls       bool
+	tlsConfig *tls.Config
 }
 
 type session struct {
@@ -217,7 +221,22 @@ func (s *Server) SetAddr(addr string) { s.addr = addr }
 func (s *Server) LoginURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "http://" + s.addr + s.o.Prefix + "/login?token=" + s.loginToken
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + s.addr + s.o.Prefix + "/login?token=" + s.loginToken
+}
+
+// PublicLoginURL is the login URL at the public base URL ("" when none is
+// configured). It holds the same one-time token as LoginURL.
+func (s *Server) PublicLoginURL() string {
+	if s.publicOrigin == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.TrimRight(s.d.PublicBaseURL, "/") + s.o.Prefix + "/login?token=" + s.loginToken
 }
 
 // Listen binds addr (loopback unless the caller insists otherwise).
@@ -232,6 +251,9 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.tlsConfig != nil {
+		ln = tls.NewListener(ln, s.tlsConfig)
+	}
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -310,13 +332,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the page's own form posts, which the Origin check refuses.)
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
-	if !s.hostAllowed(r.Host) {
+	if !s.linkHostAllowed(r.Host) {
 		// A page on another name that resolves here (DNS rebinding) must
-		// not reach the API.
+		// not reach the API. The public base URL's name is this server's
+		// too (a phone through Tailscale or a reverse proxy).
 		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+	if o := r.Header.Get("Origin"); o != "" && o != s.scheme(r)+"://"+r.Host && (s.publicOrigin == "" || !strings.EqualFold(o, s.publicOrigin)) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
@@ -350,6 +373,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // prefix) with 303 See Other.
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
 	http.Redirect(w, r, s.o.Prefix+path, http.StatusSeeOther)
+}
+
+// scheme is how the browser reached this request: https when this server
+// speaks TLS, or when a trusted proxy (--behind-proxy) says it did.
+func (s *Server) scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && s.trusted(ip) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+			return "https"
+		}
+	}
+	return "http"
+}
+
+// UseTLS makes the server speak TLS with the certificate and key files
+// (call it before LoginURL and Serve).
+func (s *Server) UseTLS(certFile, keyFile string) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	s.tls = true
+	return nil
 }
 
 // hostAllowed accepts the listening address and loopback names on its port.
@@ -400,7 +449,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if path == "" {
 		path = "/"
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: s.scheme(r) == "https"})
 	s.redirect(w, r, "/approvals")
 }
 
