@@ -62,7 +62,7 @@ func (f *fakeItems) set(id int64, fn func(*gateway.ApprovalItem)) {
 // world is an outbox on a real database with a fake clock, the queue it
 // notices and the channels it delivers to.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	db    *store.DB
 	clk   *clock.Fake
@@ -70,7 +70,7 @@ type world struct {
 	items *fakeItems
 }
 
-func newWorld(t *testing.T, routes ...Route) *world {
+func newWorld(t testing.TB, routes ...Route) *world {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	db := storetest.Open(t, store.Options{Now: clk.Now})
