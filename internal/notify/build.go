@@ -13,12 +13,7 @@ import (
 // no redirects (a webhook that redirects would take its signed body, and a
 // Slack or Discord URL is itself a secret).
 func HTTPClient() *http.Client {
-	return &http.Client{
-		Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	return &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirect}
 }
 
 // Routes are the channels' subscriptions.

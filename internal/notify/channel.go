@@ -68,7 +68,10 @@ func postJSON(ctx context.Context, client *http.Client, url string, body []byte,
 // do sends req and classifies the answer: 2xx is success; 408, 429 and 5xx
 // are retried (after Retry-After when given); any other 4xx is permanent.
 func do(client *http.Client, req *http.Request, now func() time.Time) ([]byte, error) {
-	resp, err := client.Do(req)
+	// Whatever client a channel was given, a redirect is never followed.
+	c := *client
+	c.CheckRedirect = noRedirect
+	resp, err := c.Do(req)
 	if err != nil {
 		// The URL may hold a secret (a Slack or Discord webhook): say which
 		// host failed, never the whole URL.
@@ -85,9 +88,16 @@ func do(client *http.Client, req *http.Request, now func() time.Time) ([]byte, e
 		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now())
 	case resp.StatusCode >= 400:
 		e.Permanent = true
+	case resp.StatusCode >= 300:
+		// Redirects are not followed (the body is signed for this URL,
+		// and the URL may be a secret): the configured URL is wrong.
+		e.Permanent = true
+		e.Err = fmt.Errorf("%s answered %s: redirects are not followed; configure the final URL", req.URL.Host, resp.Status)
 	}
 	return nil, e
 }
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.
 func retryAfter(v string, now time.Time) time.Duration {

@@ -113,6 +113,7 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 		{"bad request", 400, nil, StatusFailed, 0, 0},
 		{"unauthorized", 401, nil, StatusFailed, 0, 0},
 		{"gone", 410, nil, StatusFailed, 0, 0},
+		{"redirect", 302, http.Header{"Location": {"https://elsewhere.example/"}}, StatusFailed, 0, 0},
 		{"timeout", 408, nil, StatusPending, 4 * time.Second, 6 * time.Second},
 		{"server error", 503, nil, StatusPending, 4 * time.Second, 6 * time.Second},
 		{"rate limited", 429, http.Header{"Retry-After": {"120"}}, StatusPending, 120 * time.Second, 120 * time.Second},

@@ -169,6 +169,11 @@ func TestLinkShowsThenDecidesOnce(t *testing.T) {
 	if observed != 1 {
 		t.Fatalf("approval latency observations for link:phone = %d, want 1", observed)
 	}
+	// And /analytics shows the channel's p50 and p90.
+	c, _ := s.client()
+	if status, page := s.get(c, "/analytics"); status != http.StatusOK || !strings.Contains(page, `id="latency-link:phone"`) {
+		t.Fatalf("analytics: %d, no latency row for link:phone", status)
+	}
 	status, _, page = s.linkReq("POST", l["approve"], url.Values{"csrf": {l["approve_csrf"]}}, "")
 	if status != http.StatusGone || !strings.Contains(page, "already decided") {
 		t.Fatalf("the other device's approve link: %d\n%s", status, page)
