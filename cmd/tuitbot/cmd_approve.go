@@ -11,6 +11,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
@@ -171,7 +172,69 @@ func (c *cli) approveCmd() *cobra.Command {
 		return nil
 	})
 	edit.Flags().StringVar(&text, "text", "", "the new text")
-	cmd.AddCommand(list, show, approve, reject, edit)
+	cmd.AddCommand(list, show, approve, reject, edit, c.approveLinksCmd())
+	return cmd
+}
+
+// approveLinksCmd manages the signed one-time links notifications carry.
+func (c *cli) approveLinksCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "links",
+		Short: "Manage signed approval links: rotate the key (kills every link) or revoke an item's links",
+	}
+	links := func(cmd *cobra.Command) (*approvallink.Service, *app.App, error) {
+		a, err := c.openApp(cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		l := a.Links()
+		if l == nil {
+			a.Close()
+			return nil, nil, fmt.Errorf("approval links are off; set [approval_links] enabled = true (and notify.public_base_url)")
+		}
+		return l, a, nil
+	}
+	rotate := &cobra.Command{
+		Use:   "rotate-key",
+		Short: "Replace the link key: every link sent so far stops working",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, a, err := links(cmd)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			n, err := l.RotateKey(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "link key rotated; %d open link(s) stopped working\n", n)
+			return nil
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Stop every link of one approval item",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			l, a, err := links(cmd)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			n, err := l.Revoke(cmd.Context(), a.Account, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%d open link(s) of item %d revoked\n", n, id)
+			return nil
+		},
+	}
+	cmd.AddCommand(rotate, revoke)
 	return cmd
 }
 

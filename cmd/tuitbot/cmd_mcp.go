@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,6 +102,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			// Notifications go out from the server's own process; nothing
+			// is sent from inside a tool call.
+			if err := a.StartNotifications(ctx); err != nil {
+				return err
+			}
 			srv, selected, err := a.MCPServer(mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
 			if err != nil {
 				return err
@@ -135,6 +141,11 @@ func (c *cli) mcpCmd() *cobra.Command {
 						return err
 					}
 					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
+					if a.Links() != nil {
+						// Signed approval links live at the root, beside the
+						// page: /a/TOKEN.
+						mounts[strings.TrimSuffix(web.LinkPrefix, "/")] = ui.LinkHandler()
+					}
 					ready = func(addr string) {
 						ui.SetAddr(addr)
 						// The URL holds the login token: stdout only, never the log.

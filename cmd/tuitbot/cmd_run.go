@@ -16,6 +16,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -148,6 +149,9 @@ func (c *cli) runCmd() *cobra.Command {
 			opts := autopilot.Options{Report: func(res autopilot.LoopResult) { out.printf("%s\n", runLine("", res, now())) }}
 			return c.withAutopilot(cmd, lockStandBy, opts, func(a *app.App, r *autopilot.Runner) error {
 				now = a.Now
+				if err := a.StartNotifications(cmd.Context()); err != nil {
+					return err
+				}
 				out.printf("autopilot running for account %s (loops: %s; mode %s, approval %s); press Ctrl-C to stop\n",
 					a.Account, strings.Join(r.Loops(), ", "), a.Cfg.Mode, onOff(a.Cfg.EffectiveApprovalMode()))
 				c.noteStandIn(a)
@@ -175,6 +179,9 @@ func (c *cli) runAllAccounts(cmd *cobra.Command) error {
 		return err
 	}
 	defer top.Close()
+	if err := top.StartNotifications(cmd.Context()); err != nil {
+		return err
+	}
 	type job struct {
 		a *app.App
 		r *autopilot.Runner
@@ -281,15 +288,27 @@ func (c *cli) statusCmd() *cobra.Command {
 		Short: "Show the autopilot loops, today's counts against their caps, pending approvals and X spend",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withAutopilot(cmd, lockNone, autopilot.Options{}, func(_ *app.App, r *autopilot.Runner) error {
+			return c.withAutopilot(cmd, lockNone, autopilot.Options{}, func(a *app.App, r *autopilot.Runner) error {
 				st, err := r.Status(cmd.Context())
 				if err != nil {
 					return err
 				}
+				g, err := a.RequireGateway()
+				if err != nil {
+					return err
+				}
+				lat, err := g.ApprovalLatency(cmd.Context(), a.Now().Add(-30*24*time.Hour))
+				if err != nil {
+					return err
+				}
 				if asJSON {
-					return writeJSON(c.stdout, st)
+					return writeJSON(c.stdout, struct {
+						*autopilot.Status
+						ApprovalLatency []gateway.LatencyStat `json:"approval_latency"`
+					}{st, lat})
 				}
 				printStatus(c.stdout, st)
+				printLatency(c.stdout, lat)
 				return nil
 			})
 		},
@@ -405,6 +424,18 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printLatency prints how long decided items waited for a person.
+func printLatency(w io.Writer, lat []gateway.LatencyStat) {
+	if len(lat) == 0 {
+		fmt.Fprintln(w, "\napproval latency (30 days): no item decided")
+		return
+	}
+	fmt.Fprintln(w, "\napproval latency, queued to decided (30 days):")
+	for _, l := range lat {
+		fmt.Fprintf(w, "  %-14s p50 %-8s p90 %-8s (%d items)\n", l.Channel, gateway.FormatLatency(l.P50), gateway.FormatLatency(l.P90), l.Count)
+	}
 }
 
 func printStatus(w io.Writer, st *autopilot.Status) {

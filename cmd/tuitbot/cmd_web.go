@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +16,8 @@ import (
 )
 
 func (c *cli) webCmd() *cobra.Command {
-	var listen string
+	var listen, tlsCert, tlsKey string
+	var behindProxy []string
 	cmd := &cobra.Command{
 		Use:   "web",
 		Short: "Review the approval queue, audit trail and analytics in the browser",
@@ -22,11 +26,22 @@ func (c *cli) webCmd() *cobra.Command {
 			"The first line on stdout is a one-time login URL; opening it sets a session cookie and the\n" +
 			"URL stops working. Restart the command for a new one. The server listens on loopback;\n" +
 			"approving replays exactly the queued call through the gateway, as `tuitbot approve` does,\n" +
-			"with reviewer \"web\". With --sandbox it shares the emulator world of `mcp serve --sandbox`.",
+			"with reviewer \"web\". With --sandbox it shares the emulator world of `mcp serve --sandbox`.\n\n" +
+			"To reach it from a phone, --listen on another address needs TLS (--tls-cert and --tls-key)\n" +
+			"or a reverse proxy in front (--behind-proxy CIDR, whose X-Forwarded-* headers alone are\n" +
+			"trusted). It also serves the signed approval links (/a/) when [approval_links] is enabled.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := loopbackListen(listen, "the review page"); err != nil {
+			proxies, err := parseProxies(behindProxy)
+			if err != nil {
+				return err
+			}
+			if (tlsCert == "") != (tlsKey == "") {
+				return usageError{errors.New("--tls-cert and --tls-key go together: give both files")}
+			}
+			withTLS := tlsCert != ""
+			if err := checkListen("--listen", listen, withTLS, proxies); err != nil {
 				return err
 			}
 			a, err := c.openApp(cmd)
@@ -34,6 +49,15 @@ func (c *cli) webCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			extra := a.Cfg.ApprovalLinks.Listen
+			if extra != "" && a.Links() != nil {
+				if err := checkListen("approval_links.listen", extra, withTLS, proxies); err != nil {
+					return err
+				}
+			}
+			if err := a.StartNotifications(ctx); err != nil {
+				return err
+			}
 			d, err := webDeps(a)
 			if err != nil {
 				return err
@@ -41,9 +65,14 @@ func (c *cli) webCmd() *cobra.Command {
 			if err := c.seedDemo(cmd.Context(), a, d); err != nil {
 				return err
 			}
-			srv, err := web.New(d, web.Options{})
+			srv, err := web.New(d, web.Options{TrustedProxies: proxies})
 			if err != nil {
 				return err
+			}
+			if withTLS {
+				if err := srv.UseTLS(tlsCert, tlsKey); err != nil {
+					return usageError{err}
+				}
 			}
 			ln, err := srv.Listen(listen)
 			if err != nil {
@@ -51,12 +80,66 @@ func (c *cli) webCmd() *cobra.Command {
 			}
 			// The URL holds the login token: stdout only, never the log.
 			fmt.Fprintln(c.stdout, srv.LoginURL())
-			a.Log.Info("review page listening; open the login URL printed on stdout", "addr", ln.Addr().String(), "sandbox", c.sandbox)
-			return srv.Serve(ctx, ln)
+			if u := srv.PublicLoginURL(); u != "" {
+				fmt.Fprintln(c.stdout, "or, from your phone:", u)
+			}
+			a.Log.Info("review page listening; open the login URL printed on stdout", "addr", ln.Addr().String(), "sandbox", c.sandbox, "tls", withTLS)
+			if extra == "" || a.Links() == nil {
+				return srv.Serve(ctx, ln)
+			}
+			// approval_links.listen serves the links alone, nothing else of
+			// the page.
+			lln, err := net.Listen("tcp", extra)
+			if err != nil {
+				return fmt.Errorf("approval_links.listen %s: %w", extra, err)
+			}
+			a.Log.Info("approval links listening", "addr", lln.Addr().String())
+			errs := make(chan error, 2)
+			go func() { errs <- srv.Serve(ctx, ln) }()
+			go func() { errs <- srv.ServeLinks(ctx, lln) }()
+			err = <-errs
+			if err2 := <-errs; err == nil {
+				err = err2
+			}
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8767", "host:port on loopback (port 0 picks a free one)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8767", "host:port (port 0 picks a free one); another address than loopback needs --tls-cert/--tls-key or --behind-proxy")
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this certificate file (PEM)")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the certificate's private key file (PEM)")
+	cmd.Flags().StringSliceVar(&behindProxy, "behind-proxy", nil, "CIDR of the reverse proxy in front (e.g. 127.0.0.1/32); X-Forwarded-* is trusted from it alone")
 	return cmd
+}
+
+// checkListen allows a non-loopback address only with TLS or behind a
+// trusted proxy: a review page or a link on the network in clear text,
+// unknown to any proxy, would hand approvals to whoever sees the traffic.
+func checkListen(flag, addr string, withTLS bool, proxies []*net.IPNet) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError{fmt.Errorf("%s %q: want host:port: %w", flag, addr, err)}
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	if withTLS || len(proxies) > 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s %q is not a loopback address: serve it over TLS (--tls-cert FILE --tls-key FILE) "+
+		"or behind a reverse proxy that terminates TLS (--behind-proxy CIDR, e.g. Tailscale Serve or Caddy on this machine: --behind-proxy 127.0.0.1/32)", flag, addr)}
+}
+
+// parseProxies reads --behind-proxy.
+func parseProxies(list []string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, s := range list {
+		_, n, err := net.ParseCIDR(strings.TrimSpace(s))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--behind-proxy %q: want a CIDR such as 127.0.0.1/32 or 100.64.0.0/10", s)}
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // webDeps hands the review page the services it reads and acts through,
@@ -65,7 +148,10 @@ func webDeps(a *app.App) (web.Deps, error) {
 	if _, err := a.RequireGateway(); err != nil {
 		return web.Deps{}, err
 	}
-	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg)}
+	d := web.Deps{Log: a.Log, Now: a.Now, Warnings: app.PolicyWarnings(a.Cfg), Links: a.Links(), PublicBaseURL: a.Cfg.Notify.PublicBaseURL}
+	if o := a.Outbox(); o != nil {
+		d.Notified = o.LastNotified
+	}
 	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
 		d.Settings = masked
 	}

@@ -29,7 +29,8 @@ func TestJSONOutputs(t *testing.T) {
 		{[]string{"config", "show"}, []string{"mode", "approval_mode", "llm", "mcp_policy"}},
 		{[]string{"doctor"}, []string{"status", "services", "checks"}},
 		{[]string{"mcp", "manifest"}, []string{"tools"}},
-		{[]string{"status"}, []string{"loops", "pending_approvals"}},
+		{[]string{"status"}, []string{"loops", "pending_approvals", "approval_latency"}},
+		{[]string{"notify", "status"}, []string{"channels", "links_enabled"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := h.run(t, append(tc.args, "--json")...)

@@ -45,8 +45,9 @@ func (c *cli) logHandler(w io.Writer, level slog.Level, cfg *config.Config) (slo
 				c.secrets.Add(f.Value.String())
 			}
 		}
-		// The key may live in the environment variable the config names.
-		if env := cfg.LLM.APIKeyEnv; env != "" {
+		// Keys may live in the environment variables the config names (the
+		// LLM key, each notification channel's secrets).
+		for _, env := range cfg.SecretEnvNames() {
 			c.secrets.Add(os.Getenv(env))
 		}
 	}

@@ -95,6 +95,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.analyticsCmd(),
 		c.webCmd(),
 		c.dbCmd(),
+		c.notifyCmd(),
 	)
 	c.extend(root)
 	c.prepareSandboxFirst(root)

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/metrics"
+	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -75,6 +77,13 @@ type App struct {
 	Account  string
 	root     *App
 	accounts map[string]*App
+
+	// outbox is the notification outbox the gateways write into (nil: no
+	// channel configured); getenv reads the channels' secrets.
+	outbox *notify.Outbox
+	getenv func(string) string
+	// links issues and checks signed approval links (nil: links off).
+	links *approvallink.Service
 }
 
 // Options tune New for tests and the sandbox.
@@ -97,6 +106,9 @@ type Options struct {
 	// Sleep is how the X client waits (backoff, rate-limit resets); tests
 	// and simulated days pass one that advances their clock. Nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Getenv reads the secrets the configuration's *_env keys name
+	// (default os.Getenv).
+	Getenv func(string) string
 }
 
 // New builds the services for cfg.
@@ -107,7 +119,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
+	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, getenv: opts.Getenv}
 	if !opts.SkipDB {
 		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {
@@ -139,6 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		bases, httpClient = sb.Bases(), sb.HTTPClient()
 	}
 	a.Metrics = a.newMetrics()
+	if err := a.startOutbox(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Account = config.DefaultAccountName
 	a.startLLM()
 	if err := a.startAccount(ctx, opts, bases, httpClient); err != nil {

@@ -24,14 +24,15 @@ func (a *App) MCPDeps() mcpserver.Deps {
 			}
 			return out
 		},
-		ApprovalOverrides: a.ApprovalOverrides,
-		ValidateConfig:    ValidateAll,
-		PolicyWarnings:    PolicyWarnings,
-		AccountName:       a.Account,
-		Accounts:          a.Accounts,
-		XHealth:           func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
-		XSubscription:     a.xSubscription,
-		ObserveTool:       a.Metrics.ObserveTool,
+		ApprovalOverrides:  a.ApprovalOverrides,
+		ValidateConfig:     ValidateAll,
+		PolicyWarnings:     PolicyWarnings,
+		AccountName:        a.Account,
+		Accounts:           a.Accounts,
+		XHealth:            func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
+		XSubscription:      a.xSubscription,
+		ObserveTool:        a.Metrics.ObserveTool,
+		NotificationStatus: a.NotificationStatus,
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {

@@ -173,6 +173,7 @@ func (a *App) startGateway(ctx context.Context) error {
 		AuditRetention:      time.Duration(cfg.Storage.AuditRetentionDays) * 24 * time.Hour,
 		LockDir:             filepath.Join(cfg.Home, "locks"),
 		OnDecision:          a.Metrics.ObserveDecision,
+		Notifier:            a.notifier(),
 	})
 	if err != nil {
 		return err

@@ -43,6 +43,10 @@ var forbiddenImports = []forbiddenImport{
 	{"internal/autopilot", "internal/app", "the autopilot receives its services (autopilot.Deps); app is the composition root above it"},
 	{"internal/gateway", "internal/mcpserver", "the gateway serves every caller (MCP, autopilot, CLI) and must not know about any of them"},
 	{"internal/gateway", "internal/envelope", "the gateway does not speak the MCP envelope; shared types live below both (internal/rollback)"},
+	{"internal/gateway", "internal/notify", "the gateway records notices through its own Notifier interface; nothing is sent from a tool call"},
+	{"internal/gateway", "internal/approvallink", "links decide through the gateway's API (ApproveWith), never the reverse"},
+	{"internal/mcpserver", "internal/approvallink", "no tool may mint, read or return an approval link: an agent must never be able to approve its own request"},
+	{"internal/notify", "internal/approvallink", "the dispatcher gets links through its LinkMaker interface, so it can run without links"},
 	{"internal/policy", "database/sql", "the policy engine decides; its counters live with the store (internal/store/counters) behind policy.CounterTx"},
 }
 

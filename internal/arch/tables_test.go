@@ -42,6 +42,11 @@ var tableOwners = map[string]string{
 	"cursors":           "internal/discovery",
 	// Media uploads are reused only by the upload action.
 	"media_uploads": "internal/actions",
+	// Notifications: the outbox the gateway writes into (through
+	// notify's API) and the dispatcher delivers from.
+	"notify_outbox": "internal/notify",
+	// Signed one-time approval links and their single use.
+	"approval_links": "internal/approvallink",
 	// The database itself.
 	"db_identity":      "internal/store",
 	"db_homes":         "internal/store",

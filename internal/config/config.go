@@ -38,6 +38,9 @@ type Config struct {
 	Breaker   Breaker   `toml:"circuit_breaker"`
 	Sandbox   Sandbox   `toml:"sandbox"`
 	Logging   Logging   `toml:"logging"`
+	Notify    Notify    `toml:"notify"`
+	// ApprovalLinks configures the signed one-time links notifications carry.
+	ApprovalLinks ApprovalLinks `toml:"approval_links"`
 	// Accounts are the [accounts.NAME] sections: further X accounts, each
 	// overriding some of the settings above (see AccountKeys) and
 	// inheriting the rest. They are kept as decoded TOML and applied by
@@ -318,10 +321,12 @@ func Default() Config {
 			PublisherSeconds: 60, HousekeepingSeconds: 900,
 			EnabledLoops: []string{"discovery", "mentions", "content", "threads", "targets", "analytics", "publisher", "housekeeping"},
 		},
-		Targets: Targets{MaxTargetRepliesPerDay: 3},
-		Breaker: Breaker{ErrorThreshold: 5, CooldownSeconds: 600},
-		Sandbox: Sandbox{Seed: 1, LLMStandIn: true, AllDay: true},
-		Logging: Logging{Level: "info"},
+		Targets:       Targets{MaxTargetRepliesPerDay: 3},
+		Breaker:       Breaker{ErrorThreshold: 5, CooldownSeconds: 600},
+		Sandbox:       Sandbox{Seed: 1, LLMStandIn: true, AllDay: true},
+		Logging:       Logging{Level: "info"},
+		Notify:        Notify{Events: DefaultNotifyEvents(), BatchWindowSeconds: 60, MaxPerHour: 30, ExpiringMinutes: 30},
+		ApprovalLinks: ApprovalLinks{TTLMinutes: 60},
 	}
 }
 

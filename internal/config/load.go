@@ -77,6 +77,7 @@ func Load(opts LoadOptions) (*Config, Source, error) {
 	if cfg.MCPPolicy.RequireApprovalForSet && slices.Equal(cfg.MCPPolicy.RequireApprovalFor, Default().MCPPolicy.RequireApprovalFor) {
 		cfg.MCPPolicy.RequireApprovalForSet = false
 	}
+	cfg.applyChannelDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, src, err
 	}
@@ -529,6 +530,7 @@ func (c *Config) Validate() error {
 		}
 		oneOf(key+".action.type", r.Action.Type, "allow", "deny", "require_approval", "dry_run")
 	}
+	c.validateNotify(add)
 	c.validateAccounts(add)
 	if len(es) > 0 {
 		sort.SliceStable(es, func(a, b int) bool { return es[a].Key < es[b].Key })

@@ -56,6 +56,13 @@ func Masked(cfg *Config) map[string]any {
 		pol["rules"] = cfg.MCPPolicy.Rules
 		pol["rate_limits"] = cfg.MCPPolicy.RateLimits
 	}
+	if n, ok := out["notify"].(map[string]any); ok {
+		chans := make([]NotifyChannel, len(cfg.Notify.Channels))
+		for i, ch := range cfg.Notify.Channels {
+			chans[i] = MaskedChannel(ch)
+		}
+		n["channels"] = chans
+	}
 	return out
 }
 
@@ -140,6 +147,20 @@ func ExampleTOML() string {
 # business = { brand_voice = "playful" }
 # [accounts.brand_b.mcp_policy]
 # template = "agency_mode"
+#
+# Notification channels: secrets are never written here, only the name of
+# the environment variable that holds them (the *_env keys).
+# [[notify.channels]]
+# name = "phone"
+# type = "ntfy"               # webhook | ntfy | slack | discord | telegram | email
+# topic = "tuitbot-7f3a9c"
+# token_env = "NTFY_TOKEN"
+#
+# [[notify.channels]]
+# name = "ops"
+# type = "webhook"
+# url = "https://hooks.example.com/tuitbot"
+# secret_env = "TUITBOT_WEBHOOK_SECRET"   # a Standard Webhooks secret: whsec_ + base64
 `)
 	return b.String()
 }
@@ -171,6 +192,16 @@ func Reference() string {
 	b.WriteString("and a limit on the `write` category counts all of them; a limit on `x_post_thread` or the `thread` category counts the thread once. ")
 	b.WriteString("A thread that does not fit every such limit is refused whole, before anything is posted.\n")
 	b.WriteString("- `dimension = \"budget\"` counts the estimated X spend in USD (a thread: every post).\n")
+	b.WriteString("\n## Notification channels\n\n")
+	b.WriteString("Each `[[notify.channels]]` entry has a `name` (1-32 of `a-z`, `0-9`, `_`, `-`), a `type`, optional `events` ")
+	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are never written in the file: ")
+	b.WriteString("each `*_env` key names the environment variable that holds one, and its value is masked in every output.\n\n")
+	b.WriteString("| Type | Keys |\n|---|---|\n")
+	for _, t := range ChannelTypes() {
+		fmt.Fprintf(&b, "| `%s` | `%s` |\n", t, strings.Join(keysOfType[t], "`, `"))
+	}
+	b.WriteString("\nDefaults: ntfy `server` = `" + defaultNtfyServer + "`; telegram `api_base_url` = `" + defaultTelegramAPI + "`; ")
+	b.WriteString(fmt.Sprintf("email `smtp_port` = `%d`, `tls` = `%s` (`tls`, `starttls`, or `none` for a loopback server only).\n", defaultSMTPPort, defaultSMTPTLS))
 	b.WriteString("\n## Accounts\n\n")
 	b.WriteString("The top-level settings describe the account named `default`. Each `[accounts.NAME]` section adds an X account ")
 	b.WriteString("(NAME: 1-32 of `a-z`, `0-9`, `_`, `-`) that may override these keys: `" + strings.Join(AccountKeys(), "`, `") + "`. ")

@@ -305,6 +305,9 @@ func TestURLQueryCredentialsMasked(t *testing.T) {
 		if f.Secret || f.Value.Kind() != reflect.String || !strings.HasSuffix(f.Key, "url") {
 			continue
 		}
+		if f.Name() == "notify.public_base_url" {
+			continue // the base of approval links: validation refuses any query in it
+		}
 		e["TUITBOT_"+strings.ToUpper(f.Section)+"__"+strings.ToUpper(f.Key)] = "https://h.example/v1" + query
 		keys = append(keys, f.Name())
 	}

@@ -51,6 +51,11 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}
+	it := ApprovalItem{ID: id, Tool: c.Tool, EquivalentTool: equiv, Params: params, OriginalParams: params, MatchedRuleID: d.RuleID,
+		Reason: d.Reason, Caller: callerOf(c), Loop: c.Loop, Status: ApprovalPending, CreatedAt: ts(now), ExpiresAt: ts(now.Add(g.opts.ApprovalTTL))}
+	if err := g.notice(ctx, q, NoticeCreated, it, ident.hash); err != nil {
+		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: record its notification: %v", err)
+	}
 	return id, nil
 }
 
@@ -181,6 +186,12 @@ func (g *Gateway) Item(ctx context.Context, id int64) (*ApprovalItem, error) {
 // claim moves a pending item to next, failing clearly when it is not
 // pending (already decided, expired, or claimed by another reviewer).
 func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes string) (*ApprovalItem, error) {
+	return g.claimWith(ctx, id, next, reviewer, notes, nil)
+}
+
+// claimWith claims like claim; hook, when set, runs in the claim's
+// transaction once the item is claimed.
+func (g *Gateway) claimWith(ctx context.Context, id int64, next, reviewer, notes string, hook DecideHook) (*ApprovalItem, error) {
 	it, err := g.Item(ctx, id)
 	if err != nil {
 		return nil, err
@@ -209,10 +220,24 @@ func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes str
 		if err != nil {
 			return err
 		}
-		claimed, err = res.RowsAffected()
-		return err
+		if claimed, err = res.RowsAffected(); err != nil || claimed != 1 {
+			return err
+		}
+		if hook != nil {
+			if err := hook(ctx, tx); err != nil {
+				return err
+			}
+		}
+		decided := *it
+		decided.Status, decided.ReviewedAt, decided.ReviewedBy, decided.ReviewNotes = next, now, reviewer, notes
+		return g.notice(ctx, tx, NoticeDecided, decided, "")
 	})
 	if err != nil {
+		// A hook's own refusal (a link already used) is the answer.
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
 		return nil, apperr.Wrap(apperr.DBError, err, "update approval item: %v", err)
 	}
 	if claimed != 1 {
@@ -224,7 +249,13 @@ func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes str
 
 // Reject rejects a pending item.
 func (g *Gateway) Reject(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, error) {
-	if _, err := g.claim(ctx, id, ApprovalRejected, reviewer, notes); err != nil {
+	return g.RejectWith(ctx, id, reviewer, notes, nil)
+}
+
+// RejectWith rejects a pending item, running hook in the transaction that
+// decides it.
+func (g *Gateway) RejectWith(ctx context.Context, id int64, reviewer, notes string, hook DecideHook) (*ApprovalItem, error) {
+	if _, err := g.claimWith(ctx, id, ApprovalRejected, reviewer, notes, hook); err != nil {
 		return nil, err
 	}
 	return g.Item(ctx, id)
@@ -265,12 +296,24 @@ func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalIte
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.opts.DB.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ?, intent_key = ? WHERE id = ? AND status = 'pending'`,
-		string(params), ident.hash, ident.intent, id)
+	var n int64
+	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ?, intent_key = ? WHERE id = ? AND status = 'pending'`,
+			string(params), ident.hash, ident.intent, id)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		edited := *it
+		edited.Params, edited.Edited = params, true
+		return g.notice(ctx, tx, NoticeEdited, edited, ident.hash)
+	})
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "edit approval item: %v", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if n != 1 {
 		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is no longer pending", id)
 	}
 	return g.Item(ctx, id)
@@ -280,11 +323,17 @@ func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalIte
 // Only the approval outcome is bypassed: denials, limits, idempotency and
 // audit all apply. The outcome is stored on the item.
 func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, Response, error) {
+	return g.ApproveWith(ctx, id, reviewer, notes, nil)
+}
+
+// ApproveWith approves like Approve, running hook in the transaction that
+// claims the item.
+func (g *Gateway) ApproveWith(ctx context.Context, id int64, reviewer, notes string, hook DecideHook) (*ApprovalItem, Response, error) {
 	// Refuse before claiming, so the item stays pending for a later try.
 	if err := g.readyToSend(ctx); err != nil {
 		return nil, Response{}, err
 	}
-	it, err := g.claim(ctx, id, ApprovalApproved, reviewer, notes)
+	it, err := g.claimWith(ctx, id, ApprovalApproved, reviewer, notes, hook)
 	if err != nil {
 		return nil, Response{}, err
 	}

@@ -142,6 +142,9 @@ type Options struct {
 	// OnDecision, when set, is told the outcome of every call that reached
 	// a decision (see the Decision constants), for metrics.
 	OnDecision func(outcome string)
+	// Notifier, when set, records notices about queued items in the
+	// transaction that changes them (see Notifier).
+	Notifier Notifier
 }
 
 // Gateway runs mutations.

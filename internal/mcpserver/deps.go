@@ -11,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
+	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -82,6 +83,9 @@ type Deps struct {
 	// ObserveTool, when set, is told every tool call's outcome: the error
 	// code of a failed call (empty on success) and how long it took.
 	ObserveTool func(tool, code string, elapsed time.Duration)
+	// NotificationStatus reports the notification channels (no secrets,
+	// no links) and their deliveries; nil means none are configured.
+	NotificationStatus func(ctx context.Context) (notify.Report, error)
 }
 
 // forAccount returns the services of account name ("" or this account: d).

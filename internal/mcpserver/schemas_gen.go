@@ -50,6 +50,8 @@ func generatedInputSchema(name string) string {
 		return "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
 	case "get_mutation_detail":
 		return "{\"type\":\"object\",\"properties\":{\"correlation_id\":{\"type\":\"string\",\"description\":\"the correlation id from a mutation's meta\"},\"account\":{\"type\":\"string\",\"description\":\"optional: the X account to act for (default, or an [accounts.NAME] name; get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"required\":[\"correlation_id\"],\"additionalProperties\":false}"
+	case "get_notification_status":
+		return "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"description\":\"optional: the X account to act for (default, or an [accounts.NAME] name; get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
 	case "get_pending_count":
 		return "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"description\":\"optional: the X account to act for (default, or an [accounts.NAME] name; get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
 	case "get_policy_status":

@@ -8,6 +8,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/policy"
 )
 
@@ -186,6 +187,19 @@ func gatewayTools() []*Tool {
 					return Result{}, err
 				}
 				return Result{Data: it}, nil
+			}),
+		def(local("get_notification_status", "Notification status", "approval",
+			"Show the notification channels that tell a person an item waits (secrets masked, no links), with each one's last success, last error, and pending and failed deliveries. Read-only: no tool sends messages.",
+			notify.Report{}),
+			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {
+				if c.Deps.NotificationStatus == nil {
+					return Result{Data: notify.Report{Channels: []notify.ChannelReport{}}}, nil
+				}
+				rep, err := c.Deps.NotificationStatus(ctx)
+				if err != nil {
+					return Result{}, apperr.Wrap(apperr.DBError, err, "read the notification outbox: %v", err)
+				}
+				return Result{Data: rep}, nil
 			}),
 		def(local("get_policy_status", "Policy status", "policy", "Show the effective policy rules (with where each came from), the limits and their live counters.", PolicyStatus{}, apperr.PolicyError),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {

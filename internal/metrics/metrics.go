@@ -87,6 +87,8 @@ type Metrics struct {
 	xRequests    *prometheus.CounterVec
 	xSpend       prometheus.Counter
 	llmSpend     prometheus.Counter
+	approvalWait *prometheus.HistogramVec
+	notifyDelay  *prometheus.HistogramVec
 }
 
 // New builds the instruments on a fresh registry, with the Go runtime and
@@ -127,11 +129,21 @@ func New(src Sources) *Metrics {
 			Name: "tuitbot_llm_spend_usd_total",
 			Help: "Estimated LLM spend in USD by this process.",
 		}),
+		approvalWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tuitbot_approval_latency_seconds",
+			Help:    "How long approval items waited from queued to decided, by review channel (web, cli, link:<channel>, telegram) and account.",
+			Buckets: []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400},
+		}, []string{"channel", "account"}),
+		notifyDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tuitbot_notification_delivery_seconds",
+			Help:    "How long notifications took from the event to their delivery, by channel.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"channel"}),
 	}
 	for _, d := range Decisions {
 		m.decisions.WithLabelValues(d)
 	}
-	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.decisions, m.xRequests, m.xSpend, m.llmSpend,
+	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.decisions, m.xRequests, m.xSpend, m.llmSpend, m.approvalWait, m.notifyDelay,
 		&state{src: src},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -165,6 +177,16 @@ func (m *Metrics) ObserveTool(tool, code string, elapsed time.Duration) {
 // ObserveDecision records one gateway decision.
 func (m *Metrics) ObserveDecision(outcome string) {
 	m.decisions.WithLabelValues(outcome).Inc()
+}
+
+// ObserveApproval records how long a decided item waited.
+func (m *Metrics) ObserveApproval(channel, account string, wait time.Duration) {
+	m.approvalWait.WithLabelValues(channel, account).Observe(wait.Seconds())
+}
+
+// ObserveNotification records how long a notification took to go out.
+func (m *Metrics) ObserveNotification(channel string, delay time.Duration) {
+	m.notifyDelay.WithLabelValues(channel).Observe(delay.Seconds())
 }
 
 // ObserveXRequest records one HTTP attempt to X and its estimated cost.

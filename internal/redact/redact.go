@@ -69,15 +69,27 @@ func maskParams(u string) string {
 	})
 }
 
-// LogAttr is a slog ReplaceAttr function that masks URL credentials in
-// string, error and Stringer values, so a log line never carries a key a
-// URL held.
+// approvalLink matches the token of a signed approval link (/a/TOKEN).
+var approvalLink = regexp.MustCompile(`/a/[A-Za-z0-9_-]{16,}`)
+
+// ApprovalLinks returns s with the token of every approval link path in it
+// replaced by Mask: such a link approves a post, so no log may hold one.
+func ApprovalLinks(s string) string {
+	if !strings.Contains(s, "/a/") {
+		return s
+	}
+	return approvalLink.ReplaceAllString(s, "/a/"+Mask)
+}
+
+// LogAttr is a slog ReplaceAttr function that masks URL credentials and
+// approval links in string, error and Stringer values, so a log line never
+// carries a key a URL held or a link that acts.
 func LogAttr(_ []string, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); strings.Contains(s, "://") {
-			a.Value = slog.StringValue(URLCredentials(s))
+		if s := v.String(); strings.Contains(s, "://") || strings.Contains(s, "/a/") {
+			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	case slog.KindAny:
 		var s string
@@ -89,8 +101,8 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 		default:
 			return a
 		}
-		if strings.Contains(s, "://") {
-			a.Value = slog.StringValue(URLCredentials(s))
+		if strings.Contains(s, "://") || strings.Contains(s, "/a/") {
+			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	}
 	return a

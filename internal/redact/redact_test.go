@@ -1,6 +1,8 @@
 package redact_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -88,6 +90,34 @@ func TestLogAttr(t *testing.T) {
 	for _, want := range []string{"127.0.0.1:9/v1", "proxy.example", "no credentials here", redact.Mask} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log line lost %q: %s", want, out)
+		}
+	}
+}
+
+func TestApprovalLinksMasked(t *testing.T) {
+	const tok = "AQAAAAAAAAAHZGVmYXVsdAGq3xLmFq9fJ0n2mZb1c4yE"
+	for in, want := range map[string]string{
+		"GET https://phone.example.ts.net/a/" + tok + " 200": "GET https://phone.example.ts.net/a/" + redact.Mask + " 200",
+		"path=/a/" + tok + "?x=1":                            "path=/a/" + redact.Mask + "?x=1",
+		"/a/short stays":                                     "/a/short stays",
+		"see /approvals/12 and /ui/a/":                       "see /approvals/12 and /ui/a/",
+	} {
+		if got := redact.ApprovalLinks(in); got != want {
+			t.Errorf("ApprovalLinks(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var s redact.Secrets
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: s.ReplaceAttr}))
+	log.Info("sent http://127.0.0.1:8767/a/"+tok, "link", "http://127.0.0.1:8767/a/"+tok, "err", errors.New("post /a/"+tok+": refused"))
+	buf2 := bytes.Buffer{}
+	slog.New(slog.NewTextHandler(&buf2, &slog.HandlerOptions{ReplaceAttr: redact.LogAttr})).Info("x", "link", "/a/"+tok)
+	for _, out := range []string{buf.String(), buf2.String()} {
+		if strings.Contains(out, tok) {
+			t.Errorf("log holds the link token: %s", out)
+		}
+		if !strings.Contains(out, "/a/"+redact.Mask) {
+			t.Errorf("log lacks the masked link: %s", out)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func (s *Secrets) Add(values ...string) {
 }
 
 // Mask returns text with every known secret replaced by Mask, and URL
-// credentials masked.
+// credentials and approval links masked.
 func (s *Secrets) Mask(text string) string {
 	s.mu.RLock()
 	for _, v := range s.values {
@@ -64,7 +64,7 @@ func (s *Secrets) Mask(text string) string {
 		}
 	}
 	s.mu.RUnlock()
-	return URLCredentials(text)
+	return ApprovalLinks(URLCredentials(text))
 }
 
 // ReplaceAttr is a slog ReplaceAttr function: it is called for the message

@@ -52,6 +52,8 @@ type envOptions struct {
 	// now is the App's clock (and the sandbox emulator's); nil means the
 	// real one.
 	now func() time.Time
+	// getenv holds the secrets the configuration's *_env keys name.
+	getenv func(string) string
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -121,7 +123,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.onX != nil {
 		sim = startProxiedEmulator(t, &cfg, o.onX)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now})
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, Getenv: o.getenv})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

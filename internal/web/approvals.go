@@ -12,6 +12,8 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
@@ -30,6 +32,9 @@ type itemView struct {
 	QuoteOf  string
 	Age      string
 	Expires  string
+	// Notified says when a notification about the item last went out
+	// ("notified via telegram 2 min ago"); empty when none did.
+	Notified string
 	Pretty   string
 	Diff     []string
 	// Answered is the post a reply or quote answers (ReplyTo or QuoteOf),
@@ -63,11 +68,25 @@ func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem
 	}
 	posts := s.posts.lookup(r.Context(), a, ids)
 	now := s.d.Now()
+	var notified map[int64]notify.Notified
+	if s.d.Notified != nil {
+		itemIDs := make([]int64, len(items))
+		for i, it := range items {
+			itemIDs[i] = it.ID
+		}
+		var err error
+		if notified, err = s.d.Notified(r.Context(), a.Name, itemIDs); err != nil {
+			s.d.Log.Warn("web: read notifications", "error", err)
+		}
+	}
 	out := make([]itemView, 0, len(items))
 	for _, it := range items {
 		v := s.view(a, it, now)
 		if id := answeredID(it); id != "" {
 			v.Answered = posts[id]
+		}
+		if n, ok := notified[it.ID]; ok {
+			v.Notified = "notified via " + n.Channel + " " + ago(now, store.FormatTime(n.At))
 		}
 		out = append(out, v)
 	}

@@ -55,7 +55,10 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
-	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\""}
+	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\"", Links: a.Links(), PublicBaseURL: cfg.Notify.PublicBaseURL}
+	if o := a.Outbox(); o != nil {
+		d.Notified = o.LastNotified
+	}
 	// Every account of the sandbox home (the demo brands too), as
 	// `tuitbot web` serves them.
 	for _, name := range a.Accounts() {
@@ -84,7 +87,11 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 		if err != nil {
 			t.Fatalf("MCPServer: %v", err)
 		}
-		h := mcpserver.HTTPHandler(ms, mcpserver.HTTPOptions{Token: mcpToken, Mounts: map[string]http.Handler{prefix: srv.Within(ctx)}})
+		mounts := map[string]http.Handler{prefix: srv.Within(ctx)}
+		if d.Links != nil {
+			mounts["/a"] = srv.LinkHandler()
+		}
+		h := mcpserver.HTTPHandler(ms, mcpserver.HTTPOptions{Token: mcpToken, Mounts: mounts})
 		hs := &http.Server{Handler: h}
 		go func() {
 			defer close(done)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -108,9 +109,22 @@ type analyticsData struct {
 	Stats     []kv
 	Limits    []limitRow
 	LimitsErr string
+	// Latency is how long decided items waited, per review channel.
+	Latency    []latencyRow
+	LatencyErr string
+}
+
+// latencyRow is one review channel's approval wait.
+type latencyRow struct {
+	Channel  string
+	Count    int
+	P50, P90 string
 }
 
 type kv struct{ K, V string }
+
+// latencyDays is the window the approval latency covers.
+const latencyDays = 30
 
 // limitRow is one policy limit against its live counter.
 type limitRow struct {
@@ -128,6 +142,14 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	var d analyticsData
 	d.Limits, d.LimitsErr = s.limitRows(ctx, a)
+	if lat, err := a.Gateway.ApprovalLatency(ctx, s.d.Now().Add(-latencyDays*24*time.Hour)); err != nil {
+		d.LatencyErr = err.Error()
+	} else {
+		for _, l := range lat {
+			d.Latency = append(d.Latency, latencyRow{Channel: l.Channel, Count: l.Count,
+				P50: gateway.FormatLatency(l.P50), P90: gateway.FormatLatency(l.P90)})
+		}
+	}
 	wf := a.Workflow
 	if wf == nil {
 		d.Missing = "analytics need the workflow service (the database), which is not available"

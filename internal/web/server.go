@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -29,8 +30,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -69,6 +72,15 @@ type Deps struct {
 	// When set, it replaces the single account of the fields above; the
 	// first is shown unless a page asks for another.
 	Accounts []Account
+	// Links checks and acts on signed approval links (/a/TOKEN); nil
+	// means the links are off and /a/ is not found.
+	Links *approvallink.Service
+	// PublicBaseURL is where a phone reaches the links
+	// (notify.public_base_url); its host is accepted on /a/.
+	PublicBaseURL string
+	// Notified says when each item's notice last went out, per account
+	// (nil: no notification channels).
+	Notified func(ctx context.Context, account string, ids []int64) (map[int64]notify.Notified, error)
 	Log      *slog.Logger
 	Now      func() time.Time
 }
@@ -107,6 +119,9 @@ type Options struct {
 	// endpoint): every route, link, asset, redirect and the session
 	// cookie live under it. Empty serves at the root.
 	Prefix string
+	// TrustedProxies are the addresses (--behind-proxy) whose
+	// X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
 }
 
 // Server is the review site. It is an http.Handler.
@@ -128,6 +143,14 @@ type Server struct {
 	mu         sync.Mutex
 	loginToken string // one-time; "" once used
 	sessions   map[string]*session
+
+	// limiter counts failed link verifications per client; publicHost and
+	// publicOrigin are the public base URL's.
+	limiter                  *approvallink.Limiter
+	publicHost, publicOrigin string
+	// tls is set when the server speaks TLS itself (UseTLS).
+	tls       bool
+	tlsConfig *tls.Config
 }
 
 type session struct {
@@ -162,7 +185,19 @@ func New(d Deps, o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
 	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now),
-		crossOrigin: http.NewCrossOriginProtection()}
+		crossOrigin: http.NewCrossOriginProtection(), limiter: approvallink.NewLimiter(d.Now)}
+	if d.PublicBaseURL != "" {
+		u, err := url.Parse(d.PublicBaseURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("web: public base URL %q is not a URL with a host", d.PublicBaseURL)
+		}
+		s.publicHost, s.publicOrigin = u.Host, u.Scheme+"://"+u.Host
+		// A phone reaches the page through this origin (Tailscale, a
+		// reverse proxy), whose Host may not be the one this server sees.
+		if err := s.crossOrigin.AddTrustedOrigin(s.publicOrigin); err != nil {
+			return nil, fmt.Errorf("web: public base URL %q: %w", d.PublicBaseURL, err)
+		}
+	}
 	if len(d.Accounts) == 0 {
 		d.Accounts = []Account{{Name: "default", Gateway: d.Gateway, Workflow: d.Workflow, Autopilot: d.Autopilot, DailyBudgetUSD: d.DailyBudgetUSD}}
 	}
@@ -193,7 +228,22 @@ func (s *Server) SetAddr(addr string) { s.addr = addr }
 func (s *Server) LoginURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "http://" + s.addr + s.o.Prefix + "/login?token=" + s.loginToken
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + s.addr + s.o.Prefix + "/login?token=" + s.loginToken
+}
+
+// PublicLoginURL is the login URL at the public base URL ("" when none is
+// configured). It holds the same one-time token as LoginURL.
+func (s *Server) PublicLoginURL() string {
+	if s.publicOrigin == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.TrimRight(s.d.PublicBaseURL, "/") + s.o.Prefix + "/login?token=" + s.loginToken
 }
 
 // Listen binds addr (loopback unless the caller insists otherwise).
@@ -208,6 +258,9 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.tlsConfig != nil {
+		ln = tls.NewListener(ln, s.tlsConfig)
+	}
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -270,7 +323,12 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP checks Host and Origin, sets the security headers and routes.
+// Signed links (/a/) have checks of their own (LinkHandler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.o.Prefix == "" && strings.HasPrefix(r.URL.Path, LinkPrefix) {
+		s.serveLink(w, r)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -281,9 +339,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the page's own form posts, which the Origin check refuses.)
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
-	if !s.hostAllowed(r.Host) {
+	if !s.linkHostAllowed(r.Host) {
 		// A page on another name that resolves here (DNS rebinding) must
-		// not reach the API.
+		// not reach the API. The public base URL's name is this server's
+		// too (a phone through Tailscale or a reverse proxy).
 		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
 		return
 	}
@@ -298,7 +357,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// that a page of another origin makes (a fetch sends Origin), so no
 	// other site is served its pages or its event stream: that check stays
 	// here, by hand.
-	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host && safeMethod(r.Method) {
+	if o := r.Header.Get("Origin"); o != "" && safeMethod(r.Method) && o != s.scheme(r)+"://"+r.Host &&
+		(s.publicOrigin == "" || !strings.EqualFold(o, s.publicOrigin)) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
@@ -333,6 +393,32 @@ func safeMethod(m string) bool {
 // prefix) with 303 See Other.
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
 	http.Redirect(w, r, s.o.Prefix+path, http.StatusSeeOther)
+}
+
+// scheme is how the browser reached this request: https when this server
+// speaks TLS, or when a trusted proxy (--behind-proxy) says it did.
+func (s *Server) scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && s.trusted(ip) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+			return "https"
+		}
+	}
+	return "http"
+}
+
+// UseTLS makes the server speak TLS with the certificate and key files
+// (call it before LoginURL and Serve).
+func (s *Server) UseTLS(certFile, keyFile string) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	s.tls = true
+	return nil
 }
 
 // hostAllowed accepts the listening address and loopback names on its port.
@@ -383,7 +469,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if path == "" {
 		path = "/"
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: s.scheme(r) == "https"})
 	s.redirect(w, r, "/approvals")
 }
 

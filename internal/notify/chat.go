@@ -1,0 +1,209 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+)
+
+// Ntfy publishes to an ntfy topic as JSON. Click opens the view link; with
+// one-tap links, an http action button POSTs the approve link.
+type Ntfy struct {
+	name, server, topic, token string
+	client                     *http.Client
+	now                        func() time.Time
+}
+
+// NewNtfy builds the channel; token may be empty (a public topic).
+func NewNtfy(name, server, topic, token string, client *http.Client, now func() time.Time) *Ntfy {
+	return &Ntfy{name: name, server: strings.TrimRight(server, "/"), topic: topic, token: token, client: client, now: now}
+}
+
+func (n *Ntfy) Name() string { return n.name }
+func (n *Ntfy) Type() string { return config.ChannelNtfy }
+
+type ntfyAction struct {
+	Action  string            `json:"action"`
+	Label   string            `json:"label"`
+	URL     string            `json:"url"`
+	Method  string            `json:"method,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    string            `json:"body,omitempty"`
+	Clear   bool              `json:"clear,omitempty"`
+}
+
+// NtfyBody is the JSON published for m.
+func NtfyBody(topic string, m Message) ([]byte, error) {
+	body := struct {
+		Topic    string       `json:"topic"`
+		Title    string       `json:"title"`
+		Message  string       `json:"message"`
+		Click    string       `json:"click,omitempty"`
+		Tags     []string     `json:"tags,omitempty"`
+		Priority int          `json:"priority,omitempty"`
+		Actions  []ntfyAction `json:"actions,omitempty"`
+	}{Topic: topic, Title: oneLine(Title(m), 200), Message: PlainText(m), Tags: []string{"tuitbot"}}
+	if len(m.Links) == 1 {
+		l := m.Links[0]
+		body.Click = l.View
+		if l.View != "" {
+			body.Actions = append(body.Actions, ntfyAction{Action: "view", Label: "Review", URL: l.View})
+		}
+		if m.OneTap && l.Approve != "" && l.ApproveCSRF != "" && l.RejectCSRF != "" {
+			hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+			body.Actions = append(body.Actions,
+				ntfyAction{Action: "http", Label: "Approve", URL: l.Approve, Method: http.MethodPost, Headers: hdr,
+					Body: url.Values{"csrf": {l.ApproveCSRF}}.Encode(), Clear: true},
+				ntfyAction{Action: "http", Label: "Reject", URL: l.Reject, Method: http.MethodPost, Headers: hdr,
+					Body: url.Values{"csrf": {l.RejectCSRF}}.Encode(), Clear: true})
+		}
+	}
+	if m.Event == EventUnknown || m.Event == EventPubFailed || m.Event == EventExpiring {
+		body.Priority = 4
+	}
+	return json.Marshal(body)
+}
+
+func (n *Ntfy) Send(ctx context.Context, m Message) (string, error) {
+	body, err := NtfyBody(n.topic, m)
+	if err != nil {
+		return "", &SendError{Permanent: true, Err: err}
+	}
+	h := map[string]string{}
+	if n.token != "" {
+		h["Authorization"] = "Bearer " + n.token
+	}
+	_, err = postJSON(ctx, n.client, n.server+"/", body, h, n.now)
+	return "", err
+}
+
+// Slack posts to an incoming webhook. Every text is escaped, so a post
+// that says <!channel> or <https://evil|bank> is shown, never acted on.
+type Slack struct {
+	name, url string
+	client    *http.Client
+	now       func() time.Time
+}
+
+// NewSlack builds the channel; url is the secret webhook URL.
+func NewSlack(name, url string, client *http.Client, now func() time.Time) *Slack {
+	return &Slack{name: name, url: url, client: client, now: now}
+}
+
+func (s *Slack) Name() string { return s.name }
+func (s *Slack) Type() string { return config.ChannelSlack }
+
+// slackEscape escapes the three characters Slack's text format gives
+// meaning to; what remains cannot mention, link or format anything.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// SlackBody is the JSON posted for m.
+func SlackBody(m Message) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("*" + slackEscape(oneLine(Title(m), 300)) + "*\n")
+	for i, it := range m.Items {
+		if i >= maxDigestItems {
+			b.WriteString(slackEscape("…and more.\n"))
+			break
+		}
+		if it.Text != "" {
+			b.WriteString("```" + slackEscape(strings.ReplaceAll(it.Text, "```", "'''")) + "```\n")
+		}
+		if d := Details(it, m.Timestamp); d != "" {
+			b.WriteString(slackEscape(d) + "\n")
+		}
+		if l := m.Links[i].View; l != "" {
+			// The link is ours (base URL and a base64url token); only the
+			// label is text.
+			b.WriteString("<" + slackEscape(l) + "|Review and decide>\n")
+		}
+	}
+	return json.Marshal(struct {
+		Text        string `json:"text"`
+		Mrkdwn      bool   `json:"mrkdwn"`
+		LinkNames   bool   `json:"link_names"`
+		UnfurlLinks bool   `json:"unfurl_links"`
+		UnfurlMedia bool   `json:"unfurl_media"`
+	}{Text: strings.TrimRight(b.String(), "\n"), Mrkdwn: true})
+}
+
+func (s *Slack) Send(ctx context.Context, m Message) (string, error) {
+	body, err := SlackBody(m)
+	if err != nil {
+		return "", &SendError{Permanent: true, Err: err}
+	}
+	_, err = postJSON(ctx, s.client, s.url, body, nil, s.now)
+	return "", err
+}
+
+// Discord posts to a channel webhook with allowed_mentions parse [] so no
+// text pings anyone; @everyone and @here are also broken up so they do not
+// even look like a mention.
+type Discord struct {
+	name, url string
+	client    *http.Client
+	now       func() time.Time
+}
+
+// NewDiscord builds the channel; url is the secret webhook URL.
+func NewDiscord(name, url string, client *http.Client, now func() time.Time) *Discord {
+	return &Discord{name: name, url: url, client: client, now: now}
+}
+
+func (d *Discord) Name() string { return d.name }
+func (d *Discord) Type() string { return config.ChannelDiscord }
+
+// discordEscape neutralises mentions and markdown in untrusted text.
+func discordEscape(s string) string {
+	s = strings.NewReplacer("@everyone", "@\u200beveryone", "@here", "@\u200bhere", "<@", "<\u200b@", "<#", "<\u200b#",
+		"\\", "\\\\", "*", "\\*", "_", "\\_", "~", "\\~", "`", "\\`", "|", "\\|", ">", "\\>", "[", "\\[", "]", "\\]").Replace(s)
+	return s
+}
+
+// DiscordBody is the JSON posted for m.
+func DiscordBody(m Message) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("**" + discordEscape(oneLine(Title(m), 300)) + "**\n")
+	for i, it := range m.Items {
+		if i >= maxDigestItems {
+			b.WriteString("…and more.\n")
+			break
+		}
+		if it.Text != "" {
+			b.WriteString(discordEscape(it.Text) + "\n")
+		}
+		if d := Details(it, m.Timestamp); d != "" {
+			b.WriteString("-# " + discordEscape(d) + "\n")
+		}
+		if l := m.Links[i].View; l != "" {
+			b.WriteString("[Review and decide](<" + l + ">)\n")
+		}
+	}
+	content := strings.TrimRight(b.String(), "\n")
+	if r := []rune(content); len(r) > 2000 {
+		content = string(r[:1999]) + "…"
+	}
+	type mentions struct {
+		Parse []string `json:"parse"`
+	}
+	return json.Marshal(struct {
+		Content         string   `json:"content"`
+		AllowedMentions mentions `json:"allowed_mentions"`
+	}{content, mentions{Parse: []string{}}})
+}
+
+func (d *Discord) Send(ctx context.Context, m Message) (string, error) {
+	body, err := DiscordBody(m)
+	if err != nil {
+		return "", &SendError{Permanent: true, Err: err}
+	}
+	_, err = postJSON(ctx, d.client, d.url, body, nil, d.now)
+	return "", err
+}

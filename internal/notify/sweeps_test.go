@@ -1,0 +1,80 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+type fakeSource struct {
+	pending  []gateway.ApprovalItem
+	audit    map[string][]gateway.AuditEntry
+	failures []Item
+}
+
+func (f *fakeSource) Accounts() []string { return []string{"default"} }
+func (f *fakeSource) Pending(context.Context, string) ([]gateway.ApprovalItem, error) {
+	return f.pending, nil
+}
+func (f *fakeSource) Mutations(_ context.Context, _, status string, _ time.Time) ([]gateway.AuditEntry, error) {
+	return f.audit[status], nil
+}
+func (f *fakeSource) PublishFailures(context.Context, string, time.Time) ([]Item, error) {
+	return f.failures, nil
+}
+
+// Sweeps notice what no transaction records: an item about to expire, an
+// unknown outcome, a published post, a failed scheduled post. Each becomes
+// one row per subscribed channel, however often it is swept.
+func TestSweepsRecordEachEventOnce(t *testing.T) {
+	w := newWorld(t, Route{Channel: "hook", Events: []string{EventExpiring, EventUnknown, EventPubFailed, EventPublished}})
+	at := func(d time.Duration) string { return store.FormatTime(t0.Add(d)) }
+	params := json.RawMessage(`{"text":"soon gone"}`)
+	src := &fakeSource{
+		pending: []gateway.ApprovalItem{
+			{ID: 1, Tool: "x_post_tweet", Params: params, Status: "pending", ExpiresAt: at(20 * time.Minute)},
+			{ID: 2, Tool: "x_post_tweet", Params: params, Status: "pending", ExpiresAt: at(2 * time.Hour)},
+		},
+		audit: map[string][]gateway.AuditEntry{
+			"unknown": {{CorrelationID: "c-1", Tool: "x_post_tweet", ParamsSummary: `{"text":"did it post?"}`, Status: "unknown"},
+				{CorrelationID: "c-2", Tool: "x_post_tweet", Status: "unknown", Resolution: "happened"}},
+			"success": {{CorrelationID: "c-3", Tool: "x_post_tweet", Status: "success"}, {CorrelationID: "c-4", Tool: "x_like_tweet", Status: "success"}},
+		},
+		failures: []Item{{Tool: "scheduled_tweet", Text: "draft", DraftID: 9, Error: "failed"}},
+	}
+	sweeps := Sweeps(w.out, src, 30*time.Minute)
+	for pass := 0; pass < 2; pass++ {
+		for _, s := range sweeps {
+			if err := s(w.ctx, w.out, w.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := map[string]int{}
+	for _, r := range w.rows() {
+		got[r.Event+" "+r.dedupKey]++
+	}
+	want := map[string]int{
+		"approval.expiring approval.expiring:1": 1,
+		"mutation.unknown mutation.unknown:c-1": 1,
+		"post.published post.published:c-3":     1,
+		"publish.failed publish.failed:9":       1,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+	}
+	// Only subscribed events are swept.
+	none := NewOutbox(w.db, []Route{{Channel: "x", Events: []string{EventCreated}}}, w.clk.Now)
+	if s := Sweeps(none, src, time.Minute); len(s) != 0 {
+		t.Fatalf("%d sweeps for a channel that subscribes to none of their events", len(s))
+	}
+}
