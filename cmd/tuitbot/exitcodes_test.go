@@ -190,7 +190,7 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{"listen address without a port", []string{"mcp", "serve", "--transport", "http", "--listen", "localhost"}, 2, "--listen \"localhost\""},
 		{"emulator off loopback", []string{"xsim", "serve", "--listen", "8.8.8.8:80"}, 2, "--listen \"8.8.8.8:80\": the emulator listens on loopback only"},
 		{"emulator listen address without a port", []string{"xsim", "serve", "--listen", "nowhere"}, 2, "--listen \"nowhere\""},
-		{"review page off loopback", []string{"web", "--listen", "8.8.8.8:80"}, 2, "--listen \"8.8.8.8:80\": the review page listens on loopback only"},
+		{"review page off loopback without TLS or a proxy", []string{"web", "--listen", "8.8.8.8:80"}, 2, "--listen \"8.8.8.8:80\" is not a loopback address: serve it over TLS (--tls-cert FILE --tls-key FILE) or behind a reverse proxy"},
 		{"completion for an unknown shell", []string{"completion", "tcsh"}, 2, "unknown command \"tcsh\" for \"tuitbot completion\""},
 		{"help on an unknown topic", []string{"help", "aprove"}, 2, "unknown command \"aprove\" for \"tuitbot\"; did you mean `tuitbot approve`?"},
 		{"help on an unknown subtopic", []string{"help", "mcp", "instal"}, 2, "unknown command \"instal\" for \"tuitbot mcp\""},

@@ -16,37 +16,44 @@ import (
 // gets past cobra's own checks, for those that would run until stopped) in
 // a fresh home. Keys are command paths without "tuitbot ".
 var sandboxFirstArgs = map[string][]string{
-	"version":            nil,
-	"config init":        nil,
-	"config show":        nil,
-	"config validate":    nil,
-	"doctor":             nil,
-	"docs":               {"--check"},
-	"mcp serve":          nil, // stdin is empty: the session ends at once
-	"mcp manifest":       nil,
-	"mcp install":        {"--client", "claude-code", "--print"},
-	"mcp uninstall":      {"--client", "claude-code", "--print"},
-	"mcp healthcheck":    {"--url", "http://127.0.0.1:1/healthz", "--timeout", "1s"},
-	"auth":               nil,
-	"auth status":        {"--json"},
-	"approve list":       nil,
-	"approve show":       {"1"},
-	"approve approve":    {"1"},
-	"approve reject":     {"1"},
-	"approve edit":       {"1", "--text", "An edited post."},
-	"audit recent":       nil,
-	"audit show":         {"no-such-id"},
-	"audit resolve":      {"no-such-id", "--happened"},
-	"xsim serve":         {"--listen", "8.8.8.8:80"},                 // refused after it starts: it would serve until stopped
-	"run":                {"--all-accounts", "--account", "brand_b"}, // refused after it starts: it would run until stopped
-	"tick":               {"--loop", "housekeeping"},
-	"status":             nil,
-	"analytics snapshot": nil,
-	"web":                {"--listen", "8.8.8.8:1"}, // refused after it starts: it would serve until stopped
-	"db migrate":         nil,
-	"db export":          {"export.db"},
-	"db import":          {"no-such.db"},
-	"sandbox reset":      nil,
+	"version":                  nil,
+	"config init":              nil,
+	"config show":              nil,
+	"config validate":          nil,
+	"doctor":                   nil,
+	"docs":                     {"--check"},
+	"mcp serve":                nil, // stdin is empty: the session ends at once
+	"mcp manifest":             nil,
+	"mcp install":              {"--client", "claude-code", "--print"},
+	"mcp uninstall":            {"--client", "claude-code", "--print"},
+	"mcp healthcheck":          {"--url", "http://127.0.0.1:1/healthz", "--timeout", "1s"},
+	"auth":                     nil,
+	"auth status":              {"--json"},
+	"approve list":             nil,
+	"approve show":             {"1"},
+	"approve approve":          {"1"},
+	"approve reject":           {"1"},
+	"approve edit":             {"1", "--text", "An edited post."},
+	"audit recent":             nil,
+	"audit show":               {"no-such-id"},
+	"audit resolve":            {"no-such-id", "--happened"},
+	"xsim serve":               {"--listen", "8.8.8.8:80"},                 // refused after it starts: it would serve until stopped
+	"run":                      {"--all-accounts", "--account", "brand_b"}, // refused after it starts: it would run until stopped
+	"tick":                     {"--loop", "housekeeping"},
+	"status":                   nil,
+	"analytics snapshot":       nil,
+	"web":                      {"--listen", "8.8.8.8:1"}, // refused after it starts: it would serve until stopped
+	"db migrate":               nil,
+	"db export":                {"export.db"},
+	"db import":                {"no-such.db"},
+	"sandbox reset":            nil,
+	"notify test":              {"--channel", "phone"}, // no such channel: refused after the sandbox is prepared
+	"notify status":            nil,
+	"notify outbox list":       nil,
+	"notify outbox retry":      {"1"},
+	"notify outbox drop":       {"1"},
+	"approve links rotate-key": nil,
+	"approve links revoke":     {"1"},
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find
@@ -67,6 +74,9 @@ var sandboxUntouched = map[string]string{
 	"completion powershell": "it prints a shell script",
 	"completion zsh":        "it prints a shell script",
 	"help":                  "it shows help",
+	"notify":                "a command group: it shows its help",
+	"notify outbox":         "a command group: it shows its help",
+	"approve links":         "a command group: it shows its help",
 }
 
 // runnableCommands lists the path of every command below root that runs.
