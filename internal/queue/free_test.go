@@ -8,7 +8,9 @@ import (
 
 func TestStatusAndFreeSlots(t *testing.T) {
 	mon := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC) // a Monday
-	at := func(day, h, m int) time.Time { return mon.AddDate(0, 0, day).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	at := func(day, h, m int) time.Time {
+		return mon.AddDate(0, 0, day).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+	}
 	rules := mustRules(t, "daily 09:00", "daily 12:00", "daily 18:00")
 	tests := []struct {
 		name      string
