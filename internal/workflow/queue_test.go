@@ -50,7 +50,9 @@ func policyOf(t *testing.T, gap time.Duration, maxPerDay int, slots ...string) q
 	return queue.Policy{Rules: r, Loc: time.UTC, MinGap: gap, MaxPerDay: maxPerDay}
 }
 
-func day(d, h int) time.Time { return t0.Truncate(24 * time.Hour).AddDate(0, 0, d).Add(time.Duration(h) * time.Hour) }
+func day(d, h int) time.Time {
+	return t0.Truncate(24*time.Hour).AddDate(0, 0, d).Add(time.Duration(h) * time.Hour)
+}
 
 func TestScheduleInQueueConcurrentCallersTakeDistinctSlots(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
