@@ -36,13 +36,12 @@ type querier interface {
 type booking struct {
 	At      time.Time
 	DraftID int64
-	Queued  bool // it holds a queue slot
 }
 
 // bookings reads the items booked in [lo, hi), earliest first, leaving out
 // draft skip (one being moved).
 func (s *Service) bookings(ctx context.Context, q querier, lo, hi time.Time, skip int64) ([]booking, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, scheduled_for, queue_slot IS NOT NULL FROM drafts
+	rows, err := q.QueryContext(ctx, `SELECT id, scheduled_for FROM drafts
 		WHERE account_id = ? AND scheduled_for >= ? AND scheduled_for < ? AND `+bookedWhere+` ORDER BY scheduled_for, id`,
 		s.account(), s.ts(lo), s.ts(hi))
 	if err != nil {
@@ -53,7 +52,7 @@ func (s *Service) bookings(ctx context.Context, q querier, lo, hi time.Time, ski
 	for rows.Next() {
 		var b booking
 		var at string
-		if err := rows.Scan(&b.DraftID, &at, &b.Queued); err != nil {
+		if err := rows.Scan(&b.DraftID, &at); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
 		}
 		if b.At, err = store.ParseTime(at); err != nil {
@@ -120,7 +119,7 @@ func (s *Service) QueueSlots(ctx context.Context, p queue.Policy, from time.Time
 }
 
 // freeSlots finds up to n free slots after after, reading what is booked a
-// window at a time: a week first, doubling up to the horizon, so a queue
+// window at a time: two days first, doubling up to the horizon, so a queue
 // with room soon costs one short read.
 func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, after time.Time, n int, skip int64) ([]time.Time, error) {
 	if err := checkQueue(p); err != nil {
@@ -128,7 +127,7 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 	}
 	var out []time.Time
 	end := after.Add(QueueHorizon)
-	span := 7 * 24 * time.Hour
+	span := 2 * 24 * time.Hour
 	for from := after; from.Before(end) && len(out) < n; span *= 2 {
 		to := from.Add(span)
 		if to.After(end) {

@@ -41,7 +41,7 @@ func composer(t *testing.T, db *store.DB, account string, clk *clock.Fake, pol a
 	return &Composer{Service: &Service{DB: db, AccountID: account, Now: clk.Now}, Gateway: g, ComposerMode: func() bool { return false }}
 }
 
-func policyOf(t *testing.T, gap time.Duration, maxPerDay int, slots ...string) queue.Policy {
+func policyOf(t testing.TB, gap time.Duration, maxPerDay int, slots ...string) queue.Policy {
 	t.Helper()
 	r, err := queue.ParseSlots(slots)
 	if err != nil {
