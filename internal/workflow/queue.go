@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"sort"
 	"time"
 
@@ -18,9 +19,6 @@ import (
 // QueueHorizon is how far ahead a free slot is looked for; past it the
 // queue answers queue_full.
 const QueueHorizon = 366 * 24 * time.Hour
-
-// QueueTool is the tool name a policy rule uses for queueing a post.
-const QueueTool = "schedule_in_queue"
 
 // bookedWhere selects the drafts that occupy their scheduled time: a draft
 // unscheduled, deleted or failed holds no time. The unique index on
@@ -229,7 +227,7 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 	} else if err := validateDraft(r.Content, r.Tweets); err != nil {
 		return nil, err
 	}
-	dec, err := c.Gateway.Admit(ctx, QueueTool, policy.CatContent)
+	dec, err := c.Gateway.Admit(ctx, actions.QueueTool, policy.CatContent)
 	if err != nil {
 		return nil, err
 	}
