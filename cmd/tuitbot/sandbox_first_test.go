@@ -37,6 +37,8 @@ var sandboxFirstArgs = map[string][]string{
 	"audit recent":       nil,
 	"audit show":         {"no-such-id"},
 	"audit resolve":      {"no-such-id", "--happened"},
+	"queue show":         nil,
+	"queue next":         nil,
 	"xsim serve":         {"--listen", "8.8.8.8:80"},                 // refused after it starts: it would serve until stopped
 	"run":                {"--all-accounts", "--account", "brand_b"}, // refused after it starts: it would run until stopped
 	"tick":               {"--loop", "housekeeping"},
@@ -59,6 +61,7 @@ var sandboxUntouched = map[string]string{
 	"config":        "a command group: it shows its help",
 	"db":            "a command group: it shows its help",
 	"mcp":           "a command group: it shows its help",
+	"queue":         "a command group: it shows its help",
 	"sandbox":       "a command group: it shows its help",
 	"xsim":          "a command group: it shows its help",
 }
