@@ -87,6 +87,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.authCmd(),
 		c.approveCmd(),
 		c.auditCmd(),
+		c.queueCmd(),
 		c.xsimCmd(),
 		c.sandboxCmd(),
 		c.runCmd(),

@@ -54,6 +54,8 @@ var sandboxFirstArgs = map[string][]string{
 	"notify outbox drop":       {"1"},
 	"approve links rotate-key": nil,
 	"approve links revoke":     {"1"},
+	"queue show":               nil,
+	"queue next":               nil,
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find
@@ -77,6 +79,7 @@ var sandboxUntouched = map[string]string{
 	"notify":                "a command group: it shows its help",
 	"notify outbox":         "a command group: it shows its help",
 	"approve links":         "a command group: it shows its help",
+	"queue":                 "a command group: it shows its help",
 }
 
 // runnableCommands lists the path of every command below root that runs.

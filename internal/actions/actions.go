@@ -103,6 +103,7 @@ func Wrappers() []Wrapper {
 	return []Wrapper{
 		{Tool: ComposeTool, Category: policy.CatContent},
 		{Tool: ProposeTool, Category: policy.CatWrite},
+		{Tool: QueueTool, Category: policy.CatContent},
 	}
 }
 
@@ -110,6 +111,7 @@ func Wrappers() []Wrapper {
 const (
 	ComposeTool = "compose_tweet"
 	ProposeTool = "propose_and_queue_replies"
+	QueueTool   = "schedule_in_queue"
 )
 
 // decode reads stored parameters strictly.

@@ -52,6 +52,8 @@ const (
 	TopicError          Code = "topic_error"
 	NotFound            Code = "not_found"
 	ConfigError         Code = "config_error"
+	QueueNotConfigured  Code = "queue_not_configured"
+	QueueFull           Code = "queue_full"
 	SerializationError  Code = "serialization_error"
 	InternalError       Code = "internal_error"
 )
@@ -101,6 +103,8 @@ var table = map[Code]Info{
 	TopicError:          {TopicError, false, "Topic suggestions could not be produced."},
 	NotFound:            {NotFound, false, "The requested local record does not exist."},
 	ConfigError:         {ConfigError, false, "The configuration is invalid; the message names the key."},
+	QueueNotConfigured:  {QueueNotConfigured, false, "The account has no posting queue: [queue] slots is empty."},
+	QueueFull:           {QueueFull, false, "No queue slot is free within the search horizon (every slot is taken, too close to a scheduled post, or on a full day)."},
 	SerializationError:  {SerializationError, false, "The result could not be encoded."},
 	InternalError:       {InternalError, false, "An unexpected internal failure."},
 }

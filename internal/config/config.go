@@ -33,6 +33,7 @@ type Config struct {
 	Gateway   Gateway   `toml:"gateway"`
 	Media     Media     `toml:"media"`
 	Schedule  Schedule  `toml:"schedule"`
+	Queue     Queue     `toml:"queue"`
 	Intervals Intervals `toml:"intervals"`
 	Targets   Targets   `toml:"targets"`
 	Breaker   Breaker   `toml:"circuit_breaker"`
@@ -224,6 +225,15 @@ type Schedule struct {
 	PreferredTimes   []string `toml:"preferred_times" doc:"HH:MM slots for original tweets; empty = use content_interval_seconds."`
 }
 
+// Queue configures the posting queue: the slots schedule_in_queue fills,
+// read in schedule.timezone.
+type Queue struct {
+	Slots            []string `toml:"slots" doc:"Posting slots as days and an HH:MM time in schedule.timezone, e.g. [\"mon-fri 09:00\", \"sat,sun 11:00\"]; days are mon..sun, ranges (mon-fri) or daily. Empty = no queue."`
+	MinGapMinutes    int      `toml:"min_gap_minutes" doc:"A free slot is at least this many minutes from any other scheduled post (0 = only the slot itself must be free)."`
+	MaxPerDay        int      `toml:"max_per_day" doc:"Most scheduled posts on one day in schedule.timezone before its slots count as full (0 = no cap)."`
+	LateGraceMinutes int      `toml:"late_grace_minutes" doc:"How late a missed queue slot may still publish. Not applied yet: today the publisher posts a missed item whenever it next runs."`
+}
+
 // Intervals pace the autopilot loops.
 type Intervals struct {
 	MentionsSeconds  int `toml:"mentions_check_seconds" doc:"Mentions loop interval."`
@@ -315,6 +325,7 @@ func Default() Config {
 		},
 		Gateway:  Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
 		Schedule: Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},
+		Queue:    Queue{MinGapMinutes: 60, LateGraceMinutes: 15},
 		Intervals: Intervals{
 			MentionsSeconds: 300, DiscoverySeconds: 900, ContentSeconds: 10800,
 			ThreadSeconds: 604800, TargetsSeconds: 1800, AnalyticsSeconds: 3600, JitterPercent: 20,

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/tuitbot/tuitbot/internal/queue"
 	"io/fs"
 	"math"
 	"net"
@@ -501,6 +502,14 @@ func (c *Config) Validate() error {
 	for _, t := range c.Schedule.PreferredTimes {
 		if _, err := time.Parse("15:04", t); err != nil {
 			add("schedule.preferred_times", "%q is not an HH:MM time", t)
+		}
+	}
+	if _, err := queue.ParseSlots(c.Queue.Slots); err != nil {
+		add("queue.slots", "%v", err)
+	}
+	for key, v := range map[string]int{"queue.min_gap_minutes": c.Queue.MinGapMinutes, "queue.max_per_day": c.Queue.MaxPerDay, "queue.late_grace_minutes": c.Queue.LateGraceMinutes} {
+		if v < 0 {
+			add(key, "must not be negative (got %d)", v)
 		}
 	}
 	for key, v := range map[string]int{

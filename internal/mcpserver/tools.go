@@ -13,5 +13,6 @@ func Registry() []*Tool {
 	all = append(all, analyticsTools()...)
 	all = append(all, discoveryTools()...)
 	all = append(all, contentTools()...)
+	all = append(all, queueTools()...)
 	return all
 }

@@ -334,8 +334,10 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 	if u.Unschedule {
 		status, sched = "draft", sql.NullString{}
 	}
-	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, status = ?, scheduled_for = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
-		body, status, sched, s.ts(s.Now()), id, s.account())
+	// A time chosen by hand (or none) is not a queue slot any more.
+	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, status = ?, scheduled_for = ?,
+		queue_slot = CASE WHEN ? THEN NULL ELSE queue_slot END, updated_at = ? WHERE id = ? AND account_id = ?`,
+		body, status, sched, u.ScheduledFor != nil || u.Unschedule, s.ts(s.Now()), id, s.account())
 	if err != nil {
 		return nil, dbErr(err, "update draft")
 	}

@@ -1,0 +1,310 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"sort"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/queue"
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// QueueHorizon is how far ahead a free slot is looked for; past it the
+// queue answers queue_full.
+const QueueHorizon = 366 * 24 * time.Hour
+
+// bookedWhere selects the drafts that occupy their scheduled time: a draft
+// unscheduled, deleted or failed holds no time. The unique index on
+// (account, queue_slot) has the same condition, so such a draft frees its
+// slot whatever path changed its status.
+const bookedWhere = `status NOT IN ('draft', 'deleted', 'failed')`
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// booking is one scheduled item as the queue sees it.
+type booking struct {
+	At      time.Time
+	DraftID int64
+}
+
+// bookings reads the items booked in [lo, hi), earliest first, leaving out
+// draft skip (one being moved).
+func (s *Service) bookings(ctx context.Context, q querier, lo, hi time.Time, skip int64) ([]booking, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, scheduled_for FROM drafts
+		WHERE account_id = ? AND scheduled_for >= ? AND scheduled_for < ? AND `+bookedWhere+` ORDER BY scheduled_for, id`,
+		s.account(), s.ts(lo), s.ts(hi))
+	if err != nil {
+		return nil, dbErr(err, "read scheduled drafts")
+	}
+	defer rows.Close()
+	var out []booking
+	for rows.Next() {
+		var b booking
+		var at string
+		if err := rows.Scan(&b.DraftID, &at); err != nil {
+			return nil, dbErr(err, "read scheduled drafts")
+		}
+		if b.At, err = store.ParseTime(at); err != nil {
+			return nil, dbErr(err, "read scheduled drafts")
+		}
+		if b.DraftID != skip {
+			out = append(out, b)
+		}
+	}
+	return out, dbErr(rows.Err(), "read scheduled drafts")
+}
+
+func times(bs []booking) []time.Time {
+	out := make([]time.Time, len(bs))
+	for i, b := range bs {
+		out[i] = b.At
+	}
+	return out
+}
+
+// QueueSlot is one slot of the queue and whether it is free.
+type QueueSlot struct {
+	At      string `json:"at"`
+	Weekday string `json:"weekday"`
+	// Status is free, taken, min_gap or max_per_day.
+	Status  string `json:"status"`
+	DraftID int64  `json:"draft_id,omitempty"`
+}
+
+func checkQueue(p queue.Policy) error {
+	if len(p.Rules) == 0 {
+		return apperr.New(apperr.QueueNotConfigured, "queue.slots: no slots are configured for this account; add e.g. slots = [\"mon-fri 09:00\"] under [queue]")
+	}
+	return nil
+}
+
+// QueueSlots lists the slots in [from, from+days) with what occupies each.
+// It reads the drafts table only.
+func (s *Service) QueueSlots(ctx context.Context, p queue.Policy, from time.Time, days int) ([]QueueSlot, error) {
+	if err := checkQueue(p); err != nil {
+		return nil, err
+	}
+	to := from.AddDate(0, 0, days)
+	lo, hi := p.Needs(from, to)
+	bs, err := s.bookings(ctx, s.DB, lo, hi, 0)
+	if err != nil {
+		return nil, err
+	}
+	booked := times(bs)
+	out := []QueueSlot{}
+	for _, at := range queue.Expand(p.Rules, p.Loc, from, to) {
+		st := p.Status(at, booked)
+		qs := QueueSlot{At: at.In(p.Loc).Format(time.RFC3339), Weekday: at.In(p.Loc).Weekday().String(), Status: "free"}
+		if st != queue.Free {
+			qs.Status = st
+		}
+		if st == queue.Taken {
+			i := sort.Search(len(bs), func(i int) bool { return !bs[i].At.Before(at) })
+			qs.DraftID = bs[i].DraftID
+		}
+		out = append(out, qs)
+	}
+	return out, nil
+}
+
+// freeSlots finds up to n free slots after after, reading what is booked a
+// window at a time: two days first, doubling up to the horizon, so a queue
+// with room soon costs one short read.
+func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, after time.Time, n int, skip int64) ([]time.Time, error) {
+	if err := checkQueue(p); err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	end := after.Add(QueueHorizon)
+	span := 2 * 24 * time.Hour
+	for from := after; from.Before(end) && len(out) < n; span *= 2 {
+		to := from.Add(span)
+		if to.After(end) {
+			to = end
+		}
+		lo, hi := p.Needs(from, to)
+		bs, err := s.bookings(ctx, q, lo, hi, skip)
+		if err != nil {
+			return nil, err
+		}
+		// The slots already chosen count as booked for the next ones.
+		booked := append(times(bs), out...)
+		sort.Slice(booked, func(i, j int) bool { return booked[i].Before(booked[j]) })
+		out = append(out, p.FreeSlots(from, to, booked, n-len(out))...)
+		from = to
+	}
+	if len(out) == 0 {
+		return nil, apperr.New(apperr.QueueFull, "no free queue slot in the %d days after %s", int(QueueHorizon/(24*time.Hour)), after.In(p.Loc).Format(time.RFC3339))
+	}
+	return out, nil
+}
+
+// NextFreeSlots returns up to n free slots after after, earliest first,
+// that can all be taken together.
+func (s *Service) NextFreeSlots(ctx context.Context, p queue.Policy, after time.Time, n int) ([]time.Time, error) {
+	if now := s.Now(); after.Before(now) {
+		after = now
+	}
+	return s.freeSlots(ctx, s.DB, p, after.Add(time.Nanosecond), n, 0)
+}
+
+// Queue positions for ScheduleInQueue.
+const (
+	PositionNext       = "next"
+	PositionLast       = "last"
+	PositionFirstAfter = "first_after"
+)
+
+// QueueRequest is schedule_in_queue's input after parsing: an existing
+// draft or new content, and where in the queue it goes.
+type QueueRequest struct {
+	DraftID  int64
+	Content  string
+	Tweets   []string
+	Topic    string
+	Position string
+	After    *time.Time
+}
+
+// ScheduleInQueue places a draft (or new content, stored as one) in a free
+// slot of the queue. Choosing the slot and taking it happen in one
+// transaction under the account's write lock; the unique index on
+// (account, slot) refuses a second holder whatever path wrote it. Nothing
+// reaches X now: when the slot comes, the publisher sends it through the
+// gateway, which in composer mode queues it for approval.
+func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueRequest) (*ComposeResult, error) {
+	if err := checkQueue(p); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.DraftID != 0 && (r.Content != "" || len(r.Tweets) > 0):
+		return nil, apperr.New(apperr.InvalidInput, "draft_id, content, tweets: give a draft_id or new content, not both")
+	case r.DraftID == 0 && r.Content == "" && len(r.Tweets) == 0:
+		return nil, apperr.New(apperr.InvalidInput, "draft_id: required (or pass content or tweets)")
+	case r.Content != "" && len(r.Tweets) > 0:
+		return nil, apperr.New(apperr.InvalidInput, "content, tweets: give one, not both")
+	}
+	now := c.Now()
+	after := now
+	switch r.Position {
+	case "", PositionNext:
+		if r.After != nil {
+			return nil, apperr.New(apperr.InvalidInput, "after: only position first_after takes it")
+		}
+	case PositionLast:
+		if r.After != nil {
+			return nil, apperr.New(apperr.InvalidInput, "after: only position first_after takes it")
+		}
+	case PositionFirstAfter:
+		if r.After == nil {
+			return nil, apperr.New(apperr.InvalidInput, "after: required with position first_after")
+		}
+		if r.After.After(now) {
+			after = *r.After
+		}
+	default:
+		return nil, apperr.New(apperr.InvalidInput, "position: %q is not allowed; allowed values: next, last, first_after", r.Position)
+	}
+	var existing *Draft
+	if r.DraftID != 0 {
+		d, err := c.Draft(ctx, r.DraftID)
+		if err != nil {
+			return nil, err
+		}
+		if d.Status != "draft" && d.Status != DraftScheduled {
+			return nil, apperr.New(apperr.ValidationError, "draft_id: draft %d is %s; only drafts and scheduled items can be queued", r.DraftID, d.Status)
+		}
+		existing = d
+	} else if err := validateDraft(r.Content, r.Tweets); err != nil {
+		return nil, err
+	}
+	dec, err := c.Gateway.Admit(ctx, actions.QueueTool, policy.CatContent)
+	if err != nil {
+		return nil, err
+	}
+	res := &ComposeResult{}
+	err = c.DB.LockedTx(ctx, []string{store.AccountScope(c.account())}, func(tx *sql.Tx) error {
+		from := after
+		if r.Position == PositionLast {
+			last, err := c.lastQueued(ctx, tx, r.DraftID)
+			if err != nil {
+				return err
+			}
+			if last.After(from) {
+				from = last
+			}
+		}
+		slots, err := c.freeSlots(ctx, tx, p, from.Add(time.Nanosecond), 1, r.DraftID)
+		if err != nil {
+			return err
+		}
+		slot := c.ts(slots[0])
+		if dec.Outcome == policy.DryRun {
+			res.DryRun, res.ScheduledFor, res.Status = true, slot, DraftScheduled
+			res.Note = fmt.Sprintf("dry run (rule %s): the item would take this slot; nothing was stored", dec.RuleID)
+			return nil
+		}
+		ts := c.ts(now)
+		if existing != nil {
+			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, scheduled_for = ?, queue_slot = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+				DraftScheduled, slot, slot, ts, existing.ID, c.account())
+			if err != nil {
+				return dbErr(err, "take queue slot")
+			}
+			res.Draft = *existing
+			res.Status, res.ScheduledFor, res.UpdatedAt = DraftScheduled, slot, ts
+			return nil
+		}
+		d := Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: "mcp", Status: DraftScheduled, ScheduledFor: slot, CreatedAt: ts, UpdatedAt: ts}
+		body := r.Content
+		if len(r.Tweets) > 0 {
+			d.ContentType = "thread"
+			b, _ := json.Marshal(r.Tweets)
+			body = string(b)
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, queue_slot, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, d.Source, d.Status, slot, slot, ts, ts).Scan(&d.ID)
+		if err != nil {
+			return dbErr(err, "take queue slot")
+		}
+		res.Draft = d
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.DryRun {
+		return res, nil
+	}
+	if c.ComposerMode() {
+		res.Note = "placed in the queue; when its slot comes the publisher sends it through the gateway, which queues it for approval in composer mode"
+	} else {
+		res.Note = "placed in the queue; `tuitbot run` posts it through the gateway when its slot comes"
+	}
+	return res, nil
+}
+
+// lastQueued is the latest slot held in the queue (zero when none),
+// leaving out draft skip.
+func (c *Composer) lastQueued(ctx context.Context, tx *sql.Tx, skip int64) (time.Time, error) {
+	var last sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT MAX(queue_slot) FROM drafts WHERE account_id = ? AND queue_slot IS NOT NULL AND id != ? AND `+bookedWhere,
+		c.account(), skip).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, dbErr(err, "read the queue's end")
+	}
+	if !last.Valid {
+		return time.Time{}, nil
+	}
+	t, err := store.ParseTime(last.String)
+	return t, dbErr(err, "read the queue's end")
+}
