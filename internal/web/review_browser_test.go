@@ -44,6 +44,11 @@ func TestBrowserItemsShowWhatTheyDo(t *testing.T) {
 		t.Errorf("the post's age has no exact time on hover: %q", title)
 	}
 	shot(t, ctx, "delete-card")
+	// The README's picture: the queue from its top to the delete, as a
+	// reviewer meets it.
+	run(t, ctx, "picture size", chromedp.EmulateViewport(1100, 1320))
+	viewShot(t, ctx, "readme-review")
+	run(t, ctx, "window size", chromedp.EmulateViewport(1366, 900))
 	run(t, ctx, "open the post", markPage(), chromedp.Click(chromedp.CSS(del+" a.target-link")), newPage(),
 		chromedp.WaitVisible(chromedp.CSS(".target-text")))
 	if loc := get(t, ctx, "where", chromedp.Location()); !strings.HasSuffix(loc, "/posts/"+sd.ownPost) {
