@@ -72,7 +72,7 @@ const (
 	padBottom  = 34 // room for the labels under the axis
 	labelRoom  = 150
 	rowHeight  = 26
-	maxXLabels = 7
+	maxXLabels = 5
 )
 
 // niceTicks returns values from at or below lo to at or above hi in

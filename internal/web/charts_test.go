@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNiceTicks(t *testing.T) {
@@ -63,5 +64,24 @@ func TestChartsSayWhatTheyShow(t *testing.T) {
 	}
 	if none := spendChart("l", "LLM", "LLM spend", []string{"1 Mar"}, []float64{0}, 0); none.Grid[len(none.Grid)-1].Label != "$1" {
 		t.Fatalf("nothing spent is drawn against a dollar, not %q", none.Grid[len(none.Grid)-1].Label)
+	}
+}
+
+// TestLatencyChart: the waits before each decision, in bands, summed up by
+// the median and the slowest.
+func TestLatencyChart(t *testing.T) {
+	if c := latencyChart(nil); c.Note == "" || !strings.Contains(c.Summary, "No item was approved or rejected") {
+		t.Fatalf("no decisions: %+v", c)
+	}
+	c := latencyChart([]time.Duration{40 * time.Second, 3 * time.Minute, 20 * time.Minute, 3 * time.Hour, 30 * time.Hour})
+	var got []string
+	for _, b := range c.Bars {
+		got = append(got, b.Label+"="+b.Value)
+	}
+	if want := "under 5 min=2,5 to 30 min=1,30 min to 2 h=0,2 to 12 h=1,over 12 h=1"; strings.Join(got, ",") != want {
+		t.Fatalf("bands %s, want %s", strings.Join(got, ","), want)
+	}
+	if want := "Half of the 5 decisions came within 20 min of the request; the slowest took 30 h."; c.Summary != want {
+		t.Fatalf("summary %q, want %q", c.Summary, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type analyticsData struct {
 	LLMSpend  chart
 	Posts     chart
 	Topics    chart
+	Latency   chart
 	Stats     []kv
 	Limits    []limitRow
 	LimitsErr string
@@ -97,6 +99,12 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		{"Threads (7 days)", fmt.Sprint(st.Threads)}, {"Pending approvals", fmt.Sprint(st.PendingApprovals)},
 		{"X spend (7 days)", numberFmt(st.XSpendUSD, "$")}, {"LLM spend (7 days)", numberFmt(st.LLMSpendUSD, "$")}}
 	d.Posts = actionsChart(st.MutationsByTool)
+	waits, err := a.Gateway.DecisionTimes(ctx, now.Add(-7*24*time.Hour), 10000)
+	if err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
+	}
+	d.Latency = latencyChart(waits)
 	topics, err := wf.MeasuredTopics(ctx)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -241,6 +249,56 @@ func actionsChart(byTool map[string]int) chart {
 		summary = fmt.Sprintf("%d actions ran on X in the last 7 days; most were %s (%d).", total, strings.ToLower(labels[0]), byTool[tools[0]])
 	}
 	return rowChart("actions", "Actions that ran, by kind (7 days)", summary, labels, values, "", true)
+}
+
+// latencyBands sort waits before a decision into bands a person reads at
+// a glance.
+var latencyBands = []struct {
+	label string
+	upTo  time.Duration
+}{
+	{"under 5 min", 5 * time.Minute}, {"5 to 30 min", 30 * time.Minute}, {"30 min to 2 h", 2 * time.Hour},
+	{"2 to 12 h", 12 * time.Hour}, {"over 12 h", 1<<63 - 1},
+}
+
+// latencyChart is how long items waited for a decision (queued to
+// approved or rejected) over the last 7 days, summed up by the median.
+func latencyChart(waits []time.Duration) chart {
+	const id, title = "latency", "Time from queued to decided (7 days)"
+	if len(waits) == 0 {
+		return rowChart(id, title, "No item was approved or rejected in the last 7 days.", nil, nil, "", true)
+	}
+	counts := make([]float64, len(latencyBands))
+	for _, w := range waits {
+		for i, b := range latencyBands {
+			if w < b.upTo {
+				counts[i]++
+				break
+			}
+		}
+	}
+	labels := make([]string, len(latencyBands))
+	for i, b := range latencyBands {
+		labels[i] = b.label
+	}
+	sorted := slices.Clone(waits)
+	slices.Sort(sorted)
+	summary := fmt.Sprintf("Half of the %d decisions came within %s of the request; the slowest took %s.",
+		len(waits), waitText(sorted[(len(sorted)-1)/2]), waitText(sorted[len(sorted)-1]))
+	return rowChart(id, title, summary, labels, counts, "", true)
+}
+
+// waitText writes a wait in a word or two ("40 s", "4 min", "3 h", "2 days").
+func waitText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
 // perDay lays values out over the last days, oldest first, zero where a
