@@ -171,7 +171,10 @@ func New(d Deps, o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: path prefix %q: want a path such as /ui, without a trailing slash", o.Prefix)
 	}
 	base := o.Prefix
-	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base }}).ParseFS(templateFS, "templates/*.html")
+	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
+		// A stored time shown relative to now, the exact time on hover.
+		"ago":   func(at string) stamp { return stampOf(d.Now(), at, false) },
+		"until": func(at string) stamp { return stampOf(d.Now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
