@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/policy"
 )
 
 // TestEmptyQueueSaysWhatToDo: an empty queue names the next steps (connect
@@ -107,4 +109,29 @@ func TestAuditShowsWhatHappenedAndSearches(t *testing.T) {
 	}
 	_, body = s.get(c, "/audit?q=nothing+like+it")
 	mustHave(t, "a search that finds nothing", body, "No recorded action matches", "Show them all")
+}
+
+// TestRuleSentence: why an item waits, in a sentence, with the deciding
+// rule's id beside it.
+func TestRuleSentence(t *testing.T) {
+	rules := []policy.Rule{
+		{ID: policy.RuleHardDeleteApproval, Source: policy.SourceHard, Label: "Deletes always need approval"},
+		{ID: "compat:approval:x_like_tweet", Source: policy.SourceCompat, Label: "require_approval_for"},
+		{ID: "night", Source: policy.SourceUser, Label: "Nothing goes out at night"},
+	}
+	for _, tc := range []struct {
+		tool, rule, reason, want, wantID string
+	}{
+		{"x_post_tweet", "", "approval mode is on", "Posts need your approval (policy: approval mode is on)", "approval_mode"},
+		{"x_delete_tweet", policy.RuleHardDeleteApproval, "delete actions always require approval", "Deletes always need your approval (a built-in rule)", policy.RuleHardDeleteApproval},
+		{"x_like_tweet", "compat:approval:x_like_tweet", "tool 'x_like_tweet' requires approval", "Likes need your approval (policy: the require_approval_for setting)", "compat:approval:x_like_tweet"},
+		{"x_follow_user", "night", "quiet hours", "Follows need your approval (policy: Nothing goes out at night)", "night"},
+		{"x_retweet", "gone", "a rule since removed", "Reposts need your approval (policy: a rule since removed)", "gone"},
+	} {
+		it := gateway.ApprovalItem{Tool: tc.tool, MatchedRuleID: tc.rule, Reason: tc.reason}
+		got, id := ruleSentence(describe.Of(tc.tool, "", nil), it, rules)
+		if got != tc.want || id != tc.wantID {
+			t.Errorf("%s under %q: %q (%s), want %q (%s)", tc.tool, tc.rule, got, id, tc.want, tc.wantID)
+		}
+	}
 }
