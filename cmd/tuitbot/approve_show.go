@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -18,41 +19,49 @@ import (
 // gateway refuses any other).
 var auditStatusNames = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
 
-// showItem prints one queue item. A reviewer deciding on a delete needs to
-// see what would be deleted, which the parameters (an id) do not say, so
-// the post is read from X; if it cannot be, the item is still shown.
+// showItem prints one queue item. A reviewer deciding on a delete, a like
+// or a follow needs to see the post or the account it touches, which the
+// parameters (an id) do not say, so it is read from X; if it cannot be,
+// the item is still shown.
 func (c *cli) showItem(ctx context.Context, a *app.App, it *gateway.ApprovalItem) error {
 	printItem(c.stdout, it)
-	if it.Tool != "x_delete_tweet" {
+	act := describe.Of(it.Tool, it.EquivalentTool, it.Params)
+	if act.Target.Kind == describe.KindNone {
 		return nil
 	}
-	var p struct {
-		TweetID string `json:"tweet_id"`
-	}
-	if json.Unmarshal(it.Params, &p) != nil || p.TweetID == "" {
-		return nil
-	}
-	fmt.Fprintf(c.stdout, "  deletes: %s\n", c.describeTweet(ctx, a, p.TweetID))
+	fmt.Fprintf(c.stdout, "  %s: %s\n", act.Verb, c.describeTarget(ctx, a, act.Target))
 	return nil
 }
 
-// describeTweet reads one post for a reviewer: its text, author and date.
-func (c *cli) describeTweet(ctx context.Context, a *app.App, id string) string {
+// describeTarget reads one post (its text, author and age) or account
+// (its handle, name and followers) for a reviewer.
+func (c *cli) describeTarget(ctx context.Context, a *app.App, t describe.Target) string {
+	cannot := func(err error) string { return fmt.Sprintf("%s %s (cannot read it from X: %v)", t.Kind, t.ID, err) }
 	x, err := a.XClient()
 	if err != nil {
-		return fmt.Sprintf("post %s (cannot read it from X: %v)", id, err)
+		return cannot(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	tw, _, err := x.GetTweet(ctx, id)
-	if err != nil {
-		return fmt.Sprintf("post %s (cannot read it from X: %v)", id, err)
+	ids := []string{t.ID}
+	if t.Kind == describe.KindUser {
+		users, err := describe.Users(ctx, x, ids)
+		if err != nil {
+			return cannot(err)
+		}
+		if u, ok := users[t.ID]; ok {
+			return u.Line()
+		}
+	} else {
+		posts, err := describe.Posts(ctx, x, ids)
+		if err != nil {
+			return cannot(err)
+		}
+		if p, ok := posts[t.ID]; ok {
+			return p.Line(a.Now())
+		}
 	}
-	when := ""
-	if !tw.CreatedAt.IsZero() {
-		when = ", posted " + tw.CreatedAt.UTC().Format(time.RFC3339)
-	}
-	return fmt.Sprintf("post %s by user %s%s: %q", tw.ID, tw.AuthorID, when, tw.Text)
+	return fmt.Sprintf("%s %s (X did not return it: deleted, or not visible to this account)", t.Kind, t.ID)
 }
 
 // printBody shows the JSON body of a universal x_post request on its own,

@@ -190,6 +190,9 @@ func webAccount(a *app.App) web.Account {
 	}
 	disc, _ := a.Discovery()
 	acc.Posts = web.LookupPosts(disc, a.XClient)
+	acc.Users = web.LookupUsers(a.XClient)
+	acc.Sandbox = a.Sim != nil
+	acc.XLogin = a.XLoginProblem
 	if a.Policy != nil {
 		acc.Policy = web.PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits()}
 		if a.Counters != nil {

@@ -38,10 +38,27 @@ func TestReviewShowsWhatIsDecided(t *testing.T) {
 	if env := p.callTool(t, 3, "x_post", map[string]any{"path": "/2/tweets", "body": body}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
 		t.Fatalf("x_post was not routed to approval: %+v %s", env.Error, env.Data)
 	}
+	// A like and a follow name the post and the account they touch.
+	if env := p.callTool(t, 4, "x_like_tweet", map[string]any{"tweet_id": tweetID}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_like_tweet was not routed to approval: %+v %s", env.Error, env.Data)
+	}
+	var gabe struct {
+		ID string `json:"id"`
+	}
+	if env := p.callTool(t, 5, "x_get_user_by_username", map[string]any{"username": "gopher_gabe"}); json.Unmarshal(env.Data, &gabe) != nil || gabe.ID == "" {
+		t.Fatalf("x_get_user_by_username: %+v %s", env.Error, env.Data)
+	}
+	if env := p.callTool(t, 6, "x_follow_user", map[string]any{"target_user_id": gabe.ID}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_follow_user was not routed to approval: %+v %s", env.Error, env.Data)
+	}
 	p.stop(t)
 
 	del := h.ok(t, "approve", "show", "2", "--sandbox")
-	mustContain(t, "approve show of a delete", del.stdout, "deletes: post "+tweetID, text)
+	mustContain(t, "approve show of a delete", del.stdout, "deletes: post "+tweetID+" by @tuitbot_demo", text, "posted ")
+	like := h.ok(t, "approve", "show", "4", "--sandbox")
+	mustContain(t, "approve show of a like", like.stdout, "likes: post "+tweetID+" by @tuitbot_demo", text)
+	follow := h.ok(t, "approve", "show", "5", "--sandbox")
+	mustContain(t, "approve show of a follow", follow.stdout, "follows: @gopher_gabe (Gabe Lindqvist)", "followers, user "+gabe.ID)
 	raw := h.ok(t, "approve", "show", "3", "--sandbox")
 	mustContain(t, "approve show of x_post", raw.stdout, "POST /2/tweets", "body:\n", `"reply_settings": "following"`)
 

@@ -73,7 +73,9 @@ func TestWebSandboxShowsDemoWorld(t *testing.T) {
 	}
 	mustContain(t, "approvals", webGet(t, c, base+"/approvals"), "Demo data: this post waits for your approval", "<dd>demo</dd>")
 	mustContain(t, "audit", webGet(t, c, base+"/audit"), "x_post_tweet", `class="status-success"`)
-	mustContain(t, "analytics", webGet(t, c, base+"/analytics"), `<circle class="dot"`)
+	// One follower count says so rather than drawing a lone dot; the two
+	// approved posts are bars.
+	mustContain(t, "analytics", webGet(t, c, base+"/analytics"), "One count so far (", `<rect class="bar"`)
 	if strings.Contains(stderr.String(), strings.TrimPrefix(login, base+"/login?token=")) {
 		t.Error("the login token was logged")
 	}

@@ -320,3 +320,30 @@ func TestHomeWithoutHomeIDUpgrades(t *testing.T) {
 	}
 	newApp(t, cfg, app.Options{RequireDB: true}).Close()
 }
+
+// TestXLoginProblem: a home without a token says how to log in; with a
+// private token file it says nothing; a token others can read is named.
+func TestXLoginProblem(t *testing.T) {
+	home := t.TempDir()
+	cfg := testConfig(t, home)
+	a := newApp(t, cfg, app.Options{})
+	if p := a.XLoginProblem(); !strings.Contains(p, "tuitbot auth") {
+		t.Fatalf("no token: %q, want the command that logs in", p)
+	}
+	path := cfg.TokenFileFor(a.Account)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.XLoginProblem(); p != "" {
+		t.Fatalf("with a token file: %q, want none", p)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.XLoginProblem(); !strings.Contains(p, "readable by others") {
+		t.Fatalf("a token others can read: %q", p)
+	}
+}

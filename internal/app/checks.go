@@ -15,6 +15,19 @@ func (a *App) extraChecks(ctx context.Context) []Check {
 	return []Check{a.tokenCheck(), a.llmCheck(ctx), a.xCheck(ctx)}
 }
 
+// XLoginProblem says why nothing can reach X for the account: no token
+// file, or one others can read. It is "" when the login is there, and in
+// the sandbox, whose emulator needs none.
+func (a *App) XLoginProblem() string {
+	if a.Sim != nil {
+		return ""
+	}
+	if c := a.tokenCheck(); c.Status != "ok" {
+		return c.Message
+	}
+	return ""
+}
+
 func (a *App) tokenCheck() Check {
 	path := a.Cfg.TokenFileFor(a.Account)
 	st, err := os.Stat(path)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -370,4 +371,31 @@ func (g *Gateway) ApproveWith(ctx context.Context, id int64, reviewer, notes str
 		return nil, resp, err
 	}
 	return final, resp, runErr
+}
+
+// DecisionTimes lists how long each item a person decided (approved or
+// rejected, not expired) since since waited in the queue, oldest
+// decision first, at most limit of them.
+func (g *Gateway) DecisionTimes(ctx context.Context, since time.Time, limit int) ([]time.Duration, error) {
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT created_at, reviewed_at FROM approval_queue
+		WHERE account_id = ? AND reviewed_at >= ? AND COALESCE(reviewed_by, '') <> '' ORDER BY reviewed_at LIMIT ?`,
+		g.opts.AccountID, ts(since), limit)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read decision times: %v", err)
+	}
+	defer rows.Close()
+	var out []time.Duration
+	for rows.Next() {
+		var queued, decided string
+		if err := rows.Scan(&queued, &decided); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read decision times: %v", err)
+		}
+		q, err1 := store.ParseTime(queued)
+		d, err2 := store.ParseTime(decided)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out = append(out, max(d.Sub(q), 0))
+	}
+	return out, rows.Err()
 }

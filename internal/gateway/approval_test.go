@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -405,6 +406,45 @@ func TestApprovalQueueIsBounded(t *testing.T) {
 		}
 		if r, err := e.do(g, map[string]any{"text": "one too many"}, ""); err != nil || r.Kind != Routed {
 			t.Fatalf("after a rejection: %q %v", r.Kind, err)
+		}
+	})
+}
+
+// TestDecisionTimes: how long each decided item waited, from queued to
+// approved or rejected; items still pending or left to expire are not
+// decisions, and items decided before since are left out.
+func TestDecisionTimes(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pol.set(approvalThenAllow)
+		start := e.clock.Now()
+		old := e.queue(`{"text":"old"}`)
+		e.clock.Advance(time.Minute)
+		if _, err := e.g.Reject(e.ctx, old, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Hour)
+		since := e.clock.Now()
+		a := e.queue(`{"text":"in 5 min"}`)
+		b := e.queue(`{"text":"in 2 h"}`)
+		e.queue(`{"text":"waits"}`)
+		e.clock.Advance(5 * time.Minute)
+		if _, _, err := e.g.Approve(e.ctx, a, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(115 * time.Minute)
+		if _, err := e.g.Reject(e.ctx, b, "bob", ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.g.DecisionTimes(e.ctx, since, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []time.Duration{5 * time.Minute, 2 * time.Hour}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecisionTimes since %s = %v, want %v", since.Sub(start), got, want)
+		}
+		if got, _ := e.g.DecisionTimes(e.ctx, start, 1); len(got) != 1 || got[0] != time.Minute {
+			t.Fatalf("the oldest decision, limit 1: %v", got)
 		}
 	})
 }

@@ -576,6 +576,9 @@ type AuditFilter struct {
 	// Caller is who started the mutation (mcp, autopilot, cli, web...).
 	Caller string
 	Since  time.Time
+	// Search keeps the rows whose parameters (a post's text, the ids of
+	// its target) hold it, ignoring case, or whose target is it.
+	Search string
 	Limit  int
 }
 
@@ -611,6 +614,10 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	return e, nil
 }
 
+// likeEscaper makes a search term match itself literally in LIKE ...
+// ESCAPE '!'.
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+
 // Recent lists audit rows, newest first.
 func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
@@ -643,6 +650,16 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 	if !f.Since.IsZero() {
 		q += ` AND created_at >= ?`
 		args = append(args, ts(f.Since))
+	}
+	if f.Search = strings.TrimSpace(f.Search); f.Search != "" {
+		// A scan of the newest rows until the page is full: searches are
+		// rare and a person waits for them.
+		// The summary is JSON: the term is looked for as JSON spells it
+		// (a quote as \", & as \u0026).
+		enc, _ := json.Marshal(strings.ToLower(f.Search))
+		term := string(enc[1 : len(enc)-1])
+		q += ` AND (LOWER(params_summary) LIKE ? ESCAPE '!' OR target_tweet_id = ?)`
+		args = append(args, "%"+likeEscaper.Replace(term)+"%", f.Search)
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, f.Limit)

@@ -340,3 +340,41 @@ func TestEveryDecisionIsLogged(t *testing.T) {
 		}
 	})
 }
+
+// TestRecentSearchesTextAndTarget: the audit search finds rows by the
+// text they posted (any case, quotes and ampersands included, % and _ as
+// themselves) and by their target, on every backend.
+func TestRecentSearchesTextAndTarget(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		run := func(context.Context, json.RawMessage) (Result, error) {
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}
+		e.g.Register(targetAction("x_post_tweet", "in_reply_to_id", run))
+		e.g.Register(targetAction("x_like_tweet", "tweet_id", run))
+		for _, c := range []Call{
+			{Tool: "x_post_tweet", Params: map[string]any{"text": "Shipping the Review page & more \"soon\""}},
+			{Tool: "x_post_tweet", Params: map[string]any{"text": "100% done_ish"}},
+			{Tool: "x_post_tweet", Params: map[string]any{"text": "100 percent, done ish"}},
+			{Tool: "x_like_tweet", Params: map[string]any{"tweet_id": "777"}},
+		} {
+			if _, err := e.g.Do(e.ctx, c); err != nil {
+				t.Fatalf("%s: %v", c.Tool, err)
+			}
+		}
+		for _, tc := range []struct {
+			search string
+			want   int
+		}{
+			{"review PAGE", 1}, {"& more", 1}, {`"soon"`, 1}, {"100%", 1}, {"done_", 1}, {"777", 1}, {"nothing like it", 0}, {"  ", 4},
+		} {
+			rows, err := e.g.Recent(e.ctx, AuditFilter{Search: tc.search, Limit: 100})
+			if err != nil {
+				t.Fatalf("search %q: %v", tc.search, err)
+			}
+			if len(rows) != tc.want {
+				t.Errorf("search %q found %d rows, want %d", tc.search, len(rows), tc.want)
+			}
+		}
+	})
+}

@@ -11,13 +11,16 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
-// itemView is one queue item as the page shows it.
+// itemView is one queue item as the page shows it: what it does in words,
+// the post or account it touches, and why it waits.
 type itemView struct {
 	gateway.ApprovalItem
 	// Field is the parameter a human may edit ("" when none); Text is its
@@ -28,45 +31,86 @@ type itemView struct {
 	Count    int
 	Max      int
 	Valid    bool
-	ReplyTo  string
-	QuoteOf  string
-	Age      string
-	Expires  string
+	// Act is the item in words; Title its card title ("Reply to @gabe").
+	Act   describe.Action
+	Title string
+	// Target is the post or account it acts on (nil: none).
+	Target *targetView
+	// Rule says why it waits, in a sentence; the rule id goes beside it.
+	Rule, RuleID string
+	Age, Expires stamp
 	// Notified says when a notification about the item last went out
 	// ("notified via telegram 2 min ago"); empty when none did.
 	Notified string
 	Pretty   string
 	Diff     []string
-	// Answered is the post a reply or quote answers (ReplyTo or QuoteOf),
-	// looked up through the account's X client and cached.
-	Answered postContext
-	// Account is the item's account; AcctQ keeps links on it.
+	// Account is the item's account when it is not the first; links and
+	// forms carry it.
 	Account string
+	// Back is where its decisions return: the page it is on (Here), at
+	// the item that takes its place.
+	Back, Here string
+	// ShowParams shows the raw parameters: nothing else says what the
+	// call does (a raw API request, a target that is not known).
+	ShowParams bool
 }
 
-// answeredID is the post a queued reply or quote answers, "" for none.
-func answeredID(it gateway.ApprovalItem) string {
-	var m struct {
-		ReplyTo string `json:"in_reply_to_id"`
-		QuoteOf string `json:"quoted_tweet_id"`
-	}
-	_ = json.Unmarshal(it.Params, &m)
-	if m.ReplyTo != "" {
-		return m.ReplyTo
-	}
-	return m.QuoteOf
+// stamp is a time shown relative to now, with the exact time on hover.
+type stamp struct {
+	At, Rel, Exact string
 }
 
-// views renders items of account a, with the posts they answer (one
-// lookup for the page).
-func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem) []itemView {
-	var ids []string
-	for _, it := range items {
-		if id := answeredID(it); id != "" {
-			ids = append(ids, id)
+func stampOf(now time.Time, at string, in bool) stamp {
+	t, err := store.ParseTime(at)
+	if err != nil {
+		// Posts read from discovery keep X's own spelling.
+		if t, err = time.Parse(time.RFC3339, at); err != nil {
+			return stamp{At: at, Rel: at, Exact: at}
 		}
 	}
-	posts := s.posts.lookup(r.Context(), a, ids)
+	st := stamp{At: at, Rel: describe.Ago(now, t), Exact: t.Local().Format("Mon 2 Jan 2006, 15:04:05 MST")}
+	if in {
+		st.Rel = describe.In(now, t)
+	}
+	return st
+}
+
+// targetView is the post or account an item acts on, as looked up.
+type targetView struct {
+	// Item is the queue item's id, for element ids.
+	Item int64
+	Kind describe.Kind
+	ID   string
+	// Label names it for the card ("The post this deletes").
+	Label string
+	// URL opens the post on X (or the sandbox's view of it).
+	URL   string
+	Post  *Post
+	User  *describe.User
+	Error string
+	When  stamp
+	// Followers of the post's author or of the account.
+	Followers string
+	// Scored shows the discovery score line (replies and quotes).
+	Scored bool
+}
+
+// views renders items of account a with the posts and accounts they act
+// on (one lookup of each for the page).
+func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem) []itemView {
+	acts := make([]describe.Action, len(items))
+	var postIDs, userIDs []string
+	for i, it := range items {
+		acts[i] = describe.Of(it.Tool, it.EquivalentTool, it.Params)
+		switch t := acts[i].Target; t.Kind {
+		case describe.KindPost:
+			postIDs = append(postIDs, t.ID)
+		case describe.KindUser:
+			userIDs = append(userIDs, t.ID)
+		}
+	}
+	posts := s.posts.lookup(r.Context(), a.Name, postIDs, a.Posts)
+	users := s.users.lookup(r.Context(), a.Name, userIDs, a.Users)
 	now := s.d.Now()
 	var notified map[int64]notify.Notified
 	if s.d.Notified != nil {
@@ -80,36 +124,82 @@ func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem
 		}
 	}
 	out := make([]itemView, 0, len(items))
-	for _, it := range items {
-		v := s.view(a, it, now)
-		if id := answeredID(it); id != "" {
-			v.Answered = posts[id]
+	for i, it := range items {
+		v := s.view(a, it, acts[i], now)
+		who := ""
+		if tv := v.Target; tv != nil {
+			switch tv.Kind {
+			case describe.KindPost:
+				f := posts[tv.ID]
+				tv.Post, tv.Error = f.V, f.Error
+				if p := f.V; p != nil {
+					who = describe.Handle(p.AuthorUsername)
+					tv.URL = s.postURL(a, p.ID, p.AuthorUsername)
+					tv.Followers = describe.Count(p.Followers)
+					if p.CreatedAt != "" {
+						tv.When = stampOf(now, p.CreatedAt, false)
+					}
+				}
+			case describe.KindUser:
+				f := users[tv.ID]
+				tv.User, tv.Error = f.V, f.Error
+				if u := f.V; u != nil {
+					who = describe.Handle(u.Username)
+					tv.Followers = describe.Count(u.Followers)
+					if !a.Sandbox {
+						tv.URL = "https://x.com/" + url.PathEscape(u.Username)
+					}
+				}
+			}
 		}
 		if n, ok := notified[it.ID]; ok {
-			v.Notified = "notified via " + n.Channel + " " + ago(now, store.FormatTime(n.At))
+			v.Notified = "notified via " + n.Channel + " " + describe.Ago(now, n.At)
 		}
+		v.Title = v.Act.Title(who)
 		out = append(out, v)
 	}
 	return out
 }
 
-func (s *Server) view(a *Account, it gateway.ApprovalItem, now time.Time) itemView {
-	v := itemView{ApprovalItem: it, Max: tweettext.MaxWeightedLength, Age: ago(now, it.CreatedAt), Expires: until(now, it.ExpiresAt)}
+// targetLabels name the target of each verb on the card.
+var targetLabels = map[string]string{
+	"answers": "The post this answers", "quotes": "The post this quotes", "deletes": "The post this deletes",
+}
+
+func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, now time.Time) itemView {
+	v := itemView{ApprovalItem: it, Act: act, Title: act.Name, Max: tweettext.MaxWeightedLength,
+		Age: stampOf(now, it.CreatedAt, false), Expires: stampOf(now, it.ExpiresAt, true)}
 	if a != s.accts[0] {
 		v.Account = a.Name
 	}
 	var m map[string]any
 	_ = json.Unmarshal(it.Params, &m)
-	if act, ok := a.Gateway.Action(it.Tool); ok && act.EditableText != "" {
-		if t, ok := m[act.EditableText].(string); ok {
-			v.Field, v.Text = act.EditableText, t
+	if gact, ok := a.Gateway.Action(it.Tool); ok && gact.EditableText != "" {
+		if t, ok := m[gact.EditableText].(string); ok {
+			v.Field, v.Text = gact.EditableText, t
 			v.Segments = segments(t)
 			r := tweettext.Parse(t)
 			v.Count, v.Valid = r.WeightedLength, r.Valid
 		}
 	}
-	v.ReplyTo, _ = m["in_reply_to_id"].(string)
-	v.QuoteOf, _ = m["quoted_tweet_id"].(string)
+	if t := act.Target; t.Kind != describe.KindNone {
+		tv := &targetView{Item: it.ID, Kind: t.Kind, ID: t.ID, Scored: act.Verb == "answers" || act.Verb == "quotes"}
+		tv.Label = targetLabels[act.Verb]
+		if tv.Label == "" {
+			tv.Label = "The " + string(t.Kind) + " this " + act.Verb
+			if t.Kind == describe.KindUser {
+				tv.Label = "The account this " + act.Verb
+			}
+		}
+		if t.Kind == describe.KindPost {
+			// A link even when the post cannot be read: the reviewer may
+			// still open it.
+			tv.URL = s.postURL(a, t.ID, "")
+		}
+		v.Target = tv
+	}
+	v.ShowParams = v.Field == "" && (v.Target == nil || isRaw(it.Tool))
+	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
 	if it.Edited {
 		v.Diff = it.EditDiff()
@@ -117,25 +207,79 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, now time.Time) itemVi
 	return v
 }
 
+// ruleSentence says why an item waits ("Posts need your approval (policy:
+// approval mode)") and returns the deciding rule's id for those who want it.
+func ruleSentence(act describe.Action, it gateway.ApprovalItem, rules []policy.Rule) (string, string) {
+	id := it.MatchedRuleID
+	if id == "" || id == "approval_mode" {
+		return act.Plural + " need your approval (policy: approval mode is on)", "approval_mode"
+	}
+	why := it.Reason
+	for _, r := range rules {
+		if r.ID != id {
+			continue
+		}
+		switch {
+		case r.Source == policy.SourceHard && id == policy.RuleHardComposerApproval:
+			return act.Plural + " need your approval (policy: composer mode)", id
+		case r.Source == policy.SourceHard:
+			return act.Plural + " always need your approval (a built-in rule)", id
+		case r.Source == policy.SourceCompat:
+			why = "the " + r.Label + " setting"
+		case r.Label != "":
+			why = r.Label
+		}
+	}
+	if strings.HasPrefix(id, "hard:") && why == it.Reason {
+		return act.Plural + " always need your approval (a built-in rule)", id
+	}
+	return act.Plural + " need your approval (policy: " + why + ")", id
+}
+
+// isRaw reports a universal request tool, whose parameters are the
+// request itself.
+func isRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
+
+// postURL opens post id: on x.com, or, in the sandbox, this site's view of
+// the emulator's post.
+func (s *Server) postURL(a *Account, id, username string) string {
+	if a.Sandbox {
+		return s.o.Prefix + s.at(a, "/posts/"+url.PathEscape(id))
+	}
+	if username == "" {
+		return "https://x.com/i/web/status/" + url.PathEscape(id)
+	}
+	return "https://x.com/" + url.PathEscape(username) + "/status/" + url.PathEscape(id)
+}
+
 // approvalsData is the approvals page.
 type approvalsData struct {
-	Items          []itemView
-	Total          int
-	Tool, Caller   string
-	Offset, Limit  int
-	PrevQ, NextQ   string
-	Tools, Callers []string
+	Items         []itemView
+	Total         int
+	Tool, Caller  string
+	Offset, Limit int
+	PrevQ, NextQ  string
+	// Tools and Callers are the filters' choices with their counts.
+	Tools, Callers []facetOption
 	LastID         int64
 	// Account is the account shown; AcctField its name when it is not
-	// the first (forms and links carry it); Accounts every account with
-	// its pending count, for the account filter.
+	// the first (forms and links carry it); Others the other accounts
+	// with their pending counts.
 	Account, AcctField string
-	Accounts           []acctCount
+	Others             []acctCount
+	// Filtered says a filter hides some of the queue.
+	Filtered bool
+}
+
+// facetOption is one choice of a filter, with how many items it holds.
+type facetOption struct {
+	Value, Label string
+	Count        int
 }
 
 type acctCount struct {
-	Name  string
-	Count int
+	Name, Q string
+	Count   int
 }
 
 func (s *Server) filterOf(r *http.Request) gateway.PendingFilter {
@@ -144,6 +288,44 @@ func (s *Server) filterOf(r *http.Request) gateway.PendingFilter {
 	f.Offset, _ = strconv.Atoi(q.Get("offset"))
 	f.Offset = max(f.Offset, 0)
 	return f
+}
+
+// queueQuery is the query of the approvals page of account a with filter
+// f at offset off.
+func (s *Server) queueQuery(a *Account, f gateway.PendingFilter, off int) string {
+	v := url.Values{}
+	if a != s.accts[0] {
+		v.Set("account", a.Name)
+	}
+	if f.Tool != "" {
+		v.Set("tool", f.Tool)
+	}
+	if f.Caller != "" {
+		v.Set("caller", f.Caller)
+	}
+	if off > 0 {
+		v.Set("offset", strconv.Itoa(off))
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// placeBacks has each item's forms return to the page it is on, at the
+// item that takes its place once it leaves the list (the next one, or the
+// one before the last), so a reviewer keeps their place in a long queue.
+func placeBacks(views []itemView, here string) {
+	for i := range views {
+		at := ""
+		switch {
+		case i+1 < len(views):
+			at = "#item-" + strconv.FormatInt(views[i+1].ID, 10)
+		case i > 0:
+			at = "#item-" + strconv.FormatInt(views[i-1].ID, 10)
+		}
+		views[i].Back, views[i].Here = here+at, here
+	}
 }
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -167,46 +349,44 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 		return
 	}
 	total := 0
+	tools, callers := map[string]int{}, map[string]int{}
 	for _, fc := range facets {
 		if (f.Tool == "" || fc.Tool == f.Tool) && (f.Caller == "" || fc.Caller == f.Caller) {
 			total += fc.Count
 		}
+		if f.Caller == "" || fc.Caller == f.Caller {
+			tools[fc.Tool] += fc.Count
+		}
+		if f.Tool == "" || fc.Tool == f.Tool {
+			callers[fc.Caller] += fc.Count
+		}
 	}
-	d := approvalsData{Total: total, Tool: f.Tool, Caller: f.Caller, Offset: f.Offset, Limit: f.Limit, Account: a.Name}
+	d := approvalsData{Total: total, Tool: f.Tool, Caller: f.Caller, Offset: f.Offset, Limit: f.Limit, Account: a.Name,
+		Filtered: f.Tool != "" || f.Caller != ""}
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
-	if len(s.accts) > 1 {
-		for _, o := range s.accts {
-			if o == a {
-				// The facets counted this account's queue already.
-				n := 0
-				for _, fc := range facets {
-					n += fc.Count
-				}
-				d.Accounts = append(d.Accounts, acctCount{Name: o.Name, Count: n})
-				continue
-			}
-			n, err := pendingTotal(ctx, o)
-			if err != nil {
-				s.fail(w, r, sess, statusOf(err), err)
-				return
-			}
-			d.Accounts = append(d.Accounts, acctCount{Name: o.Name, Count: n})
+	for _, o := range s.accts {
+		if o == a {
+			continue
 		}
+		n, err := pendingTotal(ctx, o)
+		if err != nil {
+			s.fail(w, r, sess, statusOf(err), err)
+			return
+		}
+		d.Others = append(d.Others, acctCount{Name: o.Name, Q: s.at(o, "/approvals"), Count: n})
 	}
-	seenT, seenC := map[string]bool{}, map[string]bool{}
 	for _, fc := range facets {
-		if !seenT[fc.Tool] {
-			seenT[fc.Tool] = true
-			d.Tools = append(d.Tools, fc.Tool)
+		if _, ok := tools[fc.Tool]; ok && !hasOption(d.Tools, fc.Tool) {
+			d.Tools = append(d.Tools, facetOption{Value: fc.Tool, Label: describe.Of(fc.Tool, "", nil).Plural, Count: tools[fc.Tool]})
 		}
-		if !seenC[fc.Caller] {
-			seenC[fc.Caller] = true
-			d.Callers = append(d.Callers, fc.Caller)
+		if _, ok := callers[fc.Caller]; ok && !hasOption(d.Callers, fc.Caller) {
+			d.Callers = append(d.Callers, facetOption{Value: fc.Caller, Label: fc.Caller, Count: callers[fc.Caller]})
 		}
 	}
 	d.Items = s.views(r, a, items)
+	placeBacks(d.Items, "/approvals"+s.queueQuery(a, f, f.Offset))
 	// New items arrive at the end of the queue: the page listens for them
 	// only when it shows that end (-1: it does not).
 	d.LastID = -1
@@ -216,27 +396,25 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 	case len(items) == 0 && f.Offset == 0:
 		d.LastID = 0
 	}
-	page := func(off int) string {
-		v := url.Values{}
-		if d.AcctField != "" {
-			v.Set("account", d.AcctField)
-		}
-		if f.Tool != "" {
-			v.Set("tool", f.Tool)
-		}
-		if f.Caller != "" {
-			v.Set("caller", f.Caller)
-		}
-		v.Set("offset", strconv.Itoa(off))
-		return "?" + v.Encode()
-	}
 	if f.Offset > 0 {
-		d.PrevQ = page(max(f.Offset-f.Limit, 0))
+		d.PrevQ = s.queueQuery(a, f, max(f.Offset-f.Limit, 0))
+		if d.PrevQ == "" {
+			d.PrevQ = "?"
+		}
 	}
 	if f.Offset+len(items) < total {
-		d.NextQ = page(f.Offset + len(items))
+		d.NextQ = s.queueQuery(a, f, f.Offset+len(items))
 	}
 	s.render(w, r, sess, "approvals", "Approvals", d)
+}
+
+func hasOption(opts []facetOption, v string) bool {
+	for _, o := range opts {
+		if o.Value == v {
+			return true
+		}
+	}
+	return false
 }
 
 // approvalsNew renders the items after ?after=ID, for the event stream's
@@ -248,6 +426,7 @@ func (s *Server) approvalsNew(w http.ResponseWriter, r *http.Request, sess *sess
 		return
 	}
 	f := s.filterOf(r)
+	here := "/approvals" + s.queueQuery(a, f, f.Offset)
 	f.Offset = 0
 	f.Limit = 100
 	f.AfterID, _ = strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
@@ -257,6 +436,7 @@ func (s *Server) approvalsNew(w http.ResponseWriter, r *http.Request, sess *sess
 		return
 	}
 	views := s.views(r, a, items)
+	placeBacks(views, here)
 	s.mu.Lock()
 	csrf := sess.csrf
 	s.mu.Unlock()
@@ -313,32 +493,62 @@ func pathID(r *http.Request) (int64, error) {
 }
 
 // approve replays exactly the queued call through the gateway, as the
-// CLI's approve does, with reviewer web.
+// CLI's approve does, with reviewer web, and says what it did: "Approved:
+// posted as post 123", with a link to it.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess *session) {
 	a, err := s.acct(r)
 	id, idErr := pathID(r)
 	if err == nil {
 		err = idErr
 	}
+	var it *gateway.ApprovalItem
 	if err == nil {
-		err = s.approveOne(r, a, id)
+		it, err = s.approveOne(r, a, id)
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not approved: %s", id, apperr.As(err).Message)
+	} else {
+		msg, text, href := s.approvedNote(r, a, it)
+		s.flashLink(sess, msg, text, href)
 	}
 	s.back(w, r, s.at(a, "/approvals"))
 }
 
-func (s *Server) approveOne(r *http.Request, a *Account, id int64) error {
+// approvedNote says what an approved item did, and links to it: the post
+// it created, or the post or account it acted on.
+func (s *Server) approvedNote(r *http.Request, a *Account, it *gateway.ApprovalItem) (msg, text, href string) {
+	v := s.views(r, a, []gateway.ApprovalItem{*it})[0]
+	if id := postedID(it.Result); id != "" {
+		return "Approved: posted as ", "post " + id, s.postURL(a, id, "")
+	}
+	msg = "Approved: " + v.Title + " (#" + strconv.FormatInt(it.ID, 10) + ")"
+	if t := v.Target; t != nil && t.URL != "" {
+		return msg + " · ", "open the " + string(t.Kind), t.URL
+	}
+	return msg, "", ""
+}
+
+func (s *Server) approveOne(r *http.Request, a *Account, id int64) (*gateway.ApprovalItem, error) {
 	it, _, err := a.Gateway.Approve(r.Context(), id, Reviewer, r.PostFormValue("note"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.d.Log.Info("web: approval decided", "id", id, "status", it.Status, "correlation_id", it.CorrelationID)
 	if it.Status != gateway.ApprovalExecuted {
-		return apperr.New(apperr.ValidationError, "%s: %s", it.Status, it.ErrorMessage)
+		return it, apperr.New(apperr.ValidationError, "%s: %s", it.Status, it.ErrorMessage)
 	}
-	return nil
+	return it, nil
+}
+
+// titleOf names item id of account a for a message ("Like @gabe's post
+// (#4)"); the id alone when it cannot be read.
+func (s *Server) titleOf(r *http.Request, a *Account, id int64) string {
+	if a != nil {
+		if it, err := a.Gateway.Item(r.Context(), id); err == nil {
+			return s.views(r, a, []gateway.ApprovalItem{*it})[0].Title + " (#" + strconv.FormatInt(id, 10) + ")"
+		}
+	}
+	return "#" + strconv.FormatInt(id, 10)
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -353,7 +563,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err != nil {
 		s.flash(sess, true, "#%d not rejected: %s", id, apperr.As(err).Message)
 	} else {
-		s.flash(sess, false, "#%d rejected", id)
+		s.flash(sess, false, "Rejected: %s", s.titleOf(r, a, id))
 	}
 	s.back(w, r, s.at(a, "/approvals"))
 }
@@ -370,7 +580,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err != nil {
 		s.flash(sess, true, "#%d not edited: %s", id, apperr.As(err).Message)
 	} else {
-		s.flash(sess, false, "#%d edited; approve it to send the new text", id)
+		s.flash(sess, false, "Edited: %s; approve it to send the new text", s.titleOf(r, a, id))
 	}
 	s.back(w, r, s.at(a, "/approvals"))
 }
@@ -398,7 +608,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 			continue
 		}
 		if action == "approve" {
-			err = s.approveOne(r, a, id)
+			_, err = s.approveOne(r, a, id)
 		} else {
 			_, err = a.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
 		}

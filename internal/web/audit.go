@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -24,6 +26,7 @@ type auditData struct {
 	Status    string
 	Caller    string
 	Since     string
+	Search    string
 	Statuses  []string
 	Callers   []string
 	AcctField string
@@ -41,11 +44,12 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	q := r.URL.Query()
-	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Statuses: statuses, Callers: callers}
+	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q"),
+		Statuses: statuses, Callers: callers}
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
-	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Caller: d.Caller, Limit: 100}
+	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Caller: d.Caller, Search: d.Search, Limit: 100}
 	if d.Since != "" {
 		t, err := time.ParseInLocation("2006-01-02", d.Since, time.Local)
 		if err != nil {
@@ -60,7 +64,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	d.Rows = rows
-	d.RowsHTML = auditRowsHTML(rows, s.o.Prefix, d.AcctField)
+	d.RowsHTML = auditRowsHTML(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter.
 	if d.Unresolved, err = a.Gateway.Unresolved(ctx, 100); err != nil {
@@ -71,13 +75,19 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 }
 
 type auditDetailData struct {
-	E          *gateway.AuditEntry
-	Result     string
-	Request    string
-	UndoParams string
-	CanRoll    bool
-	CanResolve bool
-	AcctField  string
+	E *gateway.AuditEntry
+	// Act is the call in words; Text what it posted; TargetURL opens the
+	// post it acted on; Undo names the undo in words.
+	Act             describe.Action
+	Text, TargetURL string
+	Undo            string
+	When            stamp
+	Result          string
+	Request         string
+	UndoParams      string
+	CanRoll         bool
+	CanResolve      bool
+	AcctField       string
 }
 
 func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -90,12 +100,17 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request)}
+	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request), Text: summaryText(e.ParamsSummary),
+		Act: describe.Of(e.Tool, e.EquivalentTool, json.RawMessage(e.ParamsSummary)), When: stampOf(s.d.Now(), e.CreatedAt, false)}
+	if t := d.Act.Target; t.Kind == describe.KindPost {
+		d.TargetURL = s.postURL(a, t.ID, "")
+	}
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
 	if e.Rollback != nil && e.Rollback.Reversible && e.Rollback.UndoTool != "" {
 		d.UndoParams = prettyAny(e.Rollback.UndoParams)
+		d.Undo = describe.Of(e.Rollback.UndoTool, "", nil).Name
 		_, known := a.Gateway.Action(e.Rollback.UndoTool)
 		d.CanRoll = known && e.Status == "success"
 	}
@@ -160,40 +175,78 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 	s.back(w, r, s.at(a, "/audit"))
 }
 
-// auditRowsHTML writes the audit table's rows. Every value is escaped for
+// auditRowsHTML writes the audit table's rows: when, what was done (in
+// words, with the post's text or its target), the status, who asked and
+// the way to the details (and the rollback). Every value is escaped for
 // where it goes (text, attribute, URL path), as the template would.
-func auditRowsHTML(rows []gateway.AuditEntry, base, acct string) template.HTML {
+func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, postURL func(id string) string) template.HTML {
 	var b strings.Builder
-	b.Grow(len(rows) * 400)
+	b.Grow(len(rows) * 600)
 	esc := template.HTMLEscapeString
 	q := ""
 	if acct != "" {
 		q = "?account=" + url.QueryEscape(acct)
 	}
 	for _, e := range rows {
-		at, tool, st := esc(e.CreatedAt), esc(e.Tool), esc(e.Status)
-		b.WriteString(`<tr><td><time datetime="`)
-		b.WriteString(at)
+		when := stampOf(now, e.CreatedAt, false)
+		act := describe.Of(e.Tool, e.EquivalentTool, json.RawMessage(e.ParamsSummary))
+		tool, st := esc(e.Tool), esc(e.Status)
+		b.WriteString(`<tr><td data-label="When"><time datetime="`)
+		b.WriteString(esc(when.At))
+		b.WriteString(`" title="`)
+		b.WriteString(esc(when.Exact))
 		b.WriteString(`">`)
-		b.WriteString(at)
-		b.WriteString(`</time></td><td>`)
+		b.WriteString(esc(when.Rel))
+		b.WriteString(`</time></td><td class="what" data-label="What"><strong>`)
+		b.WriteString(esc(act.Name))
+		b.WriteString(`</strong> <span class="tool">`)
 		b.WriteString(tool)
-		b.WriteString(`</td><td class="status-`)
+		b.WriteString(`</span>`)
+		if text := summaryText(e.ParamsSummary); text != "" {
+			b.WriteString(`<br><span class="said">`)
+			b.WriteString(esc(shorten(text, 160)))
+			b.WriteString(`</span>`)
+		} else if t := act.Target; t.Kind == describe.KindPost && postURL != nil {
+			b.WriteString(`<br><a href="`)
+			b.WriteString(esc(postURL(t.ID)))
+			b.WriteString(`">post `)
+			b.WriteString(esc(t.ID))
+			b.WriteString(`</a>`)
+		} else if t.Kind != describe.KindNone {
+			b.WriteString(`<br>` + esc(string(t.Kind)) + ` ` + esc(t.ID))
+		}
+		b.WriteString(`</td><td data-label="Status" class="status-`)
 		b.WriteString(st)
 		b.WriteString(`">`)
 		b.WriteString(st)
 		if e.Resolution != "" {
 			b.WriteString(" (" + esc(e.Resolution) + ")")
 		}
-		b.WriteString(`</td><td>`)
+		b.WriteString(`</td><td data-label="Asked by">`)
 		b.WriteString(esc(e.Caller))
 		b.WriteString("</td>\n<td><a href=\"" + esc(base) + "/audit/")
 		b.WriteString(esc(url.PathEscape(e.CorrelationID) + q))
-		b.WriteString(`">Details<span class="sr-only"> of `)
-		b.WriteString(tool)
+		b.WriteString(`">Details and rollback<span class="sr-only"> of `)
+		b.WriteString(esc(act.Name))
 		b.WriteString(" at ")
-		b.WriteString(at)
+		b.WriteString(esc(when.Exact))
 		b.WriteString("</span></a></td></tr>\n")
 	}
 	return template.HTML(b.String())
+}
+
+// summaryText is the text a recorded call posted: its text, or a thread's
+// posts one after the other ("" when it posted none).
+func summaryText(summary string) string {
+	var p struct {
+		Text   string   `json:"text"`
+		Tweets []string `json:"tweets"`
+	}
+	if json.Unmarshal([]byte(summary), &p) != nil {
+		return ""
+	}
+	if p.Text != "" {
+		return p.Text
+	}
+	return strings.Join(p.Tweets, " / ")
 }

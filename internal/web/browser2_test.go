@@ -61,7 +61,8 @@ func TestBrowserDraftsCalendar(t *testing.T) {
 	}
 
 	run(t, ctx, "reschedule", markPage(),
-		chromedp.SetValue(css("#draft-when-%d", id), thu.Format("2006-01-02T15:04")),
+		chromedp.SetValue(css("#draft-day-%d", id), thu.Format("2006-01-02")),
+		chromedp.SetValue(css("#draft-time-%d", id), thu.Format("15:04")),
 		chromedp.Click(css(`%s form.reschedule button[type=submit]`, draft)),
 		newPage(), chromedp.WaitVisible(css("#day-%s %s", thu.Format("2006-01-02"), draft)))
 	if n := get(t, ctx, "old day", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll("#day-%s #draft-%d").length`, tue.Format("2006-01-02"), id))); n != 0 {

@@ -61,14 +61,27 @@ func browser(t *testing.T, width, height int) context.Context {
 	return ctx
 }
 
-// shot saves a PNG of the page under $TUITBOT_SCREENSHOT_DIR when set.
+// shot saves a PNG of the whole page under $TUITBOT_SCREENSHOT_DIR when
+// set.
 func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	saveShot(t, ctx, name, chromedp.FullScreenshot(100))
+}
+
+// viewShot saves a PNG of what the window shows, as a picture for the
+// README.
+func viewShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	saveShot(t, ctx, name, chromedp.CaptureScreenshot())
+}
+
+func saveShot(t *testing.T, ctx context.Context, name string, take chromedp.Action[[]byte]) {
 	t.Helper()
 	dir := os.Getenv("TUITBOT_SCREENSHOT_DIR")
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, take)
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}

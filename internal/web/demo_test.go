@@ -32,7 +32,7 @@ func TestDemoWorldOnFreshSandbox(t *testing.T) {
 		t.Fatalf("%d pending demo items on the approvals page, want 2 (a post and a reply)", len(items))
 	}
 	mustHave(t, "approvals page", body, "Demo data: this post waits for your approval", "Demo data: a reply waiting for review",
-		"<dd>demo</dd>", `id="answered-`)
+		"<dd>demo</dd>", `id="target-`, "Reply to @tuitbot_demo")
 
 	code, body = s.get(c, "/audit")
 	if code != 200 {
@@ -54,7 +54,7 @@ func TestDemoWorldOnFreshSandbox(t *testing.T) {
 	}
 	// The follower trend has its snapshot and the mutations chart the two
 	// executed posts.
-	if strings.Count(body, `<circle class="dot"`) < 1 || !strings.Contains(body, `<rect class="bar"`) {
+	if !strings.Contains(body, "One count so far (") || !strings.Contains(body, `<rect class="bar"`) {
 		t.Fatalf("analytics shows no demo data:\n%s", body)
 	}
 

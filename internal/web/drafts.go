@@ -23,11 +23,12 @@ type draftView struct {
 	// Body is the edit box's text: the post, or a thread's posts
 	// separated by a line of three dashes.
 	Body string
-	// When is the scheduled time in local time; Local its value for a
-	// datetime-local input.
-	When, Local string
-	Count       int
-	Editable    bool
+	// When is the scheduled time in local time; Day and Time its values
+	// for the date and time inputs (two narrow inputs fit a calendar's
+	// column where one datetime input does not).
+	When, Day, Time string
+	Count           int
+	Editable        bool
 }
 
 // calDay is one day of the week calendar.
@@ -72,7 +73,7 @@ func draftOf(d workflow.Draft) draftView {
 	if d.ScheduledFor != "" {
 		if t, err := store.ParseTime(d.ScheduledFor); err == nil {
 			lt := t.In(time.Local)
-			v.When, v.Local = lt.Format("Mon 2 Jan 15:04"), lt.Format("2006-01-02T15:04")
+			v.When, v.Day, v.Time = lt.Format("Mon 2 Jan 15:04"), lt.Format("2006-01-02"), lt.Format("15:04")
 		}
 	}
 	return v
@@ -215,6 +216,13 @@ func (s *Server) draftReschedule(w http.ResponseWriter, r *http.Request, sess *s
 	s.draftAction(w, r, sess, "rescheduled", func(a *Account, id int64) (string, error) {
 		var u workflow.DraftUpdate
 		raw := r.PostFormValue("when")
+		if day := r.PostFormValue("day"); raw == "" && day != "" {
+			at := r.PostFormValue("time")
+			if at == "" {
+				at = "09:00"
+			}
+			raw = day + "T" + at
+		}
 		if raw == "" || r.PostFormValue("unschedule") == "1" {
 			u.Unschedule = true
 		} else {

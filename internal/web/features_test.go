@@ -65,8 +65,8 @@ func TestApprovalShowsTheAnsweredPost(t *testing.T) {
 	id := s.queueReply(s.a.Gateway, tid, "Congrats on the release!")
 	c, _ := s.client()
 	_, body := s.get(c, "/approvals")
-	sec := section(t, body, `id="answered-`+itoa(id)+`"`)
-	for _, want := range []string{"Reply to post", tid, "@gopher_gabe", "&lt;b&gt;Go 1.26&lt;/b&gt; is out &amp; fast", "Not scored"} {
+	sec := section(t, body, `id="target-`+itoa(id)+`"`)
+	for _, want := range []string{"The post this answers", tid, "@gopher_gabe", "&lt;b&gt;Go 1.26&lt;/b&gt; is out &amp; fast", "Not scored"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("the answered post lacks %q:\n%s", want, sec)
 		}
@@ -74,7 +74,7 @@ func TestApprovalShowsTheAnsweredPost(t *testing.T) {
 	// A post X no longer has is said so, not shown as empty.
 	gone := s.queueReply(s.a.Gateway, "1999999999999999999", "hello?")
 	_, body = s.get(c, "/approvals")
-	if sec := section(t, body, `id="answered-`+itoa(gone)+`"`); !strings.Contains(sec, "X did not return this post") {
+	if sec := section(t, body, `id="target-`+itoa(gone)+`"`); !strings.Contains(sec, "X did not return this post") {
 		t.Errorf("a missing post is shown as:\n%s", sec)
 	}
 }
@@ -118,7 +118,7 @@ func TestAnsweredPostsAreCachedAndScored(t *testing.T) {
 		if n := strings.Count(body, `<strong class="score-value">87.5</strong>`); n != 3 {
 			t.Fatalf("%d scores shown, want 3", n)
 		}
-		if !strings.Contains(body, "@rustacean_rae") || !strings.Contains(body, "1200 followers") {
+		if !strings.Contains(body, "@rustacean_rae") || !strings.Contains(body, "1,200 followers") {
 			t.Fatal("the author is not shown")
 		}
 	}
@@ -145,8 +145,8 @@ func TestApprovalsFilterByAccount(t *testing.T) {
 	if strings.Contains(body, "brand b news") {
 		t.Fatal("the default account's page shows brand_b's item")
 	}
-	if !strings.Contains(body, `<option value="brand_b">brand_b (1)</option>`) {
-		t.Fatal("the account filter does not offer brand_b with its count")
+	if !strings.Contains(body, `<a href="/approvals?account=brand_b">brand_b (1 waiting)</a>`) {
+		t.Fatal("the page does not lead to brand_b's queue with its count")
 	}
 	code, body := s.get(c, "/approvals?account=brand_b")
 	if code != http.StatusOK || !strings.Contains(body, "brand b news") || !strings.Contains(body, `<input type="hidden" name="account" value="brand_b">`) {
@@ -182,7 +182,11 @@ func TestAuditFiltersByCaller(t *testing.T) {
 	c, _ := s.client()
 	rowsOf := func(path string) []string {
 		_, body := s.get(c, path)
-		return regexp.MustCompile(`<td>(cli|mcp|web|autopilot|approval)</td>`).FindAllString(body, -1)
+		var out []string
+		for _, m := range regexp.MustCompile(`<td data-label="Asked by">(cli|mcp|web|autopilot|approval)</td>`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
 	}
 	all := rowsOf("/audit")
 	if len(all) < 2 {
@@ -194,7 +198,7 @@ func TestAuditFiltersByCaller(t *testing.T) {
 			t.Fatalf("caller %s: no rows", caller)
 		}
 		for _, r := range got {
-			if r != "<td>"+caller+"</td>" {
+			if r != caller {
 				t.Fatalf("caller %s shows a row of %s", caller, r)
 			}
 		}
@@ -241,7 +245,7 @@ func TestDraftsCalendar(t *testing.T) {
 		}
 	}
 	next := when.AddDate(0, 0, 7)
-	s.postForm(c, "/drafts/"+id+"/reschedule", form(url.Values{"when": {next.In(time.Local).Format("2006-01-02T15:04")}}))
+	s.postForm(c, "/drafts/"+id+"/reschedule", form(url.Values{"day": {next.In(time.Local).Format("2006-01-02")}, "time": {next.In(time.Local).Format("15:04")}}))
 	_, body = s.get(c, "/drafts"+week)
 	if strings.Contains(section(t, body, `id="calendar"`), "launch day post") {
 		t.Fatal("the rescheduled post is still in the old week")
@@ -279,7 +283,7 @@ func TestAutopilotHoldAndCaps(t *testing.T) {
 	c, csrf := s.client()
 	_, body := s.get(c, "/autopilot")
 	caps := section(t, body, `id="caps"`)
-	for _, want := range []string{"Replies today", `<td class="count">0</td>`, `<td class="cap">` + itoa(int64(s.a.Cfg.Limits.MaxRepliesPerDay)) + `</td>`} {
+	for _, want := range []string{"Replies today", `<td class="count" data-label="Count">0</td>`, `<td class="cap" data-label="Cap">` + itoa(int64(s.a.Cfg.Limits.MaxRepliesPerDay)) + `</td>`} {
 		if !strings.Contains(caps, want) {
 			t.Errorf("caps table lacks %q:\n%s", want, caps)
 		}
@@ -345,7 +349,7 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 			t.Errorf("limit %s is not listed", l.Key)
 		}
 	}
-	if !strings.Contains(body, "Top topics by average performance score") {
+	if !strings.Contains(body, "Topics by average performance score") {
 		t.Error("the topics chart is missing")
 	}
 }
@@ -354,13 +358,16 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 // value as the template would.
 func TestAuditRowsAreEscaped(t *testing.T) {
 	got := string(auditRowsHTML([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
-		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>"}}, "/ui", "brand_b"))
-	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`} {
+		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>", ParamsSummary: `{"text":"<i>said</i>"}`},
+		{CorrelationID: "c2", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"123"}`, CreatedAt: "2026-01-01T00:00:00Z"}},
+		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string { return `/ui/posts/` + id + `?"` }))
+	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)
 		}
 	}
-	for _, want := range []string{"&lt;script&gt;x&lt;/script&gt;", `href="/ui/audit/a%22b%2F%3Cc%3E?account=brand_b"`, "(&lt;b&gt;)"} {
+	for _, want := range []string{"&lt;script&gt;x&lt;/script&gt;", `href="/ui/audit/a%22b%2F%3Cc%3E?account=brand_b"`, "(&lt;b&gt;)",
+		"&lt;i&gt;said&lt;/i&gt;", "<strong>Like</strong>", `href="/ui/posts/123?&#34;">post 123</a>`, ">3 h ago</time>"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rows lack %q: %s", want, got)
 		}

@@ -125,6 +125,9 @@ func testAccount(a *app.App) Account {
 	}
 	disc, _ := a.Discovery()
 	acc.Posts = LookupPosts(disc, a.XClient)
+	acc.Users = LookupUsers(a.XClient)
+	acc.Sandbox = a.Sim != nil
+	acc.XLogin = a.XLoginProblem
 	acc.Policy = PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Usage: a.Counters.Snapshot}
 	return acc
 }

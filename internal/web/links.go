@@ -139,7 +139,7 @@ func (s *Server) showLink(w http.ResponseWriter, r *http.Request, tok, client st
 	if a != s.accts[0] {
 		v.Account = a.Name
 	}
-	p := linkPage{Title: "Review " + l.Item.Tool, Item: &v, Action: l.Action, CSRF: l.CSRF,
+	p := linkPage{Title: "Review: " + v.Title, Item: &v, Action: l.Action, CSRF: l.CSRF,
 		LinkExpires: l.Expires.UTC().Format("2006-01-02 15:04 UTC"), Media: mediaOf(l.Item.Params)}
 	s.execute(w, http.StatusOK, "link", p)
 }

@@ -3,101 +3,20 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
-
-// chart is a small SVG chart drawn on the server: bars, or a line, with an
-// optional cap drawn across. Coordinates are precomputed; the template
-// only places them, so nothing from the data reaches the SVG unescaped.
-type chart struct {
-	Title  string
-	Desc   string
-	W, H   int
-	Bars   []bar
-	Points string // polyline points for a line chart
-	Dots   []bar  // line chart markers (X, Y, Label)
-	CapY   float64
-	HasCap bool
-	CapLbl string
-	Empty  bool
-}
-
-type bar struct {
-	X, Y, W, H float64
-	Label      string
-}
-
-const chartW, chartH, pad = 600, 160, 20
-
-// barChart draws one bar per (label, value); limit, when positive, is
-// drawn as a line.
-func barChart(title string, labels []string, values []float64, limit float64, unit string) chart {
-	c := chart{Title: title, W: chartW, H: chartH, Empty: len(values) == 0}
-	top := limit
-	for _, v := range values {
-		top = max(top, v)
-	}
-	if top <= 0 {
-		top = 1
-	}
-	n := max(len(values), 1)
-	slot := float64(chartW-2*pad) / float64(n)
-	var desc []string
-	for i, v := range values {
-		h := v / top * float64(chartH-2*pad)
-		c.Bars = append(c.Bars, bar{X: pad + float64(i)*slot + slot*0.1, Y: float64(chartH-pad) - h, W: slot * 0.8, H: h,
-			Label: fmt.Sprintf("%s: %s%s", labels[i], trimFloat(v), unit)})
-		desc = append(desc, fmt.Sprintf("%s %s%s", labels[i], trimFloat(v), unit))
-	}
-	if limit > 0 {
-		c.HasCap, c.CapY = true, float64(chartH-pad)-limit/top*float64(chartH-2*pad)
-		c.CapLbl = "cap " + trimFloat(limit) + unit
-	}
-	c.Desc = strings.Join(desc, ", ")
-	return c
-}
-
-// lineChart draws values in order as a line.
-func lineChart(title string, labels []string, values []float64) chart {
-	c := chart{Title: title, W: chartW, H: chartH, Empty: len(values) == 0}
-	if len(values) == 0 {
-		return c
-	}
-	lo, hi := values[0], values[0]
-	for _, v := range values {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	if hi == lo {
-		hi, lo = hi+1, lo-1
-	}
-	step := float64(chartW-2*pad) / float64(max(len(values)-1, 1))
-	var pts, desc []string
-	for i, v := range values {
-		x := pad + float64(i)*step
-		y := float64(chartH-pad) - (v-lo)/(hi-lo)*float64(chartH-2*pad)
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
-		c.Dots = append(c.Dots, bar{X: x, Y: y, Label: labels[i] + ": " + trimFloat(v)})
-		desc = append(desc, labels[i]+" "+trimFloat(v))
-	}
-	c.Points = strings.Join(pts, " ")
-	c.Desc = strings.Join(desc, ", ")
-	return c
-}
-
-func trimFloat(v float64) string {
-	s := fmt.Sprintf("%.2f", v)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
-}
 
 type analyticsData struct {
 	Missing   string
@@ -106,11 +25,12 @@ type analyticsData struct {
 	LLMSpend  chart
 	Posts     chart
 	Topics    chart
+	Latency   chart
 	Stats     []kv
 	Limits    []limitRow
 	LimitsErr string
-	// Latency is how long decided items waited, per review channel.
-	Latency    []latencyRow
+	// ByChannel is how long decided items waited, per review channel.
+	ByChannel  []latencyRow
 	LatencyErr string
 }
 
@@ -146,7 +66,7 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		d.LatencyErr = err.Error()
 	} else {
 		for _, l := range lat {
-			d.Latency = append(d.Latency, latencyRow{Channel: l.Channel, Count: l.Count,
+			d.ByChannel = append(d.ByChannel, latencyRow{Channel: l.Channel, Count: l.Count,
 				P50: gateway.FormatLatency(l.P50), P90: gateway.FormatLatency(l.P90)})
 		}
 	}
@@ -166,10 +86,10 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 	var fl []string
 	var fv []float64
 	for _, sn := range snaps {
-		fl = append(fl, sn.TakenAt)
+		fl = append(fl, dayLabel(sn.TakenAt))
 		fv = append(fv, float64(sn.Followers))
 	}
-	d.Followers = lineChart("Followers", fl, fv)
+	d.Followers = followerChart(fl, fv)
 	xu, err := wf.XUsage(ctx, days)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -180,7 +100,7 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		byDay[row.Day] += row.CostUSD
 	}
 	dl, dv := perDay(now, days, byDay)
-	d.XSpend = barChart("X spend per day (USD)", dl, dv, a.DailyBudgetUSD, " USD")
+	d.XSpend = spendChart("x-spend", "X spend per day", "X spend", dl, dv, a.DailyBudgetUSD)
 	lu, err := wf.LLMUsage(ctx, days)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -191,7 +111,7 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		byDay[row.Day] += row.CostUSD
 	}
 	dl, dv = perDay(now, days, byDay)
-	d.LLMSpend = barChart("LLM spend per day (USD)", dl, dv, 0, " USD")
+	d.LLMSpend = spendChart("llm-spend", "LLM spend per day", "LLM spend", dl, dv, 0)
 	st, err := wf.Stats(ctx, 7)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -199,17 +119,14 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	d.Stats = []kv{{"Replies (7 days)", fmt.Sprint(st.Replies)}, {"Posts (7 days)", fmt.Sprint(st.Tweets)},
 		{"Threads (7 days)", fmt.Sprint(st.Threads)}, {"Pending approvals", fmt.Sprint(st.PendingApprovals)},
-		{"X spend (7 days)", trimFloat(st.XSpendUSD) + " USD"}, {"LLM spend (7 days)", trimFloat(st.LLMSpendUSD) + " USD"}}
-	tools := make([]string, 0, len(st.MutationsByTool))
-	for t := range st.MutationsByTool {
-		tools = append(tools, t)
+		{"X spend (7 days)", numberFmt(st.XSpendUSD, "$")}, {"LLM spend (7 days)", numberFmt(st.LLMSpendUSD, "$")}}
+	d.Posts = actionsChart(st.MutationsByTool)
+	waits, err := a.Gateway.DecisionTimes(ctx, now.Add(-7*24*time.Hour), 10000)
+	if err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
 	}
-	sort.Strings(tools)
-	var tv []float64
-	for _, t := range tools {
-		tv = append(tv, float64(st.MutationsByTool[t]))
-	}
-	d.Posts = barChart("Executed mutations by tool (7 days)", tools, tv, 0, "")
+	d.Latency = latencyChart(waits)
 	topics, err := wf.MeasuredTopics(ctx)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -225,7 +142,11 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		tl = append(tl, fmt.Sprintf("%s (%d posts)", t.Topic, t.Posts))
 		tp = append(tp, t.AvgPerformance)
 	}
-	d.Topics = barChart("Top topics by average performance score", tl, tp, 0, "")
+	summary := "No topic has measured posts yet: scores come in once posts are a day old."
+	if len(topics) > 0 {
+		summary = fmt.Sprintf("Best topic: %s, an average score of %s over %d posts.", topics[0].Topic, trimFloat(topics[0].AvgPerformance), topics[0].Posts)
+	}
+	d.Topics = rowChart("topics", "Topics by average performance score", summary, tl, tp, "", false)
 	s.render(w, r, sess, "analytics", "Analytics", d)
 }
 
@@ -276,15 +197,141 @@ func (s *Server) limitRows(ctx context.Context, a *Account) ([]limitRow, string)
 	return out, ""
 }
 
+// dayLabel writes a stored time as a short date ("26 Nov").
+func dayLabel(stamp string) string {
+	t, err := store.ParseTime(stamp)
+	if err != nil {
+		return stamp
+	}
+	return t.Local().Format("2 Jan")
+}
+
+// followerChart is the follower trend, summed up as "Followers: 1,218,
+// +34 since 12 Nov".
+func followerChart(labels []string, values []float64) chart {
+	const title = "Followers"
+	switch len(values) {
+	case 0:
+		return trendChart("followers", title, "No follower count yet: the autopilot takes one each day.", labels, values, "", "", true)
+	case 1:
+		n := groupDigits(int64(values[0]))
+		return trendChart("followers", title, "Followers: "+n+" on "+labels[0]+".", labels, values, "",
+			"One count so far ("+n+" on "+labels[0]+"), so there is no trend to draw yet. The autopilot counts once a day.", true)
+	}
+	last, first := values[len(values)-1], values[0]
+	sign := "+"
+	if last < first {
+		sign = "-"
+	}
+	summary := fmt.Sprintf("Followers: %s, %s%s since %s.", groupDigits(int64(last)), sign, groupDigits(int64(math.Abs(last-first))), labels[0])
+	return trendChart("followers", title, summary, labels, values, "", "", true)
+}
+
+// spendChart is a spend per day, summed up over the days and today.
+func spendChart(id, title, what string, labels []string, values []float64, budget float64) chart {
+	total := 0.0
+	for _, v := range values {
+		total += v
+	}
+	today := 0.0
+	if len(values) > 0 {
+		today = values[len(values)-1]
+	}
+	summary := fmt.Sprintf("%s: %s over %d days, %s today", what, numberFmt(total, "$"), len(values), numberFmt(today, "$"))
+	if budget > 0 {
+		summary += " of a " + numberFmt(budget, "$") + " daily budget"
+	}
+	return columnChart(id, title+" (USD)", summary+".", labels, values, budget, "$", "Daily budget")
+}
+
+// actionsChart is what ran in the last 7 days, one bar per kind of action
+// named in words.
+func actionsChart(byTool map[string]int) chart {
+	tools := make([]string, 0, len(byTool))
+	total := 0
+	for t, n := range byTool {
+		tools = append(tools, t)
+		total += n
+	}
+	// Most first; ties in name order.
+	sort.Slice(tools, func(i, j int) bool {
+		if byTool[tools[i]] != byTool[tools[j]] {
+			return byTool[tools[i]] > byTool[tools[j]]
+		}
+		return tools[i] < tools[j]
+	})
+	var labels []string
+	var values []float64
+	for _, t := range tools {
+		labels = append(labels, describe.Of(t, "", nil).Plural)
+		values = append(values, float64(byTool[t]))
+	}
+	summary := "Nothing ran in the last 7 days."
+	if total > 0 {
+		summary = fmt.Sprintf("%d actions ran on X in the last 7 days; most were %s (%d).", total, strings.ToLower(labels[0]), byTool[tools[0]])
+	}
+	return rowChart("actions", "Actions that ran, by kind (7 days)", summary, labels, values, "", true)
+}
+
+// latencyBands sort waits before a decision into bands a person reads at
+// a glance.
+var latencyBands = []struct {
+	label string
+	upTo  time.Duration
+}{
+	{"under 5 min", 5 * time.Minute}, {"5 to 30 min", 30 * time.Minute}, {"30 min to 2 h", 2 * time.Hour},
+	{"2 to 12 h", 12 * time.Hour}, {"over 12 h", 1<<63 - 1},
+}
+
+// latencyChart is how long items waited for a decision (queued to
+// approved or rejected) over the last 7 days, summed up by the median.
+func latencyChart(waits []time.Duration) chart {
+	const id, title = "latency", "Time from queued to decided (7 days)"
+	if len(waits) == 0 {
+		return rowChart(id, title, "No item was approved or rejected in the last 7 days.", nil, nil, "", true)
+	}
+	counts := make([]float64, len(latencyBands))
+	for _, w := range waits {
+		for i, b := range latencyBands {
+			if w < b.upTo {
+				counts[i]++
+				break
+			}
+		}
+	}
+	labels := make([]string, len(latencyBands))
+	for i, b := range latencyBands {
+		labels[i] = b.label
+	}
+	sorted := slices.Clone(waits)
+	slices.Sort(sorted)
+	summary := fmt.Sprintf("Half of the %d decisions came within %s of the request; the slowest took %s.",
+		len(waits), waitText(sorted[(len(sorted)-1)/2]), waitText(sorted[len(sorted)-1]))
+	return rowChart(id, title, summary, labels, counts, "", true)
+}
+
+// waitText writes a wait in a word or two ("40 s", "4 min", "3 h", "2 days").
+func waitText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
 // perDay lays values out over the last days, oldest first, zero where a
 // day has none.
 func perDay(now time.Time, days int, byDay map[string]float64) ([]string, []float64) {
 	var l []string
 	var v []float64
 	for i := days - 1; i >= 0; i-- {
-		day := now.UTC().Add(-time.Duration(i) * 24 * time.Hour).Format("2006-01-02")
-		l = append(l, day)
-		v = append(v, byDay[day])
+		t := now.UTC().Add(-time.Duration(i) * 24 * time.Hour)
+		l = append(l, t.Format("2 Jan"))
+		v = append(v, byDay[t.Format("2006-01-02")])
 	}
 	return l, v
 }
@@ -375,6 +422,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, sess *session) {
 type ruleRow struct {
 	N                                  int
 	ID, Label, Source, Action, Reason  string
+	Does                               string
 	Priority                           int
 	Tools, Categories, Modes, Schedule string
 }
@@ -389,6 +437,10 @@ func ruleRows(rules []policy.Rule) []ruleRow {
 			cats = append(cats, string(c))
 		}
 		row.Categories = orAny(cats)
+		row.Does = ruleDoes[r.Action.Type]
+		if row.Does == "" {
+			row.Does = r.Action.Type
+		}
 		if sc := r.Conditions.Schedule; sc != nil {
 			row.Schedule = fmt.Sprintf("%02d:00–%02d:00", sc.StartHour, sc.EndHour)
 			if sc.Timezone != "" {
@@ -405,6 +457,12 @@ func ruleRows(rules []policy.Rule) []ruleRow {
 	return out
 }
 
+// ruleDoes says what each rule action does to a call.
+var ruleDoes = map[string]string{
+	policy.ActionAllow: "Lets it run", policy.ActionDeny: "Refuses it", policy.ActionRequireApproval: "Asks for your approval",
+	policy.ActionDryRun: "Answers with a dry run",
+}
+
 func orAny(v []string) string {
 	if len(v) == 0 {
 		return "any"
@@ -417,9 +475,15 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request, sess *session)
 	if a == nil {
 		return
 	}
+	groups, err := settingsGroups(s.d.Settings)
+	raw := ""
+	if err != nil {
+		raw = s.d.Settings
+	}
 	s.render(w, r, sess, "settings", "Settings", struct {
-		Settings string
+		Groups   []settingsGroup
+		Raw      string
 		Warnings []string
 		Rules    []ruleRow
-	}{s.d.Settings, s.d.Warnings, ruleRows(a.Policy.Rules)})
+	}{groups, raw, s.d.Warnings, ruleRows(a.Policy.Rules)})
 }

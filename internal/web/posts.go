@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/discovery"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
-// Post is a post a queued reply or quote answers, as the approvals page
-// shows it. Its text came from X: the templates escape it.
+// Post is a post a queued item acts on (the one a reply answers, a delete
+// removes, a like likes), as the approvals page shows it. Its text came
+// from X: the templates escape it.
 type Post struct {
 	ID             string
 	Text           string
@@ -30,9 +33,12 @@ type Post struct {
 // find are absent, and an error says why some are missing.
 type PostLookup func(ctx context.Context, ids []string) (map[string]Post, error)
 
+// UserLookup finds accounts by id, as PostLookup finds posts.
+type UserLookup func(ctx context.Context, ids []string) (map[string]describe.User, error)
+
 // LookupPosts reads posts from the discovery feed first (which holds the
 // score, the author and the text of every post discovery found) and
-// fetches the rest through the X client, 100 per request.
+// fetches the rest from X, as `tuitbot approve show` does.
 func LookupPosts(disc *discovery.Service, x func() (*xapi.Client, error)) PostLookup {
 	return func(ctx context.Context, ids []string) (map[string]Post, error) {
 		out := make(map[string]Post, len(ids))
@@ -58,65 +64,72 @@ func LookupPosts(disc *discovery.Service, x func() (*xapi.Client, error)) PostLo
 		if err != nil {
 			return out, err
 		}
-		for start := 0; start < len(missing); start += 100 {
-			page, err := xc.GetTweets(ctx, missing[start:min(start+100, len(missing))])
-			if err != nil {
-				return out, err
+		found, err := describe.Posts(ctx, xc, missing)
+		for id, p := range found {
+			v := Post{ID: id, Text: p.Text, AuthorUsername: p.AuthorUsername, AuthorName: p.AuthorName, Followers: p.AuthorFollowers}
+			if !p.CreatedAt.IsZero() {
+				v.CreatedAt = store.FormatTime(p.CreatedAt)
 			}
-			for _, tw := range page.Data {
-				p := Post{ID: tw.ID, Text: tw.Text}
-				if !tw.CreatedAt.IsZero() {
-					p.CreatedAt = tw.CreatedAt.UTC().Format(time.RFC3339)
-				}
-				if tw.Author != nil {
-					p.AuthorUsername, p.AuthorName, p.Followers = tw.Author.Username, tw.Author.Name, tw.Author.PublicMetrics.FollowersCount
-				}
-				out[tw.ID] = p
-			}
+			out[id] = v
 		}
-		return out, nil
+		return out, err
 	}
 }
 
-// postCacheTTL is how long a looked-up post is reused. The post's text
-// does not change; its author's follower count and the score may, a
-// little, which a reviewer does not need to the minute.
-const postCacheTTL = 15 * time.Minute
+// LookupUsers reads accounts from X, as `tuitbot approve show` does.
+func LookupUsers(x func() (*xapi.Client, error)) UserLookup {
+	return func(ctx context.Context, ids []string) (map[string]describe.User, error) {
+		xc, err := x()
+		if err != nil {
+			return nil, err
+		}
+		return describe.Users(ctx, xc, ids)
+	}
+}
 
-// postCacheMax bounds the cache; past it the cache starts over.
-const postCacheMax = 10000
+// lookupTTL is how long a looked-up post or account is reused. A post's
+// text does not change; follower counts and scores may, a little, which a
+// reviewer does not need to the minute.
+const lookupTTL = 15 * time.Minute
 
-// postCache keeps looked-up posts so that paging through the queue, or the
-// event stream adding items, does not ask X again for the same post.
-type postCache struct {
+// lookupMax bounds a cache; past it the cache starts over.
+const lookupMax = 10000
+
+// lookupCache keeps looked-up posts (or accounts) so that paging through
+// the queue, or the event stream adding items, does not ask X again for
+// the same one.
+type lookupCache[T any] struct {
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]cachedPost
+	// what names the kind in messages ("post", "account").
+	what string
+	mu   sync.Mutex
+	m    map[string]cached[T]
 }
 
-type cachedPost struct {
-	p   Post
+type cached[T any] struct {
+	v   T
 	at  time.Time
-	err string // why the post could not be fetched, cached too
+	err string // why it could not be fetched, cached too
 }
 
-func newPostCache(now func() time.Time) *postCache {
+func newLookupCache[T any](now func() time.Time, what string) *lookupCache[T] {
 	if now == nil {
 		now = time.Now
 	}
-	return &postCache{now: now, m: map[string]cachedPost{}}
+	return &lookupCache[T]{now: now, what: what, m: map[string]cached[T]{}}
 }
 
-// postContext is what the page shows for one answered post.
-type postContext struct {
-	Post  *Post
+// found is one looked-up post or account, or why there is none.
+type found[T any] struct {
+	V     *T
 	Error string
 }
 
-// lookup returns the posts of ids, from the cache or through the
-// account's lookup (one call for all that are missing).
-func (c *postCache) lookup(ctx context.Context, a *Account, ids []string) map[string]postContext {
-	out := make(map[string]postContext, len(ids))
+// lookup returns the entries of ids for account acct, from the cache or
+// through fetch (one call for all that are missing; nil when the account
+// cannot look them up).
+func (c *lookupCache[T]) lookup(ctx context.Context, acct string, ids []string, fetch func(context.Context, []string) (map[string]T, error)) map[string]found[T] {
+	out := make(map[string]found[T], len(ids))
 	if len(ids) == 0 {
 		return out
 	}
@@ -129,8 +142,8 @@ func (c *postCache) lookup(ctx context.Context, a *Account, ids []string) map[st
 			continue
 		}
 		seen[id] = true
-		if e, ok := c.m[a.Name+"/"+id]; ok && now.Sub(e.at) < postCacheTTL {
-			out[id] = e.ctx()
+		if e, ok := c.m[acct+"/"+id]; ok && now.Sub(e.at) < lookupTTL {
+			out[id] = e.found()
 			continue
 		}
 		missing = append(missing, id)
@@ -139,39 +152,39 @@ func (c *postCache) lookup(ctx context.Context, a *Account, ids []string) map[st
 	if len(missing) == 0 {
 		return out
 	}
-	if a.Posts == nil {
+	if fetch == nil {
 		for _, id := range missing {
-			out[id] = postContext{Error: "posts cannot be looked up here"}
+			out[id] = found[T]{Error: c.what + "s cannot be looked up here"}
 		}
 		return out
 	}
-	found, err := a.Posts(ctx, missing)
+	got, err := fetch(ctx, missing)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m)+len(missing) > postCacheMax {
-		c.m = map[string]cachedPost{}
+	if len(c.m)+len(missing) > lookupMax {
+		c.m = map[string]cached[T]{}
 	}
 	for _, id := range missing {
-		e := cachedPost{at: now}
-		if p, ok := found[id]; ok {
-			e.p = p
+		e := cached[T]{at: now}
+		if v, ok := got[id]; ok {
+			e.v = v
 		} else if err != nil {
 			// A failed lookup is not cached: the next page asks again.
-			out[id] = postContext{Error: fmt.Sprintf("could not fetch the post: %s", apperr.As(err).Message)}
+			out[id] = found[T]{Error: fmt.Sprintf("could not fetch the %s: %s", c.what, apperr.As(err).Message)}
 			continue
 		} else {
-			e.err = "X did not return this post (deleted, or not visible to this account)"
+			e.err = "X did not return this " + c.what + " (deleted, or not visible to this account)"
 		}
-		c.m[a.Name+"/"+id] = e
-		out[id] = e.ctx()
+		c.m[acct+"/"+id] = e
+		out[id] = e.found()
 	}
 	return out
 }
 
-func (e cachedPost) ctx() postContext {
+func (e cached[T]) found() found[T] {
 	if e.err != "" {
-		return postContext{Error: e.err}
+		return found[T]{Error: e.err}
 	}
-	p := e.p
-	return postContext{Post: &p}
+	v := e.v
+	return found[T]{V: &v}
 }

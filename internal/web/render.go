@@ -90,15 +90,6 @@ func tagSegments(s string) []segment {
 	return out
 }
 
-// ago renders how long before now t was, coarsely.
-func ago(now time.Time, stamp string) string {
-	t, err := store.ParseTime(stamp)
-	if err != nil {
-		return stamp
-	}
-	return human(now.Sub(t)) + " ago"
-}
-
 // until renders how long after now t is.
 func until(now time.Time, stamp string) string {
 	t, err := store.ParseTime(stamp)

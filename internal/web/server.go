@@ -32,6 +32,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -98,9 +99,20 @@ type Account struct {
 	Autopilot func(ctx context.Context) (*autopilot.Status, error)
 	// Hold pauses (true) or resumes a loop (autopilot.Runner.Hold).
 	Hold func(ctx context.Context, loop string, held bool) error
-	// Posts looks up posts by id: the ones replies and quotes answer,
-	// with their author and discovery score (see LookupPosts).
+	// Posts looks up posts by id: the ones replies and quotes answer and
+	// the ones deletes, likes and reposts act on, with their author and
+	// discovery score (see LookupPosts).
 	Posts PostLookup
+	// Users looks up the accounts follows and mutes act on (see
+	// LookupUsers).
+	Users UserLookup
+	// Sandbox says the account lives in the X emulator: post links lead
+	// to this site's view of the emulator's post rather than to x.com.
+	Sandbox bool
+	// XLogin reports why nothing can reach X for the account ("" when it
+	// is logged in): every page then says so, with the command that fixes
+	// it. Nil means it is logged in.
+	XLogin func() string
 	// Policy describes the account's policy for the settings and
 	// analytics pages.
 	Policy PolicyInfo
@@ -131,8 +143,10 @@ type Server struct {
 	tmpl *template.Template
 	mux  *http.ServeMux
 
-	accts []*Account
-	posts *postCache
+	accts  []*Account
+	static staticAssets
+	posts  *lookupCache[Post]
+	users  *lookupCache[describe.User]
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
 
@@ -157,6 +171,8 @@ type session struct {
 	csrf  string
 	flash string
 	err   bool
+	// link and linkText end the flash with a link (the approved post).
+	link, linkText string
 }
 
 // New builds the server with a fresh one-time login token.
@@ -180,11 +196,15 @@ func New(d Deps, o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: path prefix %q: want a path such as /ui, without a trailing slash", o.Prefix)
 	}
 	base := o.Prefix
-	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base }}).ParseFS(templateFS, "templates/*.html")
+	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
+		// A stored time shown relative to now, the exact time on hover.
+		"ago":   func(at string) stamp { return stampOf(d.Now(), at, false) },
+		"until": func(at string) stamp { return stampOf(d.Now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
-	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(), posts: newPostCache(d.Now),
+	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(),
+		posts: newLookupCache[Post](d.Now, "post"), users: newLookupCache[describe.User](d.Now, "account"),
 		crossOrigin: http.NewCrossOriginProtection(), limiter: approvallink.NewLimiter(d.Now)}
 	if d.PublicBaseURL != "" {
 		u, err := url.Parse(d.PublicBaseURL)
@@ -209,6 +229,10 @@ func New(d Deps, o Options) (*Server, error) {
 		s.accts = append(s.accts, &a)
 	}
 	s.d.Gateway = s.accts[0].Gateway
+	sub, _ := fs.Sub(staticFS, "static")
+	if s.static, err = newStaticAssets(sub); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -291,8 +315,7 @@ func (s *Server) Within(ctx context.Context) http.Handler {
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	static, _ := fs.Sub(staticFS, "static")
-	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.Handle("GET /static/", http.StripPrefix("/static/", s.static))
 	m.HandleFunc("GET /login", s.login)
 	m.HandleFunc("GET /{$}", s.authed(func(w http.ResponseWriter, r *http.Request, _ *session) {
 		s.redirect(w, r, "/approvals")
@@ -319,6 +342,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /autopilot", s.authed(s.autopilotPage))
 	m.HandleFunc("POST /autopilot/{loop}/hold", s.post(s.hold))
 	m.HandleFunc("GET /settings", s.authed(s.settings))
+	m.HandleFunc("GET /posts/{id}", s.authed(s.postPage))
+	// Anything else is the site's own 404 page, with its navigation.
+	m.HandleFunc("/", s.authed(s.notFound))
 	s.mux = m
 }
 
@@ -520,15 +546,22 @@ func (s *Server) post(h handler) http.HandlerFunc {
 func (s *Server) flash(sess *session, isErr bool, format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess.flash, sess.err = fmt.Sprintf(format, args...), isErr
+	sess.flash, sess.err, sess.linkText, sess.link = fmt.Sprintf(format, args...), isErr, "", ""
 }
 
-func (s *Server) takeFlash(sess *session) (string, bool) {
+// flashLink leaves a message that ends with a link.
+func (s *Server) flashLink(sess *session, msg, text, href string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, e := sess.flash, sess.err
-	sess.flash, sess.err = "", false
-	return m, e
+	sess.flash, sess.err, sess.linkText, sess.link = msg, false, text, href
+}
+
+func (s *Server) takeFlash(sess *session) (string, bool, string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, e, text, link := sess.flash, sess.err, sess.linkText, sess.link
+	sess.flash, sess.err, sess.linkText, sess.link = "", false, "", ""
+	return m, e, text, link
 }
 
 // page is what every full page template receives.
@@ -538,7 +571,9 @@ type page struct {
 	CSRF     string
 	Flash    string
 	FlashErr bool
-	Data     any
+	// FlashLink, when set, ends the flash with a link named FlashLinkText.
+	FlashLink, FlashLinkText string
+	Data                     any
 	// Account is the account shown; Accounts all of them (the switcher
 	// appears when there are several); AcctQ the query that keeps a link
 	// on this account ("" for the first).
@@ -546,16 +581,27 @@ type page struct {
 	Accounts []string
 	AcctQ    string
 	Path     string
+	// NoLogin says why nothing reaches X for the account shown ("": it
+	// is logged in); every page shows it.
+	NoLogin string
+	// Wide lets a page of tables or columns use the screen's width.
+	Wide bool
 }
+
+// widePages use the whole width of a large screen.
+var widePages = map[string]bool{"drafts": true, "audit": true, "autopilot": true, "settings": true, "analytics": true}
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, name, title string, data any) {
 	s.renderStatus(w, r, http.StatusOK, sess, name, title, data)
 }
 
 func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int, sess *session, name, title string, data any) {
-	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path}
+	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path, Wide: widePages[name]}
 	if a, err := s.acct(r); err == nil {
 		p.Account, p.AcctQ = a.Name, s.acctQuery(a)
+		if a.XLogin != nil {
+			p.NoLogin = a.XLogin()
+		}
 	}
 	if len(s.accts) > 1 {
 		for _, a := range s.accts {
@@ -565,7 +611,7 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int
 	s.mu.Lock()
 	p.CSRF = sess.csrf
 	s.mu.Unlock()
-	p.Flash, p.FlashErr = s.takeFlash(sess)
+	p.Flash, p.FlashErr, p.FlashLinkText, p.FlashLink = s.takeFlash(sess)
 	s.execute(w, status, name, p)
 }
 

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -215,3 +218,62 @@ func TestSegments(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestStaticAssetsAreGzipped: the stylesheet and script go gzipped to a
+// browser that takes it, whole to one that does not; pages (which hold
+// the CSRF token) are never compressed.
+func TestStaticAssetsAreGzipped(t *testing.T) {
+	s := newSite(t, nil)
+	c, _ := s.client()
+	want, err := staticFS.ReadFile("static/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(path, enc string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+		// Set by hand, the header also stops the client from
+		// decompressing on its own.
+		req.Header.Set("Accept-Encoding", enc)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	for _, tc := range []struct {
+		enc  string
+		gzip bool
+	}{{"gzip, deflate, br", true}, {"br;q=1, gzip;q=0.5", true}, {"gzip;q=0", false}, {"identity", false}, {"", false}} {
+		resp, body := fetch("/static/app.css", tc.enc)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
+			t.Fatalf("Accept-Encoding %q: %d %s", tc.enc, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
+			t.Fatalf("Accept-Encoding %q: gzipped %v, want %v", tc.enc, got, tc.gzip)
+		}
+		if tc.gzip {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(body, want) {
+			t.Fatalf("Accept-Encoding %q: the body is not app.css", tc.enc)
+		}
+	}
+	if resp, _ := fetch("/static/nope.js", "gzip"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("an unknown asset: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := fetch("/approvals", "gzip"); resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("a page went out compressed (%s)", resp.Header.Get("Content-Encoding"))
+	}
+}

@@ -1,6 +1,6 @@
 // tuitbot review page: the live weighted count of the edit box, the Edit
-// toggles and new queue items without a reload. Everything else works
-// without this file.
+// toggles, new queue items without a reload (with the counts that go with
+// them) and keyboard review. Everything else works without this file.
 (function () {
   "use strict";
 
@@ -37,22 +37,61 @@
     area.addEventListener("input", update);
   }
 
+  function toggleEdit(b) {
+    var form = document.getElementById(b.getAttribute("aria-controls"));
+    if (!form) return;
+    var open = form.hidden;
+    form.hidden = !open;
+    b.setAttribute("aria-expanded", String(open));
+    if (open) {
+      // Caret at the end: a reviewer usually adds to the text.
+      var area = form.querySelector("textarea");
+      area.focus();
+      area.setSelectionRange(area.value.length, area.value.length);
+    }
+  }
+
   function wire(root) {
     root.querySelectorAll("textarea[data-count]").forEach(liveCount);
     root.querySelectorAll("button.edit-toggle").forEach(function (b) {
-      b.addEventListener("click", function () {
-        var form = document.getElementById(b.getAttribute("aria-controls"));
-        if (!form) return;
-        var open = form.hidden;
-        form.hidden = !open;
-        b.setAttribute("aria-expanded", String(open));
-        if (open) {
-          // Caret at the end: a reviewer usually adds to the text.
-          var area = form.querySelector("textarea");
-          area.focus();
-          area.setSelectionRange(area.value.length, area.value.length);
-        }
-      });
+      b.addEventListener("click", function () { toggleEdit(b); });
+    });
+  }
+
+  // bump adds one to a filter's choice, adding the choice if it is new.
+  function bump(selectID, value, label) {
+    var sel = document.getElementById(selectID);
+    if (!sel || !value) return;
+    var opt = Array.prototype.find.call(sel.options, function (o) { return o.value === value; });
+    if (!opt) {
+      opt = new Option("", value);
+      opt.setAttribute("data-label", label || value);
+      opt.setAttribute("data-n", "0");
+      sel.add(opt);
+    }
+    var n = Number(opt.getAttribute("data-n")) + 1;
+    opt.setAttribute("data-n", String(n));
+    opt.textContent = opt.getAttribute("data-label") + " (" + n + ")";
+  }
+
+  // counted brings the total, the footer and the filters' counts up to
+  // date with newly added items.
+  function counted(added) {
+    var total = document.getElementById("pending-total");
+    if (total) total.textContent = String(Number(total.textContent) + added.length);
+    var range = document.getElementById("pager-range");
+    if (range) {
+      var off = Number(range.getAttribute("data-offset"));
+      var shown = Number(range.getAttribute("data-shown")) + added.length;
+      var all = Number(range.getAttribute("data-total")) + added.length;
+      range.setAttribute("data-shown", String(shown));
+      range.setAttribute("data-total", String(all));
+      range.textContent = "items " + (off + 1) + "–" + (off + shown) + " of " + all;
+      range.hidden = false;
+    }
+    added.forEach(function (li) {
+      bump("filter-tool", li.getAttribute("data-tool"), li.getAttribute("data-tool-label"));
+      bump("filter-caller", li.getAttribute("data-caller"), li.getAttribute("data-caller"));
     });
   }
 
@@ -74,18 +113,18 @@
         .then(function (html) {
           var tpl = document.createElement("template");
           tpl.innerHTML = html;
-          var added = tpl.content.querySelectorAll("li.item");
-          added.forEach(function (li) {
+          var added = [];
+          tpl.content.querySelectorAll("li.item").forEach(function (li) {
             if (document.getElementById(li.id)) return;
             list.appendChild(li);
             wire(li);
             list.setAttribute("data-last-id", li.getAttribute("data-id"));
+            added.push(li);
           });
           if (added.length) {
             var empty = document.getElementById("empty");
             if (empty) empty.remove();
-            var total = document.getElementById("pending-total");
-            if (total) total.textContent = String(Number(total.textContent) + added.length);
+            counted(added);
           }
         })
         .finally(function () { busy = false; });
@@ -94,8 +133,60 @@
     es.addEventListener("pending", fetchNew);
   }
 
+  // Keyboard review: j/k move between items, a approves, r rejects and e
+  // edits the focused one, ? shows the keys. Decisions submit the item's
+  // own form, CSRF token and all, as its buttons do.
+  function toggleKeys() {
+    var keys = document.getElementById("keys");
+    if (!keys) return;
+    keys.hidden = !keys.hidden;
+    document.querySelectorAll(".keys-toggle").forEach(function (b) { b.setAttribute("aria-expanded", String(!keys.hidden)); });
+  }
+
+  function keyboard() {
+    document.querySelectorAll(".keys-toggle").forEach(function (b) { b.addEventListener("click", toggleKeys); });
+    document.addEventListener("keydown", function (ev) {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) return;
+      var t = ev.target;
+      if (t.closest && t.closest("input, textarea, select, [contenteditable]")) return;
+      var items = Array.prototype.slice.call(document.querySelectorAll(".items li.item"));
+      var cur = document.activeElement && document.activeElement.closest ? document.activeElement.closest("li.item") : null;
+      var i = items.indexOf(cur);
+      function go(n) {
+        var li = items[Math.max(0, Math.min(items.length - 1, n))];
+        if (!li) return;
+        li.focus();
+        li.scrollIntoView({ block: "nearest" });
+      }
+      function submit(sel) {
+        var f = cur && cur.querySelector(sel);
+        if (f) f.requestSubmit();
+      }
+      switch (ev.key) {
+        case "j": go(i < 0 ? 0 : i + 1); break;
+        case "k": go(i < 0 ? 0 : i - 1); break;
+        case "a": submit("form.approve"); break;
+        case "r": submit("form.reject"); break;
+        case "e":
+          var b = cur && cur.querySelector("button.edit-toggle");
+          if (!b) return;
+          toggleEdit(b);
+          break;
+        case "?": toggleKeys(); break;
+        default: return;
+      }
+      ev.preventDefault();
+    });
+    // A decision returns to the item that took the decided one's place:
+    // the keyboard goes on from there.
+    var m = /^#item-\d+$/.exec(location.hash);
+    var at = m && document.getElementById(location.hash.slice(1));
+    if (at) at.focus();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     wire(document);
     listen();
+    keyboard();
   });
 })();

@@ -1,0 +1,175 @@
+// Package describe says in words what a mutation does and reads from X the
+// post or the account it touches, for the people who decide on it: the
+// CLI's `approve show` and the review page both show a queued delete, like
+// or follow through it, rather than as its raw parameters.
+package describe
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/xrequest"
+)
+
+// Kind is what a mutation acts on.
+type Kind string
+
+// The kinds of target.
+const (
+	KindNone Kind = ""
+	KindPost Kind = "post"
+	KindUser Kind = "user"
+)
+
+// Target is the post or the account a mutation acts on.
+type Target struct {
+	Kind Kind
+	ID   string
+}
+
+// Action is one mutation in words.
+type Action struct {
+	// Tool is the tool name, for those who want it.
+	Tool string
+	// Name is the action as a card title when its target is not known
+	// ("Delete post", "Like", "Follow").
+	Name string
+	// Effect is what approving does, in a sentence.
+	Effect string
+	// Verb says what the action does to its target, for a one-line
+	// listing ("deletes", "likes", "answers").
+	Verb string
+	// Plural names such actions in a rule's sentence ("Deletes need your
+	// approval").
+	Plural string
+	Target Target
+
+	// titled is Name with the target's name in it ("Follow %s").
+	titled string
+}
+
+// Title is the card title: the name with who the target belongs to, when
+// known (an "@handle"), as in "Reply to @gabe" or "Follow @gabe".
+func (a Action) Title(who string) string {
+	if who == "" || a.titled == "" {
+		return a.Name
+	}
+	return fmt.Sprintf(a.titled, who)
+}
+
+// wording is a tool's row of the table below; param names the parameter
+// holding the target's id.
+type wording struct {
+	name, titled, verb, plural, effect string
+	kind                               Kind
+	param                              string
+}
+
+// words are every mutation tool in words. TestEveryMutationHasWords keeps
+// the table complete.
+var words = map[string]wording{
+	"x_post_tweet": {name: "Post", plural: "Posts", verb: "posts",
+		effect: "Posts this text from your account."},
+	"x_reply_to_tweet": {name: "Reply", titled: "Reply to %s", plural: "Replies", verb: "answers", kind: KindPost, param: "in_reply_to_id",
+		effect: "Posts this text as a reply to the post shown."},
+	"x_quote_tweet": {name: "Quote", titled: "Quote %s", plural: "Quotes", verb: "quotes", kind: KindPost, param: "quoted_tweet_id",
+		effect: "Posts this text with the post shown quoted under it."},
+	"x_post_thread": {name: "Thread", plural: "Threads", verb: "posts",
+		effect: "Posts these posts as a thread, each one replying to the one before."},
+	"x_delete_tweet": {name: "Delete post", plural: "Deletes", verb: "deletes", kind: KindPost, param: "tweet_id",
+		effect: "Removes this post from X for good: a deleted post cannot be brought back."},
+	"x_like_tweet": {name: "Like", titled: "Like %s's post", plural: "Likes", verb: "likes", kind: KindPost, param: "tweet_id",
+		effect: "Likes this post; its author may be told."},
+	"x_unlike_tweet": {name: "Unlike", titled: "Unlike %s's post", plural: "Unlikes", verb: "unlikes", kind: KindPost, param: "tweet_id",
+		effect: "Takes your like off this post."},
+	"x_retweet": {name: "Repost", titled: "Repost %s's post", plural: "Reposts", verb: "reposts", kind: KindPost, param: "tweet_id",
+		effect: "Reposts this post to your followers."},
+	"x_unretweet": {name: "Undo repost", titled: "Undo repost of %s's post", plural: "Undone reposts", verb: "un-reposts", kind: KindPost, param: "tweet_id",
+		effect: "Takes your repost of this post away."},
+	"x_bookmark_tweet": {name: "Bookmark", titled: "Bookmark %s's post", plural: "Bookmarks", verb: "bookmarks", kind: KindPost, param: "tweet_id",
+		effect: "Bookmarks this post; only you see your bookmarks."},
+	"x_unbookmark_tweet": {name: "Remove bookmark", titled: "Remove bookmark of %s's post", plural: "Removed bookmarks", verb: "unbookmarks", kind: KindPost, param: "tweet_id",
+		effect: "Takes this post out of your bookmarks."},
+	"x_follow_user": {name: "Follow", titled: "Follow %s", plural: "Follows", verb: "follows", kind: KindUser, param: "target_user_id",
+		effect: "Follows this account; it is told."},
+	"x_unfollow_user": {name: "Unfollow", titled: "Unfollow %s", plural: "Unfollows", verb: "unfollows", kind: KindUser, param: "target_user_id",
+		effect: "Stops following this account."},
+	"x_mute_user": {name: "Mute", titled: "Mute %s", plural: "Mutes", verb: "mutes", kind: KindUser, param: "target_user_id",
+		effect: "Mutes this account: its posts leave your timelines; it is not told."},
+	"x_unmute_user": {name: "Unmute", titled: "Unmute %s", plural: "Unmutes", verb: "unmutes", kind: KindUser, param: "target_user_id",
+		effect: "Unmutes this account: its posts come back to your timelines."},
+	"x_upload_media": {name: "Upload media", plural: "Uploads", verb: "uploads",
+		effect: "Uploads this file to X; it expires after 24 hours unless a post uses it."},
+	"x_post": {name: "API request (POST)", plural: "Raw API requests", verb: "sends",
+		effect: "Sends this request to X's API exactly as written."},
+	"x_put": {name: "API request (PUT)", plural: "Raw API requests", verb: "sends",
+		effect: "Sends this request to X's API exactly as written."},
+	"x_delete": {name: "API request (DELETE)", plural: "Raw API requests", verb: "sends",
+		effect: "Sends this request to X's API exactly as written."},
+}
+
+// Of describes a call of tool with params. equivalent is the typed tool a
+// universal request does the work of (as the gateway recorded it), whose
+// words and target it then takes: a raw DELETE of a post reads as a
+// delete of that post.
+func Of(tool, equivalent string, params json.RawMessage) Action {
+	w, ok := words[tool]
+	if !ok {
+		return Action{Tool: tool, Name: tool, Verb: "changes", Plural: "Calls of " + tool, Effect: "Calls " + tool + " with the parameters shown."}
+	}
+	a := Action{Tool: tool, Name: w.name, titled: w.titled, Effect: w.effect, Verb: w.verb, Plural: w.plural}
+	if e, ok := words[equivalent]; ok && equivalent != tool {
+		a.Name, a.titled, a.Verb, a.Plural = e.name, e.titled, e.verb, e.plural
+		a.Effect = e.effect + " It goes to X as the raw request shown."
+		a.Target = rawTarget(e, params)
+		return a
+	}
+	if w.kind != KindNone {
+		var m map[string]any
+		_ = json.Unmarshal(params, &m)
+		if id, _ := m[w.param].(string); id != "" {
+			a.Target = Target{Kind: w.kind, ID: id}
+		}
+	}
+	return a
+}
+
+// rawTarget finds the target of a universal request in its path, where
+// X's write endpoints name the post or account they change.
+func rawTarget(w wording, params json.RawMessage) Target {
+	var p struct {
+		Method string `json:"method"`
+		Path   string `json:"path"`
+	}
+	if w.kind == KindNone || json.Unmarshal(params, &p) != nil {
+		return Target{}
+	}
+	e := xrequest.Classify(p.Method, p.Path)
+	id := e.TweetID
+	if w.kind == KindUser {
+		id = e.TargetUserID
+	}
+	if id == "" {
+		return Target{}
+	}
+	return Target{Kind: w.kind, ID: id}
+}
+
+// Tools lists the tools the table describes, for tests.
+func Tools() []string {
+	out := make([]string, 0, len(words))
+	for t := range words {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Handle is "@username", or "" for none.
+func Handle(username string) string {
+	username = strings.TrimPrefix(username, "@")
+	if username == "" {
+		return ""
+	}
+	return "@" + username
+}

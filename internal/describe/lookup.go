@@ -1,0 +1,148 @@
+package describe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// Reader reads posts and accounts from X; *xapi.Client is one.
+type Reader interface {
+	GetTweets(ctx context.Context, ids []string) (*xapi.Page[xapi.Tweet], error)
+	GetUsers(ctx context.Context, ids []string) (*xapi.Page[xapi.User], error)
+}
+
+// Post is a post as a reviewer sees it. Its text came from X: whoever
+// shows it escapes it.
+type Post struct {
+	ID, Text                             string
+	AuthorID, AuthorUsername, AuthorName string
+	AuthorFollowers                      int64
+	CreatedAt                            time.Time
+}
+
+// User is an account as a reviewer sees it.
+type User struct {
+	ID, Username, Name, Description string
+	Followers                       int64
+	Protected                       bool
+}
+
+// batch is how many ids X's lookups take at once.
+const batch = 100
+
+// Posts reads posts by id, with their authors. Ids X does not return
+// (deleted, or not visible to this account) are absent from the map.
+func Posts(ctx context.Context, r Reader, ids []string) (map[string]Post, error) {
+	out := make(map[string]Post, len(ids))
+	for start := 0; start < len(ids); start += batch {
+		page, err := r.GetTweets(ctx, ids[start:min(start+batch, len(ids))])
+		if err != nil {
+			return out, fmt.Errorf("read posts from X: %w", err)
+		}
+		for _, tw := range page.Data {
+			p := Post{ID: tw.ID, Text: tw.Text, AuthorID: tw.AuthorID, CreatedAt: tw.CreatedAt}
+			if tw.Author != nil {
+				p.AuthorUsername, p.AuthorName, p.AuthorFollowers = tw.Author.Username, tw.Author.Name, tw.Author.PublicMetrics.FollowersCount
+			}
+			out[tw.ID] = p
+		}
+	}
+	return out, nil
+}
+
+// Users reads accounts by id. Ids X does not return are absent.
+func Users(ctx context.Context, r Reader, ids []string) (map[string]User, error) {
+	out := make(map[string]User, len(ids))
+	for start := 0; start < len(ids); start += batch {
+		page, err := r.GetUsers(ctx, ids[start:min(start+batch, len(ids))])
+		if err != nil {
+			return out, fmt.Errorf("read accounts from X: %w", err)
+		}
+		for _, u := range page.Data {
+			out[u.ID] = User{ID: u.ID, Username: u.Username, Name: u.Name, Description: u.Description,
+				Followers: u.PublicMetrics.FollowersCount, Protected: u.Protected}
+		}
+	}
+	return out, nil
+}
+
+// Line is the post in one line for a terminal: id, author, age and text.
+func (p Post) Line(now time.Time) string {
+	by := Handle(p.AuthorUsername)
+	if by == "" {
+		by = "user " + p.AuthorID
+	}
+	if p.AuthorName != "" {
+		by += " (" + p.AuthorName + ")"
+	}
+	when := ""
+	if !p.CreatedAt.IsZero() {
+		when = fmt.Sprintf(", posted %s (%s)", Ago(now, p.CreatedAt), p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("post %s by %s%s: %q", p.ID, by, when, p.Text)
+}
+
+// Line is the account in one line for a terminal.
+func (u User) Line() string {
+	s := Handle(u.Username)
+	if u.Name != "" {
+		s += " (" + u.Name + ")"
+	}
+	s += ", " + Count(u.Followers) + " followers, user " + u.ID
+	if u.Protected {
+		s += ", protected"
+	}
+	return s
+}
+
+// Ago is how long before now t was, in words a reader takes in at a
+// glance ("just now", "5 min ago", "3 h ago", "4 days ago").
+func Ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in " + span(-d)
+	case d < time.Minute:
+		return "just now"
+	}
+	return span(d) + " ago"
+}
+
+// In is how long after now t is ("in 3 h").
+func In(now, t time.Time) string {
+	if !t.After(now) {
+		return Ago(now, t)
+	}
+	return "in " + span(t.Sub(now))
+}
+
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
+	return fmt.Sprintf("%d months", int(d.Hours()/24/30))
+}
+
+// Count writes n with thousands separators ("1,218").
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return neg + s
+}
