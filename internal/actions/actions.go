@@ -15,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -27,8 +28,12 @@ type Deps struct {
 	DB *store.DB
 	// MediaDirs confine x_upload_media.
 	MediaDirs []string
-	AccountID string
-	Now       func() time.Time
+	// URLFetcher downloads for x_upload_media_from_url; nil refuses it.
+	URLFetcher *safefetch.Fetcher
+	// MaxURLBytes is the largest video it downloads (media.max_url_bytes).
+	MaxURLBytes int64
+	AccountID   string
+	Now         func() time.Time
 	// Recorder keeps what X took in the account's own ledgers; nil keeps
 	// nothing. The composition root supplies it, since those ledgers belong
 	// to packages that build on this one.

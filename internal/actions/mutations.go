@@ -118,6 +118,15 @@ func Mutations() []Mutation {
 			func(in UploadInput, env Env) (any, error) {
 				return PrepareUpload(in.FilePath, in.AltText, env.MediaDirs)
 			}, uploadAction),
+		define[UploadURLInput, URLMediaResult](Mutation{Name: "x_upload_media_from_url", Title: "Upload media from a URL", Category: policy.CatMedia,
+			Idempotent: true, Row: "x_upload_media",
+			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
+			Errors: []apperr.Code{apperr.UnsupportedMedia, apperr.MediaUploadError, apperr.MediaURLBlocked, apperr.MediaTooLarge,
+				apperr.MediaDownloadError},
+			Description: "Download a jpg, png, webp, gif or mp4 from an https URL on a public host and upload it like x_upload_media, with its alt text. " +
+				"Addresses on this host's network, credentials in the URL, other ports and more than 3 redirects are refused; " +
+				"images stop at 5 MB, GIFs at 15 MB and videos at media.max_url_bytes, and the declared type must match the bytes."},
+			prepareUploadURL, uploadURLAction),
 	)
 	return append(out, universalMutations()...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/version"
@@ -58,8 +59,10 @@ type App struct {
 	probe  probeCache
 	xProbe probeCache
 
-	sleep   func(ctx context.Context, d time.Duration) error
-	closers []func() error
+	sleep func(ctx context.Context, d time.Duration) error
+	// mediaFetch is Options.MediaFetch.
+	mediaFetch func(*safefetch.Options)
+	closers    []func() error
 
 	integrity probeCache
 
@@ -97,6 +100,10 @@ type Options struct {
 	// Sleep is how the X client waits (backoff, rate-limit resets); tests
 	// and simulated days pass one that advances their clock. Nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MediaFetch adjusts how media is downloaded from URLs beyond what
+	// the configuration says (a resolver, trusted roots, ports); tests use
+	// it to reach their own TLS server.
+	MediaFetch func(*safefetch.Options)
 }
 
 // New builds the services for cfg.
@@ -107,7 +114,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep}
+	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, mediaFetch: opts.MediaFetch}
 	if !opts.SkipDB {
 		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {

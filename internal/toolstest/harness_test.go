@@ -26,6 +26,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 	"github.com/tuitbot/tuitbot/internal/xsim"
@@ -52,6 +53,8 @@ type envOptions struct {
 	// now is the App's clock (and the sandbox emulator's); nil means the
 	// real one.
 	now func() time.Time
+	// mediaFetch adjusts how media is downloaded from URLs.
+	mediaFetch func(*safefetch.Options)
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -121,7 +124,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.onX != nil {
 		sim = startProxiedEmulator(t, &cfg, o.onX)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now})
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, MediaFetch: o.mediaFetch})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
