@@ -174,10 +174,11 @@ func irreversible(note string) *envelope.Rollback {
 // PostParams are the stored parameters of x_post_tweet, x_reply_to_tweet
 // and x_quote_tweet.
 type PostParams struct {
-	Text          string   `json:"text"`
-	InReplyToID   string   `json:"in_reply_to_id,omitempty"`
-	QuotedTweetID string   `json:"quoted_tweet_id,omitempty"`
-	MediaIDs      []string `json:"media_ids,omitempty"`
+	Text          string       `json:"text"`
+	InReplyToID   string       `json:"in_reply_to_id,omitempty"`
+	QuotedTweetID string       `json:"quoted_tweet_id,omitempty"`
+	MediaIDs      []string     `json:"media_ids,omitempty"`
+	Options       *PostOptions `json:"options,omitempty"`
 }
 
 // Validate checks p for tool.
@@ -201,7 +202,10 @@ func (p PostParams) Validate(tool string) error {
 	if tool != "x_quote_tweet" && p.QuotedTweetID != "" {
 		return apperr.New(apperr.InvalidInput, "quoted_tweet_id: only x_quote_tweet takes it")
 	}
-	return checkMedia("media_ids", p.MediaIDs)
+	if err := checkMedia("media_ids", p.MediaIDs); err != nil {
+		return err
+	}
+	return p.Options.validate("options", len(p.MediaIDs), p.QuotedTweetID != "")
 }
 
 // PostedTweet is the success data of a tweet-creating tool.
@@ -243,7 +247,9 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 			if err != nil {
 				return gateway.Result{}, err
 			}
-			tw, info, err := x.PostTweet(ctx, xapi.PostParams{Text: p.Text, ReplyTo: p.InReplyToID, QuoteOf: p.QuotedTweetID, MediaIDs: p.MediaIDs})
+			xp := xapi.PostParams{Text: p.Text, ReplyTo: p.InReplyToID, QuoteOf: p.QuotedTweetID, MediaIDs: p.MediaIDs}
+			p.Options.apply(&xp)
+			tw, info, err := x.PostTweet(ctx, xp)
 			if err != nil {
 				return gateway.Result{RetryCount: info.RetryCount}, err
 			}

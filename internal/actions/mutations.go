@@ -88,17 +88,17 @@ func Mutations() []Mutation {
 		define[PostInput, PostedTweet](Mutation{Name: "x_post_tweet", Title: "Post tweet", Category: policy.CatWrite, Errors: textErrs,
 			Description: "Post a new tweet, optionally with media."},
 			func(in PostInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs}, "x_post_tweet")
+				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_post_tweet")
 			}, postAction),
 		define[ReplyInput, PostedTweet](Mutation{Name: "x_reply_to_tweet", Title: "Reply to tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Reply to a tweet, optionally with media."},
 			func(in ReplyInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs}, "x_reply_to_tweet")
+				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_reply_to_tweet")
 			}, postAction),
 		define[QuoteInput, PostedTweet](Mutation{Name: "x_quote_tweet", Title: "Quote tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Quote a tweet with your own text, optionally with media."},
 			func(in QuoteInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs}, "x_quote_tweet")
+				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_quote_tweet")
 			}, postAction),
 		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete, Irreversible: "Deletion is permanent.",
 			Destructive: true, Idempotent: true,
@@ -107,7 +107,10 @@ func Mutations() []Mutation {
 		define[ThreadParams, PostedThread](Mutation{Name: "x_post_thread", Title: "Post thread", Category: policy.CatThread, Row: "x_post_tweet",
 			Errors:      []apperr.Code{apperr.TweetTooLong, apperr.ThreadPartial},
 			Description: "Post a thread: each tweet replies to the one before. If it breaks partway the posted ids are returned with thread_partial_failure."},
-			func(in ThreadParams, _ Env) (any, error) { return in, in.Validate() }, threadAction),
+			func(in ThreadParams, _ Env) (any, error) {
+				in.Options = in.Options.normalized()
+				return in, in.Validate()
+			}, threadAction),
 	}
 	out = append(out, engageMutations()...)
 	out = append(out,
@@ -171,8 +174,9 @@ func mediaLimit() argcheck.Rule { return argcheck.Rule{ID: true, MaxItems: xapi.
 
 // PostInput is x_post_tweet's arguments.
 type PostInput struct {
-	Text     string   `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
-	MediaIDs []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text     string       `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
+	MediaIDs []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.
@@ -180,9 +184,10 @@ func (PostInput) Limits() argcheck.Limits { return argcheck.Limits{"media_ids": 
 
 // ReplyInput is x_reply_to_tweet's arguments.
 type ReplyInput struct {
-	Text        string   `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
-	InReplyToID string   `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
-	MediaIDs    []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text        string       `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
+	InReplyToID string       `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
+	MediaIDs    []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options     *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.
@@ -192,9 +197,10 @@ func (ReplyInput) Limits() argcheck.Limits {
 
 // QuoteInput is x_quote_tweet's arguments.
 type QuoteInput struct {
-	Text          string   `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
-	QuotedTweetID string   `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
-	MediaIDs      []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text          string       `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
+	QuotedTweetID string       `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
+	MediaIDs      []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options       *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.

@@ -1,0 +1,104 @@
+package actions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// PostOptions are the optional settings of a new post. They are part of the
+// stored parameters, so the intent fingerprint, idempotency and approval
+// cover them.
+type PostOptions struct {
+	ReplySettings   string    `json:"reply_settings,omitempty" jsonschema:"who may reply: everyone (default), following, mentionedUsers, subscribers or verified"`
+	Poll            *PollSpec `json:"poll,omitempty" jsonschema:"a poll; a post with a poll takes no media and no quote"`
+	CommunityID     string    `json:"community_id,omitempty" jsonschema:"id of a community to post in"`
+	MadeWithAI      bool      `json:"made_with_ai,omitempty" jsonschema:"disclose that the post contains AI-generated media"`
+	PaidPartnership bool      `json:"paid_partnership,omitempty" jsonschema:"disclose that the post is a paid partnership"`
+}
+
+// PollSpec is a poll to attach to a new post.
+type PollSpec struct {
+	Options         []string `json:"options" jsonschema:"2 to 4 choices of 1 to 25 characters each"`
+	DurationMinutes int      `json:"duration_minutes" jsonschema:"how long voting is open: 5 to 10080 minutes (7 days)"`
+}
+
+// normalized returns o in its one canonical spelling: nil when it sets
+// nothing, and no reply_settings for X's default, so two spellings of the
+// same intent are the same request.
+func (o *PostOptions) normalized() *PostOptions {
+	if o == nil {
+		return nil
+	}
+	n := *o
+	if n.ReplySettings == "everyone" {
+		n.ReplySettings = ""
+	}
+	if n.Poll != nil {
+		p := PollSpec{Options: slices.Clone(n.Poll.Options), DurationMinutes: n.Poll.DurationMinutes}
+		n.Poll = &p
+	}
+	if n == (PostOptions{}) {
+		return nil
+	}
+	return &n
+}
+
+// validate checks o for a post with mediaCount media that quotes or not;
+// errors name the field under field ("options").
+func (o *PostOptions) validate(field string, mediaCount int, quote bool) error {
+	if o == nil {
+		return nil
+	}
+	bad := func(sub, format string, args ...any) error {
+		return apperr.New(apperr.InvalidInput, "%s.%s: %s", field, sub, fmt.Sprintf(format, args...))
+	}
+	if o.ReplySettings != "" && !slices.Contains(xapi.ReplySettings, o.ReplySettings) {
+		return bad("reply_settings", "%q is not one of %s", o.ReplySettings, strings.Join(xapi.ReplySettings, ", "))
+	}
+	if o.CommunityID != "" {
+		if err := CheckID(field+".community_id", o.CommunityID); err != nil {
+			return err
+		}
+	}
+	p := o.Poll
+	if p == nil {
+		return nil
+	}
+	if mediaCount > 0 {
+		return bad("poll", "a post with a poll cannot carry media; drop media_ids or the poll")
+	}
+	if quote {
+		return bad("poll", "a quote cannot carry a poll")
+	}
+	if n := len(p.Options); n < xapi.MinPollOptions || n > xapi.MaxPollOptions {
+		return bad("poll.options", "%d choices given; a poll has %d to %d", n, xapi.MinPollOptions, xapi.MaxPollOptions)
+	}
+	for i, c := range p.Options {
+		if strings.TrimSpace(c) == "" {
+			return bad(fmt.Sprintf("poll.options[%d]", i), "must not be empty")
+		}
+		if n := utf8.RuneCountInString(c); n > xapi.MaxPollOptionLength {
+			return bad(fmt.Sprintf("poll.options[%d]", i), "%d characters; at most %d", n, xapi.MaxPollOptionLength)
+		}
+	}
+	if d := p.DurationMinutes; d < xapi.MinPollMinutes || d > xapi.MaxPollMinutes {
+		return bad("poll.duration_minutes", "%d; must be %d to %d minutes", d, xapi.MinPollMinutes, xapi.MaxPollMinutes)
+	}
+	return nil
+}
+
+// apply copies o onto the X request.
+func (o *PostOptions) apply(p *xapi.PostParams) {
+	if o == nil {
+		return
+	}
+	p.ReplySettings, p.CommunityID, p.MadeWithAI, p.PaidPartnership = o.ReplySettings, o.CommunityID, o.MadeWithAI, o.PaidPartnership
+	if o.Poll != nil {
+		p.Poll = &xapi.Poll{Options: slices.Clone(o.Poll.Options), DurationMinutes: o.Poll.DurationMinutes}
+	}
+}
