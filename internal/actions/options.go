@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,4 +103,63 @@ func (o *PostOptions) apply(p *xapi.PostParams) {
 	if o.Poll != nil {
 		p.Poll = &xapi.Poll{Options: slices.Clone(o.Poll.Options), DurationMinutes: o.Poll.DurationMinutes}
 	}
+}
+
+// replyAudience says who may reply, for a reviewer.
+var replyAudience = map[string]string{
+	"following":      "people you follow",
+	"mentionedUsers": "people you mention",
+	"subscribers":    "your subscribers",
+	"verified":       "verified accounts",
+}
+
+// DescribeOptions renders the options in stored post or thread parameters
+// for a human deciding on them ("Poll: A / B, 1 day", "Replies: people you
+// follow"); nil when there are none.
+func DescribeOptions(params json.RawMessage) []string {
+	var p struct {
+		Options *PostOptions `json:"options"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Options == nil {
+		return nil
+	}
+	o := p.Options
+	var out []string
+	if o.Poll != nil {
+		out = append(out, fmt.Sprintf("Poll: %s, %s", strings.Join(o.Poll.Options, " / "), minutes(o.Poll.DurationMinutes)))
+	}
+	if o.ReplySettings != "" && o.ReplySettings != "everyone" {
+		out = append(out, "Replies: "+cmp.Or(replyAudience[o.ReplySettings], o.ReplySettings))
+	}
+	if o.CommunityID != "" {
+		out = append(out, "Community: "+o.CommunityID)
+	}
+	if o.MadeWithAI {
+		out = append(out, "Made with AI")
+	}
+	if o.PaidPartnership {
+		out = append(out, "Paid partnership")
+	}
+	return out
+}
+
+// minutes renders a poll's duration in days, hours and minutes.
+func minutes(m int) string {
+	unit := func(n int, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return fmt.Sprintf("%d %ss", n, name)
+	}
+	var parts []string
+	if d := m / (24 * 60); d > 0 {
+		parts = append(parts, unit(d, "day"))
+	}
+	if h := m % (24 * 60) / 60; h > 0 {
+		parts = append(parts, unit(h, "hour"))
+	}
+	if r := m % 60; r > 0 || len(parts) == 0 {
+		parts = append(parts, unit(r, "minute"))
+	}
+	return strings.Join(parts, " ")
 }

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -48,5 +49,26 @@ func TestPostBodyCarriesOptions(t *testing.T) {
 	}
 	if _, err := (xapi.PostParams{Text: "t", MediaIDs: []string{"1"}, Poll: &xapi.Poll{Options: []string{"a", "b"}, DurationMinutes: 5}}).Body(); err == nil {
 		t.Error("the client built a body with a poll and media")
+	}
+}
+
+func TestDescribeOptions(t *testing.T) {
+	tests := []struct {
+		params string
+		want   []string
+	}{
+		{`{"text":"x"}`, nil},
+		{`{"text":"x","options":{"poll":{"options":["A","B"],"duration_minutes":1440},"reply_settings":"following"}}`,
+			[]string{"Poll: A / B, 1 day", "Replies: people you follow"}},
+		{`{"tweets":["x"],"options":{"poll":{"options":["A","B","C"],"duration_minutes":1565}}}`,
+			[]string{"Poll: A / B / C, 1 day 2 hours 5 minutes"}},
+		{`{"text":"x","options":{"poll":{"options":["A","B"],"duration_minutes":5}}}`, []string{"Poll: A / B, 5 minutes"}},
+		{`{"text":"x","options":{"reply_settings":"verified","community_id":"42","made_with_ai":true,"paid_partnership":true}}`,
+			[]string{"Replies: verified accounts", "Community: 42", "Made with AI", "Paid partnership"}},
+	}
+	for _, tt := range tests {
+		if got := DescribeOptions(json.RawMessage(tt.params)); !slices.Equal(got, tt.want) {
+			t.Errorf("DescribeOptions(%s) = %q, want %q", tt.params, got, tt.want)
+		}
 	}
 }

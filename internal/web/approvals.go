@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
@@ -31,7 +32,9 @@ type itemView struct {
 	Age      string
 	Expires  string
 	Pretty   string
-	Diff     []string
+	// Options are the post's settings in words ("Poll: A / B, 1 day").
+	Options []string
+	Diff    []string
 	// Answered is the post a reply or quote answers (ReplyTo or QuoteOf),
 	// looked up through the account's X client and cached.
 	Answered postContext
@@ -92,6 +95,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, now time.Time) itemVi
 	v.ReplyTo, _ = m["in_reply_to_id"].(string)
 	v.QuoteOf, _ = m["quoted_tweet_id"].(string)
 	v.Pretty = pretty(it.Params)
+	v.Options = actions.DescribeOptions(it.Params)
 	if it.Edited {
 		v.Diff = it.EditDiff()
 	}
