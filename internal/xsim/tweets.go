@@ -343,6 +343,9 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		if parent == nil {
 			return errForbidden("You attempted to reply to a Tweet that is deleted or not visible to you.")
 		}
+		if !s.st.mayReply(parent, c.user) {
+			return errForbidden(DetailReplyNotAllowed)
+		}
 		t.InReplyToTweetID = parent.ID
 		t.InReplyToUserID = parent.AuthorID
 		t.ConversationID = parent.ConversationID
@@ -389,6 +392,31 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{
 		"id": t.ID, "text": t.Text, "edit_history_tweet_ids": []string{t.ID}, "edit_history_post_ids": []string{t.ID},
 	}}}
+}
+
+// DetailReplyNotAllowed is X's 403 detail for a reply its post's
+// reply_settings do not allow.
+const DetailReplyNotAllowed = "Reply to this Tweet is not allowed because you have not been mentioned or otherwise engaged by the author of the Tweet you are replying to."
+
+// mayReply applies the parent's reply_settings: its author and the users it
+// mentions may always reply; "following" adds whom the author follows,
+// "verified" verified users. Nobody subscribes in the emulated world.
+func (s *state) mayReply(parent *Tweet, u *User) bool {
+	if parent.ReplySettings == "" || parent.ReplySettings == "everyone" || u.ID == parent.AuthorID {
+		return true
+	}
+	for _, name := range mentionsOf(parent.Text) {
+		if strings.EqualFold(name, u.Username) {
+			return true
+		}
+	}
+	switch parent.ReplySettings {
+	case "following":
+		return s.isFollowing(parent.AuthorID, u.ID)
+	case "verified":
+		return u.Verified
+	}
+	return false
 }
 
 // parsePoll reads a create request's poll by the spec's CreatePostsPoll.
