@@ -5,13 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -78,10 +78,13 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return blocked(ReasonTooManyRedirect, "url: more than %d redirects", MaxRedirects)
 	}
-	if err := f.policy.check(req.URL); err != nil {
-		return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+	err := f.policy.check(req.URL)
+	var e *apperr.Error
+	if errors.As(err, &e) {
+		// Only the message reaches the caller: say it was a redirect.
+		e.Message = "url: redirected to " + req.URL.Host + ": " + strings.TrimPrefix(e.Message, "url: ")
 	}
-	return nil
+	return err
 }
 
 // dial resolves the host itself and connects to each address in turn; the

@@ -151,6 +151,9 @@ func TestGetRedirects(t *testing.T) {
 	t.Run("to metadata", func(t *testing.T) {
 		_, err := f.Get(t.Context(), srv.URL+"/meta", fixedLimit(1<<20))
 		wantBlocked(t, err, ReasonLinkLocal)
+		if !strings.Contains(err.Error(), "redirected to 169.254.169.254") {
+			t.Errorf("the error does not say it was a redirect: %v", err)
+		}
 	})
 	t.Run("downgrade to http", func(t *testing.T) {
 		_, err := f.Get(t.Context(), srv.URL+"/meta-http", fixedLimit(1<<20))
