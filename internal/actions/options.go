@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -16,7 +17,7 @@ import (
 // stored parameters, so the intent fingerprint, idempotency and approval
 // cover them.
 type PostOptions struct {
-	ReplySettings   string    `json:"reply_settings,omitempty" jsonschema:"who may reply: everyone (default), following, mentionedUsers, subscribers or verified"`
+	ReplySettings   string    `json:"reply_settings,omitempty" jsonschema:"who may reply (default everyone)"`
 	Poll            *PollSpec `json:"poll,omitempty" jsonschema:"a poll; a post with a poll takes no media and no quote"`
 	CommunityID     string    `json:"community_id,omitempty" jsonschema:"id of a community to post in"`
 	MadeWithAI      bool      `json:"made_with_ai,omitempty" jsonschema:"disclose that the post contains AI-generated media"`
@@ -25,8 +26,21 @@ type PostOptions struct {
 
 // PollSpec is a poll to attach to a new post.
 type PollSpec struct {
-	Options         []string `json:"options" jsonschema:"2 to 4 choices of 1 to 25 characters each"`
-	DurationMinutes int      `json:"duration_minutes" jsonschema:"how long voting is open: 5 to 10080 minutes (7 days)"`
+	Options         []string `json:"options" jsonschema:"the choices"`
+	DurationMinutes int      `json:"duration_minutes" jsonschema:"how long voting is open, in minutes (10080 is 7 days)"`
+}
+
+// Limits declares the options' limits.
+func (PostOptions) Limits() argcheck.Limits {
+	return argcheck.Limits{"reply_settings": {Enum: xapi.ReplySettings}, "community_id": {ID: true}}
+}
+
+// Limits declares the poll's limits: X's.
+func (PollSpec) Limits() argcheck.Limits {
+	return argcheck.Limits{
+		"options":          {MinItems: xapi.MinPollOptions, MaxItems: xapi.MaxPollOptions, MaxLength: xapi.MaxPollOptionLength},
+		"duration_minutes": argcheck.Between(xapi.MinPollMinutes, xapi.MaxPollMinutes),
+	}
 }
 
 // normalized returns o in its one canonical spelling: nil when it sets
@@ -56,20 +70,15 @@ func (o *PostOptions) validate(field string, mediaCount int, quote bool) error {
 	if o == nil {
 		return nil
 	}
-	bad := func(sub, format string, args ...any) error {
-		return apperr.New(apperr.InvalidInput, "%s.%s: %s", field, sub, fmt.Sprintf(format, args...))
-	}
-	if o.ReplySettings != "" && !slices.Contains(xapi.ReplySettings, o.ReplySettings) {
-		return bad("reply_settings", "%q is not one of %s", o.ReplySettings, strings.Join(xapi.ReplySettings, ", "))
-	}
-	if o.CommunityID != "" {
-		if err := CheckID(field+".community_id", o.CommunityID); err != nil {
-			return err
-		}
+	if err := argcheck.CheckAt(field, reflect.ValueOf(o), o.Limits()); err != nil {
+		return err
 	}
 	p := o.Poll
 	if p == nil {
 		return nil
+	}
+	bad := func(sub, format string, args ...any) error {
+		return apperr.New(apperr.InvalidInput, "%s.%s: %s", field, sub, fmt.Sprintf(format, args...))
 	}
 	if mediaCount > 0 {
 		return bad("poll", "a post with a poll cannot carry media; drop media_ids or the poll")
@@ -77,19 +86,10 @@ func (o *PostOptions) validate(field string, mediaCount int, quote bool) error {
 	if quote {
 		return bad("poll", "a quote cannot carry a poll")
 	}
-	if n := len(p.Options); n < xapi.MinPollOptions || n > xapi.MaxPollOptions {
-		return bad("poll.options", "%d choices given; a poll has %d to %d", n, xapi.MinPollOptions, xapi.MaxPollOptions)
-	}
 	for i, c := range p.Options {
 		if strings.TrimSpace(c) == "" {
 			return bad(fmt.Sprintf("poll.options[%d]", i), "must not be empty")
 		}
-		if n := utf8.RuneCountInString(c); n > xapi.MaxPollOptionLength {
-			return bad(fmt.Sprintf("poll.options[%d]", i), "%d characters; at most %d", n, xapi.MaxPollOptionLength)
-		}
-	}
-	if d := p.DurationMinutes; d < xapi.MinPollMinutes || d > xapi.MaxPollMinutes {
-		return bad("poll.duration_minutes", "%d; must be %d to %d minutes", d, xapi.MinPollMinutes, xapi.MaxPollMinutes)
 	}
 	return nil
 }
