@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"io"
 	"strconv"
 	"strings"
@@ -262,6 +263,9 @@ func printItem(w io.Writer, it *gateway.ApprovalItem) {
 	fmt.Fprintf(w, "#%d %s [%s]\n  rule: %s (%s)\n  caller: %s  created: %s  expires: %s\n",
 		it.ID, it.Tool, it.Status, it.MatchedRuleID, it.Reason, it.Caller, it.CreatedAt, it.ExpiresAt)
 	fmt.Fprintf(w, "  params: %s\n", it.Params)
+	for _, o := range actions.DescribeOptions(it.Params) {
+		fmt.Fprintf(w, "  %s\n", o)
+	}
 	printBody(w, it)
 	if it.Edited {
 		fmt.Fprintln(w, "  edited:")

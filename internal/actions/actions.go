@@ -15,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -27,8 +28,12 @@ type Deps struct {
 	DB *store.DB
 	// MediaDirs confine x_upload_media.
 	MediaDirs []string
-	AccountID string
-	Now       func() time.Time
+	// URLFetcher downloads for x_upload_media_from_url; nil refuses it.
+	URLFetcher *safefetch.Fetcher
+	// MaxURLBytes is the largest video it downloads (media.max_url_bytes).
+	MaxURLBytes int64
+	AccountID   string
+	Now         func() time.Time
 	// Recorder keeps what X took in the account's own ledgers; nil keeps
 	// nothing. The composition root supplies it, since those ledgers belong
 	// to packages that build on this one.
@@ -174,10 +179,11 @@ func irreversible(note string) *envelope.Rollback {
 // PostParams are the stored parameters of x_post_tweet, x_reply_to_tweet
 // and x_quote_tweet.
 type PostParams struct {
-	Text          string   `json:"text"`
-	InReplyToID   string   `json:"in_reply_to_id,omitempty"`
-	QuotedTweetID string   `json:"quoted_tweet_id,omitempty"`
-	MediaIDs      []string `json:"media_ids,omitempty"`
+	Text          string       `json:"text"`
+	InReplyToID   string       `json:"in_reply_to_id,omitempty"`
+	QuotedTweetID string       `json:"quoted_tweet_id,omitempty"`
+	MediaIDs      []string     `json:"media_ids,omitempty"`
+	Options       *PostOptions `json:"options,omitempty"`
 }
 
 // Validate checks p for tool.
@@ -201,7 +207,10 @@ func (p PostParams) Validate(tool string) error {
 	if tool != "x_quote_tweet" && p.QuotedTweetID != "" {
 		return apperr.New(apperr.InvalidInput, "quoted_tweet_id: only x_quote_tweet takes it")
 	}
-	return checkMedia("media_ids", p.MediaIDs)
+	if err := checkMedia("media_ids", p.MediaIDs); err != nil {
+		return err
+	}
+	return p.Options.validate("options", len(p.MediaIDs), p.QuotedTweetID != "")
 }
 
 // PostedTweet is the success data of a tweet-creating tool.
@@ -243,7 +252,9 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 			if err != nil {
 				return gateway.Result{}, err
 			}
-			tw, info, err := x.PostTweet(ctx, xapi.PostParams{Text: p.Text, ReplyTo: p.InReplyToID, QuoteOf: p.QuotedTweetID, MediaIDs: p.MediaIDs})
+			xp := xapi.PostParams{Text: p.Text, ReplyTo: p.InReplyToID, QuoteOf: p.QuotedTweetID, MediaIDs: p.MediaIDs}
+			p.Options.apply(&xp)
+			tw, info, err := x.PostTweet(ctx, xp)
 			if err != nil {
 				return gateway.Result{RetryCount: info.RetryCount}, err
 			}

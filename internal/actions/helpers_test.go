@@ -1,11 +1,20 @@
 package actions
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
 	"database/sql"
 	"encoding/json"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +22,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/clock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -47,6 +57,9 @@ type xenv struct {
 	token string
 	me    string
 	rec   *fakeRecorder
+	// mediaURL is a loopback TLS server the URL fetcher may reach; it
+	// serves a PNG at /pic.png.
+	mediaURL string
 }
 
 // fakeRecorder keeps what the actions report, in order.
@@ -117,9 +130,11 @@ func newXEnvWith(t *testing.T, pol gateway.Policy, configure func(*xsim.Options)
 	}
 	t.Cleanup(func() { g.Close() })
 	rec := &fakeRecorder{}
+	media, fetcher := mediaServer(t)
 	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clk.Now,
-		MediaDirs: []string{dir}, Recorder: rec})
-	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec, media: dir}
+		MediaDirs: []string{dir}, Recorder: rec, URLFetcher: fetcher})
+	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec, media: dir,
+		mediaURL: media}
 }
 
 // do runs a call that must execute.
@@ -195,3 +210,27 @@ func mustJSON(t *testing.T, v any) string {
 
 // mediaDir is the directory the actions accept uploads from.
 func (e *xenv) mediaDir() string { return e.media }
+
+// mediaServer starts a loopback TLS server with a PNG at /pic.png and a
+// fetcher allowed to reach it.
+func mediaServer(t *testing.T) (string, *safefetch.Fetcher) {
+	t.Helper()
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 3, 3))); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(img.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return srv.URL, safefetch.New(safefetch.Options{RootCAs: pool, Policy: safefetch.Policy{
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Ports: []int{port}}})
+}

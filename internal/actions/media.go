@@ -234,33 +234,39 @@ func uploadAction(d Deps, m Mutation) *gateway.Action {
 			if hex.EncodeToString(sum[:]) != p.SHA256 {
 				return gateway.Result{}, apperr.New(apperr.ValidationError, "file_path: the file changed since the upload was requested; request it again")
 			}
-			note := irreversible(m.Irreversible)
-			if cached, ok := cachedMedia(ctx, d, p.SHA256); ok {
-				return gateway.Result{Data: cached, Rollback: note}, nil
-			}
-			x, err := client(d)
-			if err != nil {
-				return gateway.Result{}, err
-			}
-			m, info, err := x.UploadMedia(ctx, xapi.UploadParams{Bytes: data, Size: int64(len(data)), MediaType: p.MediaType,
-				AltText: p.AltText, Progress: progressOf(ctx)})
-			if err != nil {
-				return gateway.Result{RetryCount: info.RetryCount}, err
-			}
-			now := d.now()
-			res := MediaResult{MediaID: m.ID, MediaType: p.MediaType, SizeBytes: int64(len(data)), FileHash: p.SHA256,
-				AltText: p.AltText, UploadStrategy: "simple", ExpiresAt: store.FormatTime(now.Add(MediaValidity))}
-			if m.Chunked {
-				res.UploadStrategy = "chunked"
-			}
-			if d.DB != nil {
-				_, _ = d.DB.ExecContext(ctx, `INSERT INTO media_uploads (account_id, file_hash, file_name, size_bytes, media_type, x_media_id, alt_text, created_at, expires_at)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, accountOf(d), p.SHA256, filepath.Base(p.FilePath), len(data), p.MediaType, m.ID, p.AltText,
-					store.FormatTime(now), res.ExpiresAt)
-			}
-			return gateway.Result{Data: res, Rollback: note, RetryCount: info.RetryCount}, nil
+			return uploadBytes(ctx, d, m, data, p.SHA256, p.MediaType, p.AltText, filepath.Base(p.FilePath))
 		},
 	}
+}
+
+// uploadBytes uploads data of mediaType, or returns the still-valid earlier
+// upload of the same bytes, and records it.
+func uploadBytes(ctx context.Context, d Deps, m Mutation, data []byte, sum, mediaType, alt, name string) (gateway.Result, error) {
+	note := irreversible(m.Irreversible)
+	if cached, ok := cachedMedia(ctx, d, sum); ok {
+		return gateway.Result{Data: cached, Rollback: note}, nil
+	}
+	x, err := client(d)
+	if err != nil {
+		return gateway.Result{}, err
+	}
+	xm, info, err := x.UploadMedia(ctx, xapi.UploadParams{Bytes: data, Size: int64(len(data)), MediaType: mediaType,
+		AltText: alt, Progress: progressOf(ctx)})
+	if err != nil {
+		return gateway.Result{RetryCount: info.RetryCount}, err
+	}
+	now := d.now()
+	res := MediaResult{MediaID: xm.ID, MediaType: mediaType, SizeBytes: int64(len(data)), FileHash: sum,
+		AltText: alt, UploadStrategy: "simple", ExpiresAt: store.FormatTime(now.Add(MediaValidity))}
+	if xm.Chunked {
+		res.UploadStrategy = "chunked"
+	}
+	if d.DB != nil {
+		_, _ = d.DB.ExecContext(ctx, `INSERT INTO media_uploads (account_id, file_hash, file_name, size_bytes, media_type, x_media_id, alt_text, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, accountOf(d), sum, name, len(data), mediaType, xm.ID, alt,
+			store.FormatTime(now), res.ExpiresAt)
+	}
+	return gateway.Result{Data: res, Rollback: note, RetryCount: info.RetryCount}, nil
 }
 
 // cachedMedia returns a still-valid earlier upload of the same bytes, so the

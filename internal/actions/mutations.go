@@ -88,17 +88,17 @@ func Mutations() []Mutation {
 		define[PostInput, PostedTweet](Mutation{Name: "x_post_tweet", Title: "Post tweet", Category: policy.CatWrite, Errors: textErrs,
 			Description: "Post a new tweet, optionally with media."},
 			func(in PostInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs}, "x_post_tweet")
+				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_post_tweet")
 			}, postAction),
 		define[ReplyInput, PostedTweet](Mutation{Name: "x_reply_to_tweet", Title: "Reply to tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Reply to a tweet, optionally with media."},
 			func(in ReplyInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs}, "x_reply_to_tweet")
+				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_reply_to_tweet")
 			}, postAction),
 		define[QuoteInput, PostedTweet](Mutation{Name: "x_quote_tweet", Title: "Quote tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Quote a tweet with your own text, optionally with media."},
 			func(in QuoteInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs}, "x_quote_tweet")
+				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_quote_tweet")
 			}, postAction),
 		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete, Irreversible: "Deletion is permanent.",
 			Destructive: true, Idempotent: true,
@@ -107,7 +107,10 @@ func Mutations() []Mutation {
 		define[ThreadParams, PostedThread](Mutation{Name: "x_post_thread", Title: "Post thread", Category: policy.CatThread, Row: "x_post_tweet",
 			Errors:      []apperr.Code{apperr.TweetTooLong, apperr.ThreadPartial},
 			Description: "Post a thread: each tweet replies to the one before. If it breaks partway the posted ids are returned with thread_partial_failure."},
-			func(in ThreadParams, _ Env) (any, error) { return in, in.Validate() }, threadAction),
+			func(in ThreadParams, _ Env) (any, error) {
+				in.Options = in.Options.normalized()
+				return in, in.Validate()
+			}, threadAction),
 	}
 	out = append(out, engageMutations()...)
 	out = append(out,
@@ -118,6 +121,15 @@ func Mutations() []Mutation {
 			func(in UploadInput, env Env) (any, error) {
 				return PrepareUpload(in.FilePath, in.AltText, env.MediaDirs)
 			}, uploadAction),
+		define[UploadURLInput, URLMediaResult](Mutation{Name: "x_upload_media_from_url", Title: "Upload media from a URL", Category: policy.CatMedia,
+			Idempotent: true, Row: "x_upload_media",
+			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
+			Errors: []apperr.Code{apperr.UnsupportedMedia, apperr.MediaUploadError, apperr.MediaURLBlocked, apperr.MediaTooLarge,
+				apperr.MediaDownloadError},
+			Description: "Download a jpg, png, webp, gif or mp4 from an https URL on a public host and upload it like x_upload_media, with its alt text. " +
+				"Addresses on this host's network, credentials in the URL, other ports and more than 3 redirects are refused; " +
+				"images stop at 5 MB, GIFs at 15 MB and videos at media.max_url_bytes, and the declared type must match the bytes."},
+			prepareUploadURL, uploadURLAction),
 	)
 	return append(out, universalMutations()...)
 }
@@ -162,8 +174,9 @@ func mediaLimit() argcheck.Rule { return argcheck.Rule{ID: true, MaxItems: xapi.
 
 // PostInput is x_post_tweet's arguments.
 type PostInput struct {
-	Text     string   `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
-	MediaIDs []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text     string       `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
+	MediaIDs []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.
@@ -171,9 +184,10 @@ func (PostInput) Limits() argcheck.Limits { return argcheck.Limits{"media_ids": 
 
 // ReplyInput is x_reply_to_tweet's arguments.
 type ReplyInput struct {
-	Text        string   `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
-	InReplyToID string   `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
-	MediaIDs    []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text        string       `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
+	InReplyToID string       `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
+	MediaIDs    []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options     *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.
@@ -183,9 +197,10 @@ func (ReplyInput) Limits() argcheck.Limits {
 
 // QuoteInput is x_quote_tweet's arguments.
 type QuoteInput struct {
-	Text          string   `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
-	QuotedTweetID string   `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
-	MediaIDs      []string `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Text          string       `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
+	QuotedTweetID string       `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
+	MediaIDs      []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
+	Options       *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.

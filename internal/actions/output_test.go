@@ -29,15 +29,16 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := map[string]any{
-		"x_post_tweet":     PostInput{Text: "output check"},
-		"x_reply_to_tweet": ReplyInput{Text: "output reply", InReplyToID: foreign[0]},
-		"x_quote_tweet":    QuoteInput{Text: "output quote", QuotedTweetID: foreign[1]},
-		"x_delete_tweet":   TweetIDParams{TweetID: own},
-		"x_post_thread":    ThreadParams{Tweets: []string{"output thread one", "output thread two"}},
-		"x_upload_media":   UploadInput{FilePath: pic, AltText: "a square"},
-		"x_post":           RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets"}, Body: `{"text":"raw output check"}`},
-		"x_put":            RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets/" + foreign[2] + "/hidden"}, Body: `{"hidden":true}`},
-		"x_delete":         RawRequestInput{Path: "/2/tweets/" + rawOwn},
+		"x_post_tweet":            PostInput{Text: "output check"},
+		"x_reply_to_tweet":        ReplyInput{Text: "output reply", InReplyToID: foreign[0]},
+		"x_quote_tweet":           QuoteInput{Text: "output quote", QuotedTweetID: foreign[1]},
+		"x_delete_tweet":          TweetIDParams{TweetID: own},
+		"x_post_thread":           ThreadParams{Tweets: []string{"output thread one", "output thread two"}},
+		"x_upload_media":          UploadInput{FilePath: pic, AltText: "a square"},
+		"x_upload_media_from_url": UploadURLInput{URL: e.mediaURL + "/pic.png", AltText: "a grey square"},
+		"x_post":                  RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets"}, Body: `{"text":"raw output check"}`},
+		"x_put":                   RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets/" + foreign[2] + "/hidden"}, Body: `{"hidden":true}`},
+		"x_delete":                RawRequestInput{Path: "/2/tweets/" + rawOwn},
 	}
 	for _, m := range Mutations() {
 		in, ok := args[m.Name]

@@ -20,8 +20,9 @@ const MaxThreadTweets = 25
 // ThreadParams are x_post_thread's stored parameters: every tweet and every
 // tweet's media, all part of the fingerprint.
 type ThreadParams struct {
-	Tweets   []string   `json:"tweets" jsonschema:"the tweets in order; each is posted as a reply to the one before"`
-	MediaIDs [][]string `json:"media_ids,omitempty" jsonschema:"per-tweet media ids, by index"`
+	Tweets   []string     `json:"tweets" jsonschema:"the tweets in order; each is posted as a reply to the one before"`
+	MediaIDs [][]string   `json:"media_ids,omitempty" jsonschema:"per-tweet media ids, by index"`
+	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional settings of the first post: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // Limits declares the arguments' limits.
@@ -50,7 +51,11 @@ func (p ThreadParams) Validate() error {
 			return err
 		}
 	}
-	return nil
+	first := 0
+	if len(p.MediaIDs) > 0 {
+		first = len(p.MediaIDs[0])
+	}
+	return p.Options.validate("options", first, false)
 }
 
 // ThreadParts is what a thread of n posts posts, for the limits of the
@@ -144,6 +149,9 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 				}
 				if i < len(p.MediaIDs) {
 					pp.MediaIDs = p.MediaIDs[i]
+				}
+				if i == 0 {
+					p.Options.apply(&pp)
 				}
 				tw, info, err := x.PostTweet(ctx, pp)
 				retries += info.RetryCount

@@ -21,6 +21,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/version"
@@ -60,8 +61,10 @@ type App struct {
 	probe  probeCache
 	xProbe probeCache
 
-	sleep   func(ctx context.Context, d time.Duration) error
-	closers []func() error
+	sleep func(ctx context.Context, d time.Duration) error
+	// mediaFetch is Options.MediaFetch.
+	mediaFetch func(*safefetch.Options)
+	closers    []func() error
 
 	integrity probeCache
 
@@ -109,6 +112,10 @@ type Options struct {
 	// Getenv reads the secrets the configuration's *_env keys name
 	// (default os.Getenv).
 	Getenv func(string) string
+	// MediaFetch adjusts how media is downloaded from URLs beyond what
+	// the configuration says (a resolver, trusted roots, ports); tests use
+	// it to reach their own TLS server.
+	MediaFetch func(*safefetch.Options)
 }
 
 // New builds the services for cfg.
@@ -119,7 +126,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, getenv: opts.Getenv}
+	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, getenv: opts.Getenv, mediaFetch: opts.MediaFetch}
 	if !opts.SkipDB {
 		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
 		switch {

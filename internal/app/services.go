@@ -15,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -179,10 +180,21 @@ func (a *App) startGateway(ctx context.Context) error {
 		return err
 	}
 	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: a.Account, Now: a.Now,
+		URLFetcher: a.mediaFetcher(cfg), MaxURLBytes: cfg.Media.MaxURLBytes,
 		Recorder: postLedger{wf: wf, disc: wf.Discovery}})
 	a.Gateway = g
 	a.OnClose(g.Close)
 	return nil
+}
+
+// mediaFetcher downloads media from URLs under the media.url_* keys.
+func (a *App) mediaFetcher(cfg *config.Config) *safefetch.Fetcher {
+	o := safefetch.Options{Policy: safefetch.Policy{AllowHTTP: cfg.Media.URLAllowHTTP, AllowHosts: cfg.Media.URLAllowHosts,
+		AllowPrivate: cfg.MediaURLPrivate()}}
+	if a.mediaFetch != nil {
+		a.mediaFetch(&o)
+	}
+	return safefetch.New(o)
 }
 
 // RequireGateway returns the gateway or why it is unavailable.

@@ -36,6 +36,9 @@ const (
 	FileReadError       Code = "file_read_error"
 	MediaUploadError    Code = "media_upload_error"
 	MediaPathBlocked    Code = "media_path_blocked"
+	MediaURLBlocked     Code = "media_url_blocked"
+	MediaTooLarge       Code = "media_too_large"
+	MediaDownloadError  Code = "media_download_error"
 	ThreadPartial       Code = "thread_partial_failure"
 	PolicyError         Code = "policy_error"
 	PolicyBlocked       Code = "policy_denied_blocked"
@@ -83,10 +86,13 @@ var table = map[Code]Info{
 	TweetTooLong:        {TweetTooLong, false, "The text exceeds 280 weighted characters."},
 	LLMError:            {LLMError, true, "The LLM provider failed."},
 	LLMNotConfigured:    {LLMNotConfigured, false, "No LLM provider is configured."},
-	UnsupportedMedia:    {UnsupportedMedia, false, "The file type is not jpg, png, webp, gif or mp4."},
+	UnsupportedMedia:    {UnsupportedMedia, false, "The file type is not jpg, png, webp, gif or mp4, or the declared type disagrees with the bytes."},
 	FileReadError:       {FileReadError, false, "The media file cannot be read."},
 	MediaUploadError:    {MediaUploadError, false, "The media upload failed or the file is too large."},
 	MediaPathBlocked:    {MediaPathBlocked, false, "The file is outside the configured media directories."},
+	MediaURLBlocked:     {MediaURLBlocked, false, "The media URL, or an address or redirect it leads to, is not allowed (scheme, credentials, port, host, or a loopback, private, link-local or other non-public address); reason names which."},
+	MediaTooLarge:       {MediaTooLarge, false, "The download is larger than the limit for its type (image 5 MB, GIF 15 MB, video media.max_url_bytes)."},
+	MediaDownloadError:  {MediaDownloadError, false, "The media URL could not be downloaded (connection, timeout or an error status); the message says which."},
 	ThreadPartial:       {ThreadPartial, false, "A thread broke partway; the posted ids are in data."},
 	PolicyError:         {PolicyError, true, "The policy gateway could not evaluate the call."},
 	PolicyBlocked:       {PolicyBlocked, false, "The tool is in blocked_tools."},

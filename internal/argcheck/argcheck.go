@@ -35,8 +35,11 @@ type Rule struct {
 	// Range bounds a number to [Min, Max].
 	Range    bool
 	Min, Max float64
-	// MaxLength bounds a string's length in characters; 0 means no bound.
+	// MaxLength bounds a string's length in characters, or each string's
+	// in a list; 0 means no bound.
 	MaxLength int
+	// Enum, when set, are the only values a string may take.
+	Enum []string
 }
 
 // Limits maps JSON field names to their rules.
@@ -142,22 +145,66 @@ func Schema(s *jsonschema.Schema, t reflect.Type, l Limits) error {
 			p.Minimum, p.Maximum = ptr(r.Min), ptr(r.Max)
 		}
 		if r.MaxLength > 0 {
-			p.MaxLength = ptr(r.MaxLength)
+			if p.Items != nil {
+				p.Items.MaxLength = ptr(r.MaxLength)
+			} else {
+				p.MaxLength = ptr(r.MaxLength)
+			}
+		}
+		if len(r.Enum) > 0 {
+			for _, e := range r.Enum {
+				p.Enum = append(p.Enum, e)
+			}
+		}
+	}
+	// An object argument whose type declares limits of its own gets them in
+	// its own schema.
+	for name, f := range fs {
+		ft := nested(t.FieldByIndex(f.index).Type)
+		if ft == nil || s.Properties[name] == nil {
+			continue
+		}
+		if err := Schema(s.Properties[name], ft, Of(ft)); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// nested returns t, or the struct t points to, when it declares limits.
+func nested(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || Of(t) == nil {
+		return nil
+	}
+	return t
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // Check enforces the limits l on v, a struct value, with errors that name
 // the field (and the index inside a list).
-func Check(v reflect.Value, l Limits) error {
-	if len(l) == 0 {
+func Check(v reflect.Value, l Limits) error { return CheckAt("", v, l) }
+
+// CheckAt is Check for a value that is the field prefix of an enclosing
+// argument ("options"), which errors name before the field.
+func CheckAt(prefix string, v reflect.Value, l Limits) error {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
 		return nil
 	}
-	for v.Kind() == reflect.Pointer {
-		v = v.Elem()
+	at := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + "." + name
 	}
 	fs := fields(v.Type())
 	// A stable order makes the first error reported deterministic.
@@ -171,8 +218,21 @@ func Check(v reflect.Value, l Limits) error {
 		if !ok {
 			return apperr.New(apperr.InternalError, "limits name %q, which is not a field of %s", name, v.Type())
 		}
-		if err := l[name].check(name, v.FieldByIndex(f.index), f.required); err != nil {
+		if err := l[name].check(at(name), v.FieldByIndex(f.index), f.required); err != nil {
 			return err
+		}
+	}
+	fnames := make([]string, 0, len(fs))
+	for name := range fs {
+		fnames = append(fnames, name)
+	}
+	slices.Sort(fnames)
+	for _, name := range fnames {
+		fv := v.FieldByIndex(fs[name].index)
+		if ft := nested(fv.Type()); ft != nil {
+			if err := CheckAt(at(name), fv, Of(ft)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -196,6 +256,9 @@ func (r Rule) check(name string, v reflect.Value, required bool) error {
 		if r.MaxLength > 0 && utf8.RuneCountInString(s) > r.MaxLength {
 			return apperr.New(apperr.InvalidInput, "%s: at most %d characters (got %d)", name, r.MaxLength, utf8.RuneCountInString(s))
 		}
+		if len(r.Enum) > 0 && (s != "" || required) && !slices.Contains(r.Enum, s) {
+			return apperr.New(apperr.InvalidInput, "%s: %q is not one of %s", name, clip(s), strings.Join(r.Enum, ", "))
+		}
 	case reflect.Slice:
 		n := v.Len()
 		if r.MinItems > 0 && n < r.MinItems {
@@ -206,6 +269,13 @@ func (r Rule) check(name string, v reflect.Value, required bool) error {
 		}
 		if r.MaxItems > 0 && n > r.MaxItems {
 			return apperr.New(apperr.InvalidInput, "%s: %d given, at most %d", name, n, r.MaxItems)
+		}
+		if r.MaxLength > 0 && v.Type().Elem().Kind() == reflect.String {
+			for i := 0; i < n; i++ {
+				if c := utf8.RuneCountInString(v.Index(i).String()); c > r.MaxLength {
+					return apperr.New(apperr.InvalidInput, "%s[%d]: at most %d characters (got %d)", name, i, r.MaxLength, c)
+				}
+			}
 		}
 		if r.ID {
 			return idsIn(name, v)

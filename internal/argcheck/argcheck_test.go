@@ -148,3 +148,59 @@ func TestNumericIDs(t *testing.T) {
 		}
 	}
 }
+
+type inner struct {
+	Kind    string   `json:"kind,omitempty"`
+	Choices []string `json:"choices"`
+}
+
+func (inner) Limits() Limits {
+	return Limits{"kind": {Enum: []string{"a", "b"}}, "choices": {MinItems: 2, MaxLength: 3}}
+}
+
+type outer struct {
+	Text  string `json:"text"`
+	Inner *inner `json:"inner,omitempty"`
+}
+
+func (outer) Limits() Limits { return Limits{"text": {MaxLength: 5}} }
+
+// TestNestedLimits: an object argument's own limits are enforced with the
+// enclosing field's name and shown in its schema, as are enums and the
+// length of each string in a list.
+func TestNestedLimits(t *testing.T) {
+	for _, tc := range []struct {
+		in      outer
+		mention string
+	}{
+		{outer{Text: "ok"}, ""},
+		{outer{Text: "ok", Inner: &inner{Kind: "a", Choices: []string{"x", "yyy"}}}, ""},
+		{outer{Text: "ok", Inner: &inner{Choices: []string{"x", "y"}}}, ""},
+		{outer{Text: "ok", Inner: &inner{Kind: "c", Choices: []string{"x", "y"}}}, `inner.kind: "c" is not one of a, b`},
+		{outer{Text: "ok", Inner: &inner{Choices: []string{"x"}}}, "inner.choices: 1 given, at least 2"},
+		{outer{Text: "ok", Inner: &inner{Choices: []string{"x", "long"}}}, "inner.choices[1]: at most 3 characters"},
+	} {
+		err := Check(reflect.ValueOf(tc.in), tc.in.Limits())
+		if tc.mention == "" {
+			if err != nil {
+				t.Errorf("%+v: want valid, got %v", tc.in.Inner, err)
+			}
+			continue
+		}
+		if apperr.CodeOf(err) != apperr.InvalidInput || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%+v: error %v, want invalid_input mentioning %q", tc.in.Inner, err, tc.mention)
+		}
+	}
+	typ := reflect.TypeFor[outer]()
+	s, err := jsonschema.ForType(typ, &jsonschema.ForOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Schema(s, typ, outer{}.Limits()); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Properties["inner"].Properties
+	if len(p["kind"].Enum) != 2 || *p["choices"].MinItems != 2 || *p["choices"].Items.MaxLength != 3 || p["choices"].MaxLength != nil {
+		t.Errorf("nested schema: kind enum %v, choices %+v", p["kind"].Enum, p["choices"])
+	}
+}

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,9 +212,14 @@ type Gateway struct {
 	ApprovalExpiryHours int `toml:"approval_expiry_hours" doc:"Pending approval items expire after this many hours."`
 }
 
-// Media configures x_upload_media.
+// Media configures x_upload_media and x_upload_media_from_url.
 type Media struct {
 	AllowedDirs []string `toml:"allowed_dirs" doc:"Directories x_upload_media may read from; empty means the media folder in the home directory."`
+	// The URL keys keep x_upload_media_from_url off this host's network.
+	URLAllowHTTP    bool     `toml:"url_allow_http" doc:"Let x_upload_media_from_url download over plain http as well as https."`
+	URLAllowHosts   []string `toml:"url_allow_hosts" doc:"Hosts x_upload_media_from_url may download from (exact names, or *.example.com for subdomains); empty means any public host."`
+	URLAllowPrivate []string `toml:"url_allow_private" doc:"Networks (CIDRs) x_upload_media_from_url may reach although they are not public, for a self-hosted media server; empty refuses loopback, private, link-local and other non-public addresses."`
+	MaxURLBytes     int64    `toml:"max_url_bytes" doc:"Largest video x_upload_media_from_url downloads, in bytes (images stop at 5 MB and GIFs at 15 MB)."`
 }
 
 // Schedule configures autopilot active hours.
@@ -324,6 +330,7 @@ func Default() Config {
 			MaxPendingApprovals: 500,
 		},
 		Gateway:  Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
+		Media:    Media{MaxURLBytes: 64 << 20},
 		Schedule: Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},
 		Queue:    Queue{MinGapMinutes: 60, LateGraceMinutes: 15},
 		Intervals: Intervals{
@@ -377,6 +384,18 @@ func (c *Config) HomeIDFile() string { return filepath.Join(c.Home, "home.id") }
 
 // TokenFile is where OAuth tokens live.
 func (c *Config) TokenFile() string { return filepath.Join(c.Home, "tokens.json") }
+
+// MediaURLPrivate are media.url_allow_private's networks; Validate refuses
+// a malformed one, so none is dropped here silently after validation.
+func (c *Config) MediaURLPrivate() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range c.Media.URLAllowPrivate {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
+}
 
 // MediaDirs are the directories x_upload_media may read.
 func (c *Config) MediaDirs() []string {

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -639,5 +640,29 @@ func TestRequireApprovalForSetTracksTheUser(t *testing.T) {
 				t.Errorf("RequireApprovalForSet = %t, want %t", cfg.MCPPolicy.RequireApprovalForSet, tt.want)
 			}
 		})
+	}
+}
+
+func TestMediaURLKeys(t *testing.T) {
+	cfg, _ := mustLoad(t, t.TempDir(), "", env{"TUITBOT_MEDIA__URL_ALLOW_PRIVATE": "10.1.2.0/24, fd00::/8"})
+	if got := fmt.Sprint(cfg.MediaURLPrivate()); got != "[10.1.2.0/24 fd00::/8]" {
+		t.Errorf("MediaURLPrivate = %s", got)
+	}
+	if cfg.Media.MaxURLBytes != 64<<20 || cfg.Media.URLAllowHTTP {
+		t.Errorf("defaults: max_url_bytes %d, url_allow_http %v; want 64 MiB and false", cfg.Media.MaxURLBytes, cfg.Media.URLAllowHTTP)
+	}
+	home := t.TempDir()
+	writeFile(t, home, "config.toml", "[media]\nurl_allow_private = [\"10.0.0.0/8\", \"10.0.0.1\"]\nurl_allow_hosts = [\"ok.example\", \"a/b\"]\nmax_url_bytes = 0\n")
+	_, _, err := load(t, home, "", nil)
+	es, ok := config.AsErrors(err)
+	if !ok {
+		t.Fatalf("want config.Errors, got %v", err)
+	}
+	var keys []string
+	for _, e := range es {
+		keys = append(keys, e.Key)
+	}
+	if want := []string{"media.max_url_bytes", "media.url_allow_hosts[1]", "media.url_allow_private[1]"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys = %v, want %v", keys, want)
 	}
 }

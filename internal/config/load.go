@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -474,6 +475,19 @@ func (c *Config) Validate() error {
 	// Below 1 KiB not even an initialize request fits.
 	if c.MCP.MaxMessageBytes < 1024 {
 		add("mcp.max_message_bytes", "must be at least 1024 (got %d)", c.MCP.MaxMessageBytes)
+	}
+	for i, n := range c.Media.URLAllowPrivate {
+		if _, err := netip.ParsePrefix(strings.TrimSpace(n)); err != nil {
+			add(fmt.Sprintf("media.url_allow_private[%d]", i), "%q is not a network in CIDR form (for example 10.1.0.0/16)", n)
+		}
+	}
+	for i, h := range c.Media.URLAllowHosts {
+		if bare := strings.TrimPrefix(h, "*."); bare == "" || strings.ContainsAny(bare, "*/:@ ") {
+			add(fmt.Sprintf("media.url_allow_hosts[%d]", i), "%q is not a host name or *.domain", h)
+		}
+	}
+	if c.Media.MaxURLBytes <= 0 {
+		add("media.max_url_bytes", "must be greater than 0")
 	}
 	positive("gateway.memory_window_seconds", c.Gateway.MemoryWindowSeconds)
 	positive("gateway.db_window_seconds", c.Gateway.DBWindowSeconds)

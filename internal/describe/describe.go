@@ -101,6 +101,8 @@ var words = map[string]wording{
 		effect: "Unmutes this account: its posts come back to your timelines."},
 	"x_upload_media": {name: "Upload media", plural: "Uploads", verb: "uploads",
 		effect: "Uploads this file to X; it expires after 24 hours unless a post uses it."},
+	"x_upload_media_from_url": {name: "Upload media from a link", plural: "Uploads from links", verb: "uploads",
+		effect: "Downloads the file at this link and uploads it to X; it expires after 24 hours unless a post uses it."},
 	"x_post": {name: "API request (POST)", plural: "Raw API requests", verb: "sends",
 		effect: "Sends this request to X's API exactly as written."},
 	"x_put": {name: "API request (PUT)", plural: "Raw API requests", verb: "sends",

@@ -26,6 +26,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 	"github.com/tuitbot/tuitbot/internal/xsim"
@@ -54,6 +55,8 @@ type envOptions struct {
 	now func() time.Time
 	// getenv holds the secrets the configuration's *_env keys name.
 	getenv func(string) string
+	// mediaFetch adjusts how media is downloaded from URLs.
+	mediaFetch func(*safefetch.Options)
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -123,7 +126,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.onX != nil {
 		sim = startProxiedEmulator(t, &cfg, o.onX)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, Getenv: o.getenv})
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, Getenv: o.getenv, MediaFetch: o.mediaFetch})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

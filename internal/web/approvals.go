@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -43,7 +44,9 @@ type itemView struct {
 	// ("notified via telegram 2 min ago"); empty when none did.
 	Notified string
 	Pretty   string
-	Diff     []string
+	// Options are the post's settings in words ("Poll: A / B, 1 day").
+	Options []string
+	Diff    []string
 	// Account is the item's account when it is not the first; links and
 	// forms carry it.
 	Account string
@@ -201,6 +204,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 	v.ShowParams = v.Field == "" && (v.Target == nil || isRaw(it.Tool))
 	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
+	v.Options = actions.DescribeOptions(it.Params)
 	if it.Edited {
 		v.Diff = it.EditDiff()
 	}

@@ -159,7 +159,13 @@ func (s *site) mcpClient() *mcp.ClientSession {
 // the policy queued it as.
 func (s *site) postTweet(cs *mcp.ClientSession, text string) int64 {
 	s.t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_post_tweet", Arguments: map[string]any{"text": text}})
+	return s.postTweetWith(cs, map[string]any{"text": text})
+}
+
+// postTweetWith is postTweet with any arguments.
+func (s *site) postTweetWith(cs *mcp.ClientSession, args map[string]any) int64 {
+	s.t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_post_tweet", Arguments: args})
 	if err != nil {
 		s.t.Fatalf("x_post_tweet: %v", err)
 	}

@@ -24,6 +24,33 @@ type PostParams struct {
 	ReplyTo  string
 	QuoteOf  string
 	MediaIDs []string
+	// ReplySettings limits who may reply; "" (or "everyone") is X's
+	// default and is not sent.
+	ReplySettings string
+	// Poll attaches a poll; X refuses it with media or a quote.
+	Poll            *Poll
+	CommunityID     string
+	MadeWithAI      bool
+	PaidPartnership bool
+}
+
+// X's poll limits.
+const (
+	MinPollOptions      = 2
+	MaxPollOptions      = 4
+	MaxPollOptionLength = 25
+	MinPollMinutes      = 5
+	MaxPollMinutes      = 7 * 24 * 60
+)
+
+// ReplySettings are the values X accepts for reply_settings; "everyone" is
+// its default, sent as no value.
+var ReplySettings = []string{"everyone", "following", "mentionedUsers", "subscribers", "verified"}
+
+// Poll is a poll to attach to a new post.
+type Poll struct {
+	Options         []string `json:"options"`
+	DurationMinutes int      `json:"duration_minutes"`
 }
 
 // createPostBody is X's POST /2/tweets body.
@@ -36,6 +63,11 @@ type createPostBody struct {
 	Media        *struct {
 		MediaIDs []string `json:"media_ids"`
 	} `json:"media,omitempty"`
+	ReplySettings   string `json:"reply_settings,omitempty"`
+	Poll            *Poll  `json:"poll,omitempty"`
+	CommunityID     string `json:"community_id,omitempty"`
+	MadeWithAI      bool   `json:"made_with_ai,omitempty"`
+	PaidPartnership bool   `json:"paid_partnership,omitempty"`
 }
 
 // Body returns the exact JSON PostTweet sends, so callers can fingerprint or
@@ -73,6 +105,22 @@ func (p PostParams) Body() ([]byte, error) {
 			MediaIDs []string `json:"media_ids"`
 		}{append([]string(nil), p.MediaIDs...)}
 	}
+	if p.ReplySettings != "everyone" {
+		b.ReplySettings = p.ReplySettings
+	}
+	if p.Poll != nil {
+		if len(p.MediaIDs) > 0 || p.QuoteOf != "" {
+			return nil, apperr.New(apperr.InvalidInput, "poll: X does not take a poll with media or a quote")
+		}
+		b.Poll = &Poll{Options: append([]string(nil), p.Poll.Options...), DurationMinutes: p.Poll.DurationMinutes}
+	}
+	if p.CommunityID != "" {
+		if err := checkID("community_id", p.CommunityID); err != nil {
+			return nil, err
+		}
+		b.CommunityID = p.CommunityID
+	}
+	b.MadeWithAI, b.PaidPartnership = p.MadeWithAI, p.PaidPartnership
 	return json.Marshal(b)
 }
 

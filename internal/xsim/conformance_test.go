@@ -208,6 +208,11 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("POST", "/2/tweets", map[string]any{"text": "a quote for the spec", "quote_tweet_id": otherTweet})
 	c.json("POST", "/2/tweets", map[string]any{"text": "a quote for the spec"}) // 403 duplicate
 	c.json("POST", "/2/tweets", map[string]any{"text": ""})                     // 400
+	_, polled := c.json("POST", "/2/tweets", map[string]any{"text": "a poll for the spec", "reply_settings": "following",
+		"poll": map[string]any{"options": []string{"yes", "no"}, "duration_minutes": 60}})
+	pollTweet := polled["data"].(map[string]any)["id"].(string)
+	c.json("POST", "/2/tweets", map[string]any{"text": "a poll with media", "media": map[string]any{"media_ids": []string{mediaID}},
+		"poll": map[string]any{"options": []string{"yes", "no"}, "duration_minutes": 60}}) // 400
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
 	c.json("POST", "/2/users/"+other+"/likes", map[string]any{"tweet_id": otherTweet})
@@ -220,6 +225,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
 		"/2/tweets/" + otherTweet + q(pf, "expansions=referenced_posts,author_id"),
 		"/2/tweets/1",
+		"/2/tweets/" + pollTweet + q("expansions=attachments.poll_ids", "tweet.fields=attachments,reply_settings"),
 		"/2/tweets" + q("ids="+mine+","+otherTweet+",1", tf, ex, uf),
 		"/2/tweets/search/recent" + q("query=golang", "max_results=10", tf, ex, uf),
 		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust OR golang) -is:retweet has:links"), "max_results=100", "sort_order=recency"),

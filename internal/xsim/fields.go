@@ -1,6 +1,7 @@
 package xsim
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -206,7 +207,7 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 		m["possibly_sensitive"] = false
 	}
 	if f["reply_settings"] {
-		m["reply_settings"] = "everyone"
+		m["reply_settings"] = cmp.Or(t.ReplySettings, "everyone")
 	}
 	if f["source"] && t.Source != "" {
 		m["source"] = t.Source
@@ -230,8 +231,15 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 			}
 		}
 	}
-	if f["attachments"] && len(t.MediaKeys) > 0 {
-		m["attachments"] = map[string]any{"media_keys": slices.Clone(t.MediaKeys)}
+	if f["attachments"] && (len(t.MediaKeys) > 0 || t.Poll != nil) {
+		att := map[string]any{}
+		if len(t.MediaKeys) > 0 {
+			att["media_keys"] = slices.Clone(t.MediaKeys)
+		}
+		if t.Poll != nil {
+			att["poll_ids"] = []string{t.Poll.ID}
+		}
+		m["attachments"] = att
 	}
 	if f["entities"] {
 		if ent := entitiesOf(t.Text); len(ent) > 0 {
@@ -396,6 +404,7 @@ type includer struct {
 	users  []map[string]any
 	tweets []map[string]any
 	media  []map[string]any
+	polls  []map[string]any
 	seenU  map[string]bool
 	seenT  map[string]bool
 	seenM  map[string]bool
@@ -451,6 +460,9 @@ func (in *includer) forTweet(t *Tweet) {
 			}
 		}
 	}
+	if e["attachments.poll_ids"] && t.Poll != nil {
+		in.polls = append(in.polls, renderPoll(t.Poll))
+	}
 	if e["attachments.media_keys"] {
 		for _, key := range t.MediaKeys {
 			if in.seenM[key] {
@@ -502,8 +514,21 @@ func (in *includer) object() map[string]any {
 	if len(in.media) > 0 {
 		m["media"] = in.media
 	}
+	if len(in.polls) > 0 {
+		m["polls"] = in.polls
+	}
 	if len(m) == 0 {
 		return nil
 	}
 	return m
+}
+
+// renderPoll is a poll object of includes.polls. Nobody votes in the
+// emulated world, so every count is 0.
+func renderPoll(p *Poll) map[string]any {
+	opts := make([]map[string]any, len(p.Options))
+	for i, o := range p.Options {
+		opts[i] = map[string]any{"position": i + 1, "label": o, "votes": 0}
+	}
+	return map[string]any{"id": p.ID, "options": opts, "duration_minutes": p.DurationMinutes, "end_datetime": formatTime(p.EndsAt)}
 }

@@ -1,6 +1,7 @@
 package xsim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // pageOpts describes how a tweet list pages.
@@ -298,7 +300,7 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if bad := c.jsonBody(&req); bad != nil {
 		return *bad
 	}
-	for name, raw := range map[string]json.RawMessage{"poll": req.Poll, "geo": req.Geo, "edit_options": req.EditOptions,
+	for name, raw := range map[string]json.RawMessage{"geo": req.Geo, "edit_options": req.EditOptions,
 		"card_uri": req.CardURI, "community_id": req.CommunityID, "direct_message_deep_link": req.DMDeepLink} {
 		if len(raw) > 0 && string(raw) != "null" {
 			return errInvalidParam(name, string(raw), fmt.Sprintf("The `%s` field is not supported by this server.", name))
@@ -321,6 +323,13 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if strings.TrimSpace(text) == "" && len(mediaIDs) == 0 {
 		return errInvalidParam("text", text, "Post text is required unless media is attached.")
 	}
+	poll, bad := parsePoll(req.Poll)
+	if bad != nil {
+		return *bad
+	}
+	if poll != nil && (len(mediaIDs) > 0 || req.QuoteTweetID != nil) {
+		return errInvalidParam("poll", string(req.Poll), "A post with a poll cannot have media or quote a post.")
+	}
 	if weightedLength(text) > maxPostLength {
 		return errForbidden(DetailTooLong)
 	}
@@ -333,6 +342,9 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		parent := s.st.tweets[pid]
 		if parent == nil {
 			return errForbidden("You attempted to reply to a Tweet that is deleted or not visible to you.")
+		}
+		if !s.st.mayReply(parent, c.user) {
+			return errForbidden(DetailReplyNotAllowed)
 		}
 		t.InReplyToTweetID = parent.ID
 		t.InReplyToUserID = parent.AuthorID
@@ -362,6 +374,14 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if t.ConversationID == "" {
 		t.ConversationID = t.ID
 	}
+	if req.ReplySettings != nil {
+		t.ReplySettings = *req.ReplySettings
+	}
+	if poll != nil {
+		poll.ID = s.st.nextID(c.now)
+		poll.EndsAt = c.now.UTC().Add(time.Duration(poll.DurationMinutes) * time.Minute)
+		t.Poll = poll
+	}
 	s.st.addTweet(t)
 	s.count(CountTweetsCreated)
 	if hasLink(text) {
@@ -372,6 +392,64 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{
 		"id": t.ID, "text": t.Text, "edit_history_tweet_ids": []string{t.ID}, "edit_history_post_ids": []string{t.ID},
 	}}}
+}
+
+// DetailReplyNotAllowed is X's 403 detail for a reply its post's
+// reply_settings do not allow.
+const DetailReplyNotAllowed = "Reply to this Tweet is not allowed because you have not been mentioned or otherwise engaged by the author of the Tweet you are replying to."
+
+// mayReply applies the parent's reply_settings: its author and the users it
+// mentions may always reply; "following" adds whom the author follows,
+// "verified" verified users. Nobody subscribes in the emulated world.
+func (s *state) mayReply(parent *Tweet, u *User) bool {
+	if parent.ReplySettings == "" || parent.ReplySettings == "everyone" || u.ID == parent.AuthorID {
+		return true
+	}
+	for _, name := range mentionsOf(parent.Text) {
+		if strings.EqualFold(name, u.Username) {
+			return true
+		}
+	}
+	switch parent.ReplySettings {
+	case "following":
+		return s.isFollowing(parent.AuthorID, u.ID)
+	case "verified":
+		return u.Verified
+	}
+	return false
+}
+
+// parsePoll reads a create request's poll by the spec's CreatePostsPoll.
+func parsePoll(raw json.RawMessage) (*Poll, *reply) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var p struct {
+		Options         []string `json:"options"`
+		DurationMinutes *int     `json:"duration_minutes"`
+		ReplySettings   *string  `json:"reply_settings"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		r := errInvalidParam("poll", string(raw), "The `poll` field is not a valid poll object.")
+		return nil, &r
+	}
+	if len(p.Options) < 2 || len(p.Options) > 4 {
+		r := errInvalidParam("poll.options", strings.Join(p.Options, ","), "The `poll.options` field must hold between 2 and 4 options.")
+		return nil, &r
+	}
+	for _, o := range p.Options {
+		if n := utf8.RuneCountInString(o); n < 1 || n > 25 {
+			r := errInvalidParam("poll.options", o, "Each poll option must be between 1 and 25 characters.")
+			return nil, &r
+		}
+	}
+	if p.DurationMinutes == nil || *p.DurationMinutes < 5 || *p.DurationMinutes > 10080 {
+		r := errInvalidParam("poll.duration_minutes", "", "The `poll.duration_minutes` field must be between 5 and 10080.")
+		return nil, &r
+	}
+	return &Poll{Options: slices.Clone(p.Options), DurationMinutes: *p.DurationMinutes}, nil
 }
 
 // isDuplicate applies X's rule that an account may not repeat the text of

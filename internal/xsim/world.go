@@ -76,6 +76,9 @@ type Tweet struct {
 	Lang             string    `json:"lang"`
 	MediaKeys        []string  `json:"media_keys,omitempty"`
 	Source           string    `json:"source,omitempty"`
+	// ReplySettings is who may reply; "" is everyone.
+	ReplySettings string `json:"reply_settings,omitempty"`
+	Poll          *Poll  `json:"poll,omitempty"`
 	// Engagement that happened outside the emulated world; likes, retweets,
 	// replies and bookmarks made inside it are counted on top.
 	RetweetBase    int64 `json:"retweet_base"`
@@ -84,6 +87,14 @@ type Tweet struct {
 	QuoteBase      int64 `json:"quote_base"`
 	BookmarkBase   int64 `json:"bookmark_base"`
 	ImpressionBase int64 `json:"impression_base"`
+}
+
+// Poll is a poll attached to a post.
+type Poll struct {
+	ID              string    `json:"id"`
+	Options         []string  `json:"options"`
+	DurationMinutes int       `json:"duration_minutes"`
+	EndsAt          time.Time `json:"ends_at"`
 }
 
 // Edge is a directed relation between two ids.
