@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/queue"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
 // parseFlagTime reads an optional RFC 3339 flag; empty is now.
@@ -37,41 +41,26 @@ func (c *cli) queueCmd() *cobra.Command {
 			if days < 1 || days > 60 {
 				return usageError{fmt.Errorf("--days %d: allowed values are 1 to 60", days)}
 			}
-			a, err := c.openApp(cmd)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			at, err := parseFlagTime("from", from, a.Now())
-			if err != nil {
-				return err
-			}
-			p, err := a.Cfg.QueuePolicy()
-			if err != nil {
-				return err
-			}
-			s, err := a.Workflow()
-			if err != nil {
-				return err
-			}
-			slots, err := s.QueueSlots(cmd.Context(), p, at, days)
-			if err != nil {
-				return err
-			}
-			if showJSON {
-				return writeJSON(c.stdout, map[string]any{"slots": slots, "count": len(slots), "timezone": p.Loc.String()})
-			}
-			if len(slots) == 0 {
-				fmt.Fprintf(c.stdout, "no slots in the %d days from %s\n", days, at.In(p.Loc).Format(time.RFC3339))
-			}
-			for _, sl := range slots {
-				line := fmt.Sprintf("%s  %-9s  %s", sl.At, sl.Weekday, sl.Status)
-				if sl.DraftID != 0 {
-					line += fmt.Sprintf(" (draft %d)", sl.DraftID)
+			return c.withQueue(cmd, "from", from, func(ctx context.Context, s *workflow.Service, p queue.Policy, at time.Time) error {
+				slots, err := s.QueueSlots(ctx, p, at, days)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintln(c.stdout, line)
-			}
-			return nil
+				if showJSON {
+					return writeJSON(c.stdout, map[string]any{"slots": slots, "count": len(slots), "timezone": p.Loc.String()})
+				}
+				if len(slots) == 0 {
+					fmt.Fprintf(c.stdout, "no slots in the %d days from %s\n", days, at.In(p.Loc).Format(time.RFC3339))
+				}
+				for _, sl := range slots {
+					line := fmt.Sprintf("%s  %-9s  %s", sl.At, sl.Weekday, sl.Status)
+					if sl.DraftID != 0 {
+						line += fmt.Sprintf(" (draft %d)", sl.DraftID)
+					}
+					fmt.Fprintln(c.stdout, line)
+				}
+				return nil
+			})
 		},
 	}
 	show.Flags().StringVar(&from, "from", "", "RFC 3339 time to list from (default now)")
@@ -89,38 +78,23 @@ func (c *cli) queueCmd() *cobra.Command {
 			if count < 1 || count > 20 {
 				return usageError{fmt.Errorf("--count %d: allowed values are 1 to 20", count)}
 			}
-			a, err := c.openApp(cmd)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			at, err := parseFlagTime("after", after, a.Now())
-			if err != nil {
-				return err
-			}
-			p, err := a.Cfg.QueuePolicy()
-			if err != nil {
-				return err
-			}
-			s, err := a.Workflow()
-			if err != nil {
-				return err
-			}
-			ts, err := s.NextFreeSlots(cmd.Context(), p, at, count)
-			if err != nil {
-				return err
-			}
-			out := make([]string, len(ts))
-			for i, t := range ts {
-				out[i] = t.In(p.Loc).Format(time.RFC3339)
-			}
-			if nextJSON {
-				return writeJSON(c.stdout, map[string]any{"slots": out, "count": len(out), "timezone": p.Loc.String()})
-			}
-			for _, o := range out {
-				fmt.Fprintln(c.stdout, o)
-			}
-			return nil
+			return c.withQueue(cmd, "after", after, func(ctx context.Context, s *workflow.Service, p queue.Policy, at time.Time) error {
+				ts, err := s.NextFreeSlots(ctx, p, at, count)
+				if err != nil {
+					return err
+				}
+				out := make([]string, len(ts))
+				for i, t := range ts {
+					out[i] = t.In(p.Loc).Format(time.RFC3339)
+				}
+				if nextJSON {
+					return writeJSON(c.stdout, map[string]any{"slots": out, "count": len(out), "timezone": p.Loc.String()})
+				}
+				for _, o := range out {
+					fmt.Fprintln(c.stdout, o)
+				}
+				return nil
+			})
 		},
 	}
 	next.Flags().StringVar(&after, "after", "", "RFC 3339 time the slots must come after (default now)")
@@ -128,4 +102,27 @@ func (c *cli) queueCmd() *cobra.Command {
 	next.Flags().BoolVar(&nextJSON, "json", false, "print JSON: get_next_free_slot's fields (slots, count, timezone)")
 	cmd.AddCommand(show, next)
 	return cmd
+}
+
+// withQueue opens the home and runs fn with its workflow service, the
+// account's queue policy and the time the --flag (value) names.
+func (c *cli) withQueue(cmd *cobra.Command, flag, value string, fn func(context.Context, *workflow.Service, queue.Policy, time.Time) error) error {
+	a, err := c.openApp(cmd)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	at, err := parseFlagTime(flag, value, a.Now())
+	if err != nil {
+		return err
+	}
+	p, err := a.Cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	s, err := a.Workflow()
+	if err != nil {
+		return err
+	}
+	return fn(cmd.Context(), s, p, at)
 }

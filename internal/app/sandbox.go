@@ -150,6 +150,18 @@ func SandboxAccounts(cfg *config.Config) {
 	}
 }
 
+// sandboxTransport reaches the emulator with a new connection for every
+// request. The emulator can change hands (its process exits, another takes
+// it over): a post sent on a kept-alive connection to the old one fails
+// after it is written, which is an unknown outcome, while a fresh dial to a
+// gone emulator is refused, which provably sent nothing and moves this
+// process to the successor. A loopback dial costs far less than an answer.
+func sandboxTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableKeepAlives = true
+	return t
+}
+
 func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	cfg := a.Cfg
 	if err := os.MkdirAll(filepath.Join(cfg.Home, sandboxLockDir), 0o700); err != nil {
@@ -160,7 +172,7 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 		return nil, err
 	}
 	s := &Sandbox{home: cfg.Home, state: state, seed: cfg.Sandbox.Seed, now: a.Now, log: a.Log,
-		base: http.DefaultTransport.(*http.Transport).Clone()}
+		base: sandboxTransport()}
 	// Registered before anything else so `tuitbot sandbox reset` sees this
 	// process as a user of the sandbox from the start.
 	if s.user, err = os.CreateTemp(filepath.Join(cfg.Home, sandboxLockDir), sandboxUserLock+strconv.Itoa(os.Getpid())+"-*.lock"); err != nil {

@@ -105,11 +105,11 @@ func Ago(now, t time.Time) string {
 	d := now.Sub(t)
 	switch {
 	case d < 0:
-		return "in " + span(-d)
+		return "in " + Span(-d)
 	case d < time.Minute:
 		return "just now"
 	}
-	return span(d) + " ago"
+	return Span(d) + " ago"
 }
 
 // In is how long after now t is ("in 3 h").
@@ -117,10 +117,11 @@ func In(now, t time.Time) string {
 	if !t.After(now) {
 		return Ago(now, t)
 	}
-	return "in " + span(t.Sub(now))
+	return "in " + Span(t.Sub(now))
 }
 
-func span(d time.Duration) string {
+// Span writes a duration in a word or two ("40 s", "4 min", "3 h", "2 days").
+func Span(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%d s", int(d.Seconds()))

@@ -53,6 +53,21 @@ func queuePolicy(c *Call) (queue.Policy, error) {
 	return p, nil
 }
 
+// queueOf gives a queue tool the workflow service, the account's queue
+// policy and the time its argument field (value) names.
+func queueOf(c *Call, field, value string) (*workflow.Service, queue.Policy, time.Time, error) {
+	at, err := timeOr(c, field, value)
+	if err != nil {
+		return nil, queue.Policy{}, at, err
+	}
+	q, err := queuePolicy(c)
+	if err != nil {
+		return nil, q, at, err
+	}
+	s, err := c.Deps.Workflow()
+	return s, q, at, err
+}
+
 // timeOr parses an optional RFC 3339 argument; absent is now.
 func timeOr(c *Call, field, s string) (time.Time, error) {
 	t, err := parseTime(field, s)
@@ -77,7 +92,7 @@ func queueTools() []*Tool {
 	return []*Tool{
 		def(read("get_queue_slots", "Get queue slots", "List the posting queue's slots ([queue] slots in schedule.timezone) from a time, each with its status: free, taken (draft_id holds it), min_gap (too close to a scheduled post) or max_per_day (its day is full). Reads local records only; no X call."),
 			func(ctx context.Context, c *Call, in QueueSlotsInput) (Result, error) {
-				from, err := timeOr(c, "from", in.From)
+				s, q, from, err := queueOf(c, "from", in.From)
 				if err != nil {
 					return Result{}, err
 				}
@@ -85,34 +100,18 @@ func queueTools() []*Tool {
 				if days == 0 {
 					days = 7
 				}
-				q, err := queuePolicy(c)
-				if err != nil {
-					return Result{}, err
-				}
-				s, err := c.Deps.Workflow()
-				if err != nil {
-					return Result{}, err
-				}
 				slots, err := s.QueueSlots(ctx, q, from, days)
 				return Result{Data: map[string]any{"slots": slots, "count": len(slots), "timezone": q.Loc.String()}}, err
 			}),
 		def(read("get_next_free_slot", "Get next free slot", "The next free slots of the posting queue after a time (default now), searching a year ahead. Answers queue_not_configured when [queue] has no slots and queue_full when none is free. No X call."),
 			func(ctx context.Context, c *Call, in NextFreeSlotInput) (Result, error) {
-				after, err := timeOr(c, "after", in.After)
+				s, q, after, err := queueOf(c, "after", in.After)
 				if err != nil {
 					return Result{}, err
 				}
 				n := in.Count
 				if n == 0 {
 					n = 1
-				}
-				q, err := queuePolicy(c)
-				if err != nil {
-					return Result{}, err
-				}
-				s, err := c.Deps.Workflow()
-				if err != nil {
-					return Result{}, err
 				}
 				ts, err := s.NextFreeSlots(ctx, q, after, n)
 				if err != nil {

@@ -82,21 +82,40 @@ func (n *Ntfy) Send(ctx context.Context, m Message) (string, error) {
 	return "", err
 }
 
-// Slack posts to an incoming webhook. Every text is escaped, so a post
-// that says <!channel> or <https://evil|bank> is shown, never acted on.
-type Slack struct {
-	name, url string
-	client    *http.Client
-	now       func() time.Time
+// chatHook is a chat service's incoming webhook (Slack, Discord): one
+// JSON POST to a secret URL, the body built by the service's own format.
+type chatHook struct {
+	name, typ, url string
+	body           func(Message) ([]byte, error)
+	client         *http.Client
+	now            func() time.Time
 }
 
-// NewSlack builds the channel; url is the secret webhook URL.
-func NewSlack(name, url string, client *http.Client, now func() time.Time) *Slack {
-	return &Slack{name: name, url: url, client: client, now: now}
+// NewSlack builds a Slack channel; url is the secret webhook URL. Every
+// text is escaped, so a post that says <!channel> or <https://evil|bank>
+// is shown, never acted on.
+func NewSlack(name, url string, client *http.Client, now func() time.Time) Channel {
+	return &chatHook{name: name, typ: config.ChannelSlack, url: url, body: SlackBody, client: client, now: now}
 }
 
-func (s *Slack) Name() string { return s.name }
-func (s *Slack) Type() string { return config.ChannelSlack }
+// NewDiscord builds a Discord channel; url is the secret webhook URL. It
+// posts with allowed_mentions parse [] so no text pings anyone, and
+// @everyone and @here are broken up so they do not even look like one.
+func NewDiscord(name, url string, client *http.Client, now func() time.Time) Channel {
+	return &chatHook{name: name, typ: config.ChannelDiscord, url: url, body: DiscordBody, client: client, now: now}
+}
+
+func (c *chatHook) Name() string { return c.name }
+func (c *chatHook) Type() string { return c.typ }
+
+func (c *chatHook) Send(ctx context.Context, m Message) (string, error) {
+	body, err := c.body(m)
+	if err != nil {
+		return "", &SendError{Permanent: true, Err: err}
+	}
+	_, err = postJSON(ctx, c.client, c.url, body, nil, c.now)
+	return "", err
+}
 
 // slackEscape escapes the three characters Slack's text format gives
 // meaning to; what remains cannot mention, link or format anything.
@@ -133,32 +152,6 @@ func SlackBody(m Message) ([]byte, error) {
 		UnfurlMedia bool   `json:"unfurl_media"`
 	}{Text: strings.TrimRight(b.String(), "\n"), Mrkdwn: true})
 }
-
-func (s *Slack) Send(ctx context.Context, m Message) (string, error) {
-	body, err := SlackBody(m)
-	if err != nil {
-		return "", &SendError{Permanent: true, Err: err}
-	}
-	_, err = postJSON(ctx, s.client, s.url, body, nil, s.now)
-	return "", err
-}
-
-// Discord posts to a channel webhook with allowed_mentions parse [] so no
-// text pings anyone; @everyone and @here are also broken up so they do not
-// even look like a mention.
-type Discord struct {
-	name, url string
-	client    *http.Client
-	now       func() time.Time
-}
-
-// NewDiscord builds the channel; url is the secret webhook URL.
-func NewDiscord(name, url string, client *http.Client, now func() time.Time) *Discord {
-	return &Discord{name: name, url: url, client: client, now: now}
-}
-
-func (d *Discord) Name() string { return d.name }
-func (d *Discord) Type() string { return config.ChannelDiscord }
 
 // discordEscape neutralises mentions and markdown in untrusted text.
 func discordEscape(s string) string {
@@ -197,13 +190,4 @@ func DiscordBody(m Message) ([]byte, error) {
 		Content         string   `json:"content"`
 		AllowedMentions mentions `json:"allowed_mentions"`
 	}{content, mentions{Parse: []string{}}})
-}
-
-func (d *Discord) Send(ctx context.Context, m Message) (string, error) {
-	body, err := DiscordBody(m)
-	if err != nil {
-		return "", &SendError{Permanent: true, Err: err}
-	}
-	_, err = postJSON(ctx, d.client, d.url, body, nil, d.now)
-	return "", err
 }

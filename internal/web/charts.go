@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/describe"
 )
 
 // chart is a small SVG chart drawn on the server: vertical bars (a value
@@ -109,7 +111,7 @@ func numberFmt(v float64, unit string) string {
 	s := trimFloat(v)
 	switch {
 	case math.Abs(v) >= 1000:
-		s = groupDigits(int64(math.Round(v)))
+		s = describe.Count(int64(math.Round(v)))
 	case v != 0 && math.Abs(v) < 0.01:
 		s = strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
 	}
@@ -117,18 +119,6 @@ func numberFmt(v float64, unit string) string {
 		return "$" + s
 	}
 	return s
-}
-
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := ""
-	if n < 0 {
-		neg, s = "-", s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return neg + s
 }
 
 func trimFloat(v float64) string {

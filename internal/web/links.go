@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/tuitbot/tuitbot/internal/approvallink"
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -50,19 +49,7 @@ func (s *Server) ServeLinks(ctx context.Context, ln net.Listener) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(LinkPrefix, s.LinkHandler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		<-done
-		return nil
-	}
+	return serveUntil(ctx, ln, mux)
 }
 
 func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {

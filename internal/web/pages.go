@@ -214,7 +214,7 @@ func followerChart(labels []string, values []float64) chart {
 	case 0:
 		return trendChart("followers", title, "No follower count yet: the autopilot takes one each day.", labels, values, "", "", true)
 	case 1:
-		n := groupDigits(int64(values[0]))
+		n := describe.Count(int64(values[0]))
 		return trendChart("followers", title, "Followers: "+n+" on "+labels[0]+".", labels, values, "",
 			"One count so far ("+n+" on "+labels[0]+"), so there is no trend to draw yet. The autopilot counts once a day.", true)
 	}
@@ -223,7 +223,7 @@ func followerChart(labels []string, values []float64) chart {
 	if last < first {
 		sign = "-"
 	}
-	summary := fmt.Sprintf("Followers: %s, %s%s since %s.", groupDigits(int64(last)), sign, groupDigits(int64(math.Abs(last-first))), labels[0])
+	summary := fmt.Sprintf("Followers: %s, %s%s since %s.", describe.Count(int64(last)), sign, describe.Count(int64(math.Abs(last-first))), labels[0])
 	return trendChart("followers", title, summary, labels, values, "", "", true)
 }
 
@@ -306,21 +306,8 @@ func latencyChart(waits []time.Duration) chart {
 	sorted := slices.Clone(waits)
 	slices.Sort(sorted)
 	summary := fmt.Sprintf("Half of the %d decisions came within %s of the request; the slowest took %s.",
-		len(waits), waitText(sorted[(len(sorted)-1)/2]), waitText(sorted[len(sorted)-1]))
+		len(waits), describe.Span(sorted[(len(sorted)-1)/2]), describe.Span(sorted[len(sorted)-1]))
 	return rowChart(id, title, summary, labels, counts, "", true)
-}
-
-// waitText writes a wait in a word or two ("40 s", "4 min", "3 h", "2 days").
-func waitText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
 // perDay lays values out over the last days, oldest first, zero where a

@@ -285,7 +285,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.tlsConfig != nil {
 		ln = tls.NewListener(ln, s.tlsConfig)
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	return serveUntil(ctx, ln, s)
+}
+
+// serveUntil serves h on ln until ctx ends, then gives open requests a few
+// seconds to finish.
+func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
