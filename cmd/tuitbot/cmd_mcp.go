@@ -135,9 +135,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 				}
 				ready := func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
 				var mounts map[string]http.Handler
+				var ui *web.Server
 				if withWeb {
-					ui, err := c.mcpWeb(ctx, a)
-					if err != nil {
+					if ui, err = c.mcpWeb(ctx, a); err != nil {
 						return err
 					}
 					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
@@ -153,7 +153,25 @@ func (c *cli) mcpCmd() *cobra.Command {
 						log.Info("listening", "url", "http://"+addr+"/", "token_file", path, "review_page", "http://"+addr+webPrefix+"/")
 					}
 				}
-				return mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
+				// approval_links.listen serves the links alone on an address
+				// of its own; it ends the server when it fails, and with it.
+				var linksDone chan error
+				if extra := cfg.ApprovalLinks.Listen; ui != nil && extra != "" && a.Links() != nil {
+					lln, err := linksListener(extra, false, nil, log)
+					if err != nil {
+						return err
+					}
+					lctx, cancel := context.WithCancel(ctx)
+					defer cancel()
+					ctx = lctx
+					linksDone = make(chan error, 1)
+					go func() {
+						err := ui.ServeLinks(ctx, lln)
+						cancel()
+						linksDone <- err
+					}()
+				}
+				err = mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
 					Listen: listen, Token: tok, TokenFile: path, Logger: log,
 					MaxConnections:     cfg.MCP.HTTPMaxConnections,
 					MaxSessions:        cfg.MCP.MaxSessions,
@@ -165,6 +183,12 @@ func (c *cli) mcpCmd() *cobra.Command {
 					Ready:              ready,
 					Mounts:             mounts,
 				})
+				if linksDone != nil {
+					if lerr := <-linksDone; err == nil {
+						err = lerr
+					}
+				}
+				return err
 			default:
 				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
 			}

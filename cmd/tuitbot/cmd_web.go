@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 
@@ -89,11 +90,10 @@ func (c *cli) webCmd() *cobra.Command {
 			}
 			// approval_links.listen serves the links alone, nothing else of
 			// the page.
-			lln, err := net.Listen("tcp", extra)
+			lln, err := linksListener(extra, withTLS, proxies, a.Log)
 			if err != nil {
-				return fmt.Errorf("approval_links.listen %s: %w", extra, err)
+				return err
 			}
-			a.Log.Info("approval links listening", "addr", lln.Addr().String())
 			errs := make(chan error, 2)
 			go func() { errs <- srv.Serve(ctx, ln) }()
 			go func() { errs <- srv.ServeLinks(ctx, lln) }()
@@ -109,6 +109,20 @@ func (c *cli) webCmd() *cobra.Command {
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the certificate's private key file (PEM)")
 	cmd.Flags().StringSliceVar(&behindProxy, "behind-proxy", nil, "CIDR of the reverse proxy in front (e.g. 127.0.0.1/32); X-Forwarded-* is trusted from it alone")
 	return cmd
+}
+
+// linksListener listens on approval_links.listen, under the same rule as
+// the page's own address.
+func linksListener(addr string, withTLS bool, proxies []*net.IPNet, log *slog.Logger) (net.Listener, error) {
+	if err := checkListen("approval_links.listen", addr, withTLS, proxies); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("approval_links.listen %s: %w", addr, err)
+	}
+	log.Info("approval links listening", "addr", ln.Addr().String())
+	return ln, nil
 }
 
 // checkListen allows a non-loopback address only with TLS or behind a

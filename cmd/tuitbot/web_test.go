@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -142,4 +143,59 @@ func TestMCPServeWebUnderUI(t *testing.T) {
 		t.Error("the login token was logged")
 	}
 	waitSignalExit(t, cmd, stderr)
+}
+
+// TestApprovalLinksListenServesLinksAlone: with approval_links.listen set,
+// both servers of the review page (`web` and `mcp serve --web`) answer
+// signed links on that address, and nothing else of the page.
+func TestApprovalLinksListenServesLinksAlone(t *testing.T) {
+	for name, args := range map[string][]string{
+		"web":           {"web", "--sandbox", "--listen", "127.0.0.1:0"},
+		"mcp serve web": {"mcp", "serve", "--transport", "http", "--web", "--sandbox", "--listen", "127.0.0.1:0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			links := ln.Addr().String()
+			ln.Close()
+			cmd := exec.Command(binPath, args...)
+			var stdout, stderr syncBuffer
+			cmd.Env = append(append([]string{}, h.env...),
+				"TUITBOT_APPROVAL_LINKS__ENABLED=true",
+				"TUITBOT_APPROVAL_LINKS__LISTEN="+links,
+				"TUITBOT_NOTIFY__PUBLIC_BASE_URL=http://"+links)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				cmd.Process.Kill()
+				cmd.Wait()
+			})
+			if stderr.waitFor(regexp.MustCompile(`approval links listening`), 30*time.Second) == nil {
+				t.Fatalf("no links listener\nstderr:\n%s", &stderr)
+			}
+			get := func(path string) *http.Response {
+				t.Helper()
+				resp, err := http.Get("http://" + links + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp
+			}
+			// A forged token: the link handler's own 404, with its headers.
+			if r := get("/a/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"); r.StatusCode != http.StatusNotFound || r.Header.Get("X-Robots-Tag") == "" {
+				t.Errorf("/a/ on the links address: %d, X-Robots-Tag %q; want the link handler's 404", r.StatusCode, r.Header.Get("X-Robots-Tag"))
+			}
+			for _, p := range []string{"/", "/approvals", "/ui/", "/mcp"} {
+				if r := get(p); r.StatusCode != http.StatusNotFound || r.Header.Get("X-Robots-Tag") != "" {
+					t.Errorf("%s on the links address: %d; want a plain 404, nothing of the page", p, r.StatusCode)
+				}
+			}
+		})
+	}
 }
