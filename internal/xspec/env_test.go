@@ -125,6 +125,7 @@ func TestNoteSkipped(t *testing.T) {
 
 func TestFromEnvSkipsWhenUnset(t *testing.T) {
 	t.Setenv(EnvVar, "")
+	t.Setenv(EnvRequire, "")
 	r := &recorder{TB: t}
 	run(r)
 	if r.skipped != SkipMessage || r.failed != "" {
