@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -262,20 +261,8 @@ func TestURLQueryCredentialsMaskedOnEverySurface(t *testing.T) {
 	js := h.ok(t, "config", "show", "--json")
 	mustContain(t, "config show", show.stdout, "openai?key="+config.Mask, "ref=x&access_token="+config.Mask)
 
-	cmd := exec.Command(binPath, "web", "--sandbox", "--listen", "127.0.0.1:0")
-	var stdout syncBuffer
-	stderr := &syncBuffer{}
-	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	c, base, _ := webLogin(t, &stdout)
+	cmd, stdout, stderr := h.start(t, "web", "--sandbox", "--listen", "127.0.0.1:0")
+	c, base, _ := webLogin(t, stdout)
 	settings := webGet(t, c, base+"/settings")
 	mustContain(t, "settings page", settings, "openai?key="+config.Mask)
 	waitSignalExit(t, cmd, stderr)

@@ -16,7 +16,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -198,22 +197,10 @@ func TestWebListenNeedsTLSOrProxy(t *testing.T) {
 	mustContain(t, "bad CIDR", h.fails(t, "web", "--listen", "0.0.0.0:0", "--behind-proxy", "tailnet").stderr, "--behind-proxy \"tailnet\"")
 
 	certFile, keyFile, pool := writeTestCert(t, h.dir)
-	cmd := exec.Command(binPath, "web", "--sandbox", "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
-	var stdout syncBuffer
-	stderr := &syncBuffer{}
-	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	cmd, stdout, stderr := h.start(t, "web", "--sandbox", "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
 	m := stdout.waitFor(regexp.MustCompile(`(?m)^https://127\.0\.0\.1:\d+/login\?token=[0-9a-f]+$`), 30*time.Second)
 	if m == nil {
-		t.Fatalf("no https login URL\nstdout:\n%s\nstderr:\n%s", &stdout, stderr)
+		t.Fatalf("no https login URL\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}

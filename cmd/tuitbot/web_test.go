@@ -55,20 +55,8 @@ func webGet(t *testing.T, c *http.Client, url string) string {
 // prints the login URL first and shows a populated demo world.
 func TestWebSandboxShowsDemoWorld(t *testing.T) {
 	h := newHome(t)
-	cmd := exec.Command(binPath, "web", "--sandbox", "--listen", "127.0.0.1:0")
-	var stdout syncBuffer
-	stderr := &syncBuffer{}
-	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	c, base, login := webLogin(t, &stdout)
+	cmd, stdout, stderr := h.start(t, "web", "--sandbox", "--listen", "127.0.0.1:0")
+	c, base, login := webLogin(t, stdout)
 	if first, _, _ := strings.Cut(stdout.String(), "\n"); first != login {
 		t.Errorf("the first stdout line is %q, want the login URL", first)
 	}
@@ -89,21 +77,9 @@ func TestWebSandboxShowsDemoWorld(t *testing.T) {
 // still requires the bearer token.
 func TestMCPServeWebUnderUI(t *testing.T) {
 	h := newHome(t)
-	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--web", "--sandbox", "--listen", "127.0.0.1:0")
-	var stdout syncBuffer
-	stderr := &syncBuffer{}
-	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	cmd, stdout, stderr := h.start(t, "mcp", "serve", "--transport", "http", "--web", "--sandbox", "--listen", "127.0.0.1:0")
 	addr := waitListening(t, stderr)
-	c, base, login := webLogin(t, &stdout)
+	c, base, login := webLogin(t, stdout)
 	if base != "http://"+addr+"/ui" {
 		t.Fatalf("login URL %s is not under /ui on the MCP port %s", login, addr)
 	}
@@ -161,22 +137,11 @@ func TestApprovalLinksListenServesLinksAlone(t *testing.T) {
 			}
 			links := ln.Addr().String()
 			ln.Close()
-			cmd := exec.Command(binPath, args...)
-			var stdout, stderr syncBuffer
-			cmd.Env = append(append([]string{}, h.env...),
-				"TUITBOT_APPROVAL_LINKS__ENABLED=true",
+			_, _, stderr := h.with("TUITBOT_APPROVAL_LINKS__ENABLED=true",
 				"TUITBOT_APPROVAL_LINKS__LISTEN="+links,
-				"TUITBOT_NOTIFY__PUBLIC_BASE_URL=http://"+links)
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				cmd.Process.Kill()
-				cmd.Wait()
-			})
+				"TUITBOT_NOTIFY__PUBLIC_BASE_URL=http://"+links).start(t, args...)
 			if stderr.waitFor(regexp.MustCompile(`approval links listening`), 30*time.Second) == nil {
-				t.Fatalf("no links listener\nstderr:\n%s", &stderr)
+				t.Fatalf("no links listener\nstderr:\n%s", stderr)
 			}
 			get := func(path string) *http.Response {
 				t.Helper()
@@ -198,4 +163,23 @@ func TestApprovalLinksListenServesLinksAlone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// start runs tuitbot with args in h until the test ends, collecting its
+// output; for the servers, which run until stopped.
+func (h *home) start(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Env, cmd.Stdout, cmd.Stderr = h.env, stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, stdout, stderr
 }
