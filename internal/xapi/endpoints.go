@@ -62,7 +62,11 @@ type Endpoint struct {
 	// Scopes are the OAuth 2.0 user-token scopes X requires for the
 	// endpoint; login asks for those of every typed row (Endpoints.Scopes).
 	Scopes []string
-	segs   []string
+	// ScopeGroup names an optional group of tools ("list"): a row in one
+	// contributes its scopes to the login only when the user asks for the
+	// group, so an account that never uses them never grants them.
+	ScopeGroup string
+	segs       []string
 }
 
 // RateKey is the key X's rate limits and the cost ledger use for the
@@ -83,6 +87,18 @@ func read(path string, p Pricing, scopes []string) Endpoint {
 func perPost() Pricing   { return Pricing{Unit: PricePostRead, Resource: kindPost} }
 func perUser() Pricing   { return Pricing{Unit: PriceUserRead, Resource: kindUser} }
 func perFollow() Pricing { return Pricing{Unit: PriceFollowsRead, Resource: kindUser} }
+func perList() Pricing   { return Pricing{Unit: PriceListRead, Resource: kindList} }
+
+// grouped puts rows in an optional scope group.
+func grouped(group string, rows ...Endpoint) []Endpoint {
+	for i := range rows {
+		rows[i].ScopeGroup = group
+	}
+	return rows
+}
+
+// ScopeGroupList is the scope group of the List tools.
+const ScopeGroupList = "list"
 
 // rawOnly marks a row no typed call uses.
 func rawOnly(e Endpoint) Endpoint { e.RawOnly = true; return e }
@@ -102,7 +118,9 @@ func endpointTable() []Endpoint {
 	scopesBookRead := []string{"bookmark.read", "tweet.read", "users.read"}
 	scopesBookWrite := []string{"bookmark.write", "tweet.read", "users.read"}
 	scopesMedia := []string{"media.write"}
-	return []Endpoint{
+	scopesListRead := []string{"list.read", "tweet.read", "users.read"}
+	scopesListWrite := []string{"list.write", "tweet.read", "users.read"}
+	rows := []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
@@ -176,6 +194,23 @@ func endpointTable() []Endpoint {
 			Price: Pricing{Unit: PriceMediaMetadata}, Scopes: scopesMedia},
 		read("/2/usage/tweets", Pricing{PerRequest: true}, nil),
 	}
+	return append(rows, grouped(ScopeGroupList,
+		// X lists list.read beside list.write for creating a list.
+		Endpoint{Method: "POST", Path: "/2/lists", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
+			Price: Pricing{Unit: PriceListCreate}, Tool: "x_list_create", Scopes: []string{"list.read", "list.write", "tweet.read", "users.read"},
+			Undo: undo("x_list_delete", "list_id", "Delete the list to reverse (deletes always need approval).")},
+		Endpoint{Method: "DELETE", Path: "/2/lists/:id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, Tool: "x_list_delete", Scopes: scopesListWrite},
+		read("/2/lists/:id/members", perUser(), scopesListRead),
+		Endpoint{Method: "POST", Path: "/2/lists/:id/members", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, Tool: "x_list_add_member", Scopes: scopesListWrite,
+			Undo: undo("x_list_remove_member", "user_id", "Remove the member from the list to reverse.")},
+		Endpoint{Method: "DELETE", Path: "/2/lists/:id/members/:user_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, Tool: "x_list_remove_member", Scopes: scopesListWrite,
+			Undo: undo("x_list_add_member", "user_id", "Add the member to the list again to reverse.")},
+		read("/2/lists/:id/tweets", perPost(), scopesListRead),
+		read("/2/users/:id/owned_lists", perList(), scopesListRead),
+	)...)
 }
 
 // Endpoints is the endpoint table, split once. It is immutable: callers get
@@ -202,12 +237,13 @@ func NewEndpoints() *Endpoints {
 	return e
 }
 
-// Scopes is every scope the typed rows need, sorted, plus offline.access,
-// which is what makes X issue a refresh token: what login asks for.
+// Scopes is every scope the typed rows outside any scope group need,
+// sorted, plus offline.access, which is what makes X issue a refresh token:
+// what login asks for by default.
 func (e *Endpoints) Scopes() []string {
 	out := []string{"offline.access"}
 	for _, r := range e.rows {
-		if r.RawOnly {
+		if r.RawOnly || r.ScopeGroup != "" {
 			continue
 		}
 		for _, sc := range r.Scopes {

@@ -3,6 +3,7 @@ package xapi_test
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -102,7 +103,8 @@ func TestEndpointScopesAgreeWithSpec(t *testing.T) {
 }
 
 // TestLoginScopesCoverEveryTypedRow: login asks for every scope a typed
-// row needs, and offline.access for the refresh token.
+// row outside an optional scope group needs, and offline.access for the
+// refresh token.
 func TestLoginScopesCoverEveryTypedRow(t *testing.T) {
 	eps := xapi.NewEndpoints()
 	scopes := eps.Scopes()
@@ -111,9 +113,34 @@ func TestLoginScopesCoverEveryTypedRow(t *testing.T) {
 	}
 	for _, e := range eps.All() {
 		for _, sc := range e.Scopes {
-			if !e.RawOnly && !slices.Contains(scopes, sc) {
+			if !e.RawOnly && e.ScopeGroup == "" && !slices.Contains(scopes, sc) {
 				t.Errorf("%s needs %s, which login does not ask for", e.RateKey(), sc)
 			}
+		}
+	}
+}
+
+// TestListScopesAreAnOptionalGroup: every List row is in the "list" scope
+// group, and the default login asks for no list.* scope, so an account
+// that never uses Lists never grants X access to them.
+func TestListScopesAreAnOptionalGroup(t *testing.T) {
+	eps := xapi.NewEndpoints()
+	rows := 0
+	for _, e := range eps.All() {
+		isList := strings.HasPrefix(e.Path, "/2/lists") || strings.HasSuffix(e.Path, "/owned_lists")
+		if isList != (e.ScopeGroup == xapi.ScopeGroupList) {
+			t.Errorf("%s: scope group %q", e.RateKey(), e.ScopeGroup)
+		}
+		if isList {
+			rows++
+		}
+	}
+	if rows != 7 {
+		t.Fatalf("%d List rows, want 7 (create, delete, add and remove member, members, tweets, owned lists)", rows)
+	}
+	for _, sc := range eps.Scopes() {
+		if strings.HasPrefix(sc, "list.") {
+			t.Errorf("the default login asks for %s", sc)
 		}
 	}
 }

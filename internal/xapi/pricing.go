@@ -37,8 +37,14 @@ const (
 	PriceBookmark          = 0.005 // Bookmark, per request (add or remove)
 	PriceMediaMetadata     = 0.005 // Media Metadata, per request
 	PriceMediaUpload       = PricePostCreate
-	PriceUnknownRead       = 0.010
-	PriceUnknownWrite      = PricePostCreate
+	// X publishes no List prices: creating a list is estimated as
+	// "Content: Create", every other list write as "User Interaction:
+	// Create" and a list read at the unknown-read rate, per list.
+	PriceListCreate   = PricePostCreate
+	PriceListManage   = PriceInteractionCreate
+	PriceListRead     = PriceUnknownRead
+	PriceUnknownRead  = 0.010
+	PriceUnknownWrite = PricePostCreate
 )
 
 // resource kinds used for same-day deduplication.
@@ -46,6 +52,7 @@ const (
 	kindPost  = "post"
 	kindUser  = "user"
 	kindMedia = "media"
+	kindList  = "list"
 )
 
 // readPrice returns the per-resource price and resource kind of a GET

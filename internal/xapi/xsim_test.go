@@ -189,6 +189,40 @@ func exerciseSurface(t *testing.T, s *sim) {
 	_, _, err = c.Unfollow(ctx, stranger)
 	must("Unfollow", err)
 
+	list, _, err := c.CreateList(ctx, xapi.NewList{Name: "spec list", Description: "the client's list", Private: true})
+	must("CreateList", err)
+	for range 2 {
+		in, _, err := c.AddListMember(ctx, list.ID, other.AuthorID)
+		must("AddListMember", err)
+		if !in {
+			t.Fatal("AddListMember: not a member")
+		}
+	}
+	owned, err := c.OwnedLists(ctx, "", xapi.ListParams{MaxResults: 10})
+	must("OwnedLists", err)
+	if len(owned.Data) != 1 || owned.Data[0].ID != list.ID || !owned.Data[0].Private || owned.Data[0].MemberCount != 1 || owned.Data[0].OwnerID != me.ID {
+		t.Fatalf("OwnedLists = %+v", owned.Data)
+	}
+	members, err := c.ListMembers(ctx, list.ID, xapi.ListParams{MaxResults: 10})
+	must("ListMembers", err)
+	if len(members.Data) != 1 || members.Data[0].ID != other.AuthorID {
+		t.Fatalf("ListMembers = %+v", members.Data)
+	}
+	posts, err := c.ListTweets(ctx, list.ID, xapi.ListParams{MaxResults: 10})
+	must("ListTweets", err)
+	if len(posts.Data) == 0 || posts.Data[0].AuthorID != other.AuthorID || posts.Data[0].Author == nil {
+		t.Fatalf("ListTweets = %+v", posts.Data)
+	}
+	if _, err := c.ListTweets(ctx, "1", xapi.ListParams{}); apperr.CodeOf(err) != apperr.XNotFound {
+		t.Fatalf("ListTweets of no list: %v, want %s", err, apperr.XNotFound)
+	}
+	if in, _, err := c.RemoveListMember(ctx, list.ID, other.AuthorID); err != nil || in {
+		t.Fatalf("RemoveListMember = %v, %v", in, err)
+	}
+	if gone, _, err := c.DeleteList(ctx, list.ID); err != nil || !gone {
+		t.Fatalf("DeleteList = %v, %v", gone, err)
+	}
+
 	img, _, err := c.UploadMedia(ctx, xapi.UploadParams{Bytes: pngBytes(), MediaType: "image/png", AltText: "a tiny square"})
 	must("UploadMedia image", err)
 	vid, _, err := c.UploadMedia(ctx, xapi.UploadParams{Data: bytes.NewReader(mp4Bytes(300 << 10)), Size: 300 << 10, MediaType: "video/mp4", ChunkSize: 128 << 10})

@@ -39,7 +39,8 @@ const (
 // /path/template" (for example "DELETE /2/tweets/{tweet}"); it is empty
 // for a read and for a write no row covers. UserID is the acting account
 // named in the path (/2/users/{id}/...); TweetID is the tweet acted on;
-// TargetUserID is the other account of a follow or unfollow.
+// TargetUserID is the other account of a follow or unfollow, or the member
+// a List gains or loses; ListID is the List acted on.
 //
 // For a tweet create, Variant is VariantReply when the request carries a
 // reply (v2 body "reply", v1.1 query in_reply_to_status_id) and
@@ -59,6 +60,7 @@ type Effect struct {
 	TweetID      string
 	UserID       string
 	TargetUserID string
+	ListID       string
 	ReplyTo      string
 	QuoteOf      string
 }
@@ -74,6 +76,7 @@ const (
 	fieldTweet  = "tweet"
 	fieldTarget = "target"
 	fieldMedia  = "media" // a media id in the path; recorded nowhere
+	fieldList   = "list"
 	fieldReply  = "reply"
 	fieldQuote  = "quote"
 )
@@ -242,6 +245,8 @@ func fieldOfPlaceholder(segs []string, i int, name string) string {
 		return fieldMedia
 	case i == 2 && segs[1] == "tweets":
 		return fieldTweet
+	case i == 2 && segs[1] == "lists":
+		return fieldList
 	}
 	if f := fieldOfParam(name); f != "" {
 		return f
@@ -254,7 +259,8 @@ func fieldOfParam(param string) string {
 	switch param {
 	case "tweet_id", "source_tweet_id":
 		return fieldTweet
-	case "target_user_id":
+	case "target_user_id", "user_id":
+		// user_id is the member of a List write, the other account.
 		return fieldTarget
 	}
 	return ""
@@ -386,6 +392,8 @@ func (e *Effect) set(field, v string) {
 		dst = &e.ReplyTo
 	case fieldQuote:
 		dst = &e.QuoteOf
+	case fieldList:
+		dst = &e.ListID
 	default:
 		return
 	}

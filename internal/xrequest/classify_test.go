@@ -127,7 +127,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			if seg == "" || strings.ContainsAny(seg, "{}") && !ok {
 				t.Errorf("row %q: bad segment %q", a.name(), seg)
 			}
-			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia {
+			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia && f != fieldList {
 				t.Errorf("row %q: unknown placeholder %q", a.name(), seg)
 			}
 		}
@@ -137,7 +137,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			}
 		}
 		// Every row's own template, with sample ids, matches it alone.
-		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4").Replace(a.path)
+		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4", "{list}", "5").Replace(a.path)
 		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
 			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
 		}
@@ -333,7 +333,7 @@ func TestTypedWritesAreClassified(t *testing.T) {
 		if r.Kind == xapi.EffectRead || r.Tool == "" {
 			continue
 		}
-		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3").Replace(r.Path)
+		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3", ":user_id", "3").Replace(r.Path)
 		e := Classify(r.Method, sample)
 		if e.Tool != r.Tool || e.Endpoint == "" {
 			t.Errorf("%s %s classifies as %+v, want the row of %s", r.Method, sample, e, r.Tool)
@@ -349,5 +349,30 @@ func TestTypedWritesAreClassified(t *testing.T) {
 	}
 	if ep, ok := e.Same(xapi.NewEndpoints()); !ok || ep.Undo == nil || ep.Undo.Tool != "x_unmute_user" {
 		t.Fatalf("raw mute's row %+v, %v: want the undo x_unmute_user", ep, ok)
+	}
+}
+
+// TestListWritesNameTheListAndMember: a universal List write is the typed
+// List tool's, with the List from the path and the member from the path
+// or the body, which is what its undo needs.
+func TestListWritesNameTheListAndMember(t *testing.T) {
+	for _, tt := range []struct {
+		method, path, body string
+		tool, list, member string
+	}{
+		{"POST", "/2/lists", `{"name":"x"}`, "x_list_create", "", ""},
+		{"DELETE", "/2/lists/5", "", "x_list_delete", "5", ""},
+		{"POST", "/2/lists/5/members", `{"user_id":"77"}`, "x_list_add_member", "5", "77"},
+		{"DELETE", "/2/lists/5/members/77", "", "x_list_remove_member", "5", "77"},
+	} {
+		c, err := Check(Request{Method: tt.method, Path: tt.path, Body: tt.body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ClassifyChecked(c)
+		if e.Equivalent() != tt.tool || e.ListID != tt.list || e.TargetUserID != tt.member {
+			t.Errorf("%s %s classifies as %+v (equivalent %q), want %s on list %q member %q",
+				tt.method, tt.path, e, e.Equivalent(), tt.tool, tt.list, tt.member)
+		}
 	}
 }

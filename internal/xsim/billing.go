@@ -20,6 +20,10 @@ const (
 	BillContentManage  = "content_manage"
 	BillBookmark       = "bookmark"
 	BillMediaMetadata  = "media_metadata"
+	// X publishes no List prices; these follow the nearest published line.
+	BillListCreate = "list_create"
+	BillListManage = "list_manage"
+	BillListRead   = "lists_read"
 )
 
 // Prices returns X's pay-per-use unit prices in micro-dollars: reads are
@@ -39,6 +43,9 @@ func Prices() map[string]int64 {
 		BillContentManage:  5_000,
 		BillBookmark:       5_000,
 		BillMediaMetadata:  5_000,
+		BillListCreate:     15_000,
+		BillListManage:     15_000,
+		BillListRead:       10_000,
 	}
 }
 
@@ -74,17 +81,22 @@ type BillingTotal struct {
 	Micros int64
 	Units  map[string]int64
 	ByKind map[string]int64 // micro-dollars per kind
+	// Requests counts the billed requests per endpoint ("POST
+	// /2/lists/{id}/members"): a read billed nothing (all seen today) is
+	// not among them.
+	Requests map[string]int64
 }
 
 // Billing returns the totals of the pay-per-use ledger since the world began.
 func (s *Server) Billing() BillingTotal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := BillingTotal{Units: map[string]int64{}, ByKind: map[string]int64{}}
+	t := BillingTotal{Units: map[string]int64{}, ByKind: map[string]int64{}, Requests: map[string]int64{}}
 	for _, ch := range s.st.billing {
 		t.Micros += ch.Micros
 		t.Units[ch.Kind] += ch.Units
 		t.ByKind[ch.Kind] += ch.Micros
+		t.Requests[ch.Endpoint]++
 	}
 	return t
 }

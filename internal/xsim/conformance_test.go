@@ -220,6 +220,13 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("POST", "/2/users/"+me+"/bookmarks", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/following", map[string]any{"target_user_id": other})
 	c.json("POST", "/2/users/"+me+"/muting", map[string]any{"target_user_id": other})
+	_, made := c.json("POST", "/2/lists", map[string]any{"name": "spec list", "description": "for the spec", "private": true})
+	listID := made["data"].(map[string]any)["id"].(string)
+	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": other})
+	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": other}) // already a member
+	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": "12"})  // 404
+	theirs := w.Lists[0]
+	c.json("POST", "/2/lists/"+theirs.ID+"/members", map[string]any{"user_id": other}) // 403: not the owner
 
 	reads := []string{
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
@@ -245,6 +252,13 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/users/" + me + "/following" + q(uf, "max_results=1000"),
 		"/2/users/" + me + "/liked_tweets" + q(tf, ex, "max_results=5"),
 		"/2/users/" + me + "/bookmarks" + q(tf, ex, "max_results=5"),
+		"/2/lists/" + listID + "/members" + q(uf, "max_results=5"),
+		"/2/lists/" + theirs.ID + "/members",
+		"/2/lists/1/members",
+		"/2/lists/" + theirs.ID + "/tweets" + q(tf, ex, uf, "max_results=10"),
+		"/2/lists/1/tweets",
+		"/2/users/" + me + "/owned_lists" + q("list.fields=created_at,description,follower_count,member_count,private", "expansions=owner_id", uf),
+		"/2/users/" + theirs.OwnerID + "/owned_lists" + q("max_results=1"),
 		"/2/usage/tweets" + q("days=7"),
 	}
 	for _, p := range reads {
@@ -277,6 +291,10 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("DELETE", "/2/users/"+me+"/bookmarks/"+otherTweet, nil)
 	c.json("DELETE", "/2/users/"+me+"/following/"+other, nil)
 	c.json("DELETE", "/2/users/"+me+"/muting/"+other, nil)
+	c.json("DELETE", "/2/lists/"+listID+"/members/"+other, nil)
+	c.json("DELETE", "/2/lists/"+listID, nil)
+	c.json("DELETE", "/2/lists/"+listID, nil)    // 404 once deleted
+	c.json("DELETE", "/2/lists/"+theirs.ID, nil) // 403
 	c.json("DELETE", "/2/tweets/"+mine, nil)
 	c.json("DELETE", "/2/tweets/5", nil) // 404
 

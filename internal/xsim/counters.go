@@ -17,12 +17,18 @@ const (
 	CountUnbookmarks   = "unbookmarks"
 	CountMediaUploaded = "media_uploaded"
 	CountMediaMetadata = "media_metadata"
+	// List writes that changed a List (a repeated add changes nothing).
+	CountListsCreated       = "lists_created"
+	CountListsDeleted       = "lists_deleted"
+	CountListMembersAdded   = "list_members_added"
+	CountListMembersRemoved = "list_members_removed"
 )
 
 func counterNames() []string {
 	return []string{
 		CountTweetsCreated, CountTweetsDeleted, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
 		CountRetweets, CountUnretweets, CountBookmarks, CountUnbookmarks, CountMediaUploaded, CountMediaMetadata,
+		CountListsCreated, CountListsDeleted, CountListMembersAdded, CountListMembersRemoved,
 	}
 }
 

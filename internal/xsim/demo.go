@@ -331,9 +331,25 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 		st.byName[lower(u.Username)] = u.ID
 		st.demoAccounts[b.Account] = u.ID
 	}
+	demoLists(st, users, now)
 	w := st.snapshot(now)
 	w.SavedAt = time.Time{}
 	return w
+}
+
+// demoLists gives the first demo person a public List of three accounts
+// and a private one, so List reads have something to show and a private
+// List something to hide. Like the brands, it draws nothing from rng.
+func demoLists(st *state, users []*User, now time.Time) {
+	if len(users) < 5 {
+		return
+	}
+	owner := users[0].ID
+	at := now.Add(-30 * 24 * time.Hour).UTC()
+	pub := &List{ID: st.nextID(at), OwnerID: owner, Name: "Go and agents", Description: "People worth reading on Go and AI agents.",
+		CreatedAt: at, Members: []string{users[1].ID, users[2].ID, users[3].ID}, FollowerBase: 42}
+	priv := &List{ID: st.nextID(at), OwnerID: owner, Name: "Watching", Private: true, CreatedAt: at, Members: []string{users[4].ID}}
+	st.lists[pub.ID], st.lists[priv.ID] = pub, priv
 }
 
 func minTime(a, b time.Time) time.Time {

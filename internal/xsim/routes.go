@@ -17,6 +17,8 @@ func (s *Server) routeTable() []*route {
 	scopesBookWrite := []string{"bookmark.write", "tweet.read", "users.read"}
 	scopesMedia := []string{"media.write"}
 	scopesMuteW := []string{"mute.write", "tweet.read", "users.read"}
+	scopesListRead := []string{"list.read", "tweet.read", "users.read"}
+	scopesListWrite := []string{"list.write", "tweet.read", "users.read"}
 	api := func(method, path string, scopes []string, write bool, h func(*call) reply) *route {
 		return &route{key: method + " " + path, method: method, path: path, api: true, scopes: scopes, write: write, handle: h}
 	}
@@ -54,6 +56,14 @@ func (s *Server) routeTable() []*route {
 		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.edgeDelete((*state).unbookmark, CountUnbookmarks, BillBookmark, "bookmarked")),
 		api("POST", "/2/users/{id}/muting", scopesMuteW, true, s.relationCreate("muting", "mute", "muting", BillInteraction)),
 		api("DELETE", "/2/users/{source_user_id}/muting/{target_user_id}", scopesMuteW, true, s.relationDelete("muting", "muting", BillInteractionDel)),
+		// Lists.
+		api("POST", "/2/lists", []string{"list.read", "list.write", "tweet.read", "users.read"}, true, s.handleCreateList),
+		api("DELETE", "/2/lists/{id}", scopesListWrite, true, s.handleDeleteList),
+		api("GET", "/2/lists/{id}/members", scopesListRead, false, s.handleListMembers),
+		api("POST", "/2/lists/{id}/members", scopesListWrite, true, s.handleAddListMember),
+		api("DELETE", "/2/lists/{id}/members/{user_id}", scopesListWrite, true, s.handleRemoveListMember),
+		api("GET", "/2/lists/{id}/tweets", scopesListRead, false, s.handleListTweets),
+		api("GET", "/2/users/{id}/owned_lists", scopesListRead, false, s.handleOwnedLists),
 		// Media.
 		api("POST", "/2/media/upload", scopesMedia, true, s.handleMediaUpload),
 		api("GET", "/2/media/upload", scopesMedia, false, s.handleMediaStatus),

@@ -39,6 +39,7 @@ type state struct {
 	billing    []Charge
 	seen       map[string]bool
 	suspended  map[string]bool
+	lists      map[string]*List
 	lastID     int64
 }
 
@@ -65,6 +66,7 @@ func newState(w *World) *state {
 		grants:       map[string]*Grant{},
 		seen:         map[string]bool{},
 		suspended:    map[string]bool{},
+		lists:        map[string]*List{},
 		lastID:       w.Sequence,
 	}
 	for i := range w.Users {
@@ -116,6 +118,11 @@ func newState(w *World) *state {
 	for _, id := range w.Suspended {
 		s.suspended[id] = true
 	}
+	for i := range w.Lists {
+		l := w.Lists[i]
+		l.Members = slices.Clone(l.Members)
+		s.lists[l.ID] = &l
+	}
 	return s
 }
 
@@ -163,6 +170,7 @@ func (s *state) snapshot(now time.Time) *World {
 		w.Suspended = append(w.Suspended, id)
 	}
 	slices.SortFunc(w.Suspended, cmpID)
+	w.Lists = s.listSnapshot()
 	return w
 }
 

@@ -34,6 +34,7 @@ type World struct {
 	Billing   []Charge          `json:"billing,omitempty"`
 	Seen      []string          `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged
 	Suspended []string          `json:"suspended_user_ids,omitempty"`
+	Lists     []List            `json:"lists,omitempty"`
 	Sequence  int64             `json:"sequence"`
 	SavedAt   time.Time         `json:"saved_at,omitzero"`
 }
@@ -180,6 +181,10 @@ func (w *World) Clone() *World {
 	out.Billing = slices.Clone(w.Billing)
 	out.Seen = slices.Clone(w.Seen)
 	out.Suspended = slices.Clone(w.Suspended)
+	out.Lists = slices.Clone(w.Lists)
+	for i := range out.Lists {
+		out.Lists[i].Members = slices.Clone(out.Lists[i].Members)
+	}
 	out.DemoAccounts = maps.Clone(w.DemoAccounts)
 	return &out
 }
@@ -243,6 +248,19 @@ func (w *World) Validate() error {
 	for i, e := range w.Bookmarks {
 		if !users[e.From] || !tweets[e.To] {
 			return fmt.Errorf("world: bookmarks[%d] refers to an unknown user or tweet", i)
+		}
+	}
+	for i, l := range w.Lists {
+		if !isNumericID(l.ID) {
+			return fmt.Errorf("world: lists[%d].id %q is not a numeric id", i, l.ID)
+		}
+		if !users[l.OwnerID] {
+			return fmt.Errorf("world: lists[%d].owner_id %q is not a user", i, l.OwnerID)
+		}
+		for _, m := range l.Members {
+			if !users[m] {
+				return fmt.Errorf("world: lists[%d] has member %q, who is not a user", i, m)
+			}
 		}
 	}
 	return nil

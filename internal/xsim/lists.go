@@ -1,0 +1,301 @@
+package xsim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// List is an X List: owned by one user, holding members whose posts make
+// its timeline. A private List is visible to its owner alone.
+type List struct {
+	ID          string    `json:"id"`
+	OwnerID     string    `json:"owner_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Private     bool      `json:"private,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Members are user ids in the order they joined.
+	Members []string `json:"members,omitempty"`
+	// FollowerBase counts followers outside the emulated world.
+	FollowerBase int64 `json:"follower_base,omitempty"`
+}
+
+func listFieldNames() []string {
+	return []string{"created_at", "description", "follower_count", "id", "member_count", "name", "private"}
+}
+
+// visibleList returns the List the caller may see: X answers a private
+// List of someone else exactly as a List that does not exist.
+func (s *state) visibleList(id, viewer string) *List {
+	l := s.lists[id]
+	if l == nil || l.Private && l.OwnerID != viewer {
+		return nil
+	}
+	return l
+}
+
+func (s *state) renderList(l *List, fields map[string]bool, owner bool) map[string]any {
+	m := map[string]any{"id": l.ID, "name": l.Name}
+	if fields["created_at"] {
+		m["created_at"] = formatTime(l.CreatedAt)
+	}
+	if fields["description"] {
+		m["description"] = l.Description
+	}
+	if fields["follower_count"] {
+		m["follower_count"] = l.FollowerBase
+	}
+	if fields["member_count"] {
+		m["member_count"] = len(l.Members)
+	}
+	if fields["private"] {
+		m["private"] = l.Private
+	}
+	if owner {
+		m["owner_id"] = l.OwnerID
+	}
+	return m
+}
+
+// pathList resolves the {id} List of a read; a List the caller cannot see
+// is X's 200-with-errors answer.
+func (s *Server) pathList(c *call) (*List, *reply) {
+	id := c.r.PathValue("id")
+	if bad := idParam("id", id); bad != nil {
+		return nil, bad
+	}
+	l := s.st.visibleList(id, c.user.ID)
+	if l == nil {
+		rep := ok(map[string]any{"errors": []any{notFoundItem("list", "id", id)}, "meta": map[string]any{"result_count": 0}})
+		return nil, &rep
+	}
+	return l, nil
+}
+
+// ownList resolves the {id} List of a write: it must exist (404) and be
+// the caller's own (403), as X requires of every List write.
+func (s *Server) ownList(c *call) (*List, *reply) {
+	id := c.r.PathValue("id")
+	if bad := idParam("id", id); bad != nil {
+		return nil, bad
+	}
+	l := s.st.visibleList(id, c.user.ID)
+	if l == nil {
+		rep := errNotFound("list", "id", id)
+		return nil, &rep
+	}
+	if l.OwnerID != c.user.ID {
+		rep := errForbidden(fmt.Sprintf("You are not allowed to change the list with id: [%s]: only its owner can.", id))
+		return nil, &rep
+	}
+	return l, nil
+}
+
+// handleCreateList is POST /2/lists.
+func (s *Server) handleCreateList(c *call) reply {
+	var req struct {
+		Name        *string `json:"name"`
+		Description string  `json:"description"`
+		Private     bool    `json:"private"`
+	}
+	if bad := c.jsonBody(&req); bad != nil {
+		return *bad
+	}
+	switch {
+	case req.Name == nil:
+		return errInvalidParam("name", "", "The `name` field is required.")
+	case strings.TrimSpace(*req.Name) == "" || utf8.RuneCountInString(*req.Name) > 25:
+		return errInvalidParam("name", *req.Name, "The `name` field must be 1 to 25 characters long.")
+	case utf8.RuneCountInString(req.Description) > 100:
+		return errInvalidParam("description", req.Description, "The `description` field must be at most 100 characters long.")
+	}
+	l := &List{ID: s.st.nextID(c.now), OwnerID: c.user.ID, Name: *req.Name, Description: req.Description,
+		Private: req.Private, CreatedAt: c.now.UTC()}
+	s.st.lists[l.ID] = l
+	s.count(CountListsCreated)
+	s.chargeWrite(c, BillListCreate)
+	return reply{status: 201, body: map[string]any{"data": map[string]any{"id": l.ID, "name": l.Name}}}
+}
+
+// handleDeleteList is DELETE /2/lists/{id}.
+func (s *Server) handleDeleteList(c *call) reply {
+	l, bad := s.ownList(c)
+	if bad != nil {
+		return *bad
+	}
+	delete(s.st.lists, l.ID)
+	s.count(CountListsDeleted)
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"deleted": true}})
+}
+
+// handleAddListMember is POST /2/lists/{id}/members. Adding a member
+// twice leaves the List as it was and answers is_member: true again; X
+// bills every request, so only the caller can keep a repeat from costing.
+func (s *Server) handleAddListMember(c *call) reply {
+	l, bad := s.ownList(c)
+	if bad != nil {
+		return *bad
+	}
+	var req struct {
+		UserID string `json:"user_id"`
+	}
+	if bad := c.jsonBody(&req); bad != nil {
+		return *bad
+	}
+	if !isNumericID(req.UserID) {
+		return errInvalidParam("user_id", req.UserID, fmt.Sprintf("The `user_id` field value [%s] is not a valid id", req.UserID))
+	}
+	if s.st.users[req.UserID] == nil {
+		return errNotFound("user", "user_id", req.UserID)
+	}
+	if !slices.Contains(l.Members, req.UserID) {
+		l.Members = append(l.Members, req.UserID)
+		s.count(CountListMembersAdded)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"is_member": true}})
+}
+
+// handleRemoveListMember is DELETE /2/lists/{id}/members/{user_id}.
+func (s *Server) handleRemoveListMember(c *call) reply {
+	l, bad := s.ownList(c)
+	if bad != nil {
+		return *bad
+	}
+	uid := c.r.PathValue("user_id")
+	if bad := idParam("user_id", uid); bad != nil {
+		return *bad
+	}
+	if s.st.users[uid] == nil {
+		return errNotFound("user", "user_id", uid)
+	}
+	if i := slices.Index(l.Members, uid); i >= 0 {
+		l.Members = slices.Delete(l.Members, i, i+1)
+		s.count(CountListMembersRemoved)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"is_member": false}})
+}
+
+// handleListMembers is GET /2/lists/{id}/members, newest member first.
+func (s *Server) handleListMembers(c *call) reply {
+	l, bad := s.pathList(c)
+	if bad != nil {
+		return *bad
+	}
+	ids := slices.Clone(l.Members)
+	slices.Reverse(ids)
+	return s.userList(c, ids, 1, 100, 100, BillUserRead)
+}
+
+// handleListTweets is GET /2/lists/{id}/tweets: the members' posts, newest
+// first.
+func (s *Server) handleListTweets(c *call) reply {
+	l, bad := s.pathList(c)
+	if bad != nil {
+		return *bad
+	}
+	var ids []string
+	for _, m := range l.Members {
+		ids = append(ids, s.st.byAuthor[m]...)
+	}
+	slices.SortFunc(ids, cmpID)
+	return s.tweetList(c, newestFirst(ids), pageOpts{lo: 1, hi: 100, def: 100})
+}
+
+// handleOwnedLists is GET /2/users/{id}/owned_lists: the user's Lists,
+// newest first, without the private ones unless the caller owns them.
+func (s *Server) handleOwnedLists(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	q := c.r.URL.Query()
+	fields, bad := parseList("list.fields", q.Get("list.fields"), listFieldNames())
+	if bad != nil {
+		return *bad
+	}
+	exp, bad := parseList("expansions", q.Get("expansions"), []string{"owner_id"})
+	if bad != nil {
+		return *bad
+	}
+	// Only user.fields applies to the expanded owner; expansions were read
+	// above with the List vocabulary.
+	var v view
+	if v.userFields, bad = parseList("user.fields", q.Get("user.fields"), userFieldNames()); bad != nil {
+		return *bad
+	}
+	n, bad := c.maxResults(1, 100, 100)
+	if bad != nil {
+		return *bad
+	}
+	off, _, bad := c.pageToken()
+	if bad != nil {
+		return *bad
+	}
+	var owned []*List
+	for _, l := range s.st.lists {
+		if l.OwnerID == u.ID && s.st.visibleList(l.ID, c.user.ID) != nil {
+			owned = append(owned, l)
+		}
+	}
+	slices.SortFunc(owned, func(a, b *List) int { return cmpID(b.ID, a.ID) })
+	start := min(int(min(off, uint64(len(owned)))), len(owned))
+	end := min(start+n, len(owned))
+	page := owned[start:end]
+	data := make([]map[string]any, 0, len(page))
+	ids := make([]string, 0, len(page))
+	for _, l := range page {
+		data = append(data, s.st.renderList(l, fields, exp["owner_id"]))
+		ids = append(ids, l.ID)
+	}
+	meta := map[string]any{"result_count": len(page)}
+	if end < len(owned) {
+		meta["next_token"] = encodePageToken(uint64(end))
+	}
+	if start > 0 {
+		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
+	}
+	body := map[string]any{"meta": meta}
+	if len(data) > 0 {
+		body["data"] = data
+	}
+	if exp["owner_id"] && len(page) > 0 {
+		in := newIncluder(s.st, v)
+		in.user(u.ID)
+		body["includes"] = in.object()
+		s.chargeReads(c, BillUserRead, in.userIDs)
+	}
+	s.chargeReads(c, BillListRead, ids)
+	return ok(body)
+}
+
+// lists returns the Lists for the world file, by id.
+func (s *state) listSnapshot() []List {
+	out := make([]List, 0, len(s.lists))
+	for _, l := range s.lists {
+		c := *l
+		c.Members = slices.Clone(l.Members)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b List) int { return cmpID(a.ID, b.ID) })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// ListMembers returns the members of a List, for tests; nil when there is
+// no such List.
+func (s *Server) ListMembers(id string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.st.lists[id]; l != nil {
+		return slices.Clone(l.Members)
+	}
+	return nil
+}
