@@ -24,6 +24,8 @@ const (
 	shapePost             // PostParams
 	shapeTweet            // TweetIDParams
 	shapeUser             // UserIDParams
+	shapeList             // ListIDParams
+	shapeListMember       // ListMemberParams
 )
 
 // paramShapes gives each typed tool's parameter shape, from its arguments'
@@ -38,6 +40,10 @@ func paramShapes() map[string]paramShape {
 			out[m.Name] = shapeTweet
 		case reflect.TypeFor[UserIDParams]():
 			out[m.Name] = shapeUser
+		case reflect.TypeFor[ListIDParams]():
+			out[m.Name] = shapeList
+		case reflect.TypeFor[ListMemberParams]():
+			out[m.Name] = shapeListMember
 		}
 	}
 	return out
@@ -76,6 +82,16 @@ func requestIntent(c *xrequest.Checked, shapes map[string]paramShape) (string, j
 			return "", nil, false
 		}
 		v = UserIDParams{TargetUserID: e.TargetUserID}
+	case shapeList:
+		if e.ListID == "" {
+			return "", nil, false
+		}
+		v = ListIDParams{ListID: e.ListID}
+	case shapeListMember:
+		if e.ListID == "" || e.TargetUserID == "" {
+			return "", nil, false
+		}
+		v = ListMemberParams{ListID: e.ListID, UserID: e.TargetUserID}
 	default:
 		return "", nil, false
 	}

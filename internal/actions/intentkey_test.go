@@ -49,6 +49,9 @@ func TestUniversalRequestsHaveTheTypedIntent(t *testing.T) {
 		{"x_unfollow_user", UserIDParams{TargetUserID: "9"}, raw("DELETE", "", "/2/users/1/following/9", "")},
 		{"x_mute_user", UserIDParams{TargetUserID: "9"}, raw("POST", "", "/2/users/1/muting", `{"target_user_id":"9"}`)},
 		{"x_unmute_user", UserIDParams{TargetUserID: "9"}, raw("DELETE", "", "/2/users/1/muting/9", "")},
+		{"x_list_delete", ListIDParams{ListID: "5"}, raw("DELETE", "", "/2/lists/5", "")},
+		{"x_list_add_member", ListMemberParams{ListID: "5", UserID: "9"}, raw("POST", "", "/2/lists/5/members", `{"user_id":"9"}`)},
+		{"x_list_remove_member", ListMemberParams{ListID: "5", UserID: "9"}, raw("DELETE", "", "/2/lists/5/members/9", "")},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

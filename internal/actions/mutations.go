@@ -113,6 +113,7 @@ func Mutations() []Mutation {
 			}, threadAction),
 	}
 	out = append(out, engageMutations()...)
+	out = append(out, listMutations()...)
 	out = append(out,
 		define[UploadInput, MediaResult](Mutation{Name: "x_upload_media", Title: "Upload media", Category: policy.CatMedia, Idempotent: true,
 			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",

@@ -19,6 +19,8 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 	user := e.otherUser()
 	own := e.do("x_post_tweet", PostParams{Text: "to be deleted by the output check"}).Result.(PostedTweet).ID
 	rawOwn := e.do("x_post_tweet", PostParams{Text: "to be deleted raw by the output check"}).Result.(PostedTweet).ID
+	list := e.do("x_list_create", ListCreateParams{Name: "output members"}).Result.(CreatedList).ID
+	doomed := e.do("x_list_create", ListCreateParams{Name: "output delete"}).Result.(CreatedList).ID
 	dir := e.mediaDir()
 	var img bytes.Buffer
 	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 2, 2))); err != nil {
@@ -39,6 +41,10 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 		"x_post":                  RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets"}, Body: `{"text":"raw output check"}`},
 		"x_put":                   RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets/" + foreign[2] + "/hidden"}, Body: `{"hidden":true}`},
 		"x_delete":                RawRequestInput{Path: "/2/tweets/" + rawOwn},
+		"x_list_create":           ListCreateParams{Name: "output check", Private: true},
+		"x_list_delete":           ListIDParams{ListID: doomed},
+		"x_list_add_member":       ListMemberParams{ListID: list, UserID: user},
+		"x_list_remove_member":    ListMemberParams{ListID: list, UserID: user},
 	}
 	for _, m := range Mutations() {
 		in, ok := args[m.Name]

@@ -171,14 +171,43 @@ func TestThreadPartialFailureRollsBackPostedTweets(t *testing.T) {
 }
 
 func TestRawRollbackForUnknownEndpointIsIrreversible(t *testing.T) {
-	c, err := RawParams{Method: "POST", Host: "api.x.com", Path: "/2/lists", Body: `{"name":"x"}`}.Check()
+	c, err := RawParams{Method: "POST", Host: "api.x.com", Path: "/2/users/1/pinned_lists", Body: `{"list_id":"5"}`}.Check()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := rawRollback(c, &xapi.RawResponse{Status: 201, Body: []byte(`{"data":{"id":"123","name":"x"}}`)})
-	wantIrreversible(t, "x_post /2/lists", rb)
-	if !strings.Contains(rb.Note, "/2/lists") {
+	rb := rawRollback(c, &xapi.RawResponse{Status: 200, Body: []byte(`{"data":{"pinned":true}}`)})
+	wantIrreversible(t, "x_post /2/users/1/pinned_lists", rb)
+	if !strings.Contains(rb.Note, "/pinned_lists") {
 		t.Fatalf("note %q does not name the request", rb.Note)
+	}
+}
+
+// TestRawListRollbacks: a universal List write is undone as its typed tool
+// is, on the List it named: a created List by deleting it, a membership by
+// its opposite; a deleted List cannot be brought back.
+func TestRawListRollbacks(t *testing.T) {
+	for _, tt := range []struct {
+		method, path, body, answer string
+		undo                       string
+		params                     map[string]any
+	}{
+		{"POST", "/2/lists", `{"name":"x"}`, `{"data":{"id":"123","name":"x"}}`, "x_list_delete", map[string]any{"list_id": "123"}},
+		{"POST", "/2/lists/5/members", `{"user_id":"77"}`, `{"data":{"is_member":true}}`, "x_list_remove_member", map[string]any{"list_id": "5", "user_id": "77"}},
+		{"DELETE", "/2/lists/5/members/77", "", `{"data":{"is_member":false}}`, "x_list_add_member", map[string]any{"list_id": "5", "user_id": "77"}},
+		{"DELETE", "/2/lists/5", "", `{"data":{"deleted":true}}`, "", nil},
+	} {
+		c, err := RawParams{Method: tt.method, Host: "api.x.com", Path: tt.path, Body: tt.body}.Check()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb := rawRollback(c, &xapi.RawResponse{Status: 200, Body: []byte(tt.answer)})
+		if tt.undo == "" {
+			wantIrreversible(t, tt.method+" "+tt.path, rb)
+			continue
+		}
+		if !rb.Reversible || rb.UndoTool != tt.undo || !reflect.DeepEqual(rb.UndoParams, tt.params) {
+			t.Errorf("%s %s: rollback %+v, want %s %v", tt.method, tt.path, rb, tt.undo, tt.params)
+		}
 	}
 }
 

@@ -223,7 +223,7 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 	case ok && ep.Undo != nil:
 		var id string
 		switch {
-		case e.Kind == xrequest.KindTweetCreate:
+		case ep.Kind == xapi.EffectCreate:
 			var body struct {
 				Data struct {
 					ID string `json:"id"`
@@ -232,13 +232,18 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 			if json.Unmarshal(resp.Body, &body) == nil {
 				id = body.Data.ID
 			}
-		case ep.Undo.Param == "target_user_id":
+		case ep.Undo.Param == "target_user_id" || ep.Undo.Param == "user_id":
 			id = e.TargetUserID
 		default:
 			id = e.TweetID
 		}
+		params := map[string]any{ep.Undo.Param: id}
+		if e.ListID != "" {
+			// A membership change is undone on the List it named.
+			params["list_id"] = e.ListID
+		}
 		if id != "" {
-			return rb(ep.Undo.Tool, map[string]any{ep.Undo.Param: id}, ep.Undo.Note)
+			return rb(ep.Undo.Tool, params, ep.Undo.Note)
 		}
 	}
 	return irreversible("No known inverse for " + c.Method + " " + c.Path + ".")

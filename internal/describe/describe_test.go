@@ -66,7 +66,10 @@ func TestOf(t *testing.T) {
 		{"a post has no target", "x_post_tweet", "", json.RawMessage(`{"text":"hi"}`), "Post", "@x", "Post", Target{}},
 		{"a raw delete of a post reads as a delete", "x_delete", "x_delete_tweet", raw("DELETE", "/2/tweets/321"), "Delete post", "", "Delete post", Target{KindPost, "321"}},
 		{"a raw unfollow names the account", "x_delete", "x_unfollow_user", raw("DELETE", "/2/users/1/following/88"), "Unfollow", "@bo", "Unfollow @bo", Target{KindUser, "88"}},
-		{"a raw write of no typed tool stays raw", "x_post", "", raw("POST", "/2/lists"), "API request (POST)", "", "API request (POST)", Target{}},
+		{"a raw write of no typed tool stays raw", "x_post", "", raw("POST", "/2/users/1/pinned_lists"), "API request (POST)", "", "API request (POST)", Target{}},
+		{"a list addition names the member", "x_list_add_member", "", json.RawMessage(`{"list_id":"5","user_id":"77"}`), "Add to list", "@bo", "Add @bo to a list", Target{KindUser, "77"}},
+		{"a raw list removal names the member", "x_delete", "x_list_remove_member", raw("DELETE", "/2/lists/5/members/77"), "Remove from list", "@bo", "Remove @bo from a list", Target{KindUser, "77"}},
+		{"a list delete has no account", "x_list_delete", "", json.RawMessage(`{"list_id":"5"}`), "Delete list", "", "Delete list", Target{}},
 		{"a missing id is no target", "x_like_tweet", "", json.RawMessage(`{}`), "Like", "", "Like", Target{}},
 		{"an unknown tool is named as is", "x_new_thing", "", json.RawMessage(`{}`), "x_new_thing", "", "x_new_thing", Target{}},
 	}

@@ -289,13 +289,13 @@ func (s *state) listSnapshot() []List {
 	return out
 }
 
-// ListMembers returns the members of a List, for tests; nil when there is
-// no such List.
+// ListMembers returns the members of a List, for tests: nil when there is
+// no such List, empty (not nil) when it has none.
 func (s *Server) ListMembers(id string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := s.st.lists[id]; l != nil {
-		return slices.Clone(l.Members)
+		return append([]string{}, l.Members...)
 	}
 	return nil
 }
