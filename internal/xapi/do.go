@@ -250,7 +250,7 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 			case r.class == classCreate && res.status < 400:
 				failure = outcomeUnknown(r, fmt.Sprintf("X answered with a redirect (%d), which the client never follows", res.status)).With("http_status", res.status)
 			default:
-				failure = Classify(res.status, res.header, res.body, now)
+				failure = scopeGroupHint(Classify(res.status, res.header, res.body, now), r.method, r.tpl)
 			}
 		default:
 			applied = true

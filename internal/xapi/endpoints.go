@@ -3,6 +3,8 @@ package xapi
 import (
 	"slices"
 	"strings"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // EffectKind says what a request to an endpoint does on X.
@@ -99,6 +101,19 @@ func grouped(group string, rows ...Endpoint) []Endpoint {
 
 // ScopeGroupList is the scope group of the List tools.
 const ScopeGroupList = "list"
+
+// scopeGroupHint tells how to grant the scopes of an optional group when X
+// refuses one of its requests for want of a scope: the default login never
+// asked for them.
+func scopeGroupHint(e *apperr.Error, method, tpl string) *apperr.Error {
+	if e == nil || e.Code != apperr.XForbidden || !strings.Contains(strings.ToLower(e.Message), "scope") {
+		return e
+	}
+	if r, ok := knownEndpoints.Lookup(method, tpl); ok && r.ScopeGroup != "" {
+		e.WithHints(apperr.Hint{Do: "run `tuitbot auth --scopes +" + r.ScopeGroup + "` to sign in again with the " + r.ScopeGroup + " scopes"})
+	}
+	return e
+}
 
 // rawOnly marks a row no typed call uses.
 func rawOnly(e Endpoint) Endpoint { e.RawOnly = true; return e }

@@ -3,6 +3,7 @@ package xapi_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -545,5 +546,24 @@ func TestSurfaceCoversEveryEndpoint(t *testing.T) {
 		if !seen[e] {
 			t.Errorf("the surface run never called %s", e)
 		}
+	}
+}
+
+// TestScopeGroupRefusalSaysHowToGrantIt: with the default login's scopes,
+// X refuses a List request for want of list.*; the error says how to ask
+// for the group, while a refusal outside any group gets no such hint.
+func TestScopeGroupRefusalSaysHowToGrantIt(t *testing.T) {
+	s := newSim(t, nil)
+	ctx := context.Background()
+	s.tokens.mu.Lock()
+	s.tokens.access, _, _ = s.srv.IssueToken(s.srv.DemoUserID(), xapi.NewEndpoints().Scopes())
+	s.tokens.mu.Unlock()
+	_, err := s.c.OwnedLists(ctx, "", xapi.ListParams{})
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code != apperr.XForbidden || !strings.Contains(apperr.JoinHints(ae.Hints), "--scopes +"+xapi.ScopeGroupList) {
+		t.Fatalf("a List read without list scopes: %v, want %s with a hint to add the %q scopes", err, apperr.XForbidden, xapi.ScopeGroupList)
+	}
+	if _, _, err := s.c.Like(ctx, "1"); err == nil || strings.Contains(err.Error(), "--scopes") {
+		t.Fatalf("a refusal outside any scope group: %v, want no scope hint", err)
 	}
 }
