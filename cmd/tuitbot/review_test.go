@@ -99,3 +99,26 @@ func TestReviewShowsWhatIsDecided(t *testing.T) {
 		t.Errorf("audit recent --json oldest row = %+v, want x_post_tweet with undo x_delete_tweet", m)
 	}
 }
+
+// TestReviewShowsListChanges: a queued List membership change names the
+// account it adds, and a List delete waits for a human like every delete.
+func TestReviewShowsListChanges(t *testing.T) {
+	h := newHome(t)
+	p := startStdio(t, h, "--sandbox")
+	p.initialize(t)
+	var gabe struct {
+		ID string `json:"id"`
+	}
+	if env := p.callTool(t, 2, "x_get_user_by_username", map[string]any{"username": "gopher_gabe"}); json.Unmarshal(env.Data, &gabe) != nil || gabe.ID == "" {
+		t.Fatalf("x_get_user_by_username: %+v %s", env.Error, env.Data)
+	}
+	if env := p.callTool(t, 3, "x_list_add_member", map[string]any{"list_id": "5", "user_id": gabe.ID}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_list_add_member was not routed to approval: %+v %s", env.Error, env.Data)
+	}
+	if env := p.callTool(t, 4, "x_list_delete", map[string]any{"list_id": "5"}); !strings.Contains(string(env.Data), `"matched_rule_id":"hard:delete_approval"`) {
+		t.Fatalf("x_list_delete was not held by the delete rule: %+v %s", env.Error, env.Data)
+	}
+	p.stop(t)
+	add := h.ok(t, "approve", "show", "1", "--sandbox")
+	mustContain(t, "approve show of a list addition", add.stdout, "adds to a list: @gopher_gabe (Gabe Lindqvist)", `"list_id":"5"`)
+}
