@@ -2,6 +2,7 @@ package xsim
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -117,7 +118,7 @@ func (s *Server) handleCreateList(c *call) reply {
 	s.st.lists[l.ID] = l
 	s.count(CountListsCreated)
 	s.chargeWrite(c, BillListCreate)
-	return reply{status: 201, body: map[string]any{"data": map[string]any{"id": l.ID, "name": l.Name}}}
+	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{"id": l.ID, "name": l.Name}}}
 }
 
 // handleDeleteList is DELETE /2/lists/{id}.
@@ -274,7 +275,7 @@ func (s *Server) handleOwnedLists(c *call) reply {
 	return ok(body)
 }
 
-// lists returns the Lists for the world file, by id.
+// listSnapshot returns the Lists for the world file, by id.
 func (s *state) listSnapshot() []List {
 	out := make([]List, 0, len(s.lists))
 	for _, l := range s.lists {
