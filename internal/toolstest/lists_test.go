@@ -215,3 +215,31 @@ func TestUniversalListRequestsTakeTheTypedPolicy(t *testing.T) {
 		t.Fatalf("a call waiting for approval reached X: %v", n)
 	}
 }
+
+// TestListWritesRetryByTheirClass: a List write is retried as its endpoint
+// row says. Adding a member is idempotent on X, so a 503 is retried and
+// the member is added once; creating a List is not, so a 503 after X took
+// the request leaves the outcome unknown, is never sent again, and the
+// same call is refused until someone says what happened.
+func TestListWritesRetryByTheirClass(t *testing.T) {
+	e := newEnv(t, envOptions{permissive: true})
+	member := e.otherUser().ID
+	var made actions.CreatedList
+	executed(t, e.call("x_list_create", map[string]any{"name": "retried"}), &made)
+
+	e.Sim.SetFault(addMemberKey, xsim.Fault{ErrorNext: 1, ErrorStatus: 503})
+	r := executed(t, e.call("x_list_add_member", map[string]any{"list_id": made.ID, "user_id": member}), nil)
+	e.Sim.ClearFaults()
+	if r.Meta.RetryCount == nil || *r.Meta.RetryCount != 1 || !slices.Equal(e.Sim.ListMembers(made.ID), []string{member}) {
+		t.Fatalf("after one 503 the add reports retry_count %v and the list has %v", r.Meta.RetryCount, e.Sim.ListMembers(made.ID))
+	}
+
+	before := e.counters()
+	e.Sim.SetFault("POST /2/lists", xsim.Fault{ApplyThenFailNext: 1, ErrorStatus: 503})
+	first := e.call("x_list_create", map[string]any{"name": "maybe made"}).fails(t, apperr.XOutcomeUnknown)
+	e.Sim.ClearFaults()
+	e.requireDelta(before, map[string]int64{xsim.CountListsCreated: 1})
+	e.call("x_list_create", map[string]any{"name": "maybe made"}).fails(t, apperr.OutcomeUnverified).
+		mentions(t, first.Meta.CorrelationID)
+	e.requireDelta(before, map[string]int64{xsim.CountListsCreated: 1})
+}
