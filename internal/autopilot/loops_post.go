@@ -278,6 +278,15 @@ func (r *Runner) recoverPublishing(ctx context.Context) error {
 // (which queues them for approval when approval applies).
 func (r *Runner) publisherLoop(it *iter) error {
 	ctx := it.work
+	// Occurrences of recurring posts become scheduled drafts ahead of
+	// their time; from then on they are published like any other.
+	made, err := r.d.Workflow.MakeOccurrences(ctx, r.sched.loc)
+	if err != nil {
+		return err
+	}
+	if made > 0 {
+		it.note("%s of recurring posts scheduled", plural(made, "occurrence", "occurrences"))
+	}
 	list, err := r.d.Workflow.DueDrafts(ctx, 20)
 	if err != nil {
 		return err
