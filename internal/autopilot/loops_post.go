@@ -287,6 +287,9 @@ func (r *Runner) publisherLoop(it *iter) error {
 	if made > 0 {
 		it.note("%s of recurring posts scheduled", plural(made, "occurrence", "occurrences"))
 	}
+	if err := r.fillEmptySlots(it); err != nil {
+		return err
+	}
 	list, err := r.d.Workflow.DueDrafts(ctx, 20)
 	if err != nil {
 		return err
@@ -306,7 +309,14 @@ func (r *Runner) publisherLoop(it *iter) error {
 		kind, tool := kindTweet, "x_post_tweet"
 		var params any = actions.PostParams{Text: d.Content}
 		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
-		if d.ContentType == "thread" {
+		switch d.ContentType {
+		case workflow.ContentRepost:
+			kind, tool, params = kindRetweet, "x_retweet", actions.TweetIDParams{TweetID: d.EvergreenTweetID}
+			capped = false
+		case workflow.ContentQuote:
+			params = actions.PostParams{Text: d.Content, QuotedTweetID: d.EvergreenTweetID}
+			tool = "x_quote_tweet"
+		case "thread":
 			var tweets []string
 			if err := json.Unmarshal([]byte(d.Content), &tweets); err != nil {
 				r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
@@ -351,6 +361,14 @@ func (r *Runner) publisherLoop(it *iter) error {
 		default:
 			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
 		}
+		if d.EvergreenTweetID != "" && apperr.CodeOf(err) == apperr.XNotFound {
+			// The post was deleted on X: it is never picked again.
+			if gerr := r.d.Workflow.MarkEvergreenGone(ctx, d.EvergreenTweetID); gerr != nil {
+				return gerr
+			}
+			it.note("evergreen post %s is gone from X", d.EvergreenTweetID)
+			continue
+		}
 		if err != nil {
 			if isPolicyDenial(apperr.CodeOf(err)) {
 				it.retryAt = resetOf(err, r.now())
@@ -381,3 +399,22 @@ func (r *Runner) housekeepingLoop(it *iter) error {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// fillEmptySlots gives queue slots still empty FillLead before their time
+// the best eligible evergreen post, when [evergreen] asks for it.
+func (r *Runner) fillEmptySlots(it *iter) error {
+	eg := r.cfg.Evergreen
+	if !eg.Enabled || !eg.FillEmptySlots {
+		return nil
+	}
+	p, err := r.cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	filled, err := r.d.Workflow.FillEmptySlots(it.work, p, workflow.EvergreenRules{
+		MinInterval: time.Duration(eg.MinIntervalDays) * 24 * time.Hour, MaxRecycles: eg.MaxRecycles, Mode: eg.Mode})
+	for _, f := range filled {
+		it.note("queue slot %s given evergreen post %s (draft %d)", f.At.In(p.Loc).Format(time.RFC3339), f.TweetID, f.DraftID)
+	}
+	return err
+}

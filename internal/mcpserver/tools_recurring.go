@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -121,6 +122,72 @@ func recurringTools() []*Tool {
 				}
 				n, err := s.DeleteRecurring(ctx, in.ID)
 				return Result{Data: map[string]any{"deleted": err == nil, "id": in.ID, "withdrawn_drafts": n}}, err
+			}),
+	}
+}
+
+// MarkEvergreenInput is mark_evergreen's input.
+type MarkEvergreenInput struct {
+	TweetID  string   `json:"tweet_id" jsonschema:"the post to keep for recycling (a decimal string); marking it again refreshes its engagement"`
+	Variants []string `json:"variants,omitempty" jsonschema:"texts for evergreen.mode requote (the quote's comment) and variant (a new post), used in turn; each a different single post (up to 50)"`
+}
+
+// Limits declares the arguments' limits.
+func (MarkEvergreenInput) Limits() argcheck.Limits { return argcheck.Limits{"tweet_id": {ID: true}} }
+
+// EvergreenIDInput names one evergreen post.
+type EvergreenIDInput struct {
+	TweetID string `json:"tweet_id" jsonschema:"the evergreen post's id"`
+}
+
+// Limits declares the arguments' limits.
+func (EvergreenIDInput) Limits() argcheck.Limits { return argcheck.Limits{"tweet_id": {ID: true}} }
+
+// ListEvergreenInput is list_evergreen's input.
+type ListEvergreenInput struct{}
+
+// evergreenSettings says what [evergreen] does with the marked posts.
+func evergreenSettings(c *Call) map[string]any {
+	e := c.Deps.Cfg.Evergreen
+	return map[string]any{"enabled": e.Enabled, "fill_empty_slots": e.FillEmptySlots, "mode": e.Mode,
+		"min_interval_days": e.MinIntervalDays, "max_recycles": e.MaxRecycles}
+}
+
+func evergreenTools() []*Tool {
+	local := func(name, title, desc string, h Hints) Spec {
+		return Spec{Name: name, Title: title, Category: "composer", Description: desc, Needs: Needs{DB: true},
+			Profiles: workflowOnly, Hints: h, Errors: []apperr.Code{apperr.InvalidInput, apperr.NotFound, apperr.DBError}}
+	}
+	return []*Tool{
+		def(Spec{Name: "mark_evergreen", Title: "Mark evergreen", Category: "composer", Needs: Needs{X: true, DB: true}, Profiles: workflowOnly,
+			Description: "Keep one of the account's posts for recycling into empty queue slots ([evergreen] fill_empty_slots), with its engagement (likes + reposts + replies + quotes) read from X now; the best eligible post fills a slot still empty 2 h before its time, published through the gateway. Reads X; posts nothing.",
+			Hints:       Hints{Idempotent: true, OpenWorld: true},
+			Errors:      append([]apperr.Code{apperr.InvalidInput, apperr.TweetTooLong, apperr.DBError}, xErrors...)},
+			func(ctx context.Context, c *Call, in MarkEvergreenInput) (Result, error) {
+				s, err := c.Deps.Workflow()
+				if err != nil {
+					return Result{}, err
+				}
+				p, err := s.MarkEvergreen(ctx, in.TweetID, in.Variants)
+				return Result{Data: map[string]any{"evergreen": p, "settings": evergreenSettings(c)}}, err
+			}),
+		def(local("unmark_evergreen", "Unmark evergreen", "Stop recycling a post; items already placed in the queue stay. Local only.", Hints{Destructive: true, Idempotent: true}),
+			func(ctx context.Context, c *Call, in EvergreenIDInput) (Result, error) {
+				s, err := c.Deps.Workflow()
+				if err != nil {
+					return Result{}, err
+				}
+				err = s.UnmarkEvergreen(ctx, in.TweetID)
+				return Result{Data: map[string]any{"unmarked": err == nil, "tweet_id": in.TweetID}}, err
+			}),
+		def(local("list_evergreen", "List evergreen", "List the evergreen posts, most engagement first, with how often each was recycled, when last, and whether X still has it (status gone when it was deleted), and the [evergreen] settings. Local only.", readLocal),
+			func(ctx context.Context, c *Call, _ ListEvergreenInput) (Result, error) {
+				s, err := c.Deps.Workflow()
+				if err != nil {
+					return Result{}, err
+				}
+				ps, err := s.EvergreenPosts(ctx)
+				return Result{Data: map[string]any{"evergreen": ps, "count": len(ps), "settings": evergreenSettings(c)}}, err
 			}),
 	}
 }

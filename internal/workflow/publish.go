@@ -21,11 +21,14 @@ type DueDraft struct {
 	// Content is the text, or a thread's posts as a JSON array.
 	Content string
 	Topic   string
+	// EvergreenTweetID is the post a recycled evergreen item reposts or
+	// quotes (or whose variant it posts).
+	EvergreenTweetID string
 }
 
 // DueDrafts lists up to limit scheduled drafts due now, earliest first.
 func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic, COALESCE(evergreen_tweet_id, '') FROM drafts WHERE account_id = ? AND status = ?
 		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
 	if err != nil {
 		return nil, dbErr(err, "read scheduled drafts")
@@ -34,7 +37,7 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	var out []DueDraft
 	for rows.Next() {
 		var d DueDraft
-		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic); err != nil {
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic, &d.EvergreenTweetID); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
 		}
 		out = append(out, d)
