@@ -2,7 +2,6 @@ package autopilot
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -306,25 +305,18 @@ func (r *Runner) publisherLoop(it *iter) error {
 		if err != nil {
 			return err
 		}
-		kind, tool := kindTweet, "x_post_tweet"
-		var params any = actions.PostParams{Text: d.Content}
-		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
-		switch d.ContentType {
-		case workflow.ContentRepost:
-			kind, tool, params = kindRetweet, "x_retweet", actions.TweetIDParams{TweetID: d.EvergreenTweetID}
-			capped = false
-		case workflow.ContentQuote:
-			params = actions.PostParams{Text: d.Content, QuotedTweetID: d.EvergreenTweetID}
-			tool = "x_quote_tweet"
-		case "thread":
-			var tweets []string
-			if err := json.Unmarshal([]byte(d.Content), &tweets); err != nil {
-				r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
-				it.note("draft %d: stored thread is unreadable", d.ID)
-				continue
-			}
-			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
-			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
+		tool, params, err := workflow.DraftCall(d.ContentType, d.Content, d.EvergreenTweetID)
+		if err != nil {
+			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
+			it.note("draft %d: %v", d.ID, err)
+			continue
+		}
+		kind, capped := kindTweet, c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
+		switch tool {
+		case "x_post_thread":
+			kind, capped = kindThread, c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
+		case "x_retweet":
+			kind, capped = kindRetweet, false
 		}
 		if capped {
 			it.note("draft %d waits: the %s cap is reached", d.ID, kind)

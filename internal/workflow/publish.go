@@ -3,6 +3,10 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // Draft statuses the scheduled publisher moves drafts through.
@@ -84,4 +88,23 @@ func (s *Service) FailPublishing(ctx context.Context) (int64, error) {
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// DraftCall is the gateway call that publishes a stored item: a post, a
+// thread (content is its posts as a JSON array), or a recycled evergreen
+// post, reposted or quoted.
+func DraftCall(contentType, content, evergreenTweetID string) (tool string, params any, err error) {
+	switch contentType {
+	case "thread":
+		var tweets []string
+		if err := json.Unmarshal([]byte(content), &tweets); err != nil {
+			return "", nil, apperr.Wrap(apperr.ValidationError, err, "content: the stored thread is unreadable: %v", err)
+		}
+		return "x_post_thread", actions.ThreadParams{Tweets: tweets}, nil
+	case ContentRepost:
+		return "x_retweet", actions.TweetIDParams{TweetID: evergreenTweetID}, nil
+	case ContentQuote:
+		return "x_quote_tweet", actions.PostParams{Text: content, QuotedTweetID: evergreenTweetID}, nil
+	}
+	return "x_post_tweet", actions.PostParams{Text: content}, nil
 }
