@@ -244,7 +244,7 @@ type Queue struct {
 // Evergreen configures recycling the account's best posts into queue
 // slots nobody filled.
 type Evergreen struct {
-	Enabled         bool   `toml:"enabled" doc:"Keep evergreen posts (mark_evergreen) for recycling."`
+	Enabled         bool   `toml:"enabled" doc:"Recycle the posts marked with mark_evergreen; off, they are kept but never recycled."`
 	MinIntervalDays int    `toml:"min_interval_days" doc:"Days before one evergreen post may be recycled again."`
 	MaxRecycles     int    `toml:"max_recycles" doc:"Times one evergreen post is recycled at most."`
 	FillEmptySlots  bool   `toml:"fill_empty_slots" doc:"A queue slot still empty 2 hours before its time gets the best eligible evergreen post (highest engagement when marked or last read), published through the gateway when the slot comes."`
