@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -275,4 +276,58 @@ func TestEvergreenModes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEvergreenFillRaceTakesTheSlotOnce: two processes filling the same
+// empty slot at the same moment give it one post, recycled once.
+func TestEvergreenFillRaceTakesTheSlotOnce(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := evergreenEnv(t, workflow.EvergreenRepost, nil)
+		ctx := context.Background()
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		id := e.likedPost("Evergreen: one slot, one post.", 1)
+		s1, err := e.app.Workflow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s1.MarkEvergreen(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := e.openApp().Workflow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.app.Cfg.QueuePolicy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock.AdvanceTo(day0.Add(10*time.Hour + 30*time.Minute))
+		rules := workflow.EvergreenRules{MinInterval: 48 * time.Hour, MaxRecycles: 2, Mode: workflow.EvergreenRepost}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		filled := make([]int, 2)
+		errs := make([]error, 2)
+		for i, s := range []*workflow.Service{s1, s2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				f, err := s.FillEmptySlots(ctx, p, rules)
+				filled[i], errs[i] = len(f), err
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if filled[0]+filled[1] != 1 || len(e.evergreenDrafts()) != 1 {
+			t.Fatalf("the processes filled %v (drafts %v), want the slot once", filled, e.evergreenDrafts())
+		}
+		if n := e.count(`SELECT recycles FROM evergreen_posts WHERE tweet_id = ?`, id); n != 1 {
+			t.Fatalf("recycled %d times, want 1", n)
+		}
+	})
 }
