@@ -18,6 +18,7 @@ func TestRecurringPostsOverMCP(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	e := newEnv(t, envOptions{permissive: true, now: clk.Now, configure: func(c *config.Config) {
 		c.Schedule.Timezone = "Europe/Berlin"
+		c.Accounts = map[string]map[string]any{"brand_b": {"schedule": map[string]any{"timezone": "America/New_York"}}}
 	}})
 	before := e.counters()
 	e.call("create_recurring_post", map[string]any{"content": "Daily standup notes are up.", "every": map[string]any{"n": 1, "unit": "day"}, "time": "09:00"}).
@@ -37,6 +38,17 @@ func TestRecurringPostsOverMCP(t *testing.T) {
 	if len(list.RecurringPosts) != 1 || list.Timezone != "Europe/Berlin" {
 		t.Fatalf("list_recurring_posts = %+v", list)
 	}
+	// Each account has its own rules, read in its own timezone.
+	var b workflow.RecurringPost
+	e.call("create_recurring_post", map[string]any{"account": "brand_b", "content": "Brand B weekly.", "every": map[string]any{"n": 1, "unit": "week"}, "time": "09:00"}).ok(t, &b)
+	if b.NextAt != "2026-11-30T09:00:00-05:00" {
+		t.Fatalf("brand_b's rule next at %s, want this Monday 09:00 in New York (07:00 there now)", b.NextAt)
+	}
+	e.call("list_recurring_posts", map[string]any{"account": "brand_b"}).ok(t, &list)
+	if len(list.RecurringPosts) != 1 || list.RecurringPosts[0].ID != b.ID || list.Timezone != "America/New_York" {
+		t.Fatalf("brand_b's list = %+v", list)
+	}
+	e.call("delete_recurring_post", map[string]any{"id": p.ID, "account": "brand_b"}).fails(t, apperr.NotFound)
 	var u workflow.RecurringPost
 	e.call("update_recurring_post", map[string]any{"id": p.ID, "action": "pause"}).ok(t, &u)
 	if u.Status != "paused" || u.NextAt != "" {
