@@ -37,6 +37,9 @@ var tableOwners = map[string]string{
 	"tweet_performance":  "internal/workflow",
 	"x_api_usage":        "internal/workflow",
 	"llm_usage":          "internal/workflow",
+	// Recurring rules and evergreen posts both end as scheduled drafts.
+	"recurring_posts": "internal/workflow",
+	"evergreen_posts": "internal/workflow",
 	// Discovery: what the searches found and where they stopped.
 	"discovered_tweets": "internal/discovery",
 	"cursors":           "internal/discovery",

@@ -15,6 +15,8 @@ const (
 	kindReply  = "reply"
 	kindTweet  = "tweet"
 	kindThread = "thread"
+	// kindRetweet is a recycled evergreen post, reposted.
+	kindRetweet = "retweet"
 
 	statusPosted    = "posted"    // X took it
 	statusQueued    = "queued"    // waiting in the approval queue

@@ -2,7 +2,6 @@ package autopilot
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -278,6 +277,18 @@ func (r *Runner) recoverPublishing(ctx context.Context) error {
 // (which queues them for approval when approval applies).
 func (r *Runner) publisherLoop(it *iter) error {
 	ctx := it.work
+	// Occurrences of recurring posts become scheduled drafts ahead of
+	// their time; from then on they are published like any other.
+	made, err := r.d.Workflow.MakeOccurrences(ctx, r.sched.loc)
+	if err != nil {
+		return err
+	}
+	if made > 0 {
+		it.note("%s of recurring posts scheduled", plural(made, "occurrence", "occurrences"))
+	}
+	if err := r.fillEmptySlots(it); err != nil {
+		return err
+	}
 	list, err := r.d.Workflow.DueDrafts(ctx, 20)
 	if err != nil {
 		return err
@@ -294,18 +305,18 @@ func (r *Runner) publisherLoop(it *iter) error {
 		if err != nil {
 			return err
 		}
-		kind, tool := kindTweet, "x_post_tweet"
-		var params any = actions.PostParams{Text: d.Content}
-		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
-		if d.ContentType == "thread" {
-			var tweets []string
-			if err := json.Unmarshal([]byte(d.Content), &tweets); err != nil {
-				r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
-				it.note("draft %d: stored thread is unreadable", d.ID)
-				continue
-			}
-			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
-			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
+		tool, params, err := workflow.DraftCall(d.ContentType, d.Content, d.EvergreenTweetID)
+		if err != nil {
+			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
+			it.note("draft %d: %v", d.ID, err)
+			continue
+		}
+		kind, capped := kindTweet, c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
+		switch tool {
+		case "x_post_thread":
+			kind, capped = kindThread, c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
+		case "x_retweet":
+			kind, capped = kindRetweet, false
 		}
 		if capped {
 			it.note("draft %d waits: the %s cap is reached", d.ID, kind)
@@ -342,6 +353,14 @@ func (r *Runner) publisherLoop(it *iter) error {
 		default:
 			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
 		}
+		if d.EvergreenTweetID != "" && apperr.CodeOf(err) == apperr.XNotFound {
+			// The post was deleted on X: it is never picked again.
+			if gerr := r.d.Workflow.MarkEvergreenGone(ctx, d.EvergreenTweetID); gerr != nil {
+				return gerr
+			}
+			it.note("evergreen post %s is gone from X", d.EvergreenTweetID)
+			continue
+		}
 		if err != nil {
 			if isPolicyDenial(apperr.CodeOf(err)) {
 				it.retryAt = resetOf(err, r.now())
@@ -372,3 +391,22 @@ func (r *Runner) housekeepingLoop(it *iter) error {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// fillEmptySlots gives queue slots still empty FillLead before their time
+// the best eligible evergreen post, when [evergreen] asks for it.
+func (r *Runner) fillEmptySlots(it *iter) error {
+	eg := r.cfg.Evergreen
+	if !eg.Enabled || !eg.FillEmptySlots {
+		return nil
+	}
+	p, err := r.cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	filled, err := r.d.Workflow.FillEmptySlots(it.work, p, workflow.EvergreenRules{
+		MinInterval: time.Duration(eg.MinIntervalDays) * 24 * time.Hour, MaxRecycles: eg.MaxRecycles, Mode: eg.Mode})
+	for _, f := range filled {
+		it.note("queue slot %s given evergreen post %s (draft %d)", f.At.In(p.Loc).Format(time.RFC3339), f.TweetID, f.DraftID)
+	}
+	return err
+}

@@ -20,7 +20,7 @@ const DefaultAccountName = "default"
 // accountKeys are the keys an [accounts.NAME] section may set: what may
 // differ between brands run from one home. Everything else (X app
 // credentials, LLM, storage, the MCP server) is shared by the home.
-var accountKeys = []string{"approval_mode", "business", "intervals", "limits", "mcp_policy", "mode", "queue", "schedule", "scoring", "targets"}
+var accountKeys = []string{"approval_mode", "business", "evergreen", "intervals", "limits", "mcp_policy", "mode", "queue", "schedule", "scoring", "targets"}
 
 // AccountKeys lists the keys an [accounts.NAME] section may set.
 func AccountKeys() []string { return slices.Clone(accountKeys) }

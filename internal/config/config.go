@@ -35,6 +35,7 @@ type Config struct {
 	Media     Media     `toml:"media"`
 	Schedule  Schedule  `toml:"schedule"`
 	Queue     Queue     `toml:"queue"`
+	Evergreen Evergreen `toml:"evergreen"`
 	Intervals Intervals `toml:"intervals"`
 	Targets   Targets   `toml:"targets"`
 	Breaker   Breaker   `toml:"circuit_breaker"`
@@ -240,6 +241,16 @@ type Queue struct {
 	LateGraceMinutes int      `toml:"late_grace_minutes" doc:"How late a missed queue slot may still publish. Not applied yet: today the publisher posts a missed item whenever it next runs."`
 }
 
+// Evergreen configures recycling the account's best posts into queue
+// slots nobody filled.
+type Evergreen struct {
+	Enabled         bool   `toml:"enabled" doc:"Recycle the posts marked with mark_evergreen; off, they are kept but never recycled."`
+	MinIntervalDays int    `toml:"min_interval_days" doc:"Days before one evergreen post may be recycled again."`
+	MaxRecycles     int    `toml:"max_recycles" doc:"Times one evergreen post is recycled at most."`
+	FillEmptySlots  bool   `toml:"fill_empty_slots" doc:"A queue slot still empty 2 hours before its time gets the best eligible evergreen post (highest engagement when marked or last read), published through the gateway when the slot comes."`
+	Mode            string `toml:"mode" doc:"How a post is recycled: repost (x_retweet; a post the account still reposts stays as it is on X), requote (x_quote_tweet with the post's next stored variant as the comment) or variant (a new post with the next stored variant). requote and variant pick only posts marked with variants."`
+}
+
 // Intervals pace the autopilot loops.
 type Intervals struct {
 	MentionsSeconds  int `toml:"mentions_check_seconds" doc:"Mentions loop interval."`
@@ -329,10 +340,11 @@ func Default() Config {
 			MaxMutationsPerHour: 20,
 			MaxPendingApprovals: 500,
 		},
-		Gateway:  Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
-		Media:    Media{MaxURLBytes: 64 << 20},
-		Schedule: Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},
-		Queue:    Queue{MinGapMinutes: 60, LateGraceMinutes: 15},
+		Gateway:   Gateway{MemoryWindowSeconds: 30, DBWindowSeconds: 300, ApprovalExpiryHours: 24},
+		Media:     Media{MaxURLBytes: 64 << 20},
+		Schedule:  Schedule{Timezone: "UTC", ActiveHoursStart: 8, ActiveHoursEnd: 22, ActiveDays: []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}},
+		Queue:     Queue{MinGapMinutes: 60, LateGraceMinutes: 15},
+		Evergreen: Evergreen{MinIntervalDays: 30, MaxRecycles: 3, Mode: "repost"},
 		Intervals: Intervals{
 			MentionsSeconds: 300, DiscoverySeconds: 900, ContentSeconds: 10800,
 			ThreadSeconds: 604800, TargetsSeconds: 1800, AnalyticsSeconds: 3600, JitterPercent: 20,

@@ -521,6 +521,9 @@ func (c *Config) Validate() error {
 	if _, err := queue.ParseSlots(c.Queue.Slots); err != nil {
 		add("queue.slots", "%v", err)
 	}
+	positive("evergreen.min_interval_days", c.Evergreen.MinIntervalDays)
+	positive("evergreen.max_recycles", c.Evergreen.MaxRecycles)
+	oneOf("evergreen.mode", c.Evergreen.Mode, "repost", "requote", "variant")
 	for key, v := range map[string]int{"queue.min_gap_minutes": c.Queue.MinGapMinutes, "queue.max_per_day": c.Queue.MaxPerDay, "queue.late_grace_minutes": c.Queue.LateGraceMinutes} {
 		if v < 0 {
 			add(key, "must not be negative (got %d)", v)

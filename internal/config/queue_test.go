@@ -92,3 +92,62 @@ func TestQueueConfigRejected(t *testing.T) {
 		})
 	}
 }
+
+const evergreenAccounts = `
+[evergreen]
+enabled = true
+min_interval_days = 14
+max_recycles = 5
+fill_empty_slots = true
+mode = "requote"
+
+[accounts.brand_b.evergreen]
+mode = "variant"
+max_recycles = 1
+`
+
+func TestEvergreenConfigOverridablePerAccount(t *testing.T) {
+	home := t.TempDir()
+	cfg, _ := mustLoad(t, home, writeFile(t, home, "config.toml", evergreenAccounts), nil)
+	want := config.Evergreen{Enabled: true, MinIntervalDays: 14, MaxRecycles: 5, FillEmptySlots: true, Mode: "requote"}
+	if cfg.Evergreen != want {
+		t.Errorf("default account's evergreen = %+v, want %+v", cfg.Evergreen, want)
+	}
+	b, err := cfg.ForAccount("brand_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Mode, want.MaxRecycles = "variant", 1
+	if b.Evergreen != want {
+		t.Errorf("brand_b's evergreen = %+v, want %+v (its mode and cap, the rest inherited)", b.Evergreen, want)
+	}
+	if d := config.Default().Evergreen; d.Enabled || d.FillEmptySlots || d.Mode != "repost" || d.MinIntervalDays != 30 || d.MaxRecycles != 3 {
+		t.Errorf("default evergreen = %+v", d)
+	}
+}
+
+func TestEvergreenConfigRejected(t *testing.T) {
+	tests := []struct{ name, toml, wantKey string }{
+		{"mode", "[evergreen]\nmode = \"retweet\"\n", "evergreen.mode"},
+		{"interval", "[evergreen]\nmin_interval_days = 0\n", "evergreen.min_interval_days"},
+		{"recycles", "[evergreen]\nmax_recycles = -1\n", "evergreen.max_recycles"},
+		{"mode of an account", "[accounts.b.evergreen]\nmode = \"copy\"\n", "accounts.b.evergreen.mode"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			_, _, err := load(t, home, writeFile(t, home, "config.toml", tc.toml), nil)
+			es, ok := config.AsErrors(err)
+			if !ok {
+				t.Fatalf("Load error = %v; want field errors", err)
+			}
+			var keys []string
+			for _, e := range es {
+				keys = append(keys, e.Key)
+			}
+			if !slices.Contains(keys, tc.wantKey) {
+				t.Fatalf("error keys = %v; want %s", keys, tc.wantKey)
+			}
+		})
+	}
+}

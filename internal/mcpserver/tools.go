@@ -15,5 +15,7 @@ func Registry() []*Tool {
 	all = append(all, discoveryTools()...)
 	all = append(all, contentTools()...)
 	all = append(all, queueTools()...)
+	all = append(all, recurringTools()...)
+	all = append(all, evergreenTools()...)
 	return all
 }

@@ -50,6 +50,10 @@ type Draft struct {
 	PostedTweetID string   `json:"posted_tweet_id,omitempty"`
 	CreatedAt     string   `json:"created_at"`
 	UpdatedAt     string   `json:"updated_at"`
+	// RecurringID is the recurring post this occurrence belongs to.
+	RecurringID int64 `json:"recurring_id,omitempty"`
+	// EvergreenTweetID is the evergreen post this item recycles.
+	EvergreenTweetID string `json:"evergreen_tweet_id,omitempty"`
 }
 
 // ComposeResult is compose_tweet's data.
@@ -133,9 +137,14 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 // queue sends the draft's post through the gateway; composer mode routes it
 // to approval, and the draft remembers the queue id.
 func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via *policy.Decision, caller string) error {
-	tool, params := "x_post_tweet", any(actions.PostParams{Text: d.Text})
+	body := d.Text
 	if d.ContentType == "thread" {
-		tool, params = "x_post_thread", actions.ThreadParams{Tweets: d.Tweets}
+		b, _ := json.Marshal(d.Tweets)
+		body = string(b)
+	}
+	tool, params, err := DraftCall(d.ContentType, body, d.EvergreenTweetID)
+	if err != nil {
+		return err
 	}
 	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: caller, Via: via})
 	if err != nil {
@@ -177,12 +186,12 @@ func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source str
 }
 
 const draftCols = `id, content_type, content, topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
-	COALESCE(posted_tweet_id,''), created_at, updated_at`
+	COALESCE(posted_tweet_id,''), created_at, updated_at, COALESCE(recurring_id,0), COALESCE(evergreen_tweet_id,'')`
 
 func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	var d Draft
 	var body string
-	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt)
+	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt, &d.RecurringID, &d.EvergreenTweetID)
 	if err != nil {
 		return d, err
 	}
@@ -307,8 +316,12 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 	case u.Content != nil && len(u.Tweets) > 0:
 		return nil, apperr.New(apperr.InvalidInput, "content, tweets: give one, not both")
 	case u.Content != nil:
-		if d.ContentType != "tweet" {
+		switch d.ContentType {
+		case "tweet", ContentQuote:
+		case "thread":
 			return nil, apperr.New(apperr.InvalidInput, "content: draft %d is a thread; pass tweets", id)
+		default:
+			return nil, apperr.New(apperr.InvalidInput, "content: draft %d is a %s, which has no text of its own", id, d.ContentType)
 		}
 		if err := validateDraft(*u.Content, nil); err != nil {
 			return nil, err

@@ -3,6 +3,10 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // Draft statuses the scheduled publisher moves drafts through.
@@ -21,11 +25,14 @@ type DueDraft struct {
 	// Content is the text, or a thread's posts as a JSON array.
 	Content string
 	Topic   string
+	// EvergreenTweetID is the post a recycled evergreen item reposts or
+	// quotes (or whose variant it posts).
+	EvergreenTweetID string
 }
 
 // DueDrafts lists up to limit scheduled drafts due now, earliest first.
 func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic, COALESCE(evergreen_tweet_id, '') FROM drafts WHERE account_id = ? AND status = ?
 		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
 	if err != nil {
 		return nil, dbErr(err, "read scheduled drafts")
@@ -34,7 +41,7 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	var out []DueDraft
 	for rows.Next() {
 		var d DueDraft
-		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic); err != nil {
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic, &d.EvergreenTweetID); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
 		}
 		out = append(out, d)
@@ -81,4 +88,23 @@ func (s *Service) FailPublishing(ctx context.Context) (int64, error) {
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// DraftCall is the gateway call that publishes a stored item: a post, a
+// thread (content is its posts as a JSON array), or a recycled evergreen
+// post, reposted or quoted.
+func DraftCall(contentType, content, evergreenTweetID string) (tool string, params any, err error) {
+	switch contentType {
+	case "thread":
+		var tweets []string
+		if err := json.Unmarshal([]byte(content), &tweets); err != nil {
+			return "", nil, apperr.Wrap(apperr.ValidationError, err, "content: the stored thread is unreadable: %v", err)
+		}
+		return "x_post_thread", actions.ThreadParams{Tweets: tweets}, nil
+	case ContentRepost:
+		return "x_retweet", actions.TweetIDParams{TweetID: evergreenTweetID}, nil
+	case ContentQuote:
+		return "x_quote_tweet", actions.PostParams{Text: content, QuotedTweetID: evergreenTweetID}, nil
+	}
+	return "x_post_tweet", actions.PostParams{Text: content}, nil
 }
