@@ -215,7 +215,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"poll": map[string]any{"options": []string{"yes", "no"}, "duration_minutes": 60}}) // 400
 	_, edited := c.json("POST", "/2/tweets", map[string]any{"text": "spec check, edited", "edit_options": map[string]any{"previous_post_id": mine}})
 	editedID := edited["data"].(map[string]any)["id"].(string)
-	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of a poll", "edit_options": map[string]any{"previous_post_id": pollTweet}}) // 403
+	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of a poll", "edit_options": map[string]any{"previous_post_id": pollTweet}})    // 403
 	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of an old version", "edit_options": map[string]any{"previous_post_id": mine}}) // 403
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
