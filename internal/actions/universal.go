@@ -223,7 +223,9 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 	case ok && ep.Undo != nil:
 		var id string
 		switch {
-		case e.Kind == xrequest.KindTweetCreate:
+		case e.Kind == xrequest.KindTweetCreate || e.Kind == xrequest.KindTweetEdit:
+			// Undone through the id X returned: the new post, or the new
+			// version of the one edited.
 			var body struct {
 				Data struct {
 					ID string `json:"id"`
@@ -253,6 +255,8 @@ func unknownRawNote(e xrequest.Effect, ep xapi.Endpoint, known bool, status stri
 	switch e.Kind {
 	case xrequest.KindTweetCreate:
 		check = "look for the post among your own recent posts (x_get_me for your id, then x_get_user_tweets)"
+	case xrequest.KindTweetEdit:
+		check = "read the edited post's edit_history_tweet_ids (x_get with tweet.fields=edit_controls) for a newer version"
 	case xrequest.KindLike:
 		check = "look for the post among your likes (x_get_liked_tweets)"
 	case xrequest.KindFollow:
