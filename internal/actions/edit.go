@@ -70,7 +70,8 @@ func editMutation() Mutation {
 		Description: "Edit one of your posts: X makes a new version with a new id and keeps the earlier ones in its edit history. " +
 			"X allows it for 30 minutes after the first version, at most 5 times, on the latest version, and not on a post with a poll; " +
 			"the post is read first and edit_window_closed answers, with nothing sent, when less than a minute of the window is left. " +
-			"Approval is asked by default, and a queued edit expires when its window closes."},
+			"Approval is asked by default, and a queued edit expires when its window closes. " +
+			"The undo is an edit back to the earlier text while X still allows one; a delete is none, since it removes every version."},
 		func(in EditParams, _ Env) (any, error) {
 			in.Options = in.Options.normalized()
 			return in, in.Validate()
