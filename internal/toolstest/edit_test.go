@@ -171,3 +171,23 @@ func TestUniversalEditHasTheEditsPolicyAndIntent(t *testing.T) {
 		t.Fatalf("a plain raw post answered %d", posted.Status)
 	}
 }
+
+// TestEditOfUnknownOutcomeIsFoundOnX: an edit X applied but whose answer
+// was lost is found on X (a newer version with the new text) when it is
+// asked again, and is not sent a second time.
+func TestEditOfUnknownOutcomeIsFoundOnX(t *testing.T) {
+	e, clk, _ := editEnv(t, envOptions{permissive: true})
+	var orig actions.PostedTweet
+	executed(t, e.call("x_post_tweet", map[string]any{"text": "A post whose edit answer is lost."}), &orig)
+	e.Sim.SetFault("POST /2/tweets", xsim.Fault{ApplyThenFailNext: 1})
+	args := map[string]any{"tweet_id": orig.ID, "text": "A post whose edit answer was lost."}
+	e.call("x_edit_tweet", args).fails(t, apperr.XOutcomeUnknown)
+	if n := e.counters()[xsim.CountTweetsEdited]; n != 1 {
+		t.Fatalf("tweets_edited = %d after the lost answer, want 1", n)
+	}
+	clk.Advance(time.Minute)
+	r := e.call("x_edit_tweet", args).ok(t, nil)
+	if n := e.counters()[xsim.CountTweetsEdited]; n != 1 {
+		t.Fatalf("asking again edited again (%d edits): %s", n, r.Data)
+	}
+}
