@@ -30,6 +30,18 @@ func (c *cli) showItem(ctx context.Context, a *app.App, it *gateway.ApprovalItem
 		return nil
 	}
 	fmt.Fprintf(c.stdout, "  %s: %s\n", act.Verb, c.describeTarget(ctx, a, act.Target))
+	// An edit shows the text it replaces beside the new one.
+	if id, text, ok := describe.EditOf(it.Tool, it.EquivalentTool, it.Params); ok {
+		old := ""
+		if x, err := a.XClient(); err == nil {
+			rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			if posts, err := describe.Posts(rctx, x, []string{id}); err == nil {
+				old = posts[id].Text
+			}
+			cancel()
+		}
+		fmt.Fprintf(c.stdout, "  %s\n", describe.EditLine(id, old, text))
+	}
 	return nil
 }
 

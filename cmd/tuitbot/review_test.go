@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,7 +52,15 @@ func TestReviewShowsWhatIsDecided(t *testing.T) {
 	if env := p.callTool(t, 6, "x_follow_user", map[string]any{"target_user_id": gabe.ID}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
 		t.Fatalf("x_follow_user was not routed to approval: %+v %s", env.Error, env.Data)
 	}
+	// An edit shows the text it replaces and the new one.
+	const edited = "A post a reviewer will later be asked to edit."
+	if env := p.callTool(t, 7, "x_edit_tweet", map[string]any{"tweet_id": tweetID, "text": edited}); !strings.Contains(string(env.Data), `"routed_to_approval":true`) {
+		t.Fatalf("x_edit_tweet was not routed to approval: %+v %s", env.Error, env.Data)
+	}
 	p.stop(t)
+	edit := h.ok(t, "approve", "show", "6", "--sandbox")
+	mustContain(t, "approve show of an edit", edit.stdout, "edits: post "+tweetID+" by @tuitbot_demo",
+		fmt.Sprintf("Edits post %s: %q -> %q", tweetID, text, edited))
 
 	del := h.ok(t, "approve", "show", "2", "--sandbox")
 	mustContain(t, "approve show of a delete", del.stdout, "deletes: post "+tweetID+" by @tuitbot_demo", text, "posted ")

@@ -20,12 +20,13 @@ import (
 type paramShape int
 
 const (
-	shapeNone       paramShape = iota
-	shapePost                  // PostParams
-	shapeTweet                 // TweetIDParams
-	shapeUser                  // UserIDParams
-	shapeList                  // ListIDParams
-	shapeListMember            // ListMemberParams
+	shapeNone paramShape = iota
+	shapePost       // PostParams
+	shapeTweet      // TweetIDParams
+	shapeUser       // UserIDParams
+	shapeList       // ListIDParams
+	shapeListMember // ListMemberParams
+	shapeEdit       // EditParams
 )
 
 // paramShapes gives each typed tool's parameter shape, from its arguments'
@@ -44,6 +45,8 @@ func paramShapes() map[string]paramShape {
 			out[m.Name] = shapeList
 		case reflect.TypeFor[ListMemberParams]():
 			out[m.Name] = shapeListMember
+		case reflect.TypeFor[EditParams]():
+			out[m.Name] = shapeEdit
 		}
 	}
 	return out
@@ -68,6 +71,12 @@ func requestIntent(c *xrequest.Checked, shapes map[string]paramShape) (string, j
 	switch shapes[tool] {
 	case shapePost:
 		p, ok := postIntent(c)
+		if !ok {
+			return "", nil, false
+		}
+		v = p
+	case shapeEdit:
+		p, ok := editIntent(c)
 		if !ok {
 			return "", nil, false
 		}
@@ -179,6 +188,34 @@ func postIntent(c *xrequest.Checked) (rawPostIntent, bool) {
 		}
 	}
 	return p, true
+}
+
+// rawEditIntent is a v2 edit body read as EditParams, with every other
+// field of the body kept beside them, as rawPostIntent does for a post.
+type rawEditIntent struct {
+	EditParams
+	Extra map[string]any `json:"x_request_extra,omitempty"`
+}
+
+// editIntent reads a POST /2/tweets body with edit_options: the post it
+// edits, its text and media. Anything else an edit body holds (a reply or
+// a quote X refuses, reply settings) makes it another intent.
+func editIntent(c *xrequest.Checked) (rawEditIntent, bool) {
+	p, ok := postIntent(c)
+	eo, isMap := p.Extra["edit_options"].(map[string]any)
+	if !ok || !isMap || p.InReplyToID != "" || p.QuotedTweetID != "" {
+		return rawEditIntent{}, false
+	}
+	id, _ := eo["previous_post_id"].(string)
+	if id == "" || len(eo) != 1 {
+		return rawEditIntent{}, false
+	}
+	delete(p.Extra, "edit_options")
+	out := rawEditIntent{EditParams: EditParams{TweetID: id, Text: p.Text, MediaIDs: p.MediaIDs}}
+	if len(p.Extra) > 0 {
+		out.Extra = p.Extra
+	}
+	return out, true
 }
 
 // threadIntent is a thread's intent: a thread of one post is that post,

@@ -38,6 +38,7 @@ func TestUniversalRequestsHaveTheTypedIntent(t *testing.T) {
 		{"x_post_tweet", PostParams{Text: "t", MediaIDs: []string{"5", "6"}}, raw("POST", "", "/2/tweets", `{"text":"t","media":{"media_ids":["5","6"]}}`)},
 		{"x_reply_to_tweet", PostParams{Text: "t", InReplyToID: "7"}, raw("POST", "upload.x.com", "/2/tweets", `{"text":"t","reply":{"in_reply_to_tweet_id":"7"}}`)},
 		{"x_quote_tweet", PostParams{Text: "t", QuotedTweetID: "7"}, raw("POST", "upload.twitter.com", "/2/tweets", `{"quote_tweet_id":"7","text":"t"}`)},
+		{"x_edit_tweet", EditParams{TweetID: "7", Text: "t"}, raw("POST", "", "/2/tweets", `{"edit_options":{"previous_post_id":"7"},"text":"t"}`)},
 		{"x_delete_tweet", TweetIDParams{TweetID: "7"}, raw("DELETE", "", "/2/tweets/7", "")},
 		{"x_like_tweet", TweetIDParams{TweetID: "7"}, raw("POST", "", "/2/users/1/likes", `{"tweet_id":"7"}`)},
 		{"x_unlike_tweet", TweetIDParams{TweetID: "7"}, raw("DELETE", "", "/2/users/1/likes/7", "")},
@@ -78,6 +79,22 @@ func TestUniversalRequestsHaveTheTypedIntent(t *testing.T) {
 	} {
 		if key("x_post", raw("POST", "", "/2/tweets", body)) == typed {
 			t.Errorf("x_post %s has x_post_tweet {text: t}'s intent", body)
+		}
+	}
+	// An edit is not a post, and an edit of another post or with more in
+	// its body is another edit.
+	edit := key("x_edit_tweet", EditParams{TweetID: "7", Text: "t"})
+	if edit == typed {
+		t.Error("an edit has the intent of a post with its text")
+	}
+	for _, body := range []string{
+		`{"text":"t"}`,
+		`{"text":"t","edit_options":{"previous_post_id":"8"}}`,
+		`{"text":"t","edit_options":{"previous_post_id":"7"},"reply_settings":"following"}`,
+		`{"text":"t2","edit_options":{"previous_post_id":"7"}}`,
+	} {
+		if key("x_post", raw("POST", "", "/2/tweets", body)) == edit {
+			t.Errorf("x_post %s has x_edit_tweet {tweet_id: 7, text: t}'s intent", body)
 		}
 	}
 	// A thread of more than one post is a thread.

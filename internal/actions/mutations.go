@@ -111,6 +111,7 @@ func Mutations() []Mutation {
 				in.Options = in.Options.normalized()
 				return in, in.Validate()
 			}, threadAction),
+		editMutation(),
 	}
 	out = append(out, engageMutations()...)
 	out = append(out, listMutations()...)

@@ -21,6 +21,7 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 	rawOwn := e.do("x_post_tweet", PostParams{Text: "to be deleted raw by the output check"}).Result.(PostedTweet).ID
 	list := e.do("x_list_create", ListCreateParams{Name: "output members"}).Result.(CreatedList).ID
 	doomed := e.do("x_list_create", ListCreateParams{Name: "output delete"}).Result.(CreatedList).ID
+	toEdit := e.do("x_post_tweet", PostParams{Text: "to be edited by the output check"}).Result.(PostedTweet).ID
 	dir := e.mediaDir()
 	var img bytes.Buffer
 	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 2, 2))); err != nil {
@@ -35,6 +36,7 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 		"x_reply_to_tweet":        ReplyInput{Text: "output reply", InReplyToID: foreign[0]},
 		"x_quote_tweet":           QuoteInput{Text: "output quote", QuotedTweetID: foreign[1]},
 		"x_delete_tweet":          TweetIDParams{TweetID: own},
+		"x_edit_tweet":            EditParams{TweetID: toEdit, Text: "edited by the output check"},
 		"x_post_thread":           ThreadParams{Tweets: []string{"output thread one", "output thread two"}},
 		"x_upload_media":          UploadInput{FilePath: pic, AltText: "a square"},
 		"x_upload_media_from_url": UploadURLInput{URL: e.mediaURL + "/pic.png", AltText: "a grey square"},

@@ -90,6 +90,26 @@ func TestRollbackGuidancePerTool(t *testing.T) {
 		}
 	})
 
+	t.Run("an edit undoes by editing back, typed or raw", func(t *testing.T) {
+		posted := e.do("x_post_tweet", PostParams{Text: "rollback before the edit"}).Result.(PostedTweet)
+		r := e.do("x_edit_tweet", EditParams{TweetID: posted.ID, Text: "rollback after the edit"})
+		ed := r.Result.(EditedTweet)
+		wantUndo(t, "x_edit_tweet", r.Rollback, "x_edit_tweet", map[string]any{"tweet_id": ed.ID, "text": "rollback before the edit"})
+		if !strings.Contains(r.Rollback.Note, "does not bring the earlier text back") {
+			t.Fatalf("the edit's undo note does not say a delete is no undo: %q", r.Rollback.Note)
+		}
+		raw := RawParams{Method: "POST", Host: "api.x.com", Path: "/2/tweets",
+			Body: `{"text":"rollback after the raw edit","edit_options":{"previous_post_id":"` + ed.ID + `"}}`}
+		r = e.do("x_post", raw)
+		var body struct {
+			Data struct{ ID string } `json:"data"`
+		}
+		if err := json.Unmarshal(r.Result.(RawData).JSON, &body); err != nil || body.Data.ID == "" {
+			t.Fatalf("raw edit answered %+v (%v)", r.Result, err)
+		}
+		wantUndo(t, "x_post edit", r.Rollback, "x_edit_tweet", map[string]any{"tweet_id": body.Data.ID})
+	})
+
 	t.Run("delete is irreversible", func(t *testing.T) {
 		posted := e.do("x_post_tweet", PostParams{Text: "to be deleted"}).Result.(PostedTweet)
 		r := e.do("x_delete_tweet", TweetIDParams{TweetID: posted.ID})

@@ -224,6 +224,8 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 		var id string
 		switch {
 		case ep.Kind == xapi.EffectCreate:
+			// Undone through the id X returned: the new post or List, or the
+			// new version of the post edited.
 			var body struct {
 				Data struct {
 					ID string `json:"id"`
@@ -258,6 +260,8 @@ func unknownRawNote(e xrequest.Effect, ep xapi.Endpoint, known bool, status stri
 	switch e.Kind {
 	case xrequest.KindTweetCreate:
 		check = "look for the post among your own recent posts (x_get_me for your id, then x_get_user_tweets)"
+	case xrequest.KindTweetEdit:
+		check = "read the edited post's edit_history_tweet_ids (x_get with tweet.fields=edit_controls) for a newer version"
 	case xrequest.KindLike:
 		check = "look for the post among your likes (x_get_liked_tweets)"
 	case xrequest.KindFollow:

@@ -30,6 +30,7 @@ const (
 	ValidationError     Code = "validation_error"
 	InvalidInput        Code = "invalid_input"
 	TweetTooLong        Code = "tweet_too_long"
+	EditWindowClosed    Code = "edit_window_closed"
 	LLMError            Code = "llm_error"
 	LLMNotConfigured    Code = "llm_not_configured"
 	UnsupportedMedia    Code = "unsupported_media_type"
@@ -85,6 +86,7 @@ var table = map[Code]Info{
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
 	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},
 	TweetTooLong:        {TweetTooLong, false, "The text exceeds 280 weighted characters."},
+	EditWindowClosed:    {EditWindowClosed, false, "X takes no edit of this post now: it is not the account's own, not its latest version, has a poll (or is otherwise not edit eligible), has no edits left (5 at most), or its 30-minute window ends within a minute; the message says which and names the field. Nothing was sent: post anew or reply with the correction."},
 	LLMError:            {LLMError, true, "The LLM provider failed."},
 	LLMNotConfigured:    {LLMNotConfigured, false, "No LLM provider is configured."},
 	UnsupportedMedia:    {UnsupportedMedia, false, "The file type is not jpg, png, webp, gif or mp4, or the declared type disagrees with the bytes."},

@@ -404,13 +404,13 @@ func TestXWriteMethodsAreFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"PostTweet", "DeleteTweet", "Like", "Unlike", "Retweet", "Unretweet", "Bookmark", "Unbookmark",
-		"Follow", "Unfollow", "UploadMedia", "SetAltText", "Raw"} {
+		"Follow", "Unfollow", "UploadMedia", "SetAltText", "Raw", "EditTweet"} {
 		if !writes[m] {
 			t.Errorf("(*xapi.Client).%s is not recognised as a write method", m)
 		}
 	}
 	for _, m := range []string{"Me", "MyUserID", "GetTweet", "GetTweets", "SearchRecent", "GetUser", "Mentions", "HomeTimeline",
-		"Followers", "Ready", "AccountID", "RateLimits"} {
+		"Followers", "Ready", "AccountID", "RateLimits", "EditState"} {
 		if writes[m] {
 			t.Errorf("(*xapi.Client).%s is a read but is recognised as a write method", m)
 		}

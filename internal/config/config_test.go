@@ -626,7 +626,7 @@ func TestRequireApprovalForSetTracksTheUser(t *testing.T) {
 		{"file without the key", "[mcp_policy]\nblocked_tools = [\"x_post_tweet\"]\n", nil, false},
 		{"file sets the key", "[mcp_policy]\nrequire_approval_for = [\"x_like_tweet\"]\n", nil, true},
 		{"file sets an empty list", "[mcp_policy]\nrequire_approval_for = []\n", nil, true},
-		{"file repeats the default list", "[mcp_policy]\nrequire_approval_for = [\"x_post_tweet\", \"x_reply_to_tweet\", \"x_quote_tweet\", \"x_post_thread\", \"x_follow_user\", \"x_like_tweet\"]\n", nil, false},
+		{"file repeats the default list", "[mcp_policy]\nrequire_approval_for = [\"x_post_tweet\", \"x_reply_to_tweet\", \"x_quote_tweet\", \"x_post_thread\", \"x_follow_user\", \"x_like_tweet\", \"x_edit_tweet\"]\n", nil, false},
 		{"environment sets the key", "", env{"TUITBOT_MCP_POLICY__REQUIRE_APPROVAL_FOR": "x_like_tweet"}, true},
 	}
 	for _, tt := range tests {

@@ -77,6 +77,8 @@ var words = map[string]wording{
 		effect: "Posts this text with the post shown quoted under it."},
 	"x_post_thread": {name: "Thread", plural: "Threads", verb: "posts",
 		effect: "Posts these posts as a thread, each one replying to the one before."},
+	"x_edit_tweet": {name: "Edit post", titled: "Edit %s's post", plural: "Edits", verb: "edits", kind: KindPost, param: "tweet_id",
+		effect: "Replaces the text of the post shown with this text: X makes a new version with a new id and keeps the earlier one in the post's edit history."},
 	"x_delete_tweet": {name: "Delete post", plural: "Deletes", verb: "deletes", kind: KindPost, param: "tweet_id",
 		effect: "Removes this post from X for good: a deleted post cannot be brought back."},
 	"x_like_tweet": {name: "Like", titled: "Like %s's post", plural: "Likes", verb: "likes", kind: KindPost, param: "tweet_id",
@@ -145,17 +147,22 @@ func Of(tool, equivalent string, params json.RawMessage) Action {
 	return a
 }
 
-// rawTarget finds the target of a universal request in its path, where
-// X's write endpoints name the post or account they change.
+// rawTarget finds the target of a universal request where X's write
+// endpoints name the post or account they change: in the path, or for an
+// edit in the body.
 func rawTarget(w wording, params json.RawMessage) Target {
 	var p struct {
 		Method string `json:"method"`
 		Path   string `json:"path"`
+		Body   string `json:"body"`
 	}
 	if w.kind == KindNone || json.Unmarshal(params, &p) != nil {
 		return Target{}
 	}
 	e := xrequest.Classify(p.Method, p.Path)
+	if c, err := xrequest.Check(xrequest.Request{Method: p.Method, Path: p.Path, Body: p.Body}); err == nil {
+		e = xrequest.ClassifyChecked(c)
+	}
 	id := e.TweetID
 	if w.kind == KindUser {
 		id = e.TargetUserID
@@ -164,6 +171,46 @@ func rawTarget(w wording, params json.RawMessage) Target {
 		return Target{}
 	}
 	return Target{Kind: w.kind, ID: id}
+}
+
+// EditOf reads an edit, typed or universal, as the post it edits and its
+// new text; ok is false for any other call.
+func EditOf(tool, equivalent string, params json.RawMessage) (postID, newText string, ok bool) {
+	if tool != "x_edit_tweet" && equivalent != "x_edit_tweet" {
+		return "", "", false
+	}
+	var p struct {
+		TweetID string `json:"tweet_id"`
+		Text    string `json:"text"`
+		Body    string `json:"body"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", "", false
+	}
+	if tool != "x_edit_tweet" {
+		var b struct {
+			Text        string `json:"text"`
+			EditOptions struct {
+				PreviousPostID string `json:"previous_post_id"`
+			} `json:"edit_options"`
+		}
+		if json.Unmarshal([]byte(p.Body), &b) != nil {
+			return "", "", false
+		}
+		p.TweetID, p.Text = b.EditOptions.PreviousPostID, b.Text
+	}
+	return p.TweetID, p.Text, p.TweetID != ""
+}
+
+// EditLine says what an edit changes, in one line for a terminal:
+// `Edits post N: "old" -> "new"`. old is empty when the post could not be
+// read.
+func EditLine(postID, oldText, newText string) string {
+	was := fmt.Sprintf("%q", oldText)
+	if oldText == "" {
+		was = "(its text could not be read)"
+	}
+	return fmt.Sprintf("Edits post %s: %s -> %q", postID, was, newText)
 }
 
 // Tools lists the tools the table describes, for tests.

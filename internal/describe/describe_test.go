@@ -63,6 +63,10 @@ func TestOf(t *testing.T) {
 		{"a follow names its account", "x_follow_user", "", json.RawMessage(`{"target_user_id":"77"}`), "Follow", "@gabe", "Follow @gabe", Target{KindUser, "77"}},
 		{"an unknown account keeps the name", "x_mute_user", "", json.RawMessage(`{"target_user_id":"77"}`), "Mute", "", "Mute", Target{KindUser, "77"}},
 		{"a reply names the post it answers", "x_reply_to_tweet", "", json.RawMessage(`{"text":"hi","in_reply_to_id":"5"}`), "Reply", "@ann", "Reply to @ann", Target{KindPost, "5"}},
+		{"an edit names the post it edits", "x_edit_tweet", "", json.RawMessage(`{"tweet_id":"44","text":"new"}`), "Edit post", "@me", "Edit @me's post", Target{KindPost, "44"}},
+		{"a raw edit names the post it edits", "x_post", "x_edit_tweet",
+			json.RawMessage(`{"method":"POST","host":"api.x.com","path":"/2/tweets","body":"{\"text\":\"new\",\"edit_options\":{\"previous_post_id\":\"45\"}}"}`),
+			"Edit post", "", "Edit post", Target{KindPost, "45"}},
 		{"a post has no target", "x_post_tweet", "", json.RawMessage(`{"text":"hi"}`), "Post", "@x", "Post", Target{}},
 		{"a raw delete of a post reads as a delete", "x_delete", "x_delete_tweet", raw("DELETE", "/2/tweets/321"), "Delete post", "", "Delete post", Target{KindPost, "321"}},
 		{"a raw unfollow names the account", "x_delete", "x_unfollow_user", raw("DELETE", "/2/users/1/following/88"), "Unfollow", "@bo", "Unfollow @bo", Target{KindUser, "88"}},
@@ -211,5 +215,28 @@ func TestAgoAndCount(t *testing.T) {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestEditLine: an edit, typed or universal, reads as the post it edits
+// with its old and new text.
+func TestEditLine(t *testing.T) {
+	for _, tc := range []struct {
+		tool, equiv string
+		params      string
+	}{
+		{"x_edit_tweet", "", `{"tweet_id":"44","text":"new words"}`},
+		{"x_post", "x_edit_tweet", `{"method":"POST","path":"/2/tweets","body":"{\"text\":\"new words\",\"edit_options\":{\"previous_post_id\":\"44\"}}"}`},
+	} {
+		id, text, ok := EditOf(tc.tool, tc.equiv, json.RawMessage(tc.params))
+		if !ok || id != "44" || text != "new words" {
+			t.Fatalf("EditOf(%s) = %q %q %v", tc.tool, id, text, ok)
+		}
+		if got, want := EditLine(id, "old words", text), `Edits post 44: "old words" -> "new words"`; got != want {
+			t.Fatalf("EditLine = %q, want %q", got, want)
+		}
+	}
+	if _, _, ok := EditOf("x_post_tweet", "", json.RawMessage(`{"text":"t"}`)); ok {
+		t.Fatal("a post reads as an edit")
 	}
 }

@@ -22,8 +22,15 @@ const (
 	ApprovalExpired  = "expired"
 )
 
-func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, ident identity, equiv string, d policy.Decision) (int64, error) {
+// enqueue queues a call for approval. The item expires after ApprovalTTL,
+// or at until when that is sooner (the end of an edit's window: an
+// approval after it could not be carried out).
+func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.RawMessage, ident identity, equiv string, d policy.Decision, until time.Time) (int64, error) {
 	now := g.opts.Now()
+	expires := now.Add(g.opts.ApprovalTTL)
+	if !until.IsZero() && until.Before(expires) {
+		expires = until
+	}
 	// The count runs in the caller's write transaction, so concurrent
 	// callers cannot overshoot the bound together. An unbounded queue would
 	// let a runaway agent bury the items a human must see.
@@ -48,12 +55,12 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 		params_hash, intent_key, matched_rule_id, reason, caller, loop_name, status, created_at, expires_at, idempotency_key, target_tweet_id)
 		VALUES (?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULLIF(?,''), NULLIF(?,'')) RETURNING id`,
 		g.opts.AccountID, c.Tool, equiv, string(params), string(params), ident.hash, ident.intent, d.RuleID, d.Reason, callerOf(c), c.Loop,
-		ts(now), ts(now.Add(g.opts.ApprovalTTL)), c.IdempotencyKey, targetOf(g.actions[c.Tool], params)).Scan(&id)
+		ts(now), ts(expires), c.IdempotencyKey, targetOf(g.actions[c.Tool], params)).Scan(&id)
 	if err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}
 	it := ApprovalItem{ID: id, Tool: c.Tool, EquivalentTool: equiv, Params: params, OriginalParams: params, MatchedRuleID: d.RuleID,
-		Reason: d.Reason, Caller: callerOf(c), Loop: c.Loop, Status: ApprovalPending, CreatedAt: ts(now), ExpiresAt: ts(now.Add(g.opts.ApprovalTTL))}
+		Reason: d.Reason, Caller: callerOf(c), Loop: c.Loop, Status: ApprovalPending, CreatedAt: ts(now), ExpiresAt: ts(expires)}
 	if err := g.notice(ctx, q, NoticeCreated, it, ident.hash); err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: record its notification: %v", err)
 	}

@@ -99,6 +99,14 @@ type Action struct {
 	// timeline). found true resolves an unknown outcome as happened, with
 	// data as its result. It never concludes that a call did not happen.
 	Verify func(ctx context.Context, params json.RawMessage) (data any, found bool, err error)
+	// Precheck, when set, reads X before a call is decided, once the call
+	// is known to repeat no earlier one (a repeat gets the earlier answer
+	// without it): an error refuses the call with nothing recorded or
+	// charged. A non-zero until is when the chance to make the call ends
+	// (an edit's window); an approval item for the call expires then when
+	// that is sooner than ApprovalTTL. The replay of an approved item does
+	// not run it: its Execute checks X again itself.
+	Precheck func(ctx context.Context, params json.RawMessage) (until time.Time, err error)
 }
 
 // Policy is the decision service the gateway consults.
@@ -427,6 +435,10 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if act.Parts != nil {
 		preq.Parts = act.Parts(params)
 	}
+	until, err := g.precheck(ctx, act, c, params, id)
+	if err != nil {
+		return Response{}, err
+	}
 	// 2, 3 and 4. One write transaction checks for an earlier identical
 	// call and, only when there is none, takes the policy decision with its
 	// quota reservation and records its durable effect: the pending audit
@@ -447,7 +459,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	// that order, so two calls never wait on each other crosswise). Caps
 	// are held by the counter rows' locks, which the reservation takes; the
 	// approval queue's bound by the account's lock.
-	err := g.opts.DB.LockedTx(ctx, g.callScopes(c, id), func(tx *sql.Tx) error {
+	err = g.opts.DB.LockedTx(ctx, g.callScopes(c, id), func(tx *sql.Tx) error {
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, id)
 		if err != nil || dup != nil {
@@ -486,7 +498,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		}
 		g.logDecision(ctx, q, decision)
 		if dec.Outcome == policy.RequireApproval {
-			item, err := g.enqueue(ctx, q, c, params, id, equiv, dec)
+			item, err := g.enqueue(ctx, q, c, params, id, equiv, dec, until)
 			if err != nil {
 				return err
 			}
@@ -551,6 +563,27 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	return Response{Kind: Executed, Result: res.Data, CorrelationID: corr, Rollback: res.Rollback, RetryCount: res.RetryCount,
 		Unknown: res.Unknown, AuditIncomplete: incomplete, notApplied: res.NotApplied != nil}, nil
+}
+
+// precheck runs act's Precheck for a call that repeats no earlier one. The
+// duplicate checks run first in a transaction that is always rolled back,
+// so a retried call gets its first answer even when X would now refuse it
+// (an edited post can be edited only in its newest version); the checks
+// run again, for real, with the decision.
+func (g *Gateway) precheck(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity) (time.Time, error) {
+	if act.Precheck == nil || c.approvalID != 0 {
+		return time.Time{}, nil
+	}
+	tx, err := g.opts.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return time.Time{}, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	}
+	dup, err := g.checkDuplicateQ(ctx, txQ{g.stmts, tx}, c, id)
+	_ = tx.Rollback()
+	if dup != nil || err != nil {
+		return time.Time{}, nil // answered, or refused, by the checks with the decision
+	}
+	return act.Precheck(ctx, params)
 }
 
 func (g *Gateway) execute(ctx context.Context, act *Action, params json.RawMessage) (res Result, err error) {

@@ -401,7 +401,7 @@ func TestBypassApproval(t *testing.T) {
 
 func TestDefaultConfigDecisions(t *testing.T) {
 	e := mustEngine(t, DefaultConfig())
-	for _, tool := range []string{"x_post_tweet", "x_reply_to_tweet", "x_quote_tweet", "x_post_thread", "x_follow_user", "x_like_tweet"} {
+	for _, tool := range []string{"x_post_tweet", "x_reply_to_tweet", "x_quote_tweet", "x_post_thread", "x_follow_user", "x_like_tweet", "x_edit_tweet"} {
 		wantDecision(t, e.Decide(req(tool), noUsage), RequireApproval, "compat:approval:"+tool, "")
 	}
 	wantDecision(t, e.Decide(req("x_unfollow_user"), noUsage), Allow, "", "")

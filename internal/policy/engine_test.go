@@ -90,8 +90,8 @@ func TestCompatRulePriorities(t *testing.T) {
 	}
 	// Compat rules are present even with a template and user rules;
 	// dry_run_mutations is a hard rule, not a compat one.
-	if len(compat) != 1+6 {
-		t.Fatalf("compat rules = %d, want 7", len(compat))
+	if len(compat) != 1+7 {
+		t.Fatalf("compat rules = %d, want 8", len(compat))
 	}
 	if compat[0].ID != "compat:blocked:x_retweet" || compat[1].ID != "compat:approval:x_post_tweet" {
 		t.Errorf("compat order = %s, %s", compat[0].ID, compat[1].ID)
@@ -288,8 +288,8 @@ func TestShadowWarnings(t *testing.T) {
 	if strings.Contains(w, `"compat:blocked:x_retweet"`) || !strings.Contains(w, "template:growth_aggressive:allow_all") {
 		t.Errorf("a blocked tool cannot be shadowed, approvals can:\n%s", w)
 	}
-	if got := len(e.Warnings()); got != 6 { // the six default approvals
-		t.Errorf("got %d warnings, want 6:\n%s", got, w)
+	if got := len(e.Warnings()); got != 7 { // the seven default approvals
+		t.Errorf("got %d warnings, want 7:\n%s", got, w)
 	}
 
 	cfg = bare()

@@ -16,6 +16,7 @@ func testTools() map[string]Category {
 		"x_reply_to_tweet": CatWrite,
 		"x_quote_tweet":    CatWrite,
 		"x_post_thread":    CatThread,
+		"x_edit_tweet":     CatWrite,
 		"x_follow_user":    CatEngage,
 		"x_unfollow_user":  CatEngage,
 		"x_like_tweet":     CatEngage,

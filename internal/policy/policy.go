@@ -213,7 +213,7 @@ func DefaultConfig() Config {
 		EnforceForMutations: true,
 		RequireApprovalFor: []string{
 			"x_post_tweet", "x_reply_to_tweet", "x_quote_tweet",
-			"x_post_thread", "x_follow_user", "x_like_tweet",
+			"x_post_thread", "x_follow_user", "x_like_tweet", "x_edit_tweet",
 		},
 		BlockedTools:        []string{},
 		MaxMutationsPerHour: 20,

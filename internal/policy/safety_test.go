@@ -181,7 +181,7 @@ func TestWarningsNameRulesThatNeverApply(t *testing.T) {
 			c := DefaultConfig()
 			c.EnforceForMutations = false
 			return c
-		}, []string{"enforce_for_mutations is off: 6 "}},
+		}, []string{"enforce_for_mutations is off: 7 "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -167,6 +167,7 @@ func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem
 // targetLabels name the target of each verb on the card.
 var targetLabels = map[string]string{
 	"answers": "The post this answers", "quotes": "The post this quotes", "deletes": "The post this deletes",
+	"edits": "The post as it stands, which this edits",
 }
 
 func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, now time.Time) itemView {

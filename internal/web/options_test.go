@@ -1,9 +1,15 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // TestApprovalShowsPostOptions: a queued post's poll and reply settings are
@@ -23,6 +29,41 @@ func TestApprovalShowsPostOptions(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s does not show %q", path, want)
 			}
+		}
+	}
+}
+
+// TestApprovalShowsAnEditsOldAndNewText: a queued edit's card names it an
+// edit of the account's post and shows the text as it stands beside the
+// new text.
+func TestApprovalShowsAnEditsOldAndNewText(t *testing.T) {
+	s := newSite(t, nil)
+	sim := s.a.Sim.Server
+	if sim == nil {
+		t.Fatal("the site's sandbox runs no emulator of its own")
+	}
+	const before, after = "The launch is on Tuesday.", "The launch is on Wednesday."
+	id, err := sim.PostAs(sim.DemoUserID(), before, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.mcpClient().CallTool(context.Background(), &mcp.CallToolParams{Name: "x_edit_tweet",
+		Arguments: map[string]any{"tweet_id": id, "text": after}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res.Content)
+	if !strings.Contains(string(raw), `routed_to_approval`) {
+		t.Fatalf("x_edit_tweet was not routed to approval: %s", raw)
+	}
+	c, _ := s.client()
+	code, body := s.get(c, "/approvals")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	for _, want := range []string{"Edit @" + xsim.DemoUsername + "&#39;s post", "The post as it stands, which this edits", before, after} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the approvals page does not show %q", want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package xapi
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -68,7 +69,12 @@ type Endpoint struct {
 	// contributes its scopes to the login only when the user asks for the
 	// group, so an account that never uses them never grants them.
 	ScopeGroup string
-	segs       []string
+	// BodyKey, when set, makes the row a variant of the method and path's
+	// plain row: it applies to a request whose JSON body has this top-level
+	// field (POST /2/tweets with edit_options edits a post). Lookup, which
+	// sees no body, returns the plain row; Match tells them apart.
+	BodyKey string
+	segs []string
 }
 
 // RateKey is the key X's rate limits and the cost ledger use for the
@@ -139,6 +145,9 @@ func endpointTable() []Endpoint {
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
+		{Method: "POST", Path: "/2/tweets", BodyKey: "edit_options", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
+			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_edit_tweet", Scopes: scopesTweetWrite,
+			Undo: undo("x_edit_tweet", "tweet_id", EditUndoNote)},
 		read("/2/tweets", perPost(), scopesTweetRead),
 		read("/2/tweets/search/recent", perPost(), scopesTweetRead),
 		rawOnly(read("/2/tweets/search/all", perPost(), nil)),
@@ -281,17 +290,46 @@ func (e *Endpoints) All() []Endpoint {
 	return out
 }
 
-// Lookup returns the row for a method and a concrete path (or a template);
-// ok is false for an endpoint the table does not know.
+// EditUndoNote is the rollback guidance of an edit: what undoes it, and
+// why a delete does not.
+const EditUndoNote = "Edit the post back to its earlier text while X still allows edits (30 minutes from the first version, at most 5 edits); " +
+	"deleting any version deletes the whole post with its history, so a delete does not bring the earlier text back."
+
+// Lookup returns the plain row for a method and a concrete path (or a
+// template), the one a request without a body-keyed variant meets; ok is
+// false for an endpoint the table does not know.
 func (e *Endpoints) Lookup(method, path string) (Endpoint, bool) {
+	return e.Match(method, path, nil)
+}
+
+// Match returns the row a request with this JSON body meets: a row whose
+// BodyKey the body holds (with a non-null value) before the plain row.
+func (e *Endpoints) Match(method, path string, body []byte) (Endpoint, bool) {
 	tpl := e.Template(path)
 	m := strings.ToUpper(method)
-	for _, r := range e.rows {
-		if r.Method == m && r.Path == tpl {
+	var keys map[string]json.RawMessage
+	if len(body) > 0 && json.Unmarshal(body, &keys) != nil {
+		keys = nil
+	}
+	var plain *Endpoint
+	for i, r := range e.rows {
+		if r.Method != m || r.Path != tpl {
+			continue
+		}
+		if r.BodyKey == "" {
+			if plain == nil {
+				plain = &e.rows[i]
+			}
+			continue
+		}
+		if v, ok := keys[r.BodyKey]; ok && string(v) != "null" {
 			return r, true
 		}
 	}
-	return Endpoint{}, false
+	if plain == nil {
+		return Endpoint{}, false
+	}
+	return *plain, true
 }
 
 // ByTool returns the rows a typed tool calls.

@@ -52,6 +52,9 @@ func TestEndpointTableRows(t *testing.T) {
 	seen := map[string]bool{}
 	for _, e := range eps.All() {
 		key := e.RateKey()
+		if e.BodyKey != "" {
+			key += " with " + e.BodyKey
+		}
 		if seen[key] {
 			t.Errorf("%s is listed twice", key)
 		}
@@ -62,8 +65,15 @@ func TestEndpointTableRows(t *testing.T) {
 		if !e.HasRetryClass() {
 			t.Errorf("%s: no retry class", key)
 		}
-		if got, ok := eps.Lookup(e.Method, e.Path); !ok || got.RateKey() != key {
-			t.Errorf("Lookup(%s) = %s, %v: an earlier template shadows the row", key, got.RateKey(), ok)
+		body := []byte(`{}`)
+		if e.BodyKey != "" {
+			body = []byte(`{"` + e.BodyKey + `":{}}`)
+			if got, _ := eps.Lookup(e.Method, e.Path); got.BodyKey != "" {
+				t.Errorf("Lookup(%s) = the %s variant, want the plain row", key, got.BodyKey)
+			}
+		}
+		if got, ok := eps.Match(e.Method, e.Path, body); !ok || got.RateKey() != e.RateKey() || got.Tool != e.Tool {
+			t.Errorf("Match(%s) = %s (%s), %v: an earlier template shadows the row", key, got.RateKey(), got.Tool, ok)
 		}
 		if e.Undo != nil && (e.Undo.Tool == "" || e.Undo.Param == "" || e.Undo.Note == "") {
 			t.Errorf("%s: an inverse needs a tool, a parameter and a note", key)

@@ -280,6 +280,18 @@ func (c *Client) GetTweet(ctx context.Context, id string) (*Tweet, CallInfo, err
 	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedTweetQuery)
 }
 
+// encodedEditQuery asks for what decides whether a post may be edited.
+var encodedEditQuery = url.Values{"tweet.fields": {"author_id,created_at,attachments,edit_controls"}}.Encode()
+
+// EditState fetches one post with its author, attachments and
+// edit_controls: what decides whether it may be edited now.
+func (c *Client) EditState(ctx context.Context, id string) (*Tweet, CallInfo, error) {
+	if err := checkID("tweet_id", id); err != nil {
+		return nil, CallInfo{}, err
+	}
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedEditQuery)
+}
+
 // GetTweets fetches up to 100 posts; ids X cannot return are listed in
 // Page.Errors.
 func (c *Client) GetTweets(ctx context.Context, ids []string) (*Page[Tweet], error) {

@@ -97,6 +97,9 @@ type Tweet struct {
 	Attachments         *Attachments      `json:"attachments,omitempty"`
 	Entities            *Entities         `json:"entities,omitempty"`
 	EditHistoryTweetIDs []string          `json:"edit_history_tweet_ids,omitempty"`
+	// EditControls say whether and until when the post may be edited;
+	// nil unless asked for (tweet.fields=edit_controls).
+	EditControls *EditControls `json:"edit_controls,omitempty"`
 	// Author is the expanded author from includes.users, filled in by the
 	// client when X returned it. X itself never sends this field.
 	Author *User `json:"author,omitempty"`
@@ -264,6 +267,15 @@ type wireTweet struct {
 	Entities            *Entities         `json:"entities"`
 	EditHistoryTweetIDs []string          `json:"edit_history_tweet_ids"`
 	EditHistoryPostIDs  []string          `json:"edit_history_post_ids"`
+	EditControls        *EditControls     `json:"edit_controls"`
+}
+
+// EditControls are X's edit_controls of a post. The spec lets each field
+// be null; a missing field is nil.
+type EditControls struct {
+	EditsRemaining *int       `json:"edits_remaining,omitempty"`
+	IsEditEligible *bool      `json:"is_edit_eligible,omitempty"`
+	EditableUntil  *time.Time `json:"editable_until,omitempty"`
 }
 
 func (w *wireTweet) convert() Tweet {
@@ -271,7 +283,7 @@ func (w *wireTweet) convert() Tweet {
 		ID: w.ID, Text: w.Text, AuthorID: w.AuthorID, CreatedAt: w.CreatedAt, ConversationID: w.ConversationID,
 		InReplyToUserID: w.InReplyToUserID, Lang: w.Lang, PossiblySensitive: w.PossiblySensitive,
 		PublicMetrics: w.PublicMetrics.convert(), ReferencedTweets: w.ReferencedTweets, Attachments: w.Attachments,
-		Entities: w.Entities, EditHistoryTweetIDs: w.EditHistoryTweetIDs,
+		Entities: w.Entities, EditHistoryTweetIDs: w.EditHistoryTweetIDs, EditControls: w.EditControls,
 	}
 	if t.ReferencedTweets == nil {
 		t.ReferencedTweets = w.ReferencedPosts

@@ -32,6 +32,9 @@ type PostParams struct {
 	CommunityID     string
 	MadeWithAI      bool
 	PaidPartnership bool
+	// EditOf makes the request an edit of that post (EditTweet sets it):
+	// X makes a new version of it rather than a new post.
+	EditOf string
 }
 
 // X's poll limits.
@@ -68,6 +71,9 @@ type createPostBody struct {
 	CommunityID     string `json:"community_id,omitempty"`
 	MadeWithAI      bool   `json:"made_with_ai,omitempty"`
 	PaidPartnership bool   `json:"paid_partnership,omitempty"`
+	EditOptions     *struct {
+		PreviousPostID string `json:"previous_post_id"`
+	} `json:"edit_options,omitempty"`
 }
 
 // Body returns the exact JSON PostTweet sends, so callers can fingerprint or
@@ -121,6 +127,17 @@ func (p PostParams) Body() ([]byte, error) {
 		b.CommunityID = p.CommunityID
 	}
 	b.MadeWithAI, b.PaidPartnership = p.MadeWithAI, p.PaidPartnership
+	if p.EditOf != "" {
+		if err := checkID("edit_of", p.EditOf); err != nil {
+			return nil, err
+		}
+		if p.ReplyTo != "" || p.QuoteOf != "" || p.Poll != nil || p.CommunityID != "" {
+			return nil, apperr.New(apperr.InvalidInput, "edit_of: an edit cannot change whom a post answers or quotes, its poll or its community")
+		}
+		b.EditOptions = &struct {
+			PreviousPostID string `json:"previous_post_id"`
+		}{p.EditOf}
+	}
 	return json.Marshal(b)
 }
 
@@ -143,6 +160,18 @@ func (c *Client) PostTweet(ctx context.Context, p PostParams) (*Tweet, CallInfo,
 		return nil, info, apperr.New(apperr.XOutcomeUnknown, "X accepted POST /2/tweets but returned no post id; verify before trying again")
 	}
 	return out.Data, info, nil
+}
+
+// EditTweet makes a new version of post previousID with p's text and
+// media (POST /2/tweets with edit_options); X answers with the new
+// version's id. Like PostTweet it is never retried once X may have
+// received it.
+func (c *Client) EditTweet(ctx context.Context, previousID string, p PostParams) (*Tweet, CallInfo, error) {
+	if err := checkID("tweet_id", previousID); err != nil {
+		return nil, CallInfo{}, err
+	}
+	p.EditOf = previousID
+	return c.PostTweet(ctx, p)
 }
 
 // write sends a JSON write and decodes data into out.

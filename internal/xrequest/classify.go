@@ -13,6 +13,7 @@ import (
 const (
 	KindTweetCreate = "tweet_create"
 	KindTweetDelete = "tweet_delete"
+	KindTweetEdit   = "tweet_edit"
 	KindLike        = "like"
 	KindUnlike      = "unlike"
 	KindFollow      = "follow"
@@ -114,6 +115,16 @@ type endpoint struct {
 	from []idSource
 }
 
+// variant is a body-keyed row of X's table: a request to its row's method
+// and path has its effect when the JSON body holds key with a non-null
+// value (an edit is a POST /2/tweets with edit_options). A request without
+// the key is the row itself, so no two rows match one request.
+type variant struct {
+	of              string // the typed tool of the plain row it refines
+	key, tool, kind string
+	from            []idSource
+}
+
 // name is the row as Effect.Endpoint reports it.
 func (ep endpoint) name() string { return ep.method + " " + ep.path }
 
@@ -175,7 +186,7 @@ func endpoints() []endpoint {
 // kindTools pairs each effect kind with the typed tool that has it.
 func kindTools() map[string]string {
 	return map[string]string{
-		KindTweetCreate: "x_post_tweet", KindTweetDelete: "x_delete_tweet",
+		KindTweetCreate: "x_post_tweet", KindTweetDelete: "x_delete_tweet", KindTweetEdit: "x_edit_tweet",
 		KindLike: "x_like_tweet", KindUnlike: "x_unlike_tweet",
 		KindFollow: "x_follow_user", KindUnfollow: "x_unfollow_user",
 		KindRetweet: "x_retweet", KindUnretweet: "x_unretweet",
@@ -219,6 +230,9 @@ func v2Rows(eps *xapi.Endpoints) []endpoint {
 			segs[i] = "{" + f + "}"
 		}
 		ep := endpoint{tool: r.Tool, method: r.Method, path: "/" + strings.Join(segs, "/"), kind: kindOf(r.Tool)}
+		if r.BodyKey != "" {
+			continue // a variant of the plain row (variants)
+		}
 		switch {
 		case r.Tool == "x_post_tweet":
 			ep.from = []idSource{
@@ -231,6 +245,27 @@ func v2Rows(eps *xapi.Endpoints) []endpoint {
 			}
 		}
 		out = append(out, ep)
+	}
+	return out
+}
+
+// variants derives the body-keyed rows from X's endpoint table. Only the
+// edit names an id in its body (the post it edits).
+func variants(eps *xapi.Endpoints) []variant {
+	var out []variant
+	for _, r := range eps.All() {
+		if r.BodyKey == "" || r.Tool == "" {
+			continue
+		}
+		plain, ok := eps.Lookup(r.Method, r.Path)
+		if !ok || plain.Tool == "" {
+			continue
+		}
+		v := variant{of: plain.Tool, key: r.BodyKey, tool: r.Tool, kind: kindOf(r.Tool)}
+		if r.Tool == "x_edit_tweet" {
+			v.from = []idSource{{in: inBody, key: "edit_options", sub: "previous_post_id", field: fieldTweet}}
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -421,7 +456,14 @@ func ClassifyChecked(c *Checked) Effect {
 	if len(c.Body) > 0 {
 		obj = bodyObject(c.Body)
 	}
-	for _, src := range ep.from {
+	from := ep.from
+	for _, v := range variants(xapi.NewEndpoints()) {
+		if ep.tool != "" && v.of == ep.tool && obj[v.key] != nil {
+			e.Kind, e.Tool, from = v.kind, v.tool, v.from
+			break
+		}
+	}
+	for _, src := range from {
 		v, present := src.lookup(obj, c.Query)
 		if !present {
 			continue

@@ -335,6 +335,14 @@ func TestTypedWritesAreClassified(t *testing.T) {
 		}
 		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3", ":user_id", "3").Replace(r.Path)
 		e := Classify(r.Method, sample)
+		if r.BodyKey != "" {
+			// A body-keyed row is told apart by its body alone.
+			c, err := Check(Request{Method: r.Method, Path: sample, Body: `{"text":"t","` + r.BodyKey + `":{"previous_post_id":"2"}}`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e = ClassifyChecked(c)
+		}
 		if e.Tool != r.Tool || e.Endpoint == "" {
 			t.Errorf("%s %s classifies as %+v, want the row of %s", r.Method, sample, e, r.Tool)
 		}
@@ -374,5 +382,33 @@ func TestListWritesNameTheListAndMember(t *testing.T) {
 			t.Errorf("%s %s classifies as %+v (equivalent %q), want %s on list %q member %q",
 				tt.method, tt.path, e, e.Equivalent(), tt.tool, tt.list, tt.member)
 		}
+	}
+}
+
+// TestEditBodyIsAnEdit: a POST /2/tweets whose body has edit_options has
+// x_edit_tweet's effect and names the post it edits; the same request
+// without it, or with it null, is a post.
+func TestEditBodyIsAnEdit(t *testing.T) {
+	tests := []struct {
+		body, tool, tweet string
+	}{
+		{`{"text":"new words","edit_options":{"previous_post_id":"42"}}`, "x_edit_tweet", "42"},
+		{`{"edit_options":{"previous_post_id":"42"},"text":"new words","media":{"media_ids":["7"]}}`, "x_edit_tweet", "42"},
+		{`{"text":"new words","edit_options":null}`, "x_post_tweet", ""},
+		{`{"text":"new words"}`, "x_post_tweet", ""},
+		{`{"text":"new words","reply":{"in_reply_to_tweet_id":"9"}}`, "x_reply_to_tweet", ""},
+	}
+	for _, tc := range tests {
+		c, err := Check(Request{Method: "POST", Path: "/2/tweets", Body: tc.body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ClassifyChecked(c)
+		if got := e.Equivalent(); got != tc.tool || e.TweetID != tc.tweet {
+			t.Errorf("%s: equivalent %q, tweet %q; want %q, %q", tc.body, got, e.TweetID, tc.tool, tc.tweet)
+		}
+	}
+	if e := Classify("POST", "/2/tweets"); e.Tool != "x_post_tweet" {
+		t.Errorf("without a body POST /2/tweets is %q", e.Tool)
 	}
 }

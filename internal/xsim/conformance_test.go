@@ -213,6 +213,10 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	pollTweet := polled["data"].(map[string]any)["id"].(string)
 	c.json("POST", "/2/tweets", map[string]any{"text": "a poll with media", "media": map[string]any{"media_ids": []string{mediaID}},
 		"poll": map[string]any{"options": []string{"yes", "no"}, "duration_minutes": 60}}) // 400
+	_, edited := c.json("POST", "/2/tweets", map[string]any{"text": "spec check, edited", "edit_options": map[string]any{"previous_post_id": mine}})
+	editedID := edited["data"].(map[string]any)["id"].(string)
+	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of a poll", "edit_options": map[string]any{"previous_post_id": pollTweet}})    // 403
+	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of an old version", "edit_options": map[string]any{"previous_post_id": mine}}) // 403
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
 	c.json("POST", "/2/users/"+other+"/likes", map[string]any{"tweet_id": otherTweet})
@@ -230,6 +234,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 
 	reads := []string{
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
+		"/2/tweets/" + editedID + q(tf, ex, uf, mf),
 		"/2/tweets/" + otherTweet + q(pf, "expansions=referenced_posts,author_id"),
 		"/2/tweets/1",
 		"/2/tweets/" + pollTweet + q("expansions=attachments.poll_ids", "tweet.fields=attachments,reply_settings"),

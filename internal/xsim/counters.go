@@ -7,6 +7,7 @@ import "maps"
 const (
 	CountTweetsCreated = "tweets_created"
 	CountTweetsDeleted = "tweets_deleted"
+	CountTweetsEdited  = "tweets_edited"
 	CountLikes         = "likes"
 	CountUnlikes       = "unlikes"
 	CountFollows       = "follows"
@@ -26,7 +27,7 @@ const (
 
 func counterNames() []string {
 	return []string{
-		CountTweetsCreated, CountTweetsDeleted, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
+		CountTweetsCreated, CountTweetsDeleted, CountTweetsEdited, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
 		CountRetweets, CountUnretweets, CountBookmarks, CountUnbookmarks, CountMediaUploaded, CountMediaMetadata,
 		CountListsCreated, CountListsDeleted, CountListMembersAdded, CountListMembersRemoved,
 	}

@@ -34,6 +34,14 @@
 //     UTC day, writes per request, posts with a URL at the higher price;
 //     GET /2/usage/tweets reports X's usage object plus an itemised
 //     "billing" object.
+//   - Edits: POST /2/tweets with edit_options.previous_post_id makes a
+//     new version of one's own post, for 30 minutes from the first version
+//     by the world's clock and at most 5 times; every version carries the
+//     whole edit_history_tweet_ids chain and edit_controls; only the latest
+//     version may be edited and timelines show only it; posts with a poll,
+//     reposts and replies to others are not edit eligible; refusals are
+//     403s (the Detail* constants; X does not document its wording), and
+//     deleting any version deletes the chain.
 //   - Media: simple and chunked upload per the v2 document, X's size limits
 //     and types, video and GIF processing advanced by STATUS polls
 //     (pending -> in_progress -> succeeded), alt text via /2/media/metadata.

@@ -185,7 +185,7 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 	m := map[string]any{
 		"id":                     t.ID,
 		"text":                   t.Text,
-		"edit_history_tweet_ids": []string{t.ID},
+		"edit_history_tweet_ids": slices.Clone(t.chain()),
 	}
 	f := v.tweetFields
 	if f["author_id"] {
@@ -213,7 +213,7 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 		m["source"] = t.Source
 	}
 	if f["edit_history_post_ids"] {
-		m["edit_history_post_ids"] = []string{t.ID}
+		m["edit_history_post_ids"] = slices.Clone(t.chain())
 	}
 	if f["username"] {
 		if u := s.users[t.AuthorID]; u != nil {
@@ -247,9 +247,9 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 		}
 	}
 	if f["edit_controls"] {
+		remaining, eligible, until := s.editControls(t)
 		m["edit_controls"] = map[string]any{
-			"edits_remaining": 5, "is_edit_eligible": t.RetweetOf == "",
-			"editable_until": formatTime(t.CreatedAt.Add(time.Hour)),
+			"edits_remaining": remaining, "is_edit_eligible": eligible, "editable_until": formatTime(until),
 		}
 	}
 	return m

@@ -201,10 +201,10 @@ func (s *state) addTweet(t *Tweet) {
 	if n, err := strconv.ParseInt(t.ID, 10, 64); err == nil && n > s.lastID {
 		s.lastID = n
 	}
-	if t.InReplyToTweetID != "" {
+	if t.InReplyToTweetID != "" && t.isFirstVersion() {
 		s.replies[t.InReplyToTweetID]++
 	}
-	if t.QuoteOf != "" {
+	if t.QuoteOf != "" && t.isFirstVersion() {
 		s.quotes[t.QuoteOf]++
 	}
 	if t.RetweetOf != "" {
@@ -226,10 +226,10 @@ func (s *state) removeTweet(id string) {
 	s.order = removeSorted(s.order, id)
 	s.byAuthor[t.AuthorID] = removeSorted(s.byAuthor[t.AuthorID], id)
 	s.deleted[id] = t.AuthorID
-	if t.InReplyToTweetID != "" {
+	if t.InReplyToTweetID != "" && t.isFirstVersion() {
 		s.replies[t.InReplyToTweetID]--
 	}
-	if t.QuoteOf != "" {
+	if t.QuoteOf != "" && t.isFirstVersion() {
 		s.quotes[t.QuoteOf]--
 	}
 	if t.RetweetOf != "" {

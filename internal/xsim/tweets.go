@@ -79,7 +79,7 @@ func (s *Server) tweetList(c *call, ids []string, po pageOpts) reply {
 	var filtered []string
 	for i, id := range ids {
 		t := s.st.tweets[id]
-		if t == nil {
+		if t == nil || !t.isLatest() {
 			continue
 		}
 		if po.sinceWindow > 0 && t.CreatedAt.Before(c.now.Add(-po.sinceWindow)) {
@@ -300,7 +300,10 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if bad := c.jsonBody(&req); bad != nil {
 		return *bad
 	}
-	for name, raw := range map[string]json.RawMessage{"geo": req.Geo, "edit_options": req.EditOptions,
+	if present(req.EditOptions) {
+		return s.handleEditTweet(c, &req)
+	}
+	for name, raw := range map[string]json.RawMessage{"geo": req.Geo,
 		"card_uri": req.CardURI, "community_id": req.CommunityID, "direct_message_deep_link": req.DMDeepLink} {
 		if len(raw) > 0 && string(raw) != "null" {
 			return errInvalidParam(name, string(raw), fmt.Sprintf("The `%s` field is not supported by this server.", name))
@@ -455,21 +458,7 @@ func parsePoll(raw json.RawMessage) (*Poll, *reply) {
 // isDuplicate applies X's rule that an account may not repeat the text of
 // one of its recent posts.
 func (s *Server) isDuplicate(userID, text string, now time.Time) bool {
-	norm := strings.TrimSpace(text)
-	if norm == "" {
-		return false
-	}
-	ids := s.st.byAuthor[userID]
-	for i := len(ids) - 1; i >= 0; i-- {
-		t := s.st.tweets[ids[i]]
-		if t.CreatedAt.Before(now.Add(-s.opts.DuplicateWindow)) {
-			break
-		}
-		if t.RetweetOf == "" && strings.TrimSpace(t.Text) == norm {
-			return true
-		}
-	}
-	return false
+	return s.isDuplicateExcept(userID, text, now, nil)
 }
 
 func guessLang(text string) string {
@@ -506,7 +495,10 @@ func (s *Server) handleDeleteTweet(c *call) reply {
 	if t.AuthorID != c.user.ID {
 		return errForbidden("You are not allowed to delete a Tweet that you did not author.")
 	}
-	s.st.removeTweet(id)
+	// Deleting any version of an edited post deletes every version.
+	for _, v := range t.chain() {
+		s.st.removeTweet(v)
+	}
 	s.count(CountTweetsDeleted)
 	s.chargeWrite(c, BillContentManage)
 	return ok(map[string]any{"data": map[string]any{"deleted": true}})

@@ -80,6 +80,9 @@ type Tweet struct {
 	// ReplySettings is who may reply; "" is everyone.
 	ReplySettings string `json:"reply_settings,omitempty"`
 	Poll          *Poll  `json:"poll,omitempty"`
+	// EditHistory is the ids of the post's versions, oldest first, on
+	// every version; empty for a post never edited.
+	EditHistory []string `json:"edit_history,omitempty"`
 	// Engagement that happened outside the emulated world; likes, retweets,
 	// replies and bookmarks made inside it are counted on top.
 	RetweetBase    int64 `json:"retweet_base"`

@@ -20,6 +20,7 @@ func testTools() map[string]policy.Category {
 		"x_reply_to_tweet": policy.CatWrite,
 		"x_quote_tweet":    policy.CatWrite,
 		"x_post_thread":    policy.CatThread,
+		"x_edit_tweet":     policy.CatWrite,
 		"x_follow_user":    policy.CatEngage,
 		"x_unfollow_user":  policy.CatEngage,
 		"x_like_tweet":     policy.CatEngage,
