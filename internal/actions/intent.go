@@ -20,13 +20,13 @@ import (
 type paramShape int
 
 const (
-	shapeNone paramShape = iota
-	shapePost       // PostParams
-	shapeTweet      // TweetIDParams
-	shapeUser       // UserIDParams
-	shapeList       // ListIDParams
-	shapeListMember // ListMemberParams
-	shapeEdit       // EditParams
+	shapeNone       paramShape = iota
+	shapePost                  // PostParams
+	shapeTweet                 // TweetIDParams
+	shapeUser                  // UserIDParams
+	shapeList                  // ListIDParams
+	shapeListMember            // ListMemberParams
+	shapeEdit                  // EditParams
 )
 
 // paramShapes gives each typed tool's parameter shape, from its arguments'

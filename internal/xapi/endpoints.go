@@ -74,7 +74,7 @@ type Endpoint struct {
 	// field (POST /2/tweets with edit_options edits a post). Lookup, which
 	// sees no body, returns the plain row; Match tells them apart.
 	BodyKey string
-	segs []string
+	segs    []string
 }
 
 // RateKey is the key X's rate limits and the cost ledger use for the
