@@ -62,7 +62,12 @@ type Endpoint struct {
 	// Scopes are the OAuth 2.0 user-token scopes X requires for the
 	// endpoint; login asks for those of every typed row (Endpoints.Scopes).
 	Scopes []string
-	segs   []string
+	// ScopeGroup names an optional group of rows (direct messages: "dm")
+	// whose scopes login asks for only when the user asks for the group
+	// (`tuitbot auth --scopes +dm`), so an account that never uses those
+	// tools never grants them.
+	ScopeGroup string
+	segs       []string
 }
 
 // RateKey is the key X's rate limits and the cost ledger use for the
@@ -83,6 +88,10 @@ func read(path string, p Pricing, scopes []string) Endpoint {
 func perPost() Pricing   { return Pricing{Unit: PricePostRead, Resource: kindPost} }
 func perUser() Pricing   { return Pricing{Unit: PriceUserRead, Resource: kindUser} }
 func perFollow() Pricing { return Pricing{Unit: PriceFollowsRead, Resource: kindUser} }
+func perDM() Pricing     { return Pricing{Unit: PriceDMRead, Resource: kindDMEvent} }
+
+// grouped puts a row in an optional scope group.
+func grouped(group string, e Endpoint) Endpoint { e.ScopeGroup = group; return e }
 
 // rawOnly marks a row no typed call uses.
 func rawOnly(e Endpoint) Endpoint { e.RawOnly = true; return e }
@@ -102,6 +111,8 @@ func endpointTable() []Endpoint {
 	scopesBookRead := []string{"bookmark.read", "tweet.read", "users.read"}
 	scopesBookWrite := []string{"bookmark.write", "tweet.read", "users.read"}
 	scopesMedia := []string{"media.write"}
+	scopesDMRead := []string{"dm.read", "tweet.read", "users.read"}
+	scopesDMWrite := []string{"dm.write", "tweet.read", "users.read"}
 	return []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
@@ -175,8 +186,21 @@ func endpointTable() []Endpoint {
 		{Method: "POST", Path: "/2/media/metadata", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
 			Price: Pricing{Unit: PriceMediaMetadata}, Scopes: scopesMedia},
 		read("/2/usage/tweets", Pricing{PerRequest: true}, nil),
+		// Direct messages: an optional scope group, asked for with
+		// `tuitbot auth --scopes +dm`.
+		grouped(ScopeGroupDM, Endpoint{Method: "POST", Path: "/2/dm_conversations/with/:participant_id/messages", Host: HostAPI,
+			Kind: EffectCreate, Retry: classCreate, Price: Pricing{Unit: PriceDMCreate}, Tool: "x_send_dm", Scopes: scopesDMWrite,
+			Undo: undo("x_delete_dm", "dm_event_id", "Delete the message to reverse (deletes always need approval); the recipient may already have read it.")}),
+		grouped(ScopeGroupDM, read("/2/dm_conversations/with/:participant_id/dm_events", perDM(), scopesDMRead)),
+		grouped(ScopeGroupDM, read("/2/dm_events", perDM(), scopesDMRead)),
+		grouped(ScopeGroupDM, Endpoint{Method: "DELETE", Path: "/2/dm_events/:event_id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_delete_dm", Scopes: []string{"dm.read", "dm.write"}}),
+		read("/2/communities/search", Pricing{Unit: PriceCommunityRead, Resource: kindCommunity}, scopesTweetRead),
 	}
 }
+
+// ScopeGroupDM is the scope group of the direct-message rows.
+const ScopeGroupDM = "dm"
 
 // Endpoints is the endpoint table, split once. It is immutable: callers get
 // copies of rows.
@@ -202,18 +226,35 @@ func NewEndpoints() *Endpoints {
 	return e
 }
 
-// Scopes is every scope the typed rows need, sorted, plus offline.access,
-// which is what makes X issue a refresh token: what login asks for.
-func (e *Endpoints) Scopes() []string {
+// Scopes is every scope the typed rows outside an optional scope group
+// need, sorted, plus offline.access, which is what makes X issue a refresh
+// token: what login asks for by default.
+func (e *Endpoints) Scopes() []string { return e.ScopesWith() }
+
+// ScopesWith is Scopes plus the scopes of the rows in the named groups
+// (ScopeGroups lists them); an unknown group adds nothing.
+func (e *Endpoints) ScopesWith(groups ...string) []string {
 	out := []string{"offline.access"}
 	for _, r := range e.rows {
-		if r.RawOnly {
+		if r.RawOnly || (r.ScopeGroup != "" && !slices.Contains(groups, r.ScopeGroup)) {
 			continue
 		}
 		for _, sc := range r.Scopes {
 			if !slices.Contains(out, sc) {
 				out = append(out, sc)
 			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ScopeGroups lists the optional scope groups of the table, sorted.
+func (e *Endpoints) ScopeGroups() []string {
+	var out []string
+	for _, r := range e.rows {
+		if r.ScopeGroup != "" && !slices.Contains(out, r.ScopeGroup) {
+			out = append(out, r.ScopeGroup)
 		}
 	}
 	slices.Sort(out)

@@ -20,6 +20,9 @@ const (
 	BillContentManage  = "content_manage"
 	BillBookmark       = "bookmark"
 	BillMediaMetadata  = "media_metadata"
+	BillDMRead         = "dm_events_read"
+	BillDMCreate       = "dm_interaction_create"
+	BillCommunityRead  = "communities_read"
 )
 
 // Prices returns X's pay-per-use unit prices in micro-dollars: reads are
@@ -39,6 +42,9 @@ func Prices() map[string]int64 {
 		BillContentManage:  5_000,
 		BillBookmark:       5_000,
 		BillMediaMetadata:  5_000,
+		BillDMRead:         10_000,
+		BillDMCreate:       15_000,
+		BillCommunityRead:  5_000,
 	}
 }
 

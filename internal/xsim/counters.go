@@ -17,12 +17,15 @@ const (
 	CountUnbookmarks   = "unbookmarks"
 	CountMediaUploaded = "media_uploaded"
 	CountMediaMetadata = "media_metadata"
+	CountDMsSent       = "dms_sent"
+	CountDMsDeleted    = "dms_deleted"
 )
 
 func counterNames() []string {
 	return []string{
 		CountTweetsCreated, CountTweetsDeleted, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
 		CountRetweets, CountUnretweets, CountBookmarks, CountUnbookmarks, CountMediaUploaded, CountMediaMetadata,
+		CountDMsSent, CountDMsDeleted,
 	}
 }
 
