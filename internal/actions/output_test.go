@@ -19,6 +19,7 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 	user := e.otherUser()
 	own := e.do("x_post_tweet", PostParams{Text: "to be deleted by the output check"}).Result.(PostedTweet).ID
 	rawOwn := e.do("x_post_tweet", PostParams{Text: "to be deleted raw by the output check"}).Result.(PostedTweet).ID
+	dm := e.do("x_send_dm", DMParams{ParticipantID: user, Text: "to be deleted by the output check"}).Result.(SentDM).DMEventID
 	dir := e.mediaDir()
 	var img bytes.Buffer
 	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 2, 2))); err != nil {
@@ -39,6 +40,8 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 		"x_post":                  RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets"}, Body: `{"text":"raw output check"}`},
 		"x_put":                   RawWriteInput{RawRequestInput: RawRequestInput{Path: "/2/tweets/" + foreign[2] + "/hidden"}, Body: `{"hidden":true}`},
 		"x_delete":                RawRequestInput{Path: "/2/tweets/" + rawOwn},
+		"x_send_dm":               DMParams{ParticipantID: user, Text: "output check message"},
+		"x_delete_dm":             DMEventIDParams{DMEventID: dm},
 	}
 	for _, m := range Mutations() {
 		in, ok := args[m.Name]

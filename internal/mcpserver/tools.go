@@ -6,6 +6,7 @@ func Registry() []*Tool {
 	var all []*Tool
 	all = append(all, metaTools()...)
 	all = append(all, xReadTools()...)
+	all = append(all, dmReadTools()...)
 	all = append(all, mutationTools(false)...)
 	all = append(all, dryRunTools()...)
 	all = append(all, universalTools()...)

@@ -61,6 +61,8 @@ type Effect struct {
 	TargetUserID string
 	ReplyTo      string
 	QuoteOf      string
+	// DMEventID is the direct message a delete names.
+	DMEventID string
 }
 
 // Mutates reports whether the effect changes state on X. Only GET is a
@@ -74,6 +76,7 @@ const (
 	fieldTweet  = "tweet"
 	fieldTarget = "target"
 	fieldMedia  = "media" // a media id in the path; recorded nowhere
+	fieldDM     = "dm_event"
 	fieldReply  = "reply"
 	fieldQuote  = "quote"
 )
@@ -254,8 +257,10 @@ func fieldOfParam(param string) string {
 	switch param {
 	case "tweet_id", "source_tweet_id":
 		return fieldTweet
-	case "target_user_id":
+	case "target_user_id", "participant_id":
 		return fieldTarget
+	case "event_id", "dm_event_id":
+		return fieldDM
 	}
 	return ""
 }
@@ -386,6 +391,8 @@ func (e *Effect) set(field, v string) {
 		dst = &e.ReplyTo
 	case fieldQuote:
 		dst = &e.QuoteOf
+	case fieldDM:
+		dst = &e.DMEventID
 	default:
 		return
 	}
