@@ -110,7 +110,6 @@ func TestDailyDMCap(t *testing.T) {
 	wantConfigError(t, err, "reserved")
 }
 
-
 // TestDailyDMCapOnEveryCounterBackend: the cap is charged and enforced on
 // the stored counters of every backend, like every other limit: two
 // messages reserve, the third is denied naming the key, and a day later
