@@ -49,6 +49,8 @@ func TestUniversalRequestsHaveTheTypedIntent(t *testing.T) {
 		{"x_unfollow_user", UserIDParams{TargetUserID: "9"}, raw("DELETE", "", "/2/users/1/following/9", "")},
 		{"x_mute_user", UserIDParams{TargetUserID: "9"}, raw("POST", "", "/2/users/1/muting", `{"target_user_id":"9"}`)},
 		{"x_unmute_user", UserIDParams{TargetUserID: "9"}, raw("DELETE", "", "/2/users/1/muting/9", "")},
+		{"x_send_dm", DMParams{ParticipantID: "9", Text: "hi", MediaID: "5"}, raw("POST", "", "/2/dm_conversations/with/9/messages", `{"attachments":[{"media_id":"5"}],"text":"hi"}`)},
+		{"x_delete_dm", DMEventIDParams{DMEventID: "8"}, raw("DELETE", "", "/2/dm_events/8", "")},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -71,6 +71,18 @@ func TestDirectMessagesNeedApprovalUnlessNamed(t *testing.T) {
 		})
 	}
 
+	t.Run("a universal request allowed by name", func(t *testing.T) {
+		// A rule naming x_post does not name x_send_dm: x_post doing a
+		// message's work still waits for a human.
+		e := dmEnv(t, 10, allowRule("raw_ok", config.PolicyConditions{Tools: []string{"x_post"}}))
+		to := dmRecipient(t, e)
+		var q routed
+		e.call("x_post", map[string]any{"path": "/2/dm_conversations/with/" + to.ID + "/messages", "body": `{"text":"raw hello"}`}).ok(t, &q)
+		if !q.Routed || len(e.Sim.DMs()) != 0 {
+			t.Fatalf("x_post of a message answered %+v with %d sent, want it routed to approval", q, len(e.Sim.DMs()))
+		}
+	})
+
 	t.Run("a rule naming x_send_dm", func(t *testing.T) {
 		e := dmEnv(t, 10, allowRule("dms_ok", config.PolicyConditions{Tools: []string{"x_send_dm"}}))
 		to := dmRecipient(t, e)
