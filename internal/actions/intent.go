@@ -20,12 +20,12 @@ import (
 type paramShape int
 
 const (
-	shapeNone  paramShape = iota
-	shapePost             // PostParams
-	shapeTweet            // TweetIDParams
-	shapeUser             // UserIDParams
-	shapeDM               // DMParams
-	shapeDMEvent          // DMEventIDParams
+	shapeNone    paramShape = iota
+	shapePost               // PostParams
+	shapeTweet              // TweetIDParams
+	shapeUser               // UserIDParams
+	shapeDM                 // DMParams
+	shapeDMEvent            // DMEventIDParams
 )
 
 // paramShapes gives each typed tool's parameter shape, from its arguments'
