@@ -67,6 +67,8 @@ func TestOf(t *testing.T) {
 		{"a raw delete of a post reads as a delete", "x_delete", "x_delete_tweet", raw("DELETE", "/2/tweets/321"), "Delete post", "", "Delete post", Target{KindPost, "321"}},
 		{"a raw unfollow names the account", "x_delete", "x_unfollow_user", raw("DELETE", "/2/users/1/following/88"), "Unfollow", "@bo", "Unfollow @bo", Target{KindUser, "88"}},
 		{"a raw write of no typed tool stays raw", "x_post", "", raw("POST", "/2/lists"), "API request (POST)", "", "API request (POST)", Target{}},
+		{"a direct message names its recipient", "x_send_dm", "", json.RawMessage(`{"participant_id":"77","text":"hi"}`), "Direct message", "@gabe", "Message @gabe", Target{KindUser, "77"}},
+		{"a raw direct message names its recipient", "x_post", "x_send_dm", raw("POST", "/2/dm_conversations/with/78/messages"), "Direct message", "@bo", "Message @bo", Target{KindUser, "78"}},
 		{"a missing id is no target", "x_like_tweet", "", json.RawMessage(`{}`), "Like", "", "Like", Target{}},
 		{"an unknown tool is named as is", "x_new_thing", "", json.RawMessage(`{}`), "x_new_thing", "", "x_new_thing", Target{}},
 	}
