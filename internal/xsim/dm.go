@@ -321,8 +321,9 @@ func (s *state) communityList() []*Community {
 	return out
 }
 
-// mayPostIn reports whether a post in the community is refused, with X's
-// answer.
+// communityRefusal is X's answer to a post in community id by userID, or
+// nil when the post may go there: the community must exist and the user
+// be a member.
 func (s *state) communityRefusal(id, userID string) *reply {
 	cm := s.communities[id]
 	if cm == nil {
