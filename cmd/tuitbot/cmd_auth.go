@@ -3,18 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xauth"
 )
 
 func (c *cli) authCmd() *cobra.Command {
 	var headless, statusJSON bool
 	var timeout time.Duration
+	var scopeGroups []string
 	cmd := &cobra.Command{
 		Use:   "auth",
 		Short: "Log in to X with OAuth 2.0 (PKCE) and store the tokens (0600)",
@@ -22,7 +25,10 @@ func (c *cli) authCmd() *cobra.Command {
 			"(127.0.0.1:8080) receives the redirect; with --headless, paste the full redirected URL instead.\n" +
 			"Tokens are written atomically to ~/.tuitbot/tokens.json with mode 0600 and refreshed automatically.\n" +
 			"With --account NAME (an [accounts.NAME] section) the account's tokens go to ~/.tuitbot/tokens/NAME.json\n" +
-			"instead, each refreshed under its own lock. Log every account in with its own X login.",
+			"instead, each refreshed under its own lock. Log every account in with its own X login.\n" +
+			"The login asks for the scopes the tools need. Optional groups of scopes are asked for only\n" +
+			"when named: --scopes +dm adds direct messages (dm.read, dm.write), which x_send_dm,\n" +
+			"x_delete_dm and x_get_dm_events need. Known groups: " + scopeGroupList() + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig()
@@ -33,6 +39,10 @@ func (c *cli) authCmd() *cobra.Command {
 				return usageError{errors.New("the sandbox needs no login: its demo accounts have their tokens already")}
 			}
 			account, err := cfg.SelectAccount(c.account)
+			if err != nil {
+				return usageError{err}
+			}
+			scopes, err := xauth.ScopesWithGroups(scopeGroups)
 			if err != nil {
 				return usageError{err}
 			}
@@ -53,6 +63,7 @@ func (c *cli) authCmd() *cobra.Command {
 				Options: xauth.Options{
 					ClientID: cfg.XAPI.ClientID, ClientSecret: cfg.XAPI.ClientSecret,
 					AuthURL: cfg.XAPI.AuthorizeURL, TokenURL: cfg.XAPI.TokenURL, TokenPath: cfg.TokenFileFor(account),
+					Scopes: scopes,
 				},
 				CallbackAddr: cfg.XAPI.CallbackAddr, Headless: headless, Timeout: timeout, Out: c.stderr, In: c.stdin,
 			})
@@ -65,6 +76,7 @@ func (c *cli) authCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&headless, "headless", false, "paste the redirected URL instead of running a local callback listener")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the authorization")
+	cmd.Flags().StringSliceVar(&scopeGroups, "scopes", nil, "also ask for an optional scope group ("+scopeGroupList()+"); repeatable, or comma-separated")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the stored token's scopes and expiry (never the token)",
@@ -95,4 +107,10 @@ func (c *cli) authCmd() *cobra.Command {
 	status.Flags().BoolVar(&statusJSON, "json", false, "print JSON: token_file, token_type, scopes, expires_at, expired, remaining_seconds, has_refresh_token")
 	cmd.AddCommand(status)
 	return cmd
+}
+
+// scopeGroupList names the endpoint table's optional scope groups as
+// --scopes takes them: "+dm".
+func scopeGroupList() string {
+	return "+" + strings.Join(xapi.NewEndpoints().ScopeGroups(), ", +")
 }

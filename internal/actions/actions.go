@@ -313,7 +313,7 @@ func deleteAction(d Deps, m Mutation) *gateway.Action {
 
 // idParams are stored parameters that name one X object.
 type idParams interface {
-	TweetIDParams | UserIDParams
+	TweetIDParams | UserIDParams | DMEventIDParams
 }
 
 func idOf[P idParams](p P) (field, id string) {
@@ -322,6 +322,8 @@ func idOf[P idParams](p P) (field, id string) {
 		return "tweet_id", v.TweetID
 	case UserIDParams:
 		return "target_user_id", v.TargetUserID
+	case DMEventIDParams:
+		return "dm_event_id", v.DMEventID
 	}
 	return "", ""
 }

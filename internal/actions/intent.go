@@ -27,6 +27,8 @@ const (
 	shapeList                  // ListIDParams
 	shapeListMember            // ListMemberParams
 	shapeEdit                  // EditParams
+	shapeDM                    // DMParams
+	shapeDMEvent               // DMEventIDParams
 )
 
 // paramShapes gives each typed tool's parameter shape, from its arguments'
@@ -47,6 +49,10 @@ func paramShapes() map[string]paramShape {
 			out[m.Name] = shapeListMember
 		case reflect.TypeFor[EditParams]():
 			out[m.Name] = shapeEdit
+		case reflect.TypeFor[DMParams]():
+			out[m.Name] = shapeDM
+		case reflect.TypeFor[DMEventIDParams]():
+			out[m.Name] = shapeDMEvent
 		}
 	}
 	return out
@@ -101,6 +107,17 @@ func requestIntent(c *xrequest.Checked, shapes map[string]paramShape) (string, j
 			return "", nil, false
 		}
 		v = ListMemberParams{ListID: e.ListID, UserID: e.TargetUserID}
+	case shapeDM:
+		p, ok := dmIntent(c, e.TargetUserID)
+		if !ok {
+			return "", nil, false
+		}
+		v = p
+	case shapeDMEvent:
+		if e.DMEventID == "" {
+			return "", nil, false
+		}
+		v = DMEventIDParams{DMEventID: e.DMEventID}
 	default:
 		return "", nil, false
 	}
@@ -233,4 +250,29 @@ func threadIntent(p ThreadParams, params json.RawMessage) (string, json.RawMessa
 		return "", nil, false
 	}
 	return "x_post_tweet", b, true
+}
+
+// dmIntent reads a POST /2/dm_conversations/with/{participant_id}/messages
+// body as DMParams. A body x_send_dm could not send (another field, more
+// than one attachment) is unreadable: only identical to itself.
+func dmIntent(c *xrequest.Checked, participant string) (DMParams, bool) {
+	var body struct {
+		Text        string `json:"text"`
+		Attachments []struct {
+			MediaID string `json:"media_id"`
+		} `json:"attachments"`
+	}
+	if participant == "" || len(c.Query) > 0 || len(c.Body) == 0 {
+		return DMParams{}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&body) != nil || len(body.Attachments) > 1 {
+		return DMParams{}, false
+	}
+	p := DMParams{ParticipantID: participant, Text: body.Text}
+	if len(body.Attachments) == 1 {
+		p.MediaID = body.Attachments[0].MediaID
+	}
+	return p, true
 }

@@ -53,6 +53,8 @@ func TestUniversalRequestsHaveTheTypedIntent(t *testing.T) {
 		{"x_list_delete", ListIDParams{ListID: "5"}, raw("DELETE", "", "/2/lists/5", "")},
 		{"x_list_add_member", ListMemberParams{ListID: "5", UserID: "9"}, raw("POST", "", "/2/lists/5/members", `{"user_id":"9"}`)},
 		{"x_list_remove_member", ListMemberParams{ListID: "5", UserID: "9"}, raw("DELETE", "", "/2/lists/5/members/9", "")},
+		{"x_send_dm", DMParams{ParticipantID: "9", Text: "hi", MediaID: "5"}, raw("POST", "", "/2/dm_conversations/with/9/messages", `{"attachments":[{"media_id":"5"}],"text":"hi"}`)},
+		{"x_delete_dm", DMEventIDParams{DMEventID: "8"}, raw("DELETE", "", "/2/dm_events/8", "")},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -40,6 +40,10 @@ type Mutation struct {
 	// Irreversible says why the effect cannot be undone, for a mutation
 	// whose endpoint row has no inverse.
 	Irreversible string
+	// ApprovalUnlessNamed marks a tool that needs approval unless the rule
+	// that allows it names it (policy.Config.ApprovalUnlessNamed): a
+	// wildcard or category allow does not let it through.
+	ApprovalUnlessNamed bool
 
 	prepare func(in any, env Env) (any, error)
 	action  func(d Deps, m Mutation) *gateway.Action
@@ -115,6 +119,7 @@ func Mutations() []Mutation {
 	}
 	out = append(out, engageMutations()...)
 	out = append(out, listMutations()...)
+	out = append(out, dmMutations()...)
 	out = append(out,
 		define[UploadInput, MediaResult](Mutation{Name: "x_upload_media", Title: "Upload media", Category: policy.CatMedia, Idempotent: true,
 			Irreversible: "Uploaded media cannot be deleted; it expires after 24 hours unless attached to a post.",
@@ -135,6 +140,9 @@ func Mutations() []Mutation {
 	)
 	return append(out, universalMutations()...)
 }
+
+// reflectOf is v as a reflect.Value, for argcheck.
+func reflectOf(v any) reflect.Value { return reflect.ValueOf(v) }
 
 // validated returns p when it is valid for tool.
 func validated(p PostParams, tool string) (any, error) { return p, p.Validate(tool) }

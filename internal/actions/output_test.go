@@ -22,6 +22,7 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 	list := e.do("x_list_create", ListCreateParams{Name: "output members"}).Result.(CreatedList).ID
 	doomed := e.do("x_list_create", ListCreateParams{Name: "output delete"}).Result.(CreatedList).ID
 	toEdit := e.do("x_post_tweet", PostParams{Text: "to be edited by the output check"}).Result.(PostedTweet).ID
+	dm := e.do("x_send_dm", DMParams{ParticipantID: user, Text: "to be deleted by the output check"}).Result.(SentDM).DMEventID
 	dir := e.mediaDir()
 	var img bytes.Buffer
 	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 2, 2))); err != nil {
@@ -47,6 +48,8 @@ func TestEveryMutationReturnsItsDeclaredOutput(t *testing.T) {
 		"x_list_delete":           ListIDParams{ListID: doomed},
 		"x_list_add_member":       ListMemberParams{ListID: list, UserID: user},
 		"x_list_remove_member":    ListMemberParams{ListID: list, UserID: user},
+		"x_send_dm":               DMParams{ParticipantID: user, Text: "output check message"},
+		"x_delete_dm":             DMEventIDParams{DMEventID: dm},
 	}
 	for _, m := range Mutations() {
 		in, ok := args[m.Name]

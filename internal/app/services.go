@@ -50,7 +50,11 @@ func PolicyConfig(c *config.Config) policy.Config {
 		MaxMutationsPerHour:   p.MaxMutationsPerHour,
 		Template:              p.Template,
 		DailyBudgetUSD:        p.DailyBudgetUSD,
+		ApprovalUnlessNamed:   actions.ApprovalUnlessNamed(),
 	}
+	// A copy: the engine must not see later edits of the configuration.
+	maxDMs := c.Limits.MaxDMsPerDay
+	out.MaxDMsPerDay = &maxDMs
 	for _, r := range p.Rules {
 		rule := policy.Rule{ID: r.ID, Priority: r.Priority, Label: r.Label, Enabled: r.Enabled == nil || *r.Enabled,
 			Action: policy.Action{Type: r.Action.Type, Reason: r.Action.Reason}}

@@ -26,6 +26,7 @@ const (
 	XOutcomeUnknown     Code = "x_outcome_unknown"
 	XNotFound           Code = "x_not_found"
 	XRequestBlocked     Code = "x_request_blocked"
+	XFeatureUnavailable Code = "x_feature_unavailable"
 	DBError             Code = "db_error"
 	ValidationError     Code = "validation_error"
 	InvalidInput        Code = "invalid_input"
@@ -82,6 +83,7 @@ var table = map[Code]Info{
 	XOutcomeUnknown:     {XOutcomeUnknown, false, "A create request may or may not have been applied by X; verify before acting again."},
 	XNotFound:           {XNotFound, false, "X answered 404: the resource does not exist or is not visible."},
 	XRequestBlocked:     {XRequestBlocked, false, "A universal request failed host, path, header or query validation."},
+	XFeatureUnavailable: {XFeatureUnavailable, false, "X answered 403 because the feature (a quote post, say) needs a higher API access level than the app has; retrying does not help."},
 	DBError:             {DBError, true, "The local database failed."},
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
 	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},

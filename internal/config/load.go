@@ -457,6 +457,9 @@ func (c *Config) Validate() error {
 		add("scoring", "weights must be non-negative and sum to more than 0")
 	}
 	positive("limits.max_replies_per_day", c.Limits.MaxRepliesPerDay)
+	if c.Limits.MaxDMsPerDay < 0 {
+		add("limits.max_dms_per_day", "must not be negative (0 = no direct message may be sent)")
+	}
 	positive("limits.max_tweets_per_day", c.Limits.MaxTweetsPerDay)
 	positive("limits.max_threads_per_week", c.Limits.MaxThreadsPerWeek)
 	positive("limits.max_replies_per_author_per_day", c.Limits.MaxRepliesPerAuthorPerDay)

@@ -192,6 +192,8 @@ func Reference() string {
 	b.WriteString("and a limit on the `write` category counts all of them; a limit on `x_post_thread` or the `thread` category counts the thread once. ")
 	b.WriteString("A thread that does not fit every such limit is refused whole, before anything is posted.\n")
 	b.WriteString("- `dimension = \"budget\"` counts the estimated X spend in USD (a thread: every post).\n")
+	b.WriteString("- `limits.max_dms_per_day` is a limit on the `dm` category over 24 hours, kept on the same counters: ")
+	b.WriteString("past it a message is refused with `policy_denied_rate_limited` naming `limits.max_dms_per_day`.\n")
 	b.WriteString("\n## Notification channels\n\n")
 	b.WriteString("Each `[[notify.channels]]` entry has a `name` (1-32 of `a-z`, `0-9`, `_`, `-`), a `type`, optional `events` ")
 	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are never written in the file: ")

@@ -74,6 +74,8 @@ func TestOf(t *testing.T) {
 		{"a list addition names the member", "x_list_add_member", "", json.RawMessage(`{"list_id":"5","user_id":"77"}`), "Add to list", "@bo", "Add @bo to a list", Target{KindUser, "77"}},
 		{"a raw list removal names the member", "x_delete", "x_list_remove_member", raw("DELETE", "/2/lists/5/members/77"), "Remove from list", "@bo", "Remove @bo from a list", Target{KindUser, "77"}},
 		{"a list delete has no account", "x_list_delete", "", json.RawMessage(`{"list_id":"5"}`), "Delete list", "", "Delete list", Target{}},
+		{"a direct message names its recipient", "x_send_dm", "", json.RawMessage(`{"participant_id":"77","text":"hi"}`), "Direct message", "@gabe", "Message @gabe", Target{KindUser, "77"}},
+		{"a raw direct message names its recipient", "x_post", "x_send_dm", raw("POST", "/2/dm_conversations/with/78/messages"), "Direct message", "@bo", "Message @bo", Target{KindUser, "78"}},
 		{"a missing id is no target", "x_like_tweet", "", json.RawMessage(`{}`), "Like", "", "Like", Target{}},
 		{"an unknown tool is named as is", "x_new_thing", "", json.RawMessage(`{}`), "x_new_thing", "", "x_new_thing", Target{}},
 	}

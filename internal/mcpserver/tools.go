@@ -7,6 +7,7 @@ func Registry() []*Tool {
 	all = append(all, metaTools()...)
 	all = append(all, xReadTools()...)
 	all = append(all, listReadTools()...)
+	all = append(all, dmReadTools()...)
 	all = append(all, mutationTools(false)...)
 	all = append(all, dryRunTools()...)
 	all = append(all, universalTools()...)

@@ -106,9 +106,17 @@ rules:
 			break rules
 		}
 	}
-	if unknownWrite && !req.BypassApproval && (decided == nil || !slices.Contains(decided.Conditions.Tools, id.Tool)) {
+	namedAllow := decided != nil && slices.Contains(decided.Conditions.Tools, id.Tool)
+	if unknownWrite && !req.BypassApproval && !namedAllow {
 		return Decision{Outcome: RequireApproval, RuleID: RuleUnknownWrite, Source: SourceDefault,
 			Reason: fmt.Sprintf("%s names no endpoint a typed tool covers; such writes need approval unless a rule names %s explicitly", id.Tool, id.Tool)}
+	}
+	// A tool that must be named (a direct message) is not let through by
+	// an allow that covers it only by category, mode or wildcard, nor by
+	// approval mode being off: only a rule naming it allows it.
+	if slices.Contains(e.namedOnly, id.Tool) && !req.BypassApproval && !namedAllow {
+		return Decision{Outcome: RequireApproval, RuleID: RuleApprovalUnlessNamed, Source: SourceDefault,
+			Reason: fmt.Sprintf("%s always needs approval unless a policy rule names %s explicitly", id.Tool, id.Tool)}
 	}
 	if decided != nil {
 		return Decision{Outcome: Allow, RuleID: decided.ID, Reason: decided.reason, Source: decided.Source}

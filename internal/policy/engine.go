@@ -30,6 +30,8 @@ type Engine struct {
 	// overrides are the rules that decide calls before approval mode can:
 	// see ApprovalOverrides.
 	overrides []Rule
+	// namedOnly is Config.ApprovalUnlessNamed.
+	namedOnly []string
 }
 
 type compiledRule struct {
@@ -47,7 +49,7 @@ func reservedRulePrefixes() []string {
 	return []string{"hard:", "mode:", "compat:", sourceTemplatePrefix}
 }
 
-func reservedLimitPrefixes() []string { return []string{"compat:", "budget:"} }
+func reservedLimitPrefixes() []string { return []string{"compat:", "budget:", "limits."} }
 
 // NewEngine validates cfg, normalises tool names through known (the tool
 // registry's lookup) and builds the effective rule set: hard rules, template,
@@ -129,6 +131,26 @@ func NewEngine(cfg Config, known func(tool string) bool) (*Engine, error) {
 		limits = append(limits, nl)
 	}
 
+	if n := cfg.MaxDMsPerDay; n != nil {
+		if *n < 0 {
+			fail("limits.max_dms_per_day: %d is negative (0 means no direct message may be sent)", *n)
+		} else {
+			limits = append(limits, Limit{
+				Key: LimitKeyMaxDMsPerDay, Dimension: DimCategory, MatchValue: string(CatDM),
+				Max: float64(*n), PeriodSeconds: day, Source: SourceCompat,
+			})
+		}
+	}
+	var namedOnly []string
+	for i, t := range cfg.ApprovalUnlessNamed {
+		n, err := NormalizeToolName(t, known)
+		if err != nil {
+			fail("approval_unless_named[%d]: %v", i, err)
+			continue
+		}
+		namedOnly = append(namedOnly, n)
+	}
+
 	switch b := cfg.DailyBudgetUSD; {
 	case math.IsNaN(b) || math.IsInf(b, 0) || b < 0:
 		fail("daily_budget_usd: %v is not a non-negative amount (0 means no cap)", b)
@@ -151,7 +173,7 @@ func NewEngine(cfg Config, known func(tool string) bool) (*Engine, error) {
 	// templates stay ahead of user and compat rules.
 	sort.SliceStable(rules, func(a, b int) bool { return rules[a].Priority < rules[b].Priority })
 
-	e := &Engine{enforce: cfg.EnforceForMutations, dryRun: cfg.DryRunMutations, limits: limits}
+	e := &Engine{enforce: cfg.EnforceForMutations, dryRun: cfg.DryRunMutations, limits: limits, namedOnly: namedOnly}
 	for _, r := range rules {
 		if !r.Enabled {
 			continue

@@ -22,6 +22,7 @@ func testTools() map[string]Category {
 		"x_like_tweet":     CatEngage,
 		"x_retweet":        CatEngage,
 		"x_delete_tweet":   CatDelete,
+		"x_send_dm":        CatDM,
 		"x_upload_media":   CatMedia,
 		"x_post":           CatUniversal,
 		"x_put":            CatUniversal,

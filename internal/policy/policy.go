@@ -24,12 +24,15 @@ type Category string
 
 // The categories the registry uses.
 const (
-	CatRead      Category = "read"
-	CatWrite     Category = "write"
-	CatEngage    Category = "engage"
-	CatMedia     Category = "media"
-	CatThread    Category = "thread"
-	CatDelete    Category = "delete"
+	CatRead   Category = "read"
+	CatWrite  Category = "write"
+	CatEngage Category = "engage"
+	CatMedia  Category = "media"
+	CatThread Category = "thread"
+	CatDelete Category = "delete"
+	// CatDM is direct messages: private, to one person, and never allowed
+	// without approval by a rule that does not name the tool.
+	CatDM        Category = "dm"
 	CatUniversal Category = "universal_request"
 	CatContent   Category = "content"
 	CatApproval  Category = "approval"
@@ -37,7 +40,7 @@ const (
 
 // Categories returns every known category.
 func Categories() []Category {
-	return []Category{CatRead, CatWrite, CatEngage, CatMedia, CatThread, CatDelete, CatUniversal, CatContent, CatApproval}
+	return []Category{CatRead, CatWrite, CatEngage, CatMedia, CatThread, CatDelete, CatDM, CatUniversal, CatContent, CatApproval}
 }
 
 // ValidCategory reports whether c is one of Categories.
@@ -96,12 +99,18 @@ const (
 	// RuleUnknownWrite is the conservative default for a universal request
 	// no typed tool covers.
 	RuleUnknownWrite = "default:unknown_write"
+	// RuleApprovalUnlessNamed is the default for a tool in
+	// Config.ApprovalUnlessNamed that no rule naming it allowed.
+	RuleApprovalUnlessNamed = "default:approval_unless_named"
 )
 
 // Keys of the limits derived from top-level config values.
 const (
 	LimitKeyMaxMutationsPerHour = "compat:max_mutations_per_hour"
 	LimitKeyDailyBudget         = "budget:daily_usd"
+	// LimitKeyMaxDMsPerDay is limits.max_dms_per_day, named as the
+	// configuration file spells it.
+	LimitKeyMaxDMsPerDay = "limits.max_dms_per_day"
 )
 
 // Template names.
@@ -205,6 +214,15 @@ type Config struct {
 	RateLimits          []Limit
 	// DailyBudgetUSD caps the estimated X spend per 24 h; 0 means no cap.
 	DailyBudgetUSD float64
+	// ApprovalUnlessNamed are tools that need approval unless the rule that
+	// allows them names them in its tools: an allow by category, by mode or
+	// for everything leaves them to approval, as do approval mode off and
+	// enforcement off. Direct messages are such a tool. The tool registry
+	// supplies the list; it is not a setting.
+	ApprovalUnlessNamed []string
+	// MaxDMsPerDay caps the direct messages (category dm) sent per 24 h
+	// when enforcement is on; nil means no cap, 0 that none may be sent.
+	MaxDMsPerDay *int
 }
 
 // DefaultConfig is the configuration used when none is given.

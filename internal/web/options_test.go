@@ -67,3 +67,25 @@ func TestApprovalShowsAnEditsOldAndNewText(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalShowsADirectMessage: a queued x_send_dm reads as a message
+// to its recipient, by handle, with its text and what approving does.
+func TestApprovalShowsADirectMessage(t *testing.T) {
+	s := newSite(t, nil)
+	gabe := s.a.Sim.Server.UserIDByUsername("gopher_gabe")
+	res, err := s.mcpClient().CallTool(context.Background(), &mcp.CallToolParams{Name: "x_send_dm",
+		Arguments: map[string]any{"participant_id": gabe, "text": "Could we talk about your CLI?"}})
+	if err != nil || res.IsError {
+		t.Fatalf("x_send_dm: %v %+v", err, res)
+	}
+	c, _ := s.client()
+	code, body := s.get(c, "/approvals")
+	if code != http.StatusOK {
+		t.Fatalf("/approvals: status %d", code)
+	}
+	for _, want := range []string{"Message @gopher_gabe", "Could we talk about your CLI?", "private direct message"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/approvals does not show %q", want)
+		}
+	}
+}

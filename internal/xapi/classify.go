@@ -233,6 +233,14 @@ func Classify(status int, header http.Header, body []byte, now time.Time) *apper
 		case parsed.hasCode(legacyCodeSuspended, legacyCodeLocked) ||
 			containsWord(lower, "suspended") || containsWord(lower, "locked"):
 			return with(apperr.XAccountRestricted, "X says the account is suspended or locked (403)")
+		case strings.Contains(lower, "access level"):
+			// X's client-forbidden answer for an endpoint or feature
+			// outside the app's access level: a higher tier is needed.
+			return with(apperr.XFeatureUnavailable, "X reserves this feature for a higher API access level (403)")
+		case strings.Contains(lower, "scope") && (strings.Contains(lower, "dm.read") || strings.Contains(lower, "dm.write")):
+			// The login did not ask for the optional direct-message scopes.
+			return with(apperr.XForbidden, "X refused the request (403)").
+				WithHints(apperr.Hint{Do: "run `tuitbot auth --scopes +dm` to grant the direct-message scopes"})
 		default:
 			return with(apperr.XForbidden, "X refused the request (403)")
 		}

@@ -48,6 +48,12 @@ func TestClassifyRealXBodies(t *testing.T) {
 		{"403 client not enrolled", 403, nil,
 			`{"client_id":"2912345","detail":"When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens from a Twitter developer App that is attached to a Project. You can create a project via the developer portal.","registration_url":"https://developer.twitter.com/en/docs/projects/overview","title":"Client Forbidden","required_enrollment":"Appropriate Level of API Access","reason":"client-not-enrolled","type":"https://api.twitter.com/2/problems/client-forbidden"}`,
 			apperr.XForbidden, []string{"Client Forbidden"}, []string{"2912345"}, 0},
+		{"403 feature outside the access level", 403, nil,
+			`{"client_id":"2912345","detail":"You currently have access to a subset of X API V2 endpoints and limited v1.1 endpoints (e.g. media post, oauth) only. If you need access to this endpoint, you may need a different access level. You can learn more here: https://developer.x.com/en/portal/product","registration_url":"https://developer.x.com/en/portal/product","title":"Client Forbidden","required_enrollment":"Appropriate Level of API Access","reason":"client-not-enrolled","type":"https://api.x.com/2/problems/client-forbidden","status":403}`,
+			apperr.XFeatureUnavailable, []string{"higher API access level", "different access level"}, []string{"2912345"}, 0},
+		{"403 without the dm scopes", 403, nil,
+			`{"title":"Forbidden","detail":"Forbidden: the access token is missing the required scope(s): dm.write. Re-authorize the app with the required scopes (insufficient scope).","type":"about:blank","status":403}`,
+			apperr.XForbidden, []string{"dm.write"}, nil, 0},
 		{"403 unsupported authentication", 403, nil,
 			`{"title":"Unsupported Authentication","detail":"Authenticating with OAuth 2.0 Application-Only is forbidden for this endpoint.  Supported authentication types are [OAuth 1.0a User Context, OAuth 2.0 User Context].","type":"https://api.twitter.com/2/problems/unsupported-authentication","status":403}`,
 			apperr.XForbidden, []string{"Unsupported Authentication"}, nil, 0},
@@ -82,7 +88,7 @@ func TestClassifyRealXBodies(t *testing.T) {
 				t.Fatalf("code = %s, want %s (%s)", e.Code, tc.code, e.Message)
 			}
 			for _, s := range tc.has {
-				if !strings.Contains(e.Message, s) {
+				if !strings.Contains(e.Error(), s) {
 					t.Errorf("message %q lacks %q", e.Message, s)
 				}
 			}
@@ -173,5 +179,19 @@ func TestTruncate(t *testing.T) {
 		if len(tc.in) > tc.max && len(got) > max(tc.max, len("…")) {
 			t.Errorf("truncate(%q,%d) = %q too long", tc.in, tc.max, got)
 		}
+	}
+}
+
+// TestMissingDMScopesSayHowToGrantThem: X's 403 for a token without the
+// optional direct-message scopes tells how to log in with them.
+func TestMissingDMScopesSayHowToGrantThem(t *testing.T) {
+	body := `{"title":"Forbidden","detail":"Forbidden: the access token is missing the required scope(s): dm.write. Re-authorize the app with the required scopes (insufficient scope).","type":"about:blank","status":403}`
+	e := Classify(403, nil, []byte(body), testEpoch)
+	if e.Code != apperr.XForbidden || !strings.Contains(e.Error(), "tuitbot auth --scopes +dm") {
+		t.Fatalf("classified as %s: %q, want x_forbidden with the +dm login hint", e.Code, e.Error())
+	}
+	other := `{"title":"Forbidden","detail":"Forbidden: the access token is missing the required scope(s): tweet.write. Re-authorize the app with the required scopes (insufficient scope).","type":"about:blank","status":403}`
+	if e := Classify(403, nil, []byte(other), testEpoch); strings.Contains(e.Error(), "+dm") {
+		t.Fatalf("a missing tweet.write scope hints %q", e.Error())
 	}
 }

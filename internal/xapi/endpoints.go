@@ -65,7 +65,7 @@ type Endpoint struct {
 	// Scopes are the OAuth 2.0 user-token scopes X requires for the
 	// endpoint; login asks for those of every typed row (Endpoints.Scopes).
 	Scopes []string
-	// ScopeGroup names an optional group of tools ("list"): a row in one
+	// ScopeGroup names an optional group of tools ("list", "dm"): a row in one
 	// contributes its scopes to the login only when the user asks for the
 	// group, so an account that never uses them never grants them.
 	ScopeGroup string
@@ -96,6 +96,7 @@ func perPost() Pricing   { return Pricing{Unit: PricePostRead, Resource: kindPos
 func perUser() Pricing   { return Pricing{Unit: PriceUserRead, Resource: kindUser} }
 func perFollow() Pricing { return Pricing{Unit: PriceFollowsRead, Resource: kindUser} }
 func perList() Pricing   { return Pricing{Unit: PriceListRead, Resource: kindList} }
+func perDM() Pricing     { return Pricing{Unit: PriceDMRead, Resource: kindDMEvent} }
 
 // grouped puts rows in an optional scope group.
 func grouped(group string, rows ...Endpoint) []Endpoint {
@@ -141,6 +142,8 @@ func endpointTable() []Endpoint {
 	scopesMedia := []string{"media.write"}
 	scopesListRead := []string{"list.read", "tweet.read", "users.read"}
 	scopesListWrite := []string{"list.write", "tweet.read", "users.read"}
+	scopesDMRead := []string{"dm.read", "tweet.read", "users.read"}
+	scopesDMWrite := []string{"dm.write", "tweet.read", "users.read"}
 	rows := []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
@@ -217,7 +220,18 @@ func endpointTable() []Endpoint {
 		{Method: "POST", Path: "/2/media/metadata", Host: HostAPI, Kind: EffectOther, Retry: classSafe,
 			Price: Pricing{Unit: PriceMediaMetadata}, Scopes: scopesMedia},
 		read("/2/usage/tweets", Pricing{PerRequest: true}, nil),
+		read("/2/communities/search", Pricing{Unit: PriceCommunityRead, Resource: kindCommunity}, scopesTweetRead),
 	}
+	rows = append(rows, grouped(ScopeGroupDM,
+		// Direct messages, asked for with `tuitbot auth --scopes +dm`.
+		Endpoint{Method: "POST", Path: "/2/dm_conversations/with/:participant_id/messages", Host: HostAPI,
+			Kind: EffectCreate, Retry: classCreate, Price: Pricing{Unit: PriceDMCreate}, Tool: "x_send_dm", Scopes: scopesDMWrite,
+			Undo: undo("x_delete_dm", "dm_event_id", "Delete the message to reverse (deletes always need approval); the recipient may already have read it.")},
+		read("/2/dm_conversations/with/:participant_id/dm_events", perDM(), scopesDMRead),
+		read("/2/dm_events", perDM(), scopesDMRead),
+		Endpoint{Method: "DELETE", Path: "/2/dm_events/:event_id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,
+			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_delete_dm", Scopes: []string{"dm.read", "dm.write"}},
+	)...)
 	return append(rows, grouped(ScopeGroupList,
 		// X lists list.read beside list.write for creating a list.
 		Endpoint{Method: "POST", Path: "/2/lists", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
@@ -236,6 +250,9 @@ func endpointTable() []Endpoint {
 		read("/2/users/:id/owned_lists", perList(), scopesListRead),
 	)...)
 }
+
+// ScopeGroupDM is the scope group of the direct-message rows.
+const ScopeGroupDM = "dm"
 
 // Endpoints is the endpoint table, split once. It is immutable: callers get
 // copies of rows.
@@ -261,19 +278,35 @@ func NewEndpoints() *Endpoints {
 	return e
 }
 
-// Scopes is every scope the typed rows outside any scope group need,
-// sorted, plus offline.access, which is what makes X issue a refresh token:
-// what login asks for by default.
-func (e *Endpoints) Scopes() []string {
+// Scopes is every scope the typed rows outside an optional scope group
+// need, sorted, plus offline.access, which is what makes X issue a refresh
+// token: what login asks for by default.
+func (e *Endpoints) Scopes() []string { return e.ScopesWith() }
+
+// ScopesWith is Scopes plus the scopes of the rows in the named groups
+// (ScopeGroups lists them); an unknown group adds nothing.
+func (e *Endpoints) ScopesWith(groups ...string) []string {
 	out := []string{"offline.access"}
 	for _, r := range e.rows {
-		if r.RawOnly || r.ScopeGroup != "" {
+		if r.RawOnly || (r.ScopeGroup != "" && !slices.Contains(groups, r.ScopeGroup)) {
 			continue
 		}
 		for _, sc := range r.Scopes {
 			if !slices.Contains(out, sc) {
 				out = append(out, sc)
 			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ScopeGroups lists the optional scope groups of the table, sorted.
+func (e *Endpoints) ScopeGroups() []string {
+	var out []string
+	for _, r := range e.rows {
+		if r.ScopeGroup != "" && !slices.Contains(out, r.ScopeGroup) {
+			out = append(out, r.ScopeGroup)
 		}
 	}
 	slices.Sort(out)

@@ -114,7 +114,7 @@ func TestEndpointScopesAgreeWithSpec(t *testing.T) {
 
 // TestLoginScopesCoverEveryTypedRow: login asks for every scope a typed
 // row outside an optional scope group needs, and offline.access for the
-// refresh token.
+// refresh token; asked for a group, it adds that group's scopes.
 func TestLoginScopesCoverEveryTypedRow(t *testing.T) {
 	eps := xapi.NewEndpoints()
 	scopes := eps.Scopes()
@@ -122,9 +122,58 @@ func TestLoginScopesCoverEveryTypedRow(t *testing.T) {
 		t.Error("login does not ask for offline.access")
 	}
 	for _, e := range eps.All() {
+		if e.RawOnly {
+			continue
+		}
+		want := scopes
+		if e.ScopeGroup != "" {
+			want = eps.ScopesWith(e.ScopeGroup)
+		}
 		for _, sc := range e.Scopes {
-			if !e.RawOnly && e.ScopeGroup == "" && !slices.Contains(scopes, sc) {
-				t.Errorf("%s needs %s, which login does not ask for", e.RateKey(), sc)
+			if !slices.Contains(want, sc) {
+				t.Errorf("%s (scope group %q) needs %s, which login with its group does not ask for", e.RateKey(), e.ScopeGroup, sc)
+			}
+		}
+	}
+}
+
+// TestDefaultLoginScopesUnchanged: a login that asks for no optional group
+// asks for exactly what it asked before scope groups existed, so adding
+// the direct-message tools asks no existing user for more.
+func TestDefaultLoginScopesUnchanged(t *testing.T) {
+	want := []string{"bookmark.read", "bookmark.write", "follows.read", "follows.write", "like.read", "like.write",
+		"media.write", "mute.write", "offline.access", "tweet.read", "tweet.write", "users.read"}
+	eps := xapi.NewEndpoints()
+	if got := eps.Scopes(); !slices.Equal(got, want) {
+		t.Errorf("default login scopes = %v, want %v", got, want)
+	}
+	if got := eps.ScopesWith(); !slices.Equal(got, want) {
+		t.Errorf("login with no group = %v, want %v", got, want)
+	}
+}
+
+// TestScopeGroups: the direct-message rows form the "dm" group, whose
+// scopes are asked for only with the group; an unknown group adds nothing.
+func TestScopeGroups(t *testing.T) {
+	eps := xapi.NewEndpoints()
+	if got := eps.ScopeGroups(); !slices.Contains(got, xapi.ScopeGroupDM) {
+		t.Fatalf("scope groups %v lack %q", got, xapi.ScopeGroupDM)
+	}
+	for _, sc := range []string{"dm.read", "dm.write"} {
+		if slices.Contains(eps.Scopes(), sc) {
+			t.Errorf("default login asks for %s", sc)
+		}
+		if !slices.Contains(eps.ScopesWith(xapi.ScopeGroupDM), sc) {
+			t.Errorf("login with +dm does not ask for %s", sc)
+		}
+	}
+	if got, want := eps.ScopesWith("no_such_group"), eps.Scopes(); !slices.Equal(got, want) {
+		t.Errorf("an unknown group changed the scopes: %v, want %v", got, want)
+	}
+	for _, tool := range []string{"x_send_dm", "x_delete_dm"} {
+		for _, e := range eps.ByTool(tool) {
+			if e.ScopeGroup != xapi.ScopeGroupDM {
+				t.Errorf("%s: scope group %q, want %q", e.RateKey(), e.ScopeGroup, xapi.ScopeGroupDM)
 			}
 		}
 	}

@@ -28,6 +28,8 @@ const (
 	PriceUserRead          = 0.010 // User: Read, per user
 	PriceFollowsRead       = 0.010 // Following/Followers: Read, per user
 	PriceMediaRead         = 0.005 // Media: Read, per media object
+	PriceDMRead            = 0.010 // DM Event: Read, per event
+	PriceCommunityRead     = 0.005 // Community: Read, per community
 	PriceCountsRecent      = 0.005 // Counts: Recent, per request
 	PriceCountsAll         = 0.010 // Counts: All, per request
 	PricePostCreate        = 0.015 // Content: Create, per request
@@ -36,6 +38,7 @@ const (
 	PriceInteractionDelete = 0.010 // Interaction: Delete (unlike, unfollow, unrepost; post delete, see above)
 	PriceBookmark          = 0.005 // Bookmark, per request (add or remove)
 	PriceMediaMetadata     = 0.005 // Media Metadata, per request
+	PriceDMCreate          = 0.015 // DM Interaction: Create, per request
 	PriceMediaUpload       = PricePostCreate
 	// X publishes no List prices: creating a list is estimated as
 	// "Content: Create", every other list write as "User Interaction:
@@ -53,6 +56,10 @@ const (
 	kindUser  = "user"
 	kindMedia = "media"
 	kindList  = "list"
+	// kindDMEvent and kindCommunity are billed per resource returned, like
+	// posts; the ledger keys its same-day deduplication on them.
+	kindDMEvent   = "dm_event"
+	kindCommunity = "community"
 )
 
 // readPrice returns the per-resource price and resource kind of a GET

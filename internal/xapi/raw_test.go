@@ -164,7 +164,8 @@ func TestPathTemplate(t *testing.T) {
 		"/2/users/42/timelines/reverse_chronological":    "/2/users/:id/timelines/reverse_chronological",
 		"/2/tweets/9/liking_users":                       "/2/tweets/:id/liking_users",
 		"/":                                              "/",
-		"/2/dm_conversations/with/123/messages?x=y#frag": "/2/dm_conversations/with/:id/messages",
+		"/2/dm_conversations/with/123/messages?x=y#frag": "/2/dm_conversations/with/:participant_id/messages",
+		"/2/dm_conversations/123/messages?x=y#frag":      "/2/dm_conversations/:id/messages",
 	}
 	for in, want := range cases {
 		if got := pathTemplate(in); got != want {

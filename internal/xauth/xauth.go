@@ -55,6 +55,31 @@ const CallbackPath = "/callback"
 // what makes X issue a refresh token. The slice is a fresh copy.
 func DefaultScopes() []string { return xapi.NewEndpoints().Scopes() }
 
+// ScopesWithGroups returns DefaultScopes plus the scopes of the optional
+// scope groups named in specs (the endpoint table's ScopeGroups), each
+// spec a "+GROUP" or a comma-separated list of them, as `tuitbot auth
+// --scopes` takes them. An unknown group, or a spec without its "+", is
+// refused with an error naming the known groups.
+func ScopesWithGroups(specs []string) ([]string, error) {
+	eps := xapi.NewEndpoints()
+	known := eps.ScopeGroups()
+	var groups []string
+	for _, spec := range specs {
+		for item := range strings.SplitSeq(spec, ",") {
+			item = strings.TrimSpace(item)
+			name, ok := strings.CutPrefix(item, "+")
+			if !ok || !slices.Contains(known, name) {
+				return nil, apperr.New(apperr.InvalidInput, "--scopes: %q is not a known scope group; known: %s",
+					item, "+"+strings.Join(known, ", +"))
+			}
+			if !slices.Contains(groups, name) {
+				groups = append(groups, name)
+			}
+		}
+	}
+	return eps.ScopesWith(groups...), nil
+}
+
 // Options configures the OAuth client and the token file. The zero value of
 // every field except ClientID and TokenPath has a usable default.
 type Options struct {

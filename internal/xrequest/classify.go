@@ -64,6 +64,8 @@ type Effect struct {
 	ListID       string
 	ReplyTo      string
 	QuoteOf      string
+	// DMEventID is the direct message a delete names.
+	DMEventID string
 }
 
 // Mutates reports whether the effect changes state on X. Only GET is a
@@ -78,6 +80,7 @@ const (
 	fieldTarget = "target"
 	fieldMedia  = "media" // a media id in the path; recorded nowhere
 	fieldList   = "list"
+	fieldDM     = "dm_event"
 	fieldReply  = "reply"
 	fieldQuote  = "quote"
 )
@@ -294,9 +297,12 @@ func fieldOfParam(param string) string {
 	switch param {
 	case "tweet_id", "source_tweet_id":
 		return fieldTweet
-	case "target_user_id", "user_id":
-		// user_id is the member of a List write, the other account.
+	case "target_user_id", "user_id", "participant_id":
+		// user_id is the member of a List write, the other account;
+		// participant_id the recipient of a direct message.
 		return fieldTarget
+	case "event_id", "dm_event_id":
+		return fieldDM
 	}
 	return ""
 }
@@ -429,6 +435,8 @@ func (e *Effect) set(field, v string) {
 		dst = &e.QuoteOf
 	case fieldList:
 		dst = &e.ListID
+	case fieldDM:
+		dst = &e.DMEventID
 	default:
 		return
 	}

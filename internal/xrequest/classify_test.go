@@ -127,7 +127,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			if seg == "" || strings.ContainsAny(seg, "{}") && !ok {
 				t.Errorf("row %q: bad segment %q", a.name(), seg)
 			}
-			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia && f != fieldList {
+			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia && f != fieldList && f != fieldDM {
 				t.Errorf("row %q: unknown placeholder %q", a.name(), seg)
 			}
 		}
@@ -137,7 +137,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			}
 		}
 		// Every row's own template, with sample ids, matches it alone.
-		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4", "{list}", "5").Replace(a.path)
+		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4", "{list}", "5", "{dm_event}", "6").Replace(a.path)
 		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
 			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
 		}
@@ -333,7 +333,7 @@ func TestTypedWritesAreClassified(t *testing.T) {
 		if r.Kind == xapi.EffectRead || r.Tool == "" {
 			continue
 		}
-		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3", ":user_id", "3").Replace(r.Path)
+		sample := strings.NewReplacer(":id", "1", ":source_user_id", "1", ":tweet_id", "2", ":source_tweet_id", "2", ":target_user_id", "3", ":user_id", "3", ":participant_id", "3", ":event_id", "4").Replace(r.Path)
 		e := Classify(r.Method, sample)
 		if r.BodyKey != "" {
 			// A body-keyed row is told apart by its body alone.
@@ -357,6 +357,14 @@ func TestTypedWritesAreClassified(t *testing.T) {
 	}
 	if ep, ok := e.Same(xapi.NewEndpoints()); !ok || ep.Undo == nil || ep.Undo.Tool != "x_unmute_user" {
 		t.Fatalf("raw mute's row %+v, %v: want the undo x_unmute_user", ep, ok)
+	}
+	// A raw direct message is x_send_dm to the user its path names, and a
+	// raw delete of one is x_delete_dm of the event its path names.
+	if e := Classify("POST", "/2/dm_conversations/with/77/messages"); e.Equivalent() != "x_send_dm" || e.TargetUserID != "77" {
+		t.Errorf("raw direct message classifies as %+v (equivalent %q)", e, e.Equivalent())
+	}
+	if e := Classify("DELETE", "/2/dm_events/88"); e.Equivalent() != "x_delete_dm" || e.DMEventID != "88" {
+		t.Errorf("raw delete of a direct message classifies as %+v (equivalent %q)", e, e.Equivalent())
 	}
 }
 

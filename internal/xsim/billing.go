@@ -21,9 +21,12 @@ const (
 	BillBookmark       = "bookmark"
 	BillMediaMetadata  = "media_metadata"
 	// X publishes no List prices; these follow the nearest published line.
-	BillListCreate = "list_create"
-	BillListManage = "list_manage"
-	BillListRead   = "lists_read"
+	BillListCreate    = "list_create"
+	BillListManage    = "list_manage"
+	BillListRead      = "lists_read"
+	BillDMRead        = "dm_events_read"
+	BillDMCreate      = "dm_interaction_create"
+	BillCommunityRead = "communities_read"
 )
 
 // Prices returns X's pay-per-use unit prices in micro-dollars: reads are
@@ -46,6 +49,9 @@ func Prices() map[string]int64 {
 		BillListCreate:     15_000,
 		BillListManage:     15_000,
 		BillListRead:       10_000,
+		BillDMRead:         10_000,
+		BillDMCreate:       15_000,
+		BillCommunityRead:  5_000,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -231,6 +232,41 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": "12"})  // 404
 	theirs := w.Lists[0]
 	c.json("POST", "/2/lists/"+theirs.ID+"/members", map[string]any{"user_id": other}) // 403: not the owner
+	// Direct messages: sent, refused by a user who takes messages only
+	// from those they follow, read back, deleted.
+	_, sent := c.json("POST", "/2/dm_conversations/with/"+other+"/messages", map[string]any{"text": "hello from the spec check"})
+	dmID := sent["data"].(map[string]any)["dm_event_id"].(string)
+	c.json("POST", "/2/dm_conversations/with/"+other+"/messages", map[string]any{"text": "with media", "attachments": []map[string]string{{"media_id": mediaID}}})
+	var closed string
+	for _, u := range w.Users {
+		if u.DMsFromFollowedOnly {
+			closed = u.ID
+		}
+	}
+	if st, _ := c.json("POST", "/2/dm_conversations/with/"+closed+"/messages", map[string]any{"text": "refused"}); st != 403 {
+		t.Errorf("a message to a user who takes none from us = %d, want 403", st)
+	}
+	// Communities: a member posts, a non-member is refused.
+	var member, notMember string
+	for _, cm := range w.Communities {
+		if slices.Contains(cm.MemberIDs, me) {
+			member = cm.ID
+		} else {
+			notMember = cm.ID
+		}
+	}
+	if st, _ := c.json("POST", "/2/tweets", map[string]any{"text": "a community post for the spec", "community_id": member}); st != 201 {
+		t.Errorf("a member's community post = %d, want 201", st)
+	}
+	if st, _ := c.json("POST", "/2/tweets", map[string]any{"text": "not a member", "community_id": notMember}); st != 403 {
+		t.Errorf("a non-member's community post = %d, want 403", st)
+	}
+	// A quote on a world where quotes need a higher tier.
+	s.SetQuotesNeedHigherTier(true)
+	if st, _ := c.json("POST", "/2/tweets", map[string]any{"text": "a tiered quote", "quote_tweet_id": otherTweet}); st != 403 {
+		t.Errorf("a quote that needs a higher tier = %d, want 403", st)
+	}
+	s.SetQuotesNeedHigherTier(false)
 
 	reads := []string{
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
@@ -265,6 +301,9 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/users/" + me + "/owned_lists" + q("list.fields=created_at,description,follower_count,member_count,private", "expansions=owner_id", uf),
 		"/2/users/" + theirs.OwnerID + "/owned_lists" + q("max_results=1"),
 		"/2/usage/tweets" + q("days=7"),
+		"/2/dm_events" + q("dm_event.fields=id,text,event_type,created_at,dm_conversation_id,attachments", "expansions=sender_id,participant_ids", "max_results=10", "event_types=MessageCreate"),
+		"/2/dm_conversations/with/" + other + "/dm_events" + q("dm_event.fields=id,text,created_at", "expansions=sender_id", "max_results=1"),
+		"/2/communities/search" + q("query=go", "community.fields=id,name,description,member_count,created_at,access,join_policy", "max_results=10"),
 	}
 	for _, p := range reads {
 		c.json("GET", p, nil)
@@ -302,6 +341,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("DELETE", "/2/lists/"+theirs.ID, nil) // 403
 	c.json("DELETE", "/2/tweets/"+mine, nil)
 	c.json("DELETE", "/2/tweets/5", nil) // 404
+	c.json("DELETE", "/2/dm_events/"+dmID, nil)
 
 	// Error bodies: 401, 403 scope, 429.
 	c.token = "bogus"

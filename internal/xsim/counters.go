@@ -23,6 +23,8 @@ const (
 	CountListsDeleted       = "lists_deleted"
 	CountListMembersAdded   = "list_members_added"
 	CountListMembersRemoved = "list_members_removed"
+	CountDMsSent            = "dms_sent"
+	CountDMsDeleted         = "dms_deleted"
 )
 
 func counterNames() []string {
@@ -30,6 +32,7 @@ func counterNames() []string {
 		CountTweetsCreated, CountTweetsDeleted, CountTweetsEdited, CountLikes, CountUnlikes, CountFollows, CountUnfollows,
 		CountRetweets, CountUnretweets, CountBookmarks, CountUnbookmarks, CountMediaUploaded, CountMediaMetadata,
 		CountListsCreated, CountListsDeleted, CountListMembersAdded, CountListMembersRemoved,
+		CountDMsSent, CountDMsDeleted,
 	}
 }
 

@@ -332,6 +332,20 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 		st.demoAccounts[b.Account] = u.ID
 	}
 	demoLists(st, users, now)
+	// Two communities: the demo account belongs to the first only, so a
+	// post in the second shows X's refusal. One person takes messages only
+	// from the accounts they follow. Like the brands, these draw nothing
+	// from rng.
+	byHandle := func(h string) string { return st.byName[lower(h)] }
+	st.communities["1700000000000000001"] = &Community{ID: "1700000000000000001", Name: "Go developers",
+		Description: "Go, its tooling and the people who build with it.", CreatedAt: time.Date(2023, 9, 1, 12, 0, 0, 0, time.UTC),
+		MemberIDs: []string{demo.ID, byHandle("gopher_gabe"), byHandle("cli_carla"), byHandle("kube_kai")}, MemberBase: 18_400}
+	st.communities["1700000000000000002"] = &Community{ID: "1700000000000000002", Name: "AI agents in production",
+		Description: "Builders of AI agents that do real work, with guardrails.", CreatedAt: time.Date(2024, 2, 1, 12, 0, 0, 0, time.UTC),
+		MemberIDs: []string{byHandle("ai_agent_ana"), byHandle("yc_yara"), byHandle("prompt_priya")}, MemberBase: 9_100}
+	victor := byHandle("vc_victor")
+	st.users[victor].DMsFromFollowedOnly = true
+	st.unfollow(victor, demo.ID)
 	w := st.snapshot(now)
 	w.SavedAt = time.Time{}
 	return w

@@ -200,6 +200,9 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 	if f["lang"] {
 		m["lang"] = t.Lang
 	}
+	if f["community_id"] && t.CommunityID != "" {
+		m["community_id"] = t.CommunityID
+	}
 	if f["in_reply_to_user_id"] && t.InReplyToUserID != "" {
 		m["in_reply_to_user_id"] = t.InReplyToUserID
 	}

@@ -19,6 +19,8 @@ func (s *Server) routeTable() []*route {
 	scopesMuteW := []string{"mute.write", "tweet.read", "users.read"}
 	scopesListRead := []string{"list.read", "tweet.read", "users.read"}
 	scopesListWrite := []string{"list.write", "tweet.read", "users.read"}
+	scopesDMRead := []string{"dm.read", "tweet.read", "users.read"}
+	scopesDMWrite := []string{"dm.write", "tweet.read", "users.read"}
 	api := func(method, path string, scopes []string, write bool, h func(*call) reply) *route {
 		return &route{key: method + " " + path, method: method, path: path, api: true, scopes: scopes, write: write, handle: h}
 	}
@@ -71,6 +73,13 @@ func (s *Server) routeTable() []*route {
 		api("POST", "/2/media/upload/{id}/append", scopesMedia, true, s.handleMediaAppend),
 		api("POST", "/2/media/upload/{id}/finalize", scopesMedia, true, s.handleMediaFinalize),
 		api("POST", "/2/media/metadata", scopesMedia, true, s.handleMediaMetadata),
+		// Direct messages.
+		api("POST", "/2/dm_conversations/with/{participant_id}/messages", scopesDMWrite, true, s.handleSendDM),
+		api("GET", "/2/dm_conversations/with/{participant_id}/dm_events", scopesDMRead, false, s.handleDMEvents),
+		api("GET", "/2/dm_events", scopesDMRead, false, s.handleDMEvents),
+		api("DELETE", "/2/dm_events/{event_id}", []string{"dm.read", "dm.write"}, true, s.handleDeleteDM),
+		// Communities.
+		api("GET", "/2/communities/search", scopesTweetRead, false, s.handleSearchCommunities),
 		// Usage (X requires an app token here; the emulator accepts any valid token).
 		api("GET", "/2/usage/tweets", nil, false, s.handleUsage),
 		// OAuth 2.0.

@@ -40,7 +40,12 @@ type state struct {
 	seen       map[string]bool
 	suspended  map[string]bool
 	lists      map[string]*List
-	lastID     int64
+	// dms are the direct messages, oldest first.
+	dms         []*DMEvent
+	communities map[string]*Community
+	// quotesNeedTier is World.QuotesNeedHigherTier.
+	quotesNeedTier bool
+	lastID         int64
 }
 
 func newState(w *World) *state {
@@ -67,8 +72,21 @@ func newState(w *World) *state {
 		seen:         map[string]bool{},
 		suspended:    map[string]bool{},
 		lists:        map[string]*List{},
+		communities:  map[string]*Community{},
 		lastID:       w.Sequence,
 	}
+	for i := range w.DMs {
+		e := w.DMs[i]
+		e.ParticipantIDs = slices.Clone(e.ParticipantIDs)
+		e.MediaKeys = slices.Clone(e.MediaKeys)
+		s.dms = append(s.dms, &e)
+	}
+	for i := range w.Communities {
+		cm := w.Communities[i]
+		cm.MemberIDs = slices.Clone(cm.MemberIDs)
+		s.communities[cm.ID] = &cm
+	}
+	s.quotesNeedTier = w.QuotesNeedHigherTier
 	for i := range w.Users {
 		u := w.Users[i]
 		s.users[u.ID] = &u
@@ -171,6 +189,18 @@ func (s *state) snapshot(now time.Time) *World {
 	}
 	slices.SortFunc(w.Suspended, cmpID)
 	w.Lists = s.listSnapshot()
+	for _, e := range s.dms {
+		c := *e
+		c.ParticipantIDs = slices.Clone(e.ParticipantIDs)
+		c.MediaKeys = slices.Clone(e.MediaKeys)
+		w.DMs = append(w.DMs, c)
+	}
+	for _, cm := range s.communityList() {
+		c := *cm
+		c.MemberIDs = slices.Clone(cm.MemberIDs)
+		w.Communities = append(w.Communities, c)
+	}
+	w.QuotesNeedHigherTier = s.quotesNeedTier
 	return w
 }
 

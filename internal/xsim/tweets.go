@@ -304,7 +304,7 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		return s.handleEditTweet(c, &req)
 	}
 	for name, raw := range map[string]json.RawMessage{"geo": req.Geo,
-		"card_uri": req.CardURI, "community_id": req.CommunityID, "direct_message_deep_link": req.DMDeepLink} {
+		"card_uri": req.CardURI, "direct_message_deep_link": req.DMDeepLink} {
 		if len(raw) > 0 && string(raw) != "null" {
 			return errInvalidParam(name, string(raw), fmt.Sprintf("The `%s` field is not supported by this server.", name))
 		}
@@ -336,6 +336,10 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if weightedLength(text) > maxPostLength {
 		return errForbidden(DetailTooLong)
 	}
+	community, bad := s.communityOf(c, req.CommunityID)
+	if bad != nil {
+		return *bad
+	}
 	t := &Tweet{AuthorID: c.user.ID, Text: text, CreatedAt: c.now.UTC(), Lang: guessLang(text), Source: "xsim"}
 	if req.Reply != nil {
 		pid := req.Reply.InReplyToTweetID
@@ -361,6 +365,9 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		if s.st.tweets[qid] == nil {
 			return errForbidden("You attempted to quote a Tweet that is deleted or not visible to you.")
 		}
+		if s.st.quotesNeedTier {
+			return errFeatureUnavailable(c.grant.ClientID)
+		}
 		t.QuoteOf = qid
 	}
 	for _, mid := range mediaIDs {
@@ -380,6 +387,7 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if req.ReplySettings != nil {
 		t.ReplySettings = *req.ReplySettings
 	}
+	t.CommunityID = community
 	if poll != nil {
 		poll.ID = s.st.nextID(c.now)
 		poll.EndsAt = c.now.UTC().Add(time.Duration(poll.DurationMinutes) * time.Minute)
@@ -395,6 +403,20 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{
 		"id": t.ID, "text": t.Text, "edit_history_tweet_ids": []string{t.ID}, "edit_history_post_ids": []string{t.ID},
 	}}}
+}
+
+// communityOf reads a create request's community_id: a post there needs
+// the community to exist and its author to be a member.
+func (s *Server) communityOf(c *call, raw json.RawMessage) (string, *reply) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil || !isNumericID(id) {
+		rep := errInvalidParam("community_id", string(raw), fmt.Sprintf("The `community_id` field value [%s] is not a valid id", string(raw)))
+		return "", &rep
+	}
+	return id, s.st.communityRefusal(id, c.user.ID)
 }
 
 // DetailReplyNotAllowed is X's 403 detail for a reply its post's

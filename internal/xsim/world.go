@@ -35,8 +35,15 @@ type World struct {
 	Seen      []string          `json:"billing_seen,omitempty"` // "day|kind|id" keys already charged
 	Suspended []string          `json:"suspended_user_ids,omitempty"`
 	Lists     []List            `json:"lists,omitempty"`
-	Sequence  int64             `json:"sequence"`
-	SavedAt   time.Time         `json:"saved_at,omitzero"`
+	// DMs are the direct messages, oldest first.
+	DMs []DMEvent `json:"dm_events,omitempty"`
+	// Communities are the communities and their members.
+	Communities []Community `json:"communities,omitempty"`
+	// QuotesNeedHigherTier makes quote posts answer X's 403 for a feature
+	// outside the app's access level, as X does on tiers without them.
+	QuotesNeedHigherTier bool      `json:"quotes_need_higher_tier,omitempty"`
+	Sequence             int64     `json:"sequence"`
+	SavedAt              time.Time `json:"saved_at,omitzero"`
 }
 
 // worldVersion is bumped whenever the JSON layout changes incompatibly.
@@ -61,6 +68,9 @@ type User struct {
 	FollowingBase int64 `json:"following_base"`
 	ListedCount   int64 `json:"listed_count"`
 	LikeBase      int64 `json:"like_base,omitempty"`
+	// DMsFromFollowedOnly: the user takes direct messages only from the
+	// accounts they follow.
+	DMsFromFollowedOnly bool `json:"dms_from_followed_only,omitempty"`
 }
 
 // Tweet is a post. Retweets are posts with RetweetOf set.
@@ -83,6 +93,8 @@ type Tweet struct {
 	// EditHistory is the ids of the post's versions, oldest first, on
 	// every version; empty for a post never edited.
 	EditHistory []string `json:"edit_history,omitempty"`
+	// CommunityID is the community the post was made in.
+	CommunityID string `json:"community_id,omitempty"`
 	// Engagement that happened outside the emulated world; likes, retweets,
 	// replies and bookmarks made inside it are counted on top.
 	RetweetBase    int64 `json:"retweet_base"`
@@ -189,6 +201,15 @@ func (w *World) Clone() *World {
 		out.Lists[i].Members = slices.Clone(out.Lists[i].Members)
 	}
 	out.DemoAccounts = maps.Clone(w.DemoAccounts)
+	out.DMs = slices.Clone(w.DMs)
+	for i := range out.DMs {
+		out.DMs[i].ParticipantIDs = slices.Clone(out.DMs[i].ParticipantIDs)
+		out.DMs[i].MediaKeys = slices.Clone(out.DMs[i].MediaKeys)
+	}
+	out.Communities = slices.Clone(w.Communities)
+	for i := range out.Communities {
+		out.Communities[i].MemberIDs = slices.Clone(out.Communities[i].MemberIDs)
+	}
 	return &out
 }
 
@@ -263,6 +284,21 @@ func (w *World) Validate() error {
 		for _, m := range l.Members {
 			if !users[m] {
 				return fmt.Errorf("world: lists[%d] has member %q, who is not a user", i, m)
+			}
+		}
+	}
+	for i, e := range w.DMs {
+		if !isNumericID(e.ID) || !users[e.SenderID] || len(e.ParticipantIDs) != 2 || !users[e.ParticipantIDs[0]] || !users[e.ParticipantIDs[1]] {
+			return fmt.Errorf("world: dm_events[%d] has a bad id or refers to an unknown user", i)
+		}
+	}
+	for i, cm := range w.Communities {
+		if !isNumericID(cm.ID) {
+			return fmt.Errorf("world: communities[%d].id %q is not a numeric id", i, cm.ID)
+		}
+		for _, m := range cm.MemberIDs {
+			if !users[m] {
+				return fmt.Errorf("world: communities[%d] has an unknown member %q", i, m)
 			}
 		}
 	}
