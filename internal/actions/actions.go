@@ -230,6 +230,7 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 	}
 	return &gateway.Action{
 		EditableText: "text",
+		Editable:     []string{"options"},
 		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },
 		Verify:       verifyPost(d, parse),
 		Target: func(params json.RawMessage) string {

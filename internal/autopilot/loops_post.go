@@ -295,7 +295,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 			return err
 		}
 		kind, tool := kindTweet, "x_post_tweet"
-		var params any = actions.PostParams{Text: d.Content}
+		var params any = actions.PostParams{Text: d.Content, Options: d.Options}
 		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
 		if d.ContentType == "thread" {
 			var tweets []string
@@ -304,7 +304,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 				it.note("draft %d: stored thread is unreadable", d.ID)
 				continue
 			}
-			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
+			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets, Options: d.Options}
 			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
 		}
 		if capped {

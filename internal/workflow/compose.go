@@ -34,22 +34,27 @@ type ComposeRequest struct {
 	Content      string
 	Tweets       []string
 	ScheduledFor *time.Time
+	// Options are the post's options (a thread's first post's).
+	Options *actions.PostOptions
 }
 
 // Draft is one stored draft or scheduled item.
 type Draft struct {
-	ID            int64    `json:"draft_id"`
-	ContentType   string   `json:"content_type"`
-	Text          string   `json:"text,omitempty"`
-	Tweets        []string `json:"tweets,omitempty"`
-	Topic         string   `json:"topic,omitempty"`
-	Source        string   `json:"source"`
-	Status        string   `json:"status"`
-	ScheduledFor  string   `json:"scheduled_for,omitempty"`
-	ApprovalID    int64    `json:"approval_queue_id,omitempty"`
-	PostedTweetID string   `json:"posted_tweet_id,omitempty"`
-	CreatedAt     string   `json:"created_at"`
-	UpdatedAt     string   `json:"updated_at"`
+	ID          int64    `json:"draft_id"`
+	ContentType string   `json:"content_type"`
+	Text        string   `json:"text,omitempty"`
+	Tweets      []string `json:"tweets,omitempty"`
+	// Options are sent with the post (a thread's first post) when the
+	// draft is queued or published.
+	Options       *actions.PostOptions `json:"options,omitempty"`
+	Topic         string               `json:"topic,omitempty"`
+	Source        string               `json:"source"`
+	Status        string               `json:"status"`
+	ScheduledFor  string               `json:"scheduled_for,omitempty"`
+	ApprovalID    int64                `json:"approval_queue_id,omitempty"`
+	PostedTweetID string               `json:"posted_tweet_id,omitempty"`
+	CreatedAt     string               `json:"created_at"`
+	UpdatedAt     string               `json:"updated_at"`
 }
 
 // ComposeResult is compose_tweet's data.
@@ -80,6 +85,11 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 	if r.Content == "" && len(r.Tweets) == 0 && strings.TrimSpace(r.Topic) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "topic: required (or pass content to store your own text)")
 	}
+	opts, err := r.Options.Checked("options")
+	if err != nil {
+		return nil, err
+	}
+	r.Options = opts
 	// The policy may name compose_tweet itself; it is asked before the LLM
 	// spends anything.
 	dec, err := c.Gateway.Admit(ctx, actions.ComposeTool, policy.CatContent)
@@ -104,7 +114,7 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 		return nil, apperr.New(apperr.InvalidInput, "scheduled_for: %s is not in the future", r.ScheduledFor.UTC().Format(time.RFC3339))
 	}
 	if dec.Outcome == policy.DryRun {
-		res.DryRun, res.Text, res.Tweets, res.Topic, res.Source = true, r.Content, r.Tweets, r.Topic, source
+		res.DryRun, res.Text, res.Tweets, res.Topic, res.Source, res.Options = true, r.Content, r.Tweets, r.Topic, source, r.Options
 		res.Note = fmt.Sprintf("dry run (rule %s): nothing was stored or queued", dec.RuleID)
 		return res, nil
 	}
@@ -133,10 +143,7 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 // queue sends the draft's post through the gateway; composer mode routes it
 // to approval, and the draft remembers the queue id.
 func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via *policy.Decision, caller string) error {
-	tool, params := "x_post_tweet", any(actions.PostParams{Text: d.Text})
-	if d.ContentType == "thread" {
-		tool, params = "x_post_thread", actions.ThreadParams{Tweets: d.Tweets}
-	}
+	tool, params := DraftPost(d.ContentType, d.Text, d.Tweets, d.Options)
 	resp, err := c.Gateway.Do(ctx, gateway.Call{Tool: tool, Params: params, Caller: caller, Via: via})
 	if err != nil {
 		return err
@@ -154,7 +161,7 @@ func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via 
 
 func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source string) (*Draft, error) {
 	now := c.ts(c.Now())
-	d := &Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: source, Status: "draft", CreatedAt: now, UpdatedAt: now}
+	d := &Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Options: r.Options, Topic: r.Topic, Source: source, Status: "draft", CreatedAt: now, UpdatedAt: now}
 	body := r.Content
 	if len(r.Tweets) > 0 {
 		d.ContentType = "thread"
@@ -168,21 +175,21 @@ func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source str
 	}
 	// RETURNING works on SQLite and PostgreSQL alike; the PostgreSQL
 	// driver has no LastInsertId.
-	err := c.DB.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, source, d.Status, sched, now, now).Scan(&d.ID)
+	err := c.DB.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, options, topic, source, status, scheduled_for, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, optionsColumn(d.Options), d.Topic, source, d.Status, sched, now, now).Scan(&d.ID)
 	if err != nil {
 		return nil, dbErr(err, "store draft")
 	}
 	return d, nil
 }
 
-const draftCols = `id, content_type, content, topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
+const draftCols = `id, content_type, content, COALESCE(options,''), topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
 	COALESCE(posted_tweet_id,''), created_at, updated_at`
 
 func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	var d Draft
-	var body string
-	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt)
+	var body, opts string
+	err := sc.Scan(&d.ID, &d.ContentType, &body, &opts, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt)
 	if err != nil {
 		return d, err
 	}
@@ -191,7 +198,44 @@ func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	} else {
 		d.Text = body
 	}
+	if d.Options, err = parseOptions(opts); err != nil {
+		return d, err
+	}
 	return d, nil
+}
+
+// DraftPost is the post tool and its parameters that publish a draft of
+// contentType with its text (or a thread's tweets) and options.
+func DraftPost(contentType, text string, tweets []string, opts *actions.PostOptions) (tool string, params any) {
+	if contentType == "thread" {
+		return "x_post_thread", actions.ThreadParams{Tweets: tweets, Options: opts}
+	}
+	return "x_post_tweet", actions.PostParams{Text: text, Options: opts}
+}
+
+// optionsColumn is how a draft's options are stored: their JSON, or NULL
+// for none.
+func optionsColumn(o *actions.PostOptions) sql.NullString {
+	if o == nil {
+		return sql.NullString{}
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(b), Valid: true}
+}
+
+// parseOptions reads a stored options column.
+func parseOptions(col string) (*actions.PostOptions, error) {
+	if col == "" {
+		return nil, nil
+	}
+	var o actions.PostOptions
+	if err := json.Unmarshal([]byte(col), &o); err != nil {
+		return nil, fmt.Errorf("stored draft options: %w", err)
+	}
+	return &o, nil
 }
 
 // syncQueued brings queued drafts up to date with their approval items.
@@ -286,6 +330,9 @@ type DraftUpdate struct {
 	Tweets       []string
 	ScheduledFor *time.Time
 	Unschedule   bool
+	// Options, when set, replace the draft's options; an empty object
+	// removes them.
+	Options *actions.PostOptions
 }
 
 // UpdateDraft edits a draft or scheduled item that has not been queued or
@@ -324,6 +371,12 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		b, _ := json.Marshal(u.Tweets)
 		body = string(b)
 	}
+	opts := d.Options
+	if u.Options != nil {
+		if opts, err = u.Options.Checked("options"); err != nil {
+			return nil, err
+		}
+	}
 	status, sched := d.Status, sql.NullString{String: d.ScheduledFor, Valid: d.ScheduledFor != ""}
 	if u.ScheduledFor != nil {
 		if !u.ScheduledFor.After(s.Now()) {
@@ -335,9 +388,9 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		status, sched = "draft", sql.NullString{}
 	}
 	// A time chosen by hand (or none) is not a queue slot any more.
-	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, status = ?, scheduled_for = ?,
+	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, options = ?, status = ?, scheduled_for = ?,
 		queue_slot = CASE WHEN ? THEN NULL ELSE queue_slot END, updated_at = ? WHERE id = ? AND account_id = ?`,
-		body, status, sched, u.ScheduledFor != nil || u.Unschedule, s.ts(s.Now()), id, s.account())
+		body, optionsColumn(opts), status, sched, u.ScheduledFor != nil || u.Unschedule, s.ts(s.Now()), id, s.account())
 	if err != nil {
 		return nil, dbErr(err, "update draft")
 	}

@@ -3,6 +3,9 @@ package workflow
 import (
 	"context"
 	"database/sql"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // Draft statuses the scheduled publisher moves drafts through.
@@ -21,11 +24,13 @@ type DueDraft struct {
 	// Content is the text, or a thread's posts as a JSON array.
 	Content string
 	Topic   string
+	// Options are the post's options, nil for none.
+	Options *actions.PostOptions
 }
 
 // DueDrafts lists up to limit scheduled drafts due now, earliest first.
 func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic FROM drafts WHERE account_id = ? AND status = ?
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, COALESCE(options,''), topic FROM drafts WHERE account_id = ? AND status = ?
 		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
 	if err != nil {
 		return nil, dbErr(err, "read scheduled drafts")
@@ -34,8 +39,12 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	var out []DueDraft
 	for rows.Next() {
 		var d DueDraft
-		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic); err != nil {
+		var opts string
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &opts, &d.Topic); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
+		}
+		if d.Options, err = parseOptions(opts); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "draft %d: %v", d.ID, err)
 		}
 		out = append(out, d)
 	}
