@@ -60,6 +60,10 @@ type User struct {
 	FollowingBase int64 `json:"following_base"`
 	ListedCount   int64 `json:"listed_count"`
 	LikeBase      int64 `json:"like_base,omitempty"`
+	// SubscriptionType is the user's X subscription: None, Basic, Premium
+	// or PremiumPlus. Empty means what the blue check implies (Premium
+	// when verified, else None), as worlds saved before it had.
+	SubscriptionType string `json:"subscription_type,omitempty"`
 }
 
 // Tweet is a post. Retweets are posts with RetweetOf set.
