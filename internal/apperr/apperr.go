@@ -83,7 +83,7 @@ var table = map[Code]Info{
 	DBError:             {DBError, true, "The local database failed."},
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
 	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},
-	TweetTooLong:        {TweetTooLong, false, "The text exceeds 280 weighted characters."},
+	TweetTooLong:        {TweetTooLong, false, "The text exceeds the account's post limit in weighted characters: 280, or 25,000 for an account with an X subscription (x_api.max_post_length); limit_reason says which applies. Split the text into a thread with x_post_thread."},
 	LLMError:            {LLMError, true, "The LLM provider failed."},
 	LLMNotConfigured:    {LLMNotConfigured, false, "No LLM provider is configured."},
 	UnsupportedMedia:    {UnsupportedMedia, false, "The file type is not jpg, png, webp, gif or mp4, or the declared type disagrees with the bytes."},

@@ -68,11 +68,21 @@ type ComposeResult struct {
 	Note   string `json:"note,omitempty"`
 }
 
-func validateDraft(text string, tweets []string) error {
+// validateDraft checks a draft's text, or a thread's posts, against the
+// account's post limit.
+func (s *Service) validateDraft(ctx context.Context, text string, tweets []string) error {
 	if len(tweets) > 0 {
-		return actions.ThreadParams{Tweets: tweets}.Validate()
+		limit, err := actions.LimitFor(ctx, s.PostLimit, tweets...)
+		if err != nil {
+			return err
+		}
+		return actions.ThreadParams{Tweets: tweets}.ValidateWithin(limit)
 	}
-	return actions.CheckText("content", text, -1, false)
+	limit, err := actions.LimitFor(ctx, s.PostLimit, text)
+	if err != nil {
+		return err
+	}
+	return actions.CheckTextWithin("content", text, -1, false, limit)
 }
 
 // Compose generates (or takes) content and stores it.
@@ -107,7 +117,7 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 		}
 		r.Content, res.Generated, source = text, true, "ai_assist"
 	}
-	if err := validateDraft(r.Content, r.Tweets); err != nil {
+	if err := c.validateDraft(ctx, r.Content, r.Tweets); err != nil {
 		return nil, err
 	}
 	if r.ScheduledFor != nil && !r.ScheduledFor.After(c.Now()) {
@@ -357,7 +367,7 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		if d.ContentType != "tweet" {
 			return nil, apperr.New(apperr.InvalidInput, "content: draft %d is a thread; pass tweets", id)
 		}
-		if err := validateDraft(*u.Content, nil); err != nil {
+		if err := s.validateDraft(ctx, *u.Content, nil); err != nil {
 			return nil, err
 		}
 		body = *u.Content
@@ -365,7 +375,7 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		if d.ContentType != "thread" {
 			return nil, apperr.New(apperr.InvalidInput, "tweets: draft %d is a single tweet; pass content", id)
 		}
-		if err := validateDraft("", u.Tweets); err != nil {
+		if err := s.validateDraft(ctx, "", u.Tweets); err != nil {
 			return nil, err
 		}
 		b, _ := json.Marshal(u.Tweets)
