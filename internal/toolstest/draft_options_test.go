@@ -166,11 +166,10 @@ func TestApprovalEditChangesOptions(t *testing.T) {
 // the field, and reports the ones it checked.
 func TestDryRunChecksOptions(t *testing.T) {
 	e := newEnv(t, envOptions{permissive: true})
+	mediaID := uploadPNG(t, e, "dry-poll.png", 12)
 	before := e.sideEffects()
 	e.call("x_post_tweet_dry_run", map[string]any{"text": "Poll?", "options": map[string]any{
 		"poll": map[string]any{"options": []string{"a", "b"}, "duration_minutes": 10081}}}).fails(t, apperr.InvalidInput).mentions(t, "options.poll.duration_minutes")
-	mediaID := uploadPNG(t, e, "dry-poll.png", 12)
-	before = e.sideEffects()
 	e.call("x_post_tweet_dry_run", map[string]any{"text": "Poll and picture", "media_ids": []string{mediaID}, "options": map[string]any{
 		"poll": map[string]any{"options": []string{"a", "b"}, "duration_minutes": 60}}}).fails(t, apperr.InvalidInput).mentions(t, "options.poll")
 	var rep struct {
