@@ -38,6 +38,12 @@ mode = "composer"
 		}
 	}
 
+	home = t.TempDir()
+	fromEnv, _ := mustLoad(t, home, writeFile(t, home, "config.toml", ""), env{"TUITBOT_X_API__MAX_POST_LENGTH": "25000"})
+	if fromEnv.XAPI.MaxPostLength != config.PostLengthLong {
+		t.Errorf("from the environment %q, want 25000", fromEnv.XAPI.MaxPostLength)
+	}
+
 	for _, tc := range []struct{ name, toml, wantKey string }{
 		{"a number X has no tier for", "[x_api]\nmax_post_length = 4000\n", "x_api.max_post_length"},
 		{"a word", "[x_api]\nmax_post_length = \"long\"\n", "x_api.max_post_length"},
