@@ -21,3 +21,23 @@ func TestPrintItemShowsPostOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestApproveEditOptions: approve edit changes a pending post's options,
+// keeps them when only the text changes, shows the change in words and in
+// the diff, and refuses malformed or invalid options naming them.
+func TestApproveEditOptions(t *testing.T) {
+	h := newHome(t)
+	seedPending(t, h, 1)
+	r := h.ok(t, "approve", "edit", "1", "--options", `{"reply_settings":"following"}`)
+	for _, want := range []string{"Replies: people you follow", `+ options: {"reply_settings":"following"}`} {
+		mustContain(t, "approve edit --options", r.stdout, want)
+	}
+	r = h.ok(t, "approve", "edit", "1", "--text", "queued post, edited")
+	mustContain(t, "approve edit --text", r.stdout, "Replies: people you follow")
+	r = h.fails(t, "approve", "edit", "1", "--options", `{"reply_settings":"friends"}`)
+	mustContain(t, "invalid options", r.stdout+r.stderr, "options.reply_settings")
+	r = h.fails(t, "approve", "edit", "1", "--options", `{not json`)
+	mustContain(t, "malformed options", r.stdout+r.stderr, "--options")
+	r = h.fails(t, "approve", "edit", "1")
+	mustContain(t, "no change", r.stdout+r.stderr, "--text or --options")
+}

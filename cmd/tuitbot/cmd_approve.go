@@ -160,12 +160,22 @@ func (c *cli) approveCmd() *cobra.Command {
 		return nil
 	})
 	reject.Flags().StringVar(&notes, "notes", "", "review notes")
-	var text string
-	edit := byID("edit ID --text TEXT", "Edit the text of a pending item before approving it", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
-		if !cmd.Flags().Changed("text") {
-			return usageError{fmt.Errorf("--text is required")}
+	var text, options string
+	edit := byID("edit ID [--text TEXT] [--options JSON]", "Edit the text or post options of a pending item before approving it", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
+		var ch gateway.Changes
+		if cmd.Flags().Changed("text") {
+			ch.Text = &text
 		}
-		it, err := g.Edit(cmd.Context(), id, text)
+		if cmd.Flags().Changed("options") {
+			if !json.Valid([]byte(options)) {
+				return usageError{fmt.Errorf("--options: not a JSON object (use {} or null to remove them)")}
+			}
+			ch.Fields = map[string]json.RawMessage{"options": json.RawMessage(options)}
+		}
+		if ch.Text == nil && ch.Fields == nil {
+			return usageError{fmt.Errorf("--text or --options is required")}
+		}
+		it, err := g.EditFields(cmd.Context(), id, ch)
 		if err != nil {
 			return err
 		}
@@ -173,6 +183,7 @@ func (c *cli) approveCmd() *cobra.Command {
 		return nil
 	})
 	edit.Flags().StringVar(&text, "text", "", "the new text")
+	edit.Flags().StringVar(&options, "options", "", "the new post options as JSON, e.g. {\"reply_settings\":\"following\"}; null removes them")
 	cmd.AddCommand(list, show, approve, reject, edit, c.approveLinksCmd())
 	return cmd
 }

@@ -6,7 +6,6 @@ package actions
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -15,9 +14,9 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/postlimit"
 	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
-	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -34,6 +33,9 @@ type Deps struct {
 	MaxURLBytes int64
 	AccountID   string
 	Now         func() time.Time
+	// PostLimit tells how long the account's posts may be; nil allows
+	// ordinary posts only.
+	PostLimit PostLimiter
 	// Recorder keeps what X took in the account's own ledgers; nil keeps
 	// nothing. The composition root supplies it, since those ledgers belong
 	// to packages that build on this one.
@@ -132,26 +134,21 @@ func decode(params json.RawMessage, v any) error {
 // CheckID validates an X id: a decimal string of 1 to 19 digits.
 func CheckID(field, id string) error { return argcheck.ID(field, id) }
 
-// CheckText applies the twitter-text weighted length to a tweet; index is
-// the tweet's position in a thread, or -1.
+// CheckText applies the twitter-text weighted length of an ordinary post
+// (280) to a tweet; index is the tweet's position in a thread, or -1.
 func CheckText(field, text string, index int, allowEmpty bool) error {
+	return CheckTextWithin(field, text, index, allowEmpty, ordinary)
+}
+
+// CheckTextWithin is CheckText against the account's limit.
+func CheckTextWithin(field, text string, index int, allowEmpty bool, limit postlimit.Limit) error {
 	if strings.TrimSpace(text) == "" {
 		if allowEmpty {
 			return nil
 		}
 		return apperr.New(apperr.InvalidInput, "%s: must not be empty", field)
 	}
-	n := tweettext.WeightedLength(text)
-	if n > tweettext.MaxWeightedLength {
-		e := apperr.New(apperr.TweetTooLong, "%s: weighted length %d exceeds %d", field, n, tweettext.MaxWeightedLength).
-			With("weighted_length", n).With("max_weighted_length", tweettext.MaxWeightedLength)
-		if index >= 0 {
-			e.Message = fmt.Sprintf("%s[%d]: weighted length %d exceeds %d", field, index, n, tweettext.MaxWeightedLength)
-			e.With("tweet_index", index)
-		}
-		return e
-	}
-	return nil
+	return checkLength(field, text, index, limit)
 }
 
 func checkMedia(field string, ids []string) error {
@@ -186,9 +183,12 @@ type PostParams struct {
 	Options       *PostOptions `json:"options,omitempty"`
 }
 
-// Validate checks p for tool.
-func (p PostParams) Validate(tool string) error {
-	if err := CheckText("text", p.Text, -1, len(p.MediaIDs) > 0 && tool == "x_post_tweet"); err != nil {
+// Validate checks p for tool, as an ordinary post.
+func (p PostParams) Validate(tool string) error { return p.ValidateWithin(tool, ordinary) }
+
+// ValidateWithin checks p for tool against the account's post limit.
+func (p PostParams) ValidateWithin(tool string, limit postlimit.Limit) error {
+	if err := CheckTextWithin("text", p.Text, -1, len(p.MediaIDs) > 0 && tool == "x_post_tweet", limit); err != nil {
 		return err
 	}
 	switch tool {
@@ -226,10 +226,11 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 		if err := decode(params, &p); err != nil {
 			return p, err
 		}
-		return p, p.Validate(tool)
+		return p, p.ValidateWithin(tool, knownLimit(d.PostLimit))
 	}
 	return &gateway.Action{
 		EditableText: "text",
+		Editable:     []string{"options"},
 		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },
 		Verify:       verifyPost(d, parse),
 		Target: func(params json.RawMessage) string {
@@ -246,6 +247,9 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			p, err := parse(params)
 			if err != nil {
+				return gateway.Result{}, err
+			}
+			if err := checkAccountLimit(ctx, d, "text", p.Text); err != nil {
 				return gateway.Result{}, err
 			}
 			x, err := client(d)

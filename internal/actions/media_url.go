@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -40,7 +41,8 @@ func (UploadURLInput) Limits() argcheck.Limits {
 // URLMediaResult is x_upload_media_from_url's data.
 type URLMediaResult struct {
 	MediaResult
-	// SourceURL is where the bytes came from, after redirects.
+	// SourceURL is where the bytes came from, after redirects, with every
+	// query value masked: a signed URL's query is a credential.
 	SourceURL string `json:"source_url"`
 }
 
@@ -143,6 +145,16 @@ func uploadURLAction(d Deps, m Mutation) *gateway.Action {
 	return &gateway.Action{
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Cost:     func(json.RawMessage) float64 { return xapi.EstimateCost("POST", "/2/media/upload", 1, false) },
+		// A signed URL's query is a credential: the audit row keeps where
+		// the media came from, never the values that let anyone fetch it.
+		Summary: func(params json.RawMessage) any { return maskedUploadURL(params) },
+		Request: func(params json.RawMessage) []byte {
+			b, err := json.Marshal(maskedUploadURL(params))
+			if err != nil {
+				return nil
+			}
+			return b
+		},
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			p, err := parse(params)
 			if err != nil {
@@ -159,11 +171,22 @@ func uploadURLAction(d Deps, m Mutation) *gateway.Action {
 			sum := sha256.Sum256(r.Body)
 			res, err := uploadBytes(ctx, d, m, r.Body, hex.EncodeToString(sum[:]), mime, p.AltText, urlFileName(r.URL))
 			if mr, ok := res.Data.(MediaResult); ok {
-				res.Data = URLMediaResult{MediaResult: mr, SourceURL: r.URL}
+				res.Data = URLMediaResult{MediaResult: mr, SourceURL: redact.URLQuery(r.URL)}
 			}
 			return res, err
 		},
 	}
+}
+
+// maskedUploadURL is the stored parameters with every query value of the
+// URL masked (see redact.URLQuery), for the audit row.
+func maskedUploadURL(params json.RawMessage) UploadURLInput {
+	var p UploadURLInput
+	if decode(params, &p) != nil {
+		return UploadURLInput{}
+	}
+	p.URL = redact.URLQuery(p.URL)
+	return p
 }
 
 // urlFileName is the last path segment of u, for the upload record.

@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/postlimit"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
@@ -65,6 +67,21 @@ func (m Mutation) Endpoints(t *xapi.Endpoints) []xapi.Endpoint { return t.ByTool
 type Env struct {
 	// MediaDirs confine x_upload_media's file_path.
 	MediaDirs []string
+	// Ctx bounds asking X for the account's post limit; nil is
+	// context.Background.
+	Ctx context.Context
+	// PostLimit tells how long the account's posts may be; nil allows
+	// ordinary posts only.
+	PostLimit PostLimiter
+}
+
+// limit is the post limit for texts (see resolveLimit).
+func (e Env) limit(texts ...string) (postlimit.Limit, error) {
+	ctx := e.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return LimitFor(ctx, e.PostLimit, texts...)
 }
 
 // Prepare validates decoded arguments (a value of m.Input) and turns them
@@ -91,18 +108,18 @@ func Mutations() []Mutation {
 	out := []Mutation{
 		define[PostInput, PostedTweet](Mutation{Name: "x_post_tweet", Title: "Post tweet", Category: policy.CatWrite, Errors: textErrs,
 			Description: "Post a new tweet, optionally with media."},
-			func(in PostInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_post_tweet")
+			func(in PostInput, env Env) (any, error) {
+				return validated(env, PostParams{Text: in.Text, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_post_tweet")
 			}, postAction),
 		define[ReplyInput, PostedTweet](Mutation{Name: "x_reply_to_tweet", Title: "Reply to tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Reply to a tweet, optionally with media."},
-			func(in ReplyInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_reply_to_tweet")
+			func(in ReplyInput, env Env) (any, error) {
+				return validated(env, PostParams{Text: in.Text, InReplyToID: in.InReplyToID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_reply_to_tweet")
 			}, postAction),
 		define[QuoteInput, PostedTweet](Mutation{Name: "x_quote_tweet", Title: "Quote tweet", Category: policy.CatWrite, Row: "x_post_tweet", Errors: textErrs,
 			Description: "Quote a tweet with your own text, optionally with media."},
-			func(in QuoteInput, _ Env) (any, error) {
-				return validated(PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_quote_tweet")
+			func(in QuoteInput, env Env) (any, error) {
+				return validated(env, PostParams{Text: in.Text, QuotedTweetID: in.QuotedTweetID, MediaIDs: in.MediaIDs, Options: in.Options.normalized()}, "x_quote_tweet")
 			}, postAction),
 		define[TweetIDParams, DeletedTweet](Mutation{Name: "x_delete_tweet", Title: "Delete tweet", Category: policy.CatDelete, Irreversible: "Deletion is permanent.",
 			Destructive: true, Idempotent: true,
@@ -111,9 +128,13 @@ func Mutations() []Mutation {
 		define[ThreadParams, PostedThread](Mutation{Name: "x_post_thread", Title: "Post thread", Category: policy.CatThread, Row: "x_post_tweet",
 			Errors:      []apperr.Code{apperr.TweetTooLong, apperr.ThreadPartial},
 			Description: "Post a thread: each tweet replies to the one before. If it breaks partway the posted ids are returned with thread_partial_failure."},
-			func(in ThreadParams, _ Env) (any, error) {
+			func(in ThreadParams, env Env) (any, error) {
 				in.Options = in.Options.normalized()
-				return in, in.Validate()
+				limit, err := env.limit(in.Tweets...)
+				if err != nil {
+					return nil, err
+				}
+				return in, in.ValidateWithin(limit)
 			}, threadAction),
 		editMutation(),
 	}
@@ -145,7 +166,15 @@ func Mutations() []Mutation {
 func reflectOf(v any) reflect.Value { return reflect.ValueOf(v) }
 
 // validated returns p when it is valid for tool.
-func validated(p PostParams, tool string) (any, error) { return p, p.Validate(tool) }
+// validated checks a post against the account's limit, asking X for it
+// only when the text is longer than an ordinary post.
+func validated(env Env, p PostParams, tool string) (any, error) {
+	limit, err := env.limit(p.Text)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.ValidateWithin(tool, limit)
+}
 
 // same stores arguments that are already the parameters, once they pass
 // their declared limits.

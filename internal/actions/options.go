@@ -64,6 +64,22 @@ func (o *PostOptions) normalized() *PostOptions {
 	return &n
 }
 
+// Checked returns o in its canonical spelling after checking it for a
+// post with no media that quotes nothing (a draft's post or thread);
+// errors name the field under field.
+func (o *PostOptions) Checked(field string) (*PostOptions, error) {
+	if err := o.validate(field, 0, false); err != nil {
+		return nil, err
+	}
+	return o.normalized(), nil
+}
+
+// Validate checks o for a post with mediaCount media that quotes or not;
+// errors name the field under field.
+func (o *PostOptions) Validate(field string, mediaCount int, quote bool) error {
+	return o.validate(field, mediaCount, quote)
+}
+
 // validate checks o for a post with mediaCount media that quotes or not;
 // errors name the field under field ("options").
 func (o *PostOptions) validate(field string, mediaCount int, quote bool) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/postlimit"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -33,8 +34,12 @@ func (ThreadParams) Limits() argcheck.Limits {
 	}
 }
 
-// Validate checks every tweet; errors name the offending index.
-func (p ThreadParams) Validate() error {
+// Validate checks every tweet as an ordinary post; errors name the
+// offending index.
+func (p ThreadParams) Validate() error { return p.ValidateWithin(ordinary) }
+
+// ValidateWithin checks every tweet against the account's post limit.
+func (p ThreadParams) ValidateWithin(limit postlimit.Limit) error {
 	if err := argcheck.Check(reflect.ValueOf(p), p.Limits()); err != nil {
 		return err
 	}
@@ -42,7 +47,7 @@ func (p ThreadParams) Validate() error {
 		return apperr.New(apperr.InvalidInput, "media_ids: %d lists for %d tweets", len(p.MediaIDs), len(p.Tweets))
 	}
 	for i, t := range p.Tweets {
-		if err := CheckText("tweets", t, i, false); err != nil {
+		if err := CheckTextWithin("tweets", t, i, false, limit); err != nil {
 			return err
 		}
 	}
@@ -108,7 +113,7 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 		if err := decode(params, &p); err != nil {
 			return p, err
 		}
-		return p, p.Validate()
+		return p, p.ValidateWithin(knownLimit(d.PostLimit))
 	}
 	return &gateway.Action{
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
@@ -134,6 +139,9 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			p, err := parse(params)
 			if err != nil {
+				return gateway.Result{}, err
+			}
+			if err := checkAccountLimit(ctx, d, "tweets", p.Tweets...); err != nil {
 				return gateway.Result{}, err
 			}
 			x, err := client(d)

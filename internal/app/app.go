@@ -21,6 +21,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/metrics"
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/postlimit"
 	"github.com/tuitbot/tuitbot/internal/safefetch"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -60,6 +61,8 @@ type App struct {
 	LLMErr error
 	probe  probeCache
 	xProbe probeCache
+	// postLimit is how long the account's posts may be.
+	postLimit *postlimit.Resolver
 
 	sleep func(ctx context.Context, d time.Duration) error
 	// mediaFetch is Options.MediaFetch.
@@ -196,6 +199,7 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 	if !opts.SkipX {
 		a.startX(ctx, bases, httpClient)
 	}
+	a.postLimit = a.newPostLimit()
 	if a.DB != nil {
 		if err := a.startGateway(ctx); err != nil {
 			a.GatewayErr = err

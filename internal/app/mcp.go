@@ -31,6 +31,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		Accounts:           a.Accounts,
 		XHealth:            func(ctx context.Context) mcpserver.Check { return mcpserver.Check(a.xCheck(ctx)) },
 		XSubscription:      a.xSubscription,
+		PostLimit:          a.PostLimit(),
 		ObserveTool:        a.Metrics.ObserveTool,
 		NotificationStatus: a.NotificationStatus,
 	}

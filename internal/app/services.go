@@ -184,7 +184,7 @@ func (a *App) startGateway(ctx context.Context) error {
 		return err
 	}
 	actions.Register(g, actions.Deps{X: a.XClient, DB: a.DB, MediaDirs: cfg.MediaDirs(), AccountID: a.Account, Now: a.Now,
-		URLFetcher: a.mediaFetcher(cfg), MaxURLBytes: cfg.Media.MaxURLBytes,
+		URLFetcher: a.mediaFetcher(cfg), MaxURLBytes: cfg.Media.MaxURLBytes, PostLimit: a.PostLimit(),
 		Recorder: postLedger{wf: wf, disc: wf.Discovery}})
 	a.Gateway = g
 	a.OnClose(g.Close)
@@ -222,7 +222,7 @@ func (a *App) Workflow() (*workflow.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d}, nil
+	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d, PostLimit: a.PostLimit()}, nil
 }
 
 // ScoringWeights converts the [scoring] section.

@@ -87,7 +87,7 @@ var table = map[Code]Info{
 	DBError:             {DBError, true, "The local database failed."},
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
 	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},
-	TweetTooLong:        {TweetTooLong, false, "The text exceeds 280 weighted characters."},
+	TweetTooLong:        {TweetTooLong, false, "The text exceeds the account's post limit in weighted characters: 280, or 25,000 for an account with an X subscription (x_api.max_post_length); limit_reason says which applies. Split the text into a thread with x_post_thread."},
 	EditWindowClosed:    {EditWindowClosed, false, "X takes no edit of this post now: it is not the account's own, not its latest version, has a poll (or is otherwise not edit eligible), has no edits left (5 at most), or its 30-minute window ends within a minute; the message says which and names the field. Nothing was sent: post anew or reply with the correction."},
 	LLMError:            {LLMError, true, "The LLM provider failed."},
 	LLMNotConfigured:    {LLMNotConfigured, false, "No LLM provider is configured."},

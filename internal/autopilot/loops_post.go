@@ -305,7 +305,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 		if err != nil {
 			return err
 		}
-		tool, params, err := workflow.DraftCall(d.ContentType, d.Content, d.EvergreenTweetID)
+		tool, params, err := workflow.DraftCall(d.ContentType, d.Content, d.EvergreenTweetID, d.Options)
 		if err != nil {
 			r.markDraft(ctx, d.ID, workflow.DraftFailed, "", 0)
 			it.note("draft %d: %v", d.ID, err)

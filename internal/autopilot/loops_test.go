@@ -332,6 +332,48 @@ func TestPublisherPostsDueDrafts(t *testing.T) {
 	})
 }
 
+// TestScheduledDraftPostsWithItsOptions: a scheduled draft's stored post
+// options (a poll, who may reply) reach X when the publisher posts it, for
+// a single post and a thread's first post.
+func TestScheduledDraftPostsWithItsOptions(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		now := e.clock.Now()
+		at := store.FormatTime(now.Add(-time.Minute))
+		opts := `{"reply_settings":"following","poll":{"options":["Go","Rust"],"duration_minutes":60}}`
+		for _, d := range []struct{ kind, body string }{
+			{"tweet", "A scheduled poll about Go tooling."},
+			{"thread", `["A scheduled thread with a poll.","Its second post."]`},
+		} {
+			if _, err := e.db().Exec(`INSERT INTO drafts (content_type, content, options, status, scheduled_for, created_at, updated_at)
+			VALUES (?, ?, ?, 'scheduled', ?, ?, ?)`, d.kind, d.body, opts, at, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := tick(t, e.runner(e.app, autopilot.LoopPublisher))[autopilot.LoopPublisher]; res.Error != "" {
+			t.Fatalf("publisher: %+v", res)
+		}
+		found := 0
+		for _, tw := range e.sim.World().Tweets {
+			switch tw.Text {
+			case "A scheduled poll about Go tooling.", "A scheduled thread with a poll.":
+				found++
+				if tw.Poll == nil || len(tw.Poll.Options) != 2 || tw.ReplySettings != "following" {
+					t.Errorf("%q posted with poll %+v, reply settings %q; want the draft's options", tw.Text, tw.Poll, tw.ReplySettings)
+				}
+			case "Its second post.":
+				if tw.Poll != nil {
+					t.Errorf("the thread's second post has a poll")
+				}
+			}
+		}
+		if found != 2 {
+			t.Fatalf("%d of 2 drafts posted", found)
+		}
+	})
+}
+
 func TestPublisherNeverRepostsAfterACrash(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t, nil)

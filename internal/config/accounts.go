@@ -20,7 +20,11 @@ const DefaultAccountName = "default"
 // accountKeys are the keys an [accounts.NAME] section may set: what may
 // differ between brands run from one home. Everything else (X app
 // credentials, LLM, storage, the MCP server) is shared by the home.
-var accountKeys = []string{"approval_mode", "business", "evergreen", "intervals", "limits", "mcp_policy", "mode", "queue", "schedule", "scoring", "targets"}
+var accountKeys = []string{"approval_mode", "business", "evergreen", "intervals", "limits", "mcp_policy", "mode", "queue", "schedule", "scoring", "targets", "x_api"}
+
+// accountXAPIKeys are the x_api keys an account section may set: what
+// the account's X subscription allows; the X app itself is the home's.
+var accountXAPIKeys = []string{"max_post_length"}
 
 // AccountKeys lists the keys an [accounts.NAME] section may set.
 func AccountKeys() []string { return slices.Clone(accountKeys) }
@@ -103,6 +107,15 @@ func (c *Config) ForAccount(name string) (*Config, error) {
 	for _, k := range sortedKeys(over) {
 		if !slices.Contains(accountKeys, k) {
 			es = append(es, &FieldError{Key: prefix + "." + k, Message: "an account cannot override this key; allowed keys: " + strings.Join(accountKeys, ", ")})
+		}
+		if k != "x_api" {
+			continue
+		}
+		sub, _ := over[k].(map[string]any)
+		for _, sk := range sortedKeys(sub) {
+			if !slices.Contains(accountXAPIKeys, sk) {
+				es = append(es, &FieldError{Key: prefix + ".x_api." + sk, Message: "an account cannot override this key; allowed x_api keys: " + strings.Join(accountXAPIKeys, ", ")})
+			}
 		}
 	}
 	if len(es) > 0 {

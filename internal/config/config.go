@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/redact"
@@ -56,18 +57,44 @@ type Config struct {
 
 // XAPI configures access to X.
 type XAPI struct {
-	ClientID          string `toml:"client_id" doc:"OAuth 2.0 client id of your X app."`
-	ClientSecret      string `toml:"client_secret" secret:"true" doc:"OAuth 2.0 client secret (confidential clients only)."`
-	APIBaseURL        string `toml:"api_base_url" doc:"Where the logical host api.x.com points. Operator setting; tool input cannot change it."`
-	UploadBaseURL     string `toml:"upload_base_url" doc:"Where the logical host upload.x.com points."`
-	LegacyUploadURL   string `toml:"legacy_upload_base_url" doc:"Where the logical host upload.twitter.com points."`
-	AuthorizeURL      string `toml:"authorize_url" doc:"OAuth 2.0 authorize endpoint."`
-	TokenURL          string `toml:"token_url" doc:"OAuth 2.0 token endpoint."`
-	CallbackAddr      string `toml:"callback_addr" doc:"Loopback address for the login callback listener."`
-	TimeoutSeconds    int    `toml:"timeout_seconds" doc:"Timeout of every X request."`
-	MaxBodyBytes      int64  `toml:"max_body_bytes" doc:"Largest X response body accepted."`
-	MaxAttempts       int    `toml:"max_attempts" doc:"Attempts for requests that are safe to retry."`
-	MaxRateLimitWaitS int    `toml:"max_rate_limit_wait_seconds" doc:"Longest wait for an X rate-limit reset before giving up with x_rate_limited."`
+	ClientID          string     `toml:"client_id" doc:"OAuth 2.0 client id of your X app."`
+	ClientSecret      string     `toml:"client_secret" secret:"true" doc:"OAuth 2.0 client secret (confidential clients only)."`
+	APIBaseURL        string     `toml:"api_base_url" doc:"Where the logical host api.x.com points. Operator setting; tool input cannot change it."`
+	UploadBaseURL     string     `toml:"upload_base_url" doc:"Where the logical host upload.x.com points."`
+	LegacyUploadURL   string     `toml:"legacy_upload_base_url" doc:"Where the logical host upload.twitter.com points."`
+	AuthorizeURL      string     `toml:"authorize_url" doc:"OAuth 2.0 authorize endpoint."`
+	TokenURL          string     `toml:"token_url" doc:"OAuth 2.0 token endpoint."`
+	CallbackAddr      string     `toml:"callback_addr" doc:"Loopback address for the login callback listener."`
+	TimeoutSeconds    int        `toml:"timeout_seconds" doc:"Timeout of every X request."`
+	MaxBodyBytes      int64      `toml:"max_body_bytes" doc:"Largest X response body accepted."`
+	MaxAttempts       int        `toml:"max_attempts" doc:"Attempts for requests that are safe to retry."`
+	MaxRateLimitWaitS int        `toml:"max_rate_limit_wait_seconds" doc:"Longest wait for an X rate-limit reset before giving up with x_rate_limited."`
+	MaxPostLength     PostLength `toml:"max_post_length" doc:"Longest post, in weighted characters: auto (ask X for the account's subscription_type once a day: Basic, Premium and PremiumPlus get 25000, others 280), 280 or 25000. An account section may set it."`
+}
+
+// PostLength is x_api.max_post_length: "auto", "280" or "25000". It is
+// written as a string or a number.
+type PostLength string
+
+// The values x_api.max_post_length takes.
+const (
+	PostLengthAuto  PostLength = "auto"
+	PostLengthShort PostLength = "280"
+	PostLengthLong  PostLength = "25000"
+)
+
+// UnmarshalTOML takes a string or an integer; Validate judges the value,
+// so an error names the key.
+func (p *PostLength) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*p = PostLength(strings.TrimSpace(x))
+	case int64:
+		*p = PostLength(strconv.FormatInt(x, 10))
+	default:
+		*p = PostLength(fmt.Sprint(x))
+	}
+	return nil
 }
 
 // LLM configures the language model provider.
@@ -314,6 +341,7 @@ func Default() Config {
 			MaxBodyBytes:      16 << 20,
 			MaxAttempts:       3,
 			MaxRateLimitWaitS: 60,
+			MaxPostLength:     PostLengthAuto,
 		},
 		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
 		Scoring: Scoring{

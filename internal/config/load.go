@@ -430,6 +430,11 @@ func (c *Config) Validate() error {
 	if c.XAPI.MaxRateLimitWaitS < 0 {
 		add("x_api.max_rate_limit_wait_seconds", "must not be negative")
 	}
+	switch c.XAPI.MaxPostLength {
+	case PostLengthAuto, PostLengthShort, PostLengthLong:
+	default:
+		add("x_api.max_post_length", "%q is not allowed; allowed values: auto, 280, 25000", string(c.XAPI.MaxPostLength))
+	}
 	for key, u := range map[string]string{
 		"x_api.api_base_url": c.XAPI.APIBaseURL, "x_api.upload_base_url": c.XAPI.UploadBaseURL,
 		"x_api.legacy_upload_base_url": c.XAPI.LegacyUploadURL, "x_api.authorize_url": c.XAPI.AuthorizeURL,

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -272,6 +274,21 @@ func (g *Gateway) RejectWith(ctx context.Context, id int64, reviewer, notes stri
 // Edit replaces the editable text of a pending item; the original stays
 // beside it for the diff. The edited call is validated like a new one.
 func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalItem, error) {
+	return g.EditFields(ctx, id, Changes{Text: &text})
+}
+
+// Changes are a human's edits of a pending item: its text, and other
+// parameters the action lets a human replace (Action.Editable). A nil
+// Text keeps the text; a Fields value of JSON null removes the parameter.
+type Changes struct {
+	Text   *string
+	Fields map[string]json.RawMessage
+}
+
+// EditFields applies changes to a pending item; the edited call is
+// validated as a whole and replaces the queued one, so its hash, intent,
+// approval links and diff all follow the edit.
+func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*ApprovalItem, error) {
 	it, err := g.Item(ctx, id)
 	if err != nil {
 		return nil, err
@@ -287,10 +304,27 @@ func (g *Gateway) Edit(ctx context.Context, id int64, text string) (*ApprovalIte
 	if err := json.Unmarshal(it.Params, &m); err != nil {
 		return nil, apperr.Wrap(apperr.InternalError, err, "stored params of item %d are corrupt", id)
 	}
-	if _, ok := m[act.EditableText]; !ok {
-		return nil, apperr.New(apperr.ValidationError, "approval item %d has no %s to edit", id, act.EditableText)
+	if ch.Text != nil {
+		if _, ok := m[act.EditableText]; !ok {
+			return nil, apperr.New(apperr.ValidationError, "approval item %d has no %s to edit", id, act.EditableText)
+		}
+		m[act.EditableText] = *ch.Text
 	}
-	m[act.EditableText] = text
+	for _, name := range slices.Sorted(maps.Keys(ch.Fields)) {
+		if !slices.Contains(act.Editable, name) {
+			return nil, apperr.New(apperr.ValidationError, "%s: approval item %d (%s) does not let a human change it", name, id, it.Tool)
+		}
+		raw := ch.Fields[name]
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, apperr.New(apperr.InvalidInput, "%s: not JSON: %v", name, err)
+		}
+		if v == nil {
+			delete(m, name)
+			continue
+		}
+		m[name] = v
+	}
 	params, err := CanonicalOf(m)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.InvalidInput, err, "edited params cannot be encoded")

@@ -79,6 +79,9 @@ type Action struct {
 	Summary func(params json.RawMessage) any
 	// EditableText names the parameter a human may edit before approving.
 	EditableText string
+	// Editable names the other parameters a human may replace before
+	// approving (a post's options); see EditFields.
+	Editable []string
 	// Fingerprint may supply the idempotency material when not every stored
 	// parameter changes the effect (header values of a universal request).
 	Fingerprint func(params json.RawMessage) ([]byte, error)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
@@ -80,6 +81,9 @@ type Deps struct {
 	// Premium, PremiumPlus or None, as /2/users/me says); empty when X
 	// cannot be asked. Nil means unknown.
 	XSubscription func(ctx context.Context) string
+	// PostLimit tells how long the account's posts may be; nil allows
+	// ordinary posts only.
+	PostLimit actions.PostLimiter
 	// ObserveTool, when set, is told every tool call's outcome: the error
 	// code of a failed call (empty on success) and how long it took.
 	ObserveTool func(tool, code string, elapsed time.Duration)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -47,11 +48,12 @@ type SuggestInput struct {
 
 // ComposeInput is compose_tweet's input.
 type ComposeInput struct {
-	Topic        string   `json:"topic,omitempty" jsonschema:"what to write about (required unless content or tweets is given)"`
-	Format       string   `json:"format,omitempty" jsonschema:"list, tip, question, story, contrarian or observation"`
-	Content      string   `json:"content,omitempty" jsonschema:"store this text as is instead of generating"`
-	Tweets       []string `json:"tweets,omitempty" jsonschema:"store this thread as is"`
-	ScheduledFor string   `json:"scheduled_for,omitempty" jsonschema:"RFC 3339 time to publish at; absent stores a draft"`
+	Topic        string               `json:"topic,omitempty" jsonschema:"what to write about (required unless content or tweets is given)"`
+	Format       string               `json:"format,omitempty" jsonschema:"list, tip, question, story, contrarian or observation"`
+	Content      string               `json:"content,omitempty" jsonschema:"store this text as is instead of generating"`
+	Tweets       []string             `json:"tweets,omitempty" jsonschema:"store this thread as is"`
+	ScheduledFor string               `json:"scheduled_for,omitempty" jsonschema:"RFC 3339 time to publish at; absent stores a draft"`
+	Options      *actions.PostOptions `json:"options,omitempty" jsonschema:"optional post settings (a thread's first post): reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // ListDraftsInput filters list_drafts.
@@ -61,11 +63,12 @@ type ListDraftsInput struct {
 
 // UpdateDraftInput is update_draft's input.
 type UpdateDraftInput struct {
-	DraftID      int64    `json:"draft_id" jsonschema:"the draft's id"`
-	Content      *string  `json:"content,omitempty" jsonschema:"new text of a single-tweet draft"`
-	Tweets       []string `json:"tweets,omitempty" jsonschema:"new tweets of a thread draft"`
-	ScheduledFor string   `json:"scheduled_for,omitempty" jsonschema:"RFC 3339 time to publish at"`
-	Unschedule   bool     `json:"unschedule,omitempty" jsonschema:"turn a scheduled item back into a draft"`
+	DraftID      int64                `json:"draft_id" jsonschema:"the draft's id"`
+	Content      *string              `json:"content,omitempty" jsonschema:"new text of a single-tweet draft"`
+	Tweets       []string             `json:"tweets,omitempty" jsonschema:"new tweets of a thread draft"`
+	ScheduledFor string               `json:"scheduled_for,omitempty" jsonschema:"RFC 3339 time to publish at"`
+	Unschedule   bool                 `json:"unschedule,omitempty" jsonschema:"turn a scheduled item back into a draft"`
+	Options      *actions.PostOptions `json:"options,omitempty" jsonschema:"replace the draft's post settings; an empty object removes them"`
 }
 
 // DraftIDInput names a draft.
@@ -206,7 +209,7 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				r, err := cp.Compose(ctx, workflow.ComposeRequest{Topic: in.Topic, Format: in.Format, Content: in.Content, Tweets: in.Tweets, ScheduledFor: when})
+				r, err := cp.Compose(ctx, workflow.ComposeRequest{Topic: in.Topic, Format: in.Format, Content: in.Content, Tweets: in.Tweets, ScheduledFor: when, Options: in.Options})
 				return Result{Data: r}, err
 			}),
 		def(local("list_drafts", "List drafts", "List drafts and scheduled items, newest first.", readLocal, []workflow.Draft{}),
@@ -223,7 +226,7 @@ func contentTools() []*Tool {
 				ds, err := s.Drafts(ctx, in.Status)
 				return Result{Data: map[string]any{"drafts": ds, "count": len(ds)}}, err
 			}),
-		def(local("update_draft", "Update draft", "Edit a draft's text, or schedule or unschedule it. Local only.", Hints{Idempotent: true}, workflow.Draft{}),
+		def(local("update_draft", "Update draft", "Edit a draft's text or options, or schedule or unschedule it. Local only.", Hints{Idempotent: true}, workflow.Draft{}),
 			func(ctx context.Context, c *Call, in UpdateDraftInput) (Result, error) {
 				when, err := parseTime("scheduled_for", in.ScheduledFor)
 				if err != nil {
@@ -233,7 +236,7 @@ func contentTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				d, err := s.UpdateDraft(ctx, in.DraftID, workflow.DraftUpdate{Content: in.Content, Tweets: in.Tweets, ScheduledFor: when, Unschedule: in.Unschedule})
+				d, err := s.UpdateDraft(ctx, in.DraftID, workflow.DraftUpdate{Content: in.Content, Tweets: in.Tweets, ScheduledFor: when, Unschedule: in.Unschedule, Options: in.Options})
 				return Result{Data: d}, err
 			}),
 		def(local("delete_draft", "Delete draft", "Delete a draft; a queued draft's approval item is rejected too. Local only.", Hints{Destructive: true, Idempotent: true}, map[string]any{}),

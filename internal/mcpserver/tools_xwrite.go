@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/postlimit"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
@@ -104,7 +105,7 @@ func mutationTool(m actions.Mutation) *Tool {
 	}
 	t.handle = func(ctx context.Context, c *Call, a any) (Result, error) {
 		in := a.(call)
-		params, err := m.Prepare(in.args, actions.Env{MediaDirs: c.Deps.Cfg.MediaDirs()})
+		params, err := m.Prepare(in.args, actions.Env{MediaDirs: c.Deps.Cfg.MediaDirs(), Ctx: ctx, PostLimit: c.Deps.PostLimit})
 		if err != nil {
 			return Result{}, err
 		}
@@ -143,21 +144,45 @@ type DryRunTweet struct {
 
 // DryRunReport is the data of the dry-run tools.
 type DryRunReport struct {
-	DryRun           bool          `json:"dry_run"`
-	Valid            bool          `json:"valid"`
-	Tweets           []DryRunTweet `json:"tweets"`
-	PolicyDecision   string        `json:"policy_decision"`
-	PolicyRuleID     string        `json:"policy_rule_id,omitempty"`
-	PolicyReason     string        `json:"policy_reason,omitempty"`
-	PolicyWouldAllow bool          `json:"policy_would_allow"`
-	XAvailable       bool          `json:"x_client_available"`
+	DryRun bool `json:"dry_run"`
+	Valid  bool `json:"valid"`
+	// MaxWeightedLength is the longest post the account may write, and
+	// LimitReason why: "25000: account is Premium (checked 2026-11-26)",
+	// "280: x_api.max_post_length".
+	MaxWeightedLength int           `json:"max_weighted_length"`
+	LimitReason       string        `json:"limit_reason"`
+	Tweets            []DryRunTweet `json:"tweets"`
+	// Options are the post settings checked, as they would be sent.
+	Options          *actions.PostOptions `json:"options,omitempty"`
+	PolicyDecision   string               `json:"policy_decision"`
+	PolicyRuleID     string               `json:"policy_rule_id,omitempty"`
+	PolicyReason     string               `json:"policy_reason,omitempty"`
+	PolicyWouldAllow bool                 `json:"policy_would_allow"`
+	XAvailable       bool                 `json:"x_client_available"`
 }
 
-func dryRun(ctx context.Context, c *Call, tool string, texts []string, media [][]string) (Result, error) {
-	rep := DryRunReport{DryRun: true, Valid: true}
+func dryRun(ctx context.Context, c *Call, tool string, texts []string, media [][]string, opts *actions.PostOptions) (Result, error) {
+	var firstMedia int
+	if len(media) > 0 {
+		firstMedia = len(media[0])
+	}
+	if err := opts.Validate("options", firstMedia, false); err != nil {
+		return Result{}, err
+	}
+	rep := DryRunReport{DryRun: true, Valid: true, Options: opts}
+	limit := postlimit.Fixed(postlimit.Short)
+	if c.Deps.PostLimit != nil {
+		l, err := c.Deps.PostLimit.Limit(ctx)
+		if err != nil {
+			// Posting would ask X the same; say why the ordinary limit is used.
+			l = postlimit.Limit{Max: tweettext.MaxWeightedLength, Reason: "280: the account's subscription could not be read: " + apperr.As(err).Message}
+		}
+		limit = l
+	}
+	rep.MaxWeightedLength, rep.LimitReason = limit.Max, limit.Reason
 	for i, t := range texts {
 		n := tweettext.WeightedLength(t)
-		ok := tweettext.Parse(t).Valid
+		ok := tweettext.ParseWithin(t, limit.Max).Valid
 		var ids []string
 		if i < len(media) {
 			ids = media[i]
@@ -195,14 +220,16 @@ func dryRun(ctx context.Context, c *Call, tool string, texts []string, media [][
 
 // DryRunTweetInput is x_post_tweet_dry_run's input.
 type DryRunTweetInput struct {
-	Text     string   `json:"text" jsonschema:"the post text to check"`
-	MediaIDs []string `json:"media_ids,omitempty" jsonschema:"media ids that would be attached"`
+	Text     string               `json:"text" jsonschema:"the post text to check"`
+	MediaIDs []string             `json:"media_ids,omitempty" jsonschema:"media ids that would be attached"`
+	Options  *actions.PostOptions `json:"options,omitempty" jsonschema:"post settings to check: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 // DryRunThreadInput is x_post_thread_dry_run's input.
 type DryRunThreadInput struct {
-	Tweets   []string   `json:"tweets" jsonschema:"the tweets to check"`
-	MediaIDs [][]string `json:"media_ids,omitempty" jsonschema:"per-tweet media ids"`
+	Tweets   []string             `json:"tweets" jsonschema:"the tweets to check"`
+	MediaIDs [][]string           `json:"media_ids,omitempty" jsonschema:"per-tweet media ids"`
+	Options  *actions.PostOptions `json:"options,omitempty" jsonschema:"settings of the first post to check: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
 }
 
 func dryRunTools() []*Tool {
@@ -211,16 +238,16 @@ func dryRunTools() []*Tool {
 			Profiles: workflowOnly, Hints: readLocal, Errors: []apperr.Code{apperr.PolicyError}}
 	}
 	return []*Tool{
-		def(spec("x_post_tweet_dry_run", "Dry-run a tweet", "Check a tweet without posting: weighted length, validity, and what the policy would decide. No side effects."),
+		def(spec("x_post_tweet_dry_run", "Dry-run a tweet", "Check a tweet without posting: weighted length, the account's post limit and why (max_weighted_length, limit_reason), validity, options, and what the policy would decide. No side effects."),
 			func(ctx context.Context, c *Call, in DryRunTweetInput) (Result, error) {
-				return dryRun(ctx, c, "x_post_tweet", []string{in.Text}, [][]string{in.MediaIDs})
+				return dryRun(ctx, c, "x_post_tweet", []string{in.Text}, [][]string{in.MediaIDs}, in.Options)
 			}),
 		def(spec("x_post_thread_dry_run", "Dry-run a thread", "Check a thread without posting: each tweet's weighted length and validity, and what the policy would decide. No side effects."),
 			func(ctx context.Context, c *Call, in DryRunThreadInput) (Result, error) {
 				if len(in.Tweets) == 0 {
 					return Result{}, apperr.New(apperr.InvalidInput, "tweets: at least one tweet is required")
 				}
-				return dryRun(ctx, c, "x_post_thread", in.Tweets, in.MediaIDs)
+				return dryRun(ctx, c, "x_post_thread", in.Tweets, in.MediaIDs, in.Options)
 			}),
 	}
 }

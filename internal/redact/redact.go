@@ -107,3 +107,42 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
+
+// URLQuery returns the URL u with the value of every query parameter
+// replaced by Mask, its user info masked and its fragment (never sent to a
+// server) dropped, whatever the parameters are named. A signed URL (an S3
+// presigned link, a CDN token) authorizes a download by the names
+// SecretParam knows and by names it cannot know, so a record of such a URL
+// keeps where it pointed and the parameter names, never a value. Text that
+// does not parse as a URL is masked whole.
+func URLQuery(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return Mask
+	}
+	if pu.User != nil {
+		pu.User = url.User(Mask)
+	}
+	pu.RawQuery = maskValues(pu.RawQuery)
+	pu.ForceQuery = false
+	pu.Fragment, pu.RawFragment = "", ""
+	return pu.String()
+}
+
+// maskValues masks every value of an escaped name=value list, keeping the
+// order and names; a part with no "=" is masked whole unless it is empty.
+func maskValues(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.FieldsFunc(raw, func(r rune) bool { return r == '&' || r == ';' })
+	for i, p := range parts {
+		name, _, ok := strings.Cut(p, "=")
+		if !ok {
+			parts[i] = Mask
+			continue
+		}
+		parts[i] = name + "=" + Mask
+	}
+	return strings.Join(parts, "&")
+}

@@ -121,3 +121,24 @@ func TestApprovalLinksMasked(t *testing.T) {
 		}
 	}
 }
+
+func TestURLQuery(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"no query", "https://h.example/a.png", "https://h.example/a.png"},
+		{"presigned", "https://b.example/o.png?X-Amz-Credential=c1&X-Amz-Signature=s1&X-Amz-Expires=60",
+			"https://b.example/o.png?X-Amz-Credential=******&X-Amz-Signature=******&X-Amz-Expires=******"},
+		{"a name no list knows", "https://cdn.example/a.png?hdnts=exp~1~hmac~abc", "https://cdn.example/a.png?hdnts=******"},
+		{"bare value", "https://cdn.example/a.png?s3cr3tvalue", "https://cdn.example/a.png?******"},
+		{"semicolons", "https://h.example/a.png?a=1;token=t0k", "https://h.example/a.png?a=******&token=******"},
+		{"fragment dropped", "https://h.example/a.png?x=1#access_token=t0k", "https://h.example/a.png?x=******"},
+		{"user info", "https://u:pw@h.example/a.png", "https://%2A%2A%2A%2A%2A%2A@h.example/a.png"},
+		{"not a URL", "https://h.example/%zz?token=t0k", redact.Mask},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := redact.URLQuery(tc.in); got != tc.want {
+				t.Errorf("URLQuery(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}

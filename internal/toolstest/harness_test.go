@@ -7,6 +7,7 @@ package toolstest
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -57,6 +58,8 @@ type envOptions struct {
 	getenv func(string) string
 	// mediaFetch adjusts how media is downloaded from URLs.
 	mediaFetch func(*safefetch.Options)
+	// logger, when set, receives the App's log.
+	logger *slog.Logger
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -126,7 +129,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.onX != nil {
 		sim = startProxiedEmulator(t, &cfg, o.onX)
 	}
-	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, Getenv: o.getenv, MediaFetch: o.mediaFetch})
+	a, err := app.New(ctx, &cfg, app.Options{Sandbox: o.onX == nil, Now: o.now, Getenv: o.getenv, MediaFetch: o.mediaFetch, Logger: o.logger})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

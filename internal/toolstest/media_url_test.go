@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -176,4 +182,112 @@ func TestUploadMediaFromURL(t *testing.T) {
 				q, qFile, ms.hits.Load()-hits)
 		}
 	})
+}
+
+// TestSignedMediaURLLeavesNoSecret: a presigned URL's query authorizes the
+// download, so after an upload from one no audit field, no other stored
+// row, no log line and no tool output holds a value of its query, while
+// the audit still says where the media came from.
+func TestSignedMediaURLLeavesNoSecret(t *testing.T) {
+	const sig, tok = "SIGs3cr3tf00d", "TOKs3cr3tbeef"
+	png := pngBytes(t, 43)
+	ms := startMediaServer(t, png)
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	e := newEnv(t, envOptions{permissive: true, configure: allowLoopback, mediaFetch: ms.fetchOptions(t, nil),
+		logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	signed := ms.URL + "/chart.png?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=" + sig + "&token=" + tok + "#frag=" + tok
+
+	var m actions.URLMediaResult
+	r := executed(t, e.call("x_upload_media_from_url", map[string]any{"url": signed, "alt_text": "A chart"}), &m)
+	if !strings.HasPrefix(m.SourceURL, ms.URL+"/chart.png?") || !strings.Contains(m.SourceURL, "X-Amz-Signature=") {
+		t.Errorf("source_url %q, want the URL with its parameter names", m.SourceURL)
+	}
+	a := e.audit(r.Meta.CorrelationID)
+	if !strings.Contains(a.ParamsSummary, "/chart.png") {
+		t.Errorf("audit params %q, want where the media came from", a.ParamsSummary)
+	}
+	var recent json.RawMessage
+	e.call("get_recent_mutations", map[string]any{}).ok(t, &recent)
+
+	where := map[string]string{"tool output": string(r.Data), "recent mutations": string(recent)}
+	ab, _ := json.Marshal(a)
+	where["audit entry"] = string(ab)
+	for table, text := range dumpTables(t, e.App.DB.DB) {
+		where["table "+table] = text
+	}
+	logMu.Lock()
+	where["log"] = logs.String()
+	logMu.Unlock()
+	for name, text := range where {
+		for _, secret := range []string{sig, tok} {
+			if strings.Contains(text, secret) {
+				i := strings.Index(text, secret)
+				t.Errorf("%s holds the signed URL's secret %s: ...%s...", name, secret, text[max(0, i-300):min(len(text), i+50)])
+			}
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// dumpTables renders every row of every table of the SQLite database as
+// text, by table.
+func dumpTables(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, table := range tables {
+		rs, err := db.QueryContext(t.Context(), `SELECT * FROM "`+table+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rs.Columns()
+		var b strings.Builder
+		for rs.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rs.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				if bs, ok := v.([]byte); ok {
+					v = string(bs)
+				}
+				fmt.Fprintf(&b, "%v\t", v)
+			}
+			b.WriteString("\n")
+		}
+		if err := rs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = b.String()
+	}
+	return out
 }

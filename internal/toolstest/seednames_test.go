@@ -50,7 +50,10 @@ func TestCapabilitiesTierAndCanReply(t *testing.T) {
 		for _, u := range e.Sim.World().Users {
 			if u.ID == id {
 				tierOf[acc] = "None"
-				if u.Verified {
+				switch {
+				case u.SubscriptionType != "":
+					tierOf[acc] = u.SubscriptionType
+				case u.Verified:
 					tierOf[acc] = "Premium"
 				}
 			}

@@ -65,7 +65,7 @@ func TestConformanceWeightedCounter(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.Description, func(t *testing.T) {
-					got := parse(c.Text, s.emoji)
+					got := parse(c.Text, s.emoji, MaxWeightedLength)
 					e := c.Expected
 					if e.WeightedLength == nil || e.Valid == nil {
 						t.Fatalf("case lacks weightedLength or valid")

@@ -25,6 +25,12 @@ import (
 // MaxWeightedLength is the longest post X accepts, in weighted characters.
 const MaxWeightedLength = 280
 
+// MaxLongWeightedLength is the longest post X accepts from an account with
+// a paid subscription. X does not document how it weighs such long posts;
+// the twitter-text weighting of ordinary posts is applied to them too,
+// which can only count a post as longer than X does, never shorter.
+const MaxLongWeightedLength = 25000
+
 // The v3 configuration of twitter-text. Weights are in hundredths of a
 // character (scale 100).
 const (
@@ -112,23 +118,29 @@ func analyse(text string, emoji bool) analysis {
 
 // Parse measures text as X does and says whether X would accept it.
 func Parse(text string) Result {
-	return parse(text, true)
+	return parse(text, true, MaxWeightedLength)
+}
+
+// ParseWithin is Parse against a limit of limit weighted characters, for
+// accounts whose posts may be longer (MaxLongWeightedLength).
+func ParseWithin(text string, limit int) Result {
+	return parse(text, true, limit)
 }
 
 // WeightedLength returns the twitter-text v3 weighted length of text.
 func WeightedLength(text string) int {
-	return parse(text, true).WeightedLength
+	return parse(text, true, MaxWeightedLength).WeightedLength
 }
 
 // parse implements Parse; emoji=false gives the pre-emoji (v2) counting,
 // which the conformance suite also covers.
-func parse(text string, emoji bool) Result {
+func parse(text string, emoji bool, limit int) Result {
 	validUTF8 := utf8.ValidString(text)
 	if !validUTF8 {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
 	a := analyse(text, emoji)
-	budget := MaxWeightedLength * scale
+	budget := limit * scale
 	total, pos16, validEnd := 0, 0, 0
 	clean := true
 	for _, u := range a.units {
@@ -158,8 +170,8 @@ func parse(text string, emoji bool) Result {
 	wl := total / scale
 	return Result{
 		WeightedLength: wl,
-		Valid:          validUTF8 && clean && wl > 0 && wl <= MaxWeightedLength && !isBlank(a.rs),
-		Permillage:     int(math.Floor(float64(wl) / MaxWeightedLength * 1000)),
+		Valid:          validUTF8 && clean && wl > 0 && wl <= limit && !isBlank(a.rs),
+		Permillage:     int(math.Floor(float64(wl) / float64(limit) * 1000)),
 		ValidRange:     [2]int{0, validEnd},
 		DisplayRange:   [2]int{0, max(origLen16-1, 0)},
 	}

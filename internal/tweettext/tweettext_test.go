@@ -469,3 +469,27 @@ func TestLinks(t *testing.T) {
 		})
 	}
 }
+
+func TestParseWithinALongLimit(t *testing.T) {
+	long := strings.Repeat("word ", 200) // 1000 weighted characters
+	tests := []struct {
+		name  string
+		text  string
+		limit int
+		valid bool
+		perm  int
+	}{
+		{"over the ordinary limit", long, MaxWeightedLength, false, 3571},
+		{"within the long limit", long, MaxLongWeightedLength, true, 40},
+		{"CJK weighs two in long posts too", strings.Repeat("語", 12501), MaxLongWeightedLength, false, 1000},
+		{"exactly the long limit", strings.Repeat("語", 12500), MaxLongWeightedLength, true, 1000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ParseWithin(tc.text, tc.limit)
+			if r.Valid != tc.valid || r.Permillage != tc.perm {
+				t.Errorf("ParseWithin(%d runes, %d) = valid %t permillage %d, want %t %d", len([]rune(tc.text)), tc.limit, r.Valid, r.Permillage, tc.valid, tc.perm)
+			}
+		})
+	}
+}

@@ -171,7 +171,7 @@ var targetLabels = map[string]string{
 }
 
 func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, now time.Time) itemView {
-	v := itemView{ApprovalItem: it, Act: act, Title: act.Name, Max: tweettext.MaxWeightedLength,
+	v := itemView{ApprovalItem: it, Act: act, Title: act.Name, Max: a.postMax(),
 		Age: stampOf(now, it.CreatedAt, false), Expires: stampOf(now, it.ExpiresAt, true)}
 	if a != s.accts[0] {
 		v.Account = a.Name
@@ -182,7 +182,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		if t, ok := m[gact.EditableText].(string); ok {
 			v.Field, v.Text = gact.EditableText, t
 			v.Segments = segments(t)
-			r := tweettext.Parse(t)
+			r := tweettext.ParseWithin(t, v.Max)
 			v.Count, v.Valid = r.WeightedLength, r.Valid
 		}
 	}
@@ -635,11 +635,28 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 	s.back(w, r, s.at(a, "/approvals"))
 }
 
-// count answers the live weighted count of the edit box.
+// count answers the live weighted count of the edit box, against the
+// post limit of the account it names (?account=).
 func (s *Server) count(w http.ResponseWriter, r *http.Request, _ *session) {
-	res := tweettext.Parse(r.URL.Query().Get("text"))
+	a, err := s.acct(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	limit := a.postMax()
+	res := tweettext.ParseWithin(r.URL.Query().Get("text"), limit)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"weighted_length": res.WeightedLength, "max": tweettext.MaxWeightedLength, "valid": res.Valid})
+	_ = json.NewEncoder(w).Encode(map[string]any{"weighted_length": res.WeightedLength, "max": limit, "valid": res.Valid})
+}
+
+// postMax is the longest post the account may write, as last learned
+// (x_api.max_post_length, or the subscription X told): the page never
+// waits on X to count.
+func (a *Account) postMax() int {
+	if a == nil || a.Workflow == nil || a.Workflow.PostLimit == nil {
+		return tweettext.MaxWeightedLength
+	}
+	return a.Workflow.PostLimit.Known().Max
 }
 
 // events streams "pending" events when items newer than ?after=ID arrive.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -87,5 +88,36 @@ func TestApprovalShowsADirectMessage(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/approvals does not show %q", want)
 		}
+	}
+}
+
+// TestCountUsesTheAccountsPostLimit: the edit box counts against the post
+// limit of the account it edits for: 25,000 for the Premium brand once X
+// has told its subscription, 280 for the plain default account.
+func TestCountUsesTheAccountsPostLimit(t *testing.T) {
+	s := newSite(t, nil)
+	b, err := s.a.ForAccount("brand_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PostLimit().Limit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	long := url.QueryEscape(strings.Repeat("word ", 200))
+	c, _ := s.client()
+	for _, tc := range []struct {
+		query string
+		want  string
+	}{
+		{"text=" + long + "&account=brand_b", `{"max":25000,"valid":true,"weighted_length":1000}`},
+		{"text=" + long, `{"max":280,"valid":false,"weighted_length":1000}`},
+	} {
+		code, body := s.get(c, "/count?"+tc.query)
+		if code != http.StatusOK || strings.TrimSpace(body) != tc.want {
+			t.Errorf("/count?%.40s…: %d %s, want %s", tc.query, code, body, tc.want)
+		}
+	}
+	if code, _ := s.get(c, "/count?text=a&account=nobody"); code != http.StatusBadRequest {
+		t.Errorf("an unknown account: status %d, want 400", code)
 	}
 }

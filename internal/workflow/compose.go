@@ -34,22 +34,27 @@ type ComposeRequest struct {
 	Content      string
 	Tweets       []string
 	ScheduledFor *time.Time
+	// Options are the post's options (a thread's first post's).
+	Options *actions.PostOptions
 }
 
 // Draft is one stored draft or scheduled item.
 type Draft struct {
-	ID            int64    `json:"draft_id"`
-	ContentType   string   `json:"content_type"`
-	Text          string   `json:"text,omitempty"`
-	Tweets        []string `json:"tweets,omitempty"`
-	Topic         string   `json:"topic,omitempty"`
-	Source        string   `json:"source"`
-	Status        string   `json:"status"`
-	ScheduledFor  string   `json:"scheduled_for,omitempty"`
-	ApprovalID    int64    `json:"approval_queue_id,omitempty"`
-	PostedTweetID string   `json:"posted_tweet_id,omitempty"`
-	CreatedAt     string   `json:"created_at"`
-	UpdatedAt     string   `json:"updated_at"`
+	ID          int64    `json:"draft_id"`
+	ContentType string   `json:"content_type"`
+	Text        string   `json:"text,omitempty"`
+	Tweets      []string `json:"tweets,omitempty"`
+	// Options are sent with the post (a thread's first post) when the
+	// draft is queued or published.
+	Options       *actions.PostOptions `json:"options,omitempty"`
+	Topic         string               `json:"topic,omitempty"`
+	Source        string               `json:"source"`
+	Status        string               `json:"status"`
+	ScheduledFor  string               `json:"scheduled_for,omitempty"`
+	ApprovalID    int64                `json:"approval_queue_id,omitempty"`
+	PostedTweetID string               `json:"posted_tweet_id,omitempty"`
+	CreatedAt     string               `json:"created_at"`
+	UpdatedAt     string               `json:"updated_at"`
 	// RecurringID is the recurring post this occurrence belongs to.
 	RecurringID int64 `json:"recurring_id,omitempty"`
 	// EvergreenTweetID is the evergreen post this item recycles.
@@ -67,11 +72,21 @@ type ComposeResult struct {
 	Note   string `json:"note,omitempty"`
 }
 
-func validateDraft(text string, tweets []string) error {
+// validateDraft checks a draft's text, or a thread's posts, against the
+// account's post limit.
+func (s *Service) validateDraft(ctx context.Context, text string, tweets []string) error {
 	if len(tweets) > 0 {
-		return actions.ThreadParams{Tweets: tweets}.Validate()
+		limit, err := actions.LimitFor(ctx, s.PostLimit, tweets...)
+		if err != nil {
+			return err
+		}
+		return actions.ThreadParams{Tweets: tweets}.ValidateWithin(limit)
 	}
-	return actions.CheckText("content", text, -1, false)
+	limit, err := actions.LimitFor(ctx, s.PostLimit, text)
+	if err != nil {
+		return err
+	}
+	return actions.CheckTextWithin("content", text, -1, false, limit)
 }
 
 // Compose generates (or takes) content and stores it.
@@ -84,6 +99,11 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 	if r.Content == "" && len(r.Tweets) == 0 && strings.TrimSpace(r.Topic) == "" {
 		return nil, apperr.New(apperr.InvalidInput, "topic: required (or pass content to store your own text)")
 	}
+	opts, err := r.Options.Checked("options")
+	if err != nil {
+		return nil, err
+	}
+	r.Options = opts
 	// The policy may name compose_tweet itself; it is asked before the LLM
 	// spends anything.
 	dec, err := c.Gateway.Admit(ctx, actions.ComposeTool, policy.CatContent)
@@ -101,14 +121,14 @@ func (c *Composer) Compose(ctx context.Context, r ComposeRequest) (*ComposeResul
 		}
 		r.Content, res.Generated, source = text, true, "ai_assist"
 	}
-	if err := validateDraft(r.Content, r.Tweets); err != nil {
+	if err := c.validateDraft(ctx, r.Content, r.Tweets); err != nil {
 		return nil, err
 	}
 	if r.ScheduledFor != nil && !r.ScheduledFor.After(c.Now()) {
 		return nil, apperr.New(apperr.InvalidInput, "scheduled_for: %s is not in the future", r.ScheduledFor.UTC().Format(time.RFC3339))
 	}
 	if dec.Outcome == policy.DryRun {
-		res.DryRun, res.Text, res.Tweets, res.Topic, res.Source = true, r.Content, r.Tweets, r.Topic, source
+		res.DryRun, res.Text, res.Tweets, res.Topic, res.Source, res.Options = true, r.Content, r.Tweets, r.Topic, source, r.Options
 		res.Note = fmt.Sprintf("dry run (rule %s): nothing was stored or queued", dec.RuleID)
 		return res, nil
 	}
@@ -142,7 +162,7 @@ func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via 
 		b, _ := json.Marshal(d.Tweets)
 		body = string(b)
 	}
-	tool, params, err := DraftCall(d.ContentType, body, d.EvergreenTweetID)
+	tool, params, err := DraftCall(d.ContentType, body, d.EvergreenTweetID, d.Options)
 	if err != nil {
 		return err
 	}
@@ -163,7 +183,7 @@ func (c *Composer) queue(ctx context.Context, d *Draft, res *ComposeResult, via 
 
 func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source string) (*Draft, error) {
 	now := c.ts(c.Now())
-	d := &Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: source, Status: "draft", CreatedAt: now, UpdatedAt: now}
+	d := &Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Options: r.Options, Topic: r.Topic, Source: source, Status: "draft", CreatedAt: now, UpdatedAt: now}
 	body := r.Content
 	if len(r.Tweets) > 0 {
 		d.ContentType = "thread"
@@ -177,21 +197,21 @@ func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source str
 	}
 	// RETURNING works on SQLite and PostgreSQL alike; the PostgreSQL
 	// driver has no LastInsertId.
-	err := c.DB.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, source, d.Status, sched, now, now).Scan(&d.ID)
+	err := c.DB.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, options, topic, source, status, scheduled_for, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, optionsColumn(d.Options), d.Topic, source, d.Status, sched, now, now).Scan(&d.ID)
 	if err != nil {
 		return nil, dbErr(err, "store draft")
 	}
 	return d, nil
 }
 
-const draftCols = `id, content_type, content, topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
+const draftCols = `id, content_type, content, COALESCE(options,''), topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
 	COALESCE(posted_tweet_id,''), created_at, updated_at, COALESCE(recurring_id,0), COALESCE(evergreen_tweet_id,'')`
 
 func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	var d Draft
-	var body string
-	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt, &d.RecurringID, &d.EvergreenTweetID)
+	var body, opts string
+	err := sc.Scan(&d.ID, &d.ContentType, &body, &opts, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt, &d.RecurringID, &d.EvergreenTweetID)
 	if err != nil {
 		return d, err
 	}
@@ -200,7 +220,35 @@ func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	} else {
 		d.Text = body
 	}
+	if d.Options, err = parseOptions(opts); err != nil {
+		return d, err
+	}
 	return d, nil
+}
+
+// optionsColumn is how a draft's options are stored: their JSON, or NULL
+// for none.
+func optionsColumn(o *actions.PostOptions) sql.NullString {
+	if o == nil {
+		return sql.NullString{}
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(b), Valid: true}
+}
+
+// parseOptions reads a stored options column.
+func parseOptions(col string) (*actions.PostOptions, error) {
+	if col == "" {
+		return nil, nil
+	}
+	var o actions.PostOptions
+	if err := json.Unmarshal([]byte(col), &o); err != nil {
+		return nil, fmt.Errorf("stored draft options: %w", err)
+	}
+	return &o, nil
 }
 
 // syncQueued brings queued drafts up to date with their approval items.
@@ -295,6 +343,9 @@ type DraftUpdate struct {
 	Tweets       []string
 	ScheduledFor *time.Time
 	Unschedule   bool
+	// Options, when set, replace the draft's options; an empty object
+	// removes them.
+	Options *actions.PostOptions
 }
 
 // UpdateDraft edits a draft or scheduled item that has not been queued or
@@ -323,7 +374,7 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		default:
 			return nil, apperr.New(apperr.InvalidInput, "content: draft %d is a %s, which has no text of its own", id, d.ContentType)
 		}
-		if err := validateDraft(*u.Content, nil); err != nil {
+		if err := s.validateDraft(ctx, *u.Content, nil); err != nil {
 			return nil, err
 		}
 		body = *u.Content
@@ -331,11 +382,17 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		if d.ContentType != "thread" {
 			return nil, apperr.New(apperr.InvalidInput, "tweets: draft %d is a single tweet; pass content", id)
 		}
-		if err := validateDraft("", u.Tweets); err != nil {
+		if err := s.validateDraft(ctx, "", u.Tweets); err != nil {
 			return nil, err
 		}
 		b, _ := json.Marshal(u.Tweets)
 		body = string(b)
+	}
+	opts := d.Options
+	if u.Options != nil {
+		if opts, err = u.Options.Checked("options"); err != nil {
+			return nil, err
+		}
 	}
 	status, sched := d.Status, sql.NullString{String: d.ScheduledFor, Valid: d.ScheduledFor != ""}
 	if u.ScheduledFor != nil {
@@ -348,9 +405,9 @@ func (s *Service) UpdateDraft(ctx context.Context, id int64, u DraftUpdate) (*Dr
 		status, sched = "draft", sql.NullString{}
 	}
 	// A time chosen by hand (or none) is not a queue slot any more.
-	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, status = ?, scheduled_for = ?,
+	_, err = s.DB.ExecContext(ctx, `UPDATE drafts SET content = ?, options = ?, status = ?, scheduled_for = ?,
 		queue_slot = CASE WHEN ? THEN NULL ELSE queue_slot END, updated_at = ? WHERE id = ? AND account_id = ?`,
-		body, status, sched, u.ScheduledFor != nil || u.Unschedule, s.ts(s.Now()), id, s.account())
+		body, optionsColumn(opts), status, sched, u.ScheduledFor != nil || u.Unschedule, s.ts(s.Now()), id, s.account())
 	if err != nil {
 		return nil, dbErr(err, "update draft")
 	}

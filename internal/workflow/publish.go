@@ -28,11 +28,13 @@ type DueDraft struct {
 	// EvergreenTweetID is the post a recycled evergreen item reposts or
 	// quotes (or whose variant it posts).
 	EvergreenTweetID string
+	// Options are the post's options, nil for none.
+	Options *actions.PostOptions
 }
 
 // DueDrafts lists up to limit scheduled drafts due now, earliest first.
 func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, topic, COALESCE(evergreen_tweet_id, '') FROM drafts WHERE account_id = ? AND status = ?
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, COALESCE(options,''), topic, COALESCE(evergreen_tweet_id, '') FROM drafts WHERE account_id = ? AND status = ?
 		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
 	if err != nil {
 		return nil, dbErr(err, "read scheduled drafts")
@@ -41,8 +43,12 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	var out []DueDraft
 	for rows.Next() {
 		var d DueDraft
-		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &d.Topic, &d.EvergreenTweetID); err != nil {
+		var opts string
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &opts, &d.Topic, &d.EvergreenTweetID); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
+		}
+		if d.Options, err = parseOptions(opts); err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "draft %d: %v", d.ID, err)
 		}
 		out = append(out, d)
 	}
@@ -92,19 +98,19 @@ func (s *Service) FailPublishing(ctx context.Context) (int64, error) {
 
 // DraftCall is the gateway call that publishes a stored item: a post, a
 // thread (content is its posts as a JSON array), or a recycled evergreen
-// post, reposted or quoted.
-func DraftCall(contentType, content, evergreenTweetID string) (tool string, params any, err error) {
+// post, reposted or quoted; opts are the post's options.
+func DraftCall(contentType, content, evergreenTweetID string, opts *actions.PostOptions) (tool string, params any, err error) {
 	switch contentType {
 	case "thread":
 		var tweets []string
 		if err := json.Unmarshal([]byte(content), &tweets); err != nil {
 			return "", nil, apperr.Wrap(apperr.ValidationError, err, "content: the stored thread is unreadable: %v", err)
 		}
-		return "x_post_thread", actions.ThreadParams{Tweets: tweets}, nil
+		return "x_post_thread", actions.ThreadParams{Tweets: tweets, Options: opts}, nil
 	case ContentRepost:
 		return "x_retweet", actions.TweetIDParams{TweetID: evergreenTweetID}, nil
 	case ContentQuote:
-		return "x_quote_tweet", actions.PostParams{Text: content, QuotedTweetID: evergreenTweetID}, nil
+		return "x_quote_tweet", actions.PostParams{Text: content, QuotedTweetID: evergreenTweetID, Options: opts}, nil
 	}
-	return "x_post_tweet", actions.PostParams{Text: content}, nil
+	return "x_post_tweet", actions.PostParams{Text: content, Options: opts}, nil
 }

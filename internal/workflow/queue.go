@@ -224,7 +224,7 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 			return nil, apperr.New(apperr.ValidationError, "draft_id: draft %d is %s; only drafts and scheduled items can be queued", r.DraftID, d.Status)
 		}
 		existing = d
-	} else if err := validateDraft(r.Content, r.Tweets); err != nil {
+	} else if err := c.validateDraft(ctx, r.Content, r.Tweets); err != nil {
 		return nil, err
 	}
 	dec, err := c.Gateway.Admit(ctx, actions.QueueTool, policy.CatContent)

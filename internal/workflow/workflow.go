@@ -10,6 +10,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -25,6 +26,9 @@ type Service struct {
 	// Discovery is what the searches found: the reply pipeline picks
 	// candidates there, and author context counts an author's posts.
 	Discovery *discovery.Service
+	// PostLimit tells how long the account's posts may be; nil allows
+	// ordinary posts only.
+	PostLimit actions.PostLimiter
 }
 
 func (s *Service) account() string {

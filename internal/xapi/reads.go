@@ -12,8 +12,9 @@ import (
 
 // Fields the typed reads ask X for. X's query parameter for post fields is
 // tweet.fields; user.fields and expansions=author_id bring the authors.
+// note_tweet brings a long post's whole text, which text alone cuts short.
 const (
-	tweetFields = "attachments,author_id,conversation_id,created_at,entities,in_reply_to_user_id,lang,possibly_sensitive,public_metrics,referenced_tweets"
+	tweetFields = "attachments,author_id,conversation_id,created_at,entities,in_reply_to_user_id,lang,note_tweet,possibly_sensitive,public_metrics,referenced_tweets"
 	userFields  = "created_at,description,location,name,profile_image_url,protected,public_metrics,url,username,verified,verified_type"
 	expansions  = "author_id"
 )

@@ -84,8 +84,12 @@ type Entities struct {
 
 // Tweet is an X post.
 type Tweet struct {
-	ID                  string            `json:"id"`
-	Text                string            `json:"text"`
+	ID string `json:"id"`
+	// Text is the whole post: for a long post, X's note_tweet text.
+	Text string `json:"text"`
+	// TruncatedText is, for a long post, the shortened text X shows where
+	// the whole post is not displayed (its text field); empty otherwise.
+	TruncatedText       string            `json:"truncated_text,omitempty"`
 	AuthorID            string            `json:"author_id,omitempty"`
 	CreatedAt           time.Time         `json:"created_at,omitzero"`
 	ConversationID      string            `json:"conversation_id,omitempty"`
@@ -268,6 +272,16 @@ type wireTweet struct {
 	EditHistoryTweetIDs []string          `json:"edit_history_tweet_ids"`
 	EditHistoryPostIDs  []string          `json:"edit_history_post_ids"`
 	EditControls        *EditControls     `json:"edit_controls"`
+	// A long post's whole text is its note; the spec's name is note_post.
+	NoteTweet     *wireNote `json:"note_tweet"`
+	NotePost      *wireNote `json:"note_post"`
+	TruncatedText string    `json:"truncated_text"`
+}
+
+// wireNote is X's NoteTweet: the whole text of a long post.
+type wireNote struct {
+	Text     string    `json:"text"`
+	Entities *Entities `json:"entities"`
 }
 
 // EditControls are X's edit_controls of a post. The spec lets each field
@@ -290,6 +304,17 @@ func (w *wireTweet) convert() Tweet {
 	}
 	if t.EditHistoryTweetIDs == nil {
 		t.EditHistoryTweetIDs = w.EditHistoryPostIDs
+	}
+	t.TruncatedText = w.TruncatedText
+	note := w.NoteTweet
+	if note == nil {
+		note = w.NotePost
+	}
+	if note != nil && note.Text != "" && note.Text != w.Text {
+		t.Text, t.TruncatedText = note.Text, w.Text
+		if note.Entities != nil {
+			t.Entities = note.Entities
+		}
 	}
 	return t
 }

@@ -218,6 +218,16 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	editedID := edited["data"].(map[string]any)["id"].(string)
 	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of a poll", "edit_options": map[string]any{"previous_post_id": pollTweet}})    // 403
 	c.json("POST", "/2/tweets", map[string]any{"text": "an edit of an old version", "edit_options": map[string]any{"previous_post_id": mine}}) // 403
+	// A long post: refused for the plain demo account, posted by the
+	// Premium brand, read back with its note.
+	long := strings.TrimSpace(strings.Repeat("A long post for the spec, https://example.com #golang. ", 20))
+	c.json("POST", "/2/tweets", map[string]any{"text": long}) // 403 too long
+	plainToken := c.token
+	c.token, _, _ = s.IssueToken(s.DemoAccounts()["brand_b"], s.AllScopes())
+	_, longCreated := c.json("POST", "/2/tweets", map[string]any{"text": long})
+	longTweet := longCreated["data"].(map[string]any)["id"].(string)
+	c.json("GET", "/2/users/me"+q(uf), nil)
+	c.token = plainToken
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
 	c.json("POST", "/2/users/"+other+"/likes", map[string]any{"tweet_id": otherTweet})
@@ -274,6 +284,11 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/" + otherTweet + q(pf, "expansions=referenced_posts,author_id"),
 		"/2/tweets/1",
 		"/2/tweets/" + pollTweet + q("expansions=attachments.poll_ids", "tweet.fields=attachments,reply_settings"),
+		"/2/tweets/" + longTweet + q("tweet.fields=note_tweet,entities,author_id", ex, uf),
+		"/2/tweets/" + longTweet + q("post.fields=note_post"),
+		"/2/tweets" + q("ids="+longTweet+","+mine, "tweet.fields=note_tweet"),
+		"/2/tweets/search/recent" + q("query="+url.QueryEscape("long post"), "tweet.fields=note_tweet"),
+		"/2/users/" + s.DemoAccounts()["brand_b"] + "/tweets" + q("tweet.fields=note_tweet", "max_results=5"),
 		"/2/tweets" + q("ids="+mine+","+otherTweet+",1", tf, ex, uf),
 		"/2/tweets/search/recent" + q("query=golang", "max_results=10", tf, ex, uf),
 		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust OR golang) -is:retweet has:links"), "max_results=100", "sort_order=recency"),

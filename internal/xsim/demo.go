@@ -327,6 +327,11 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 			Description: "Another brand run from the same tuitbot home. This is a sandbox account.", Location: "Internet",
 			CreatedAt: time.Date(2022, 6, 1, 9, 0, 0, 0, time.UTC), FollowersBase: 300 + int64(i)*150,
 			ProfileImageURL: "https://pbs.twimg.com/profile_images/" + b.Username + "_normal.jpg"}
+		if i == 0 {
+			// One brand pays for X Premium and may write long posts; the
+			// others, the default account among them, may not.
+			u.SubscriptionType = "Premium"
+		}
 		st.users[u.ID] = u
 		st.byName[lower(u.Username)] = u.ID
 		st.demoAccounts[b.Account] = u.ID

@@ -180,7 +180,10 @@ func (c *call) pageToken() (uint64, bool, *reply) {
 
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// renderTweet builds the data object for t with the requested fields.
+// renderTweet builds the data object for t with the requested fields. A
+// long post's text is cut to what an ordinary post may hold; its whole
+// text is the note_tweet field (note_post in the spec's words), sent only
+// when asked for, as X does.
 func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 	m := map[string]any{
 		"id":                     t.ID,
@@ -188,6 +191,19 @@ func (s *state) renderTweet(t *Tweet, v view) map[string]any {
 		"edit_history_tweet_ids": slices.Clone(t.chain()),
 	}
 	f := v.tweetFields
+	if isLongPost(t.Text) {
+		m["text"] = truncateLongPost(t.Text)
+		note := map[string]any{"text": t.Text}
+		if ent := entitiesOf(t.Text); len(ent) > 0 {
+			note["entities"] = ent
+		}
+		if f["note_tweet"] {
+			m["note_tweet"] = note
+		}
+		if f["note_post"] {
+			m["note_post"] = note
+		}
+	}
 	if f["author_id"] {
 		m["author_id"] = t.AuthorID
 	}
@@ -336,12 +352,7 @@ func (s *state) renderUser(u *User, v view) map[string]any {
 		}
 	}
 	if f["subscription_type"] {
-		// The blue check comes with a paid subscription.
-		if u.Verified {
-			m["subscription_type"] = "Premium"
-		} else {
-			m["subscription_type"] = "None"
-		}
+		m["subscription_type"] = subscriptionOf(u)
 	}
 	if f["public_metrics"] {
 		m["public_metrics"] = s.userMetrics(u)

@@ -429,3 +429,57 @@ func punycodeLen(rs []rune, basic int) int {
 	}
 	return out
 }
+
+// --- Long posts ----------------------------------------------------------
+
+// maxLongPostLength is the longest post of a subscriber (Basic, Premium,
+// PremiumPlus). X does not document how it weighs long posts; the emulator
+// weighs them as ordinary posts.
+const maxLongPostLength = 25000
+
+// subscriptionOf is u's X subscription.
+func subscriptionOf(u *User) string {
+	switch {
+	case u.SubscriptionType != "":
+		return u.SubscriptionType
+	case u.Verified:
+		// The blue check comes with a paid subscription.
+		return "Premium"
+	}
+	return "None"
+}
+
+// maxLengthOf is the longest post u may write.
+func maxLengthOf(u *User) int {
+	switch subscriptionOf(u) {
+	case "Basic", "Premium", "PremiumPlus":
+		return maxLongPostLength
+	}
+	return maxPostLength
+}
+
+// isLongPost reports a post longer than an ordinary one: X keeps its
+// whole text as a note and shows it cut short.
+func isLongPost(text string) bool { return weightedLength(text) > maxPostLength }
+
+// truncateLongPost is the text X shows of a long post: the longest start
+// of it that, with an ellipsis after it, still fits an ordinary post.
+func truncateLongPost(text string) string {
+	rs := []rune(text)
+	const ellipsis = "…"
+	fits := func(n int) bool {
+		return weightedLength(strings.TrimRightFunc(string(rs[:n]), unicode.IsSpace)+ellipsis) <= maxPostLength
+	}
+	// Weight grows with every code point taken, so the longest start
+	// that fits is found by halving.
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return strings.TrimRightFunc(string(rs[:lo]), unicode.IsSpace) + ellipsis
+}

@@ -415,6 +415,17 @@ func (s *Server) SetSuspended(userID string, v bool) {
 	s.persist()
 }
 
+// SetSubscription sets a user's X subscription (None, Basic, Premium or
+// PremiumPlus), as a user changing their plan would.
+func (s *Server) SetSubscription(userID, subscription string) {
+	s.mu.Lock()
+	if u := s.st.users[userID]; u != nil {
+		u.SubscriptionType = subscription
+	}
+	s.mu.Unlock()
+	s.persist()
+}
+
 // SetClientNotEnrolled makes every API call answer X's 403
 // client-not-enrolled body, as X does for an app outside a Project.
 func (s *Server) SetClientNotEnrolled(v bool) {

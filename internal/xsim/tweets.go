@@ -333,7 +333,8 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	if poll != nil && (len(mediaIDs) > 0 || req.QuoteTweetID != nil) {
 		return errInvalidParam("poll", string(req.Poll), "A post with a poll cannot have media or quote a post.")
 	}
-	if weightedLength(text) > maxPostLength {
+	// A subscriber may write a long post; anyone else gets X's refusal.
+	if weightedLength(text) > maxLengthOf(c.user) {
 		return errForbidden(DetailTooLong)
 	}
 	community, bad := s.communityOf(c, req.CommunityID)

@@ -71,6 +71,10 @@ type User struct {
 	// DMsFromFollowedOnly: the user takes direct messages only from the
 	// accounts they follow.
 	DMsFromFollowedOnly bool `json:"dms_from_followed_only,omitempty"`
+	// SubscriptionType is the user's X subscription: None, Basic, Premium
+	// or PremiumPlus. Empty means what the blue check implies (Premium
+	// when verified, else None), as worlds saved before it had.
+	SubscriptionType string `json:"subscription_type,omitempty"`
 }
 
 // Tweet is a post. Retweets are posts with RetweetOf set.

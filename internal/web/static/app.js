@@ -25,7 +25,9 @@
     var seq = 0;
     var update = debounce(function () {
       var mine = ++seq;
-      fetch(BASE + "/count?text=" + encodeURIComponent(area.value), { credentials: "same-origin" })
+      var acct = area.getAttribute("data-account");
+      var q = "/count?text=" + encodeURIComponent(area.value) + (acct ? "&account=" + encodeURIComponent(acct) : "");
+      fetch(BASE + q, { credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (c) {
           if (mine !== seq) return;
