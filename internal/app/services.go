@@ -218,7 +218,11 @@ func (a *App) Workflow() (*workflow.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d}, nil
+	s := &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d}
+	if out := a.top().outbox; out != nil {
+		s.Moves = moveNotices{out}
+	}
+	return s, nil
 }
 
 // ScoringWeights converts the [scoring] section.

@@ -278,6 +278,9 @@ func (r *Runner) recoverPublishing(ctx context.Context) error {
 // (which queues them for approval when approval applies).
 func (r *Runner) publisherLoop(it *iter) error {
 	ctx := it.work
+	if err := r.rescheduleMissed(it); err != nil {
+		return err
+	}
 	list, err := r.d.Workflow.DueDrafts(ctx, 20)
 	if err != nil {
 		return err
@@ -295,7 +298,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 			return err
 		}
 		kind, tool := kindTweet, "x_post_tweet"
-		var params any = actions.PostParams{Text: d.Content}
+		var params any = actions.PostParams{Text: d.Content, Options: d.Options}
 		capped := c.Tweets >= r.cfg.Limits.MaxTweetsPerDay
 		if d.ContentType == "thread" {
 			var tweets []string
@@ -304,7 +307,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 				it.note("draft %d: stored thread is unreadable", d.ID)
 				continue
 			}
-			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets}
+			kind, tool, params = kindThread, "x_post_thread", actions.ThreadParams{Tweets: tweets, Options: d.Options}
 			capped = c.ThreadsWeek >= r.cfg.Limits.MaxThreadsPerWeek
 		}
 		if capped {
@@ -313,7 +316,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 		}
 		// Claim the draft first: if the process dies mid-post, the draft is
 		// found in "publishing" and never posted a second time.
-		claimed, err := r.d.Workflow.ClaimDraft(ctx, d.ID)
+		claimed, err := r.d.Workflow.ClaimDraft(ctx, d)
 		if err != nil {
 			return err
 		}
@@ -350,6 +353,24 @@ func (r *Runner) publisherLoop(it *iter) error {
 		}
 	}
 	it.note("%s of %d due", plural(posted, "draft posted", "drafts posted"), len(list))
+	return nil
+}
+
+// rescheduleMissed moves queued items whose slot passed more than
+// late_grace_minutes ago (the process was down) to the next free slot;
+// those within the grace stay due and post late now.
+func (r *Runner) rescheduleMissed(it *iter) error {
+	p, err := r.cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	moved, err := r.d.Workflow.RescheduleMissed(it.work, p, time.Duration(r.cfg.Queue.LateGraceMinutes)*time.Minute)
+	if err != nil {
+		return err
+	}
+	for _, m := range moved {
+		it.note("draft %d missed its slot %s by more than the late grace; moved to %s", m.DraftID, m.From, m.To)
+	}
 	return nil
 }
 

@@ -48,8 +48,10 @@ type Draft struct {
 	ScheduledFor  string   `json:"scheduled_for,omitempty"`
 	ApprovalID    int64    `json:"approval_queue_id,omitempty"`
 	PostedTweetID string   `json:"posted_tweet_id,omitempty"`
-	CreatedAt     string   `json:"created_at"`
-	UpdatedAt     string   `json:"updated_at"`
+	// Options are the post settings the publisher sends with it.
+	Options   *actions.PostOptions `json:"options,omitempty"`
+	CreatedAt string               `json:"created_at"`
+	UpdatedAt string               `json:"updated_at"`
 }
 
 // ComposeResult is compose_tweet's data.
@@ -177,13 +179,16 @@ func (c *Composer) insertDraft(ctx context.Context, r ComposeRequest, source str
 }
 
 const draftCols = `id, content_type, content, topic, source, status, COALESCE(scheduled_for,''), COALESCE(approval_id,0),
-	COALESCE(posted_tweet_id,''), created_at, updated_at`
+	COALESCE(posted_tweet_id,''), COALESCE(options,''), created_at, updated_at`
 
 func scanDraft(sc interface{ Scan(...any) error }) (Draft, error) {
 	var d Draft
-	var body string
-	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &d.CreatedAt, &d.UpdatedAt)
+	var body, opts string
+	err := sc.Scan(&d.ID, &d.ContentType, &body, &d.Topic, &d.Source, &d.Status, &d.ScheduledFor, &d.ApprovalID, &d.PostedTweetID, &opts, &d.CreatedAt, &d.UpdatedAt)
 	if err != nil {
+		return d, err
+	}
+	if d.Options, err = decodeOptions(opts); err != nil {
 		return d, err
 	}
 	if d.ContentType == "thread" {

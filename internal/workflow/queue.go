@@ -173,6 +173,9 @@ type QueueRequest struct {
 	Topic    string
 	Position string
 	After    *time.Time
+	// Options are the post settings sent with the post (x_post_tweet's
+	// options); nil keeps a queued draft's own.
+	Options *actions.PostOptions
 }
 
 // ScheduleInQueue places a draft (or new content, stored as one) in a free
@@ -213,6 +216,14 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 		}
 	default:
 		return nil, apperr.New(apperr.InvalidInput, "position: %q is not allowed; allowed values: next, last, first_after", r.Position)
+	}
+	opts, err := actions.CheckOptions("options", r.Options)
+	if err != nil {
+		return nil, err
+	}
+	storedOpts, err := encodeOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	var existing *Draft
 	if r.DraftID != 0 {
@@ -255,24 +266,27 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 		}
 		ts := c.ts(now)
 		if existing != nil {
-			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, scheduled_for = ?, queue_slot = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
-				DraftScheduled, slot, slot, ts, existing.ID, c.account())
+			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, scheduled_for = ?, queue_slot = ?, options = COALESCE(?, options), updated_at = ? WHERE id = ? AND account_id = ?`,
+				DraftScheduled, slot, slot, storedOpts, ts, existing.ID, c.account())
 			if err != nil {
 				return dbErr(err, "take queue slot")
 			}
 			res.Draft = *existing
+			if opts != nil {
+				res.Options = opts
+			}
 			res.Status, res.ScheduledFor, res.UpdatedAt = DraftScheduled, slot, ts
 			return nil
 		}
-		d := Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: "mcp", Status: DraftScheduled, ScheduledFor: slot, CreatedAt: ts, UpdatedAt: ts}
+		d := Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: "mcp", Status: DraftScheduled, ScheduledFor: slot, Options: opts, CreatedAt: ts, UpdatedAt: ts}
 		body := r.Content
 		if len(r.Tweets) > 0 {
 			d.ContentType = "thread"
 			b, _ := json.Marshal(r.Tweets)
 			body = string(b)
 		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, queue_slot, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, d.Source, d.Status, slot, slot, ts, ts).Scan(&d.ID)
+		err = tx.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, queue_slot, options, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, d.Source, d.Status, slot, slot, storedOpts, ts, ts).Scan(&d.ID)
 		if err != nil {
 			return dbErr(err, "take queue slot")
 		}

@@ -25,6 +25,8 @@ type Service struct {
 	// Discovery is what the searches found: the reply pipeline picks
 	// candidates there, and author context counts an author's posts.
 	Discovery *discovery.Service
+	// Moves hears of queued items moved off a missed slot (nil: no one).
+	Moves MoveNotifier
 }
 
 func (s *Service) account() string {
