@@ -33,6 +33,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		XSubscription:      a.xSubscription,
 		ObserveTool:        a.Metrics.ObserveTool,
 		NotificationStatus: a.NotificationStatus,
+		ExportData:         a.ExportToFile,
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {
