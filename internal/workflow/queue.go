@@ -176,6 +176,9 @@ type QueueRequest struct {
 	// Options are the post settings sent with the post (x_post_tweet's
 	// options); nil keeps a queued draft's own.
 	Options *actions.PostOptions
+	// Slot, when set, is the one slot to take (a draft dropped on it in
+	// the calendar): refused unless it is a free slot of the queue.
+	Slot *time.Time
 }
 
 // ScheduleInQueue places a draft (or new content, stored as one) in a free
@@ -217,6 +220,14 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 	default:
 		return nil, apperr.New(apperr.InvalidInput, "position: %q is not allowed; allowed values: next, last, first_after", r.Position)
 	}
+	if r.Slot != nil {
+		if r.Position != "" || r.After != nil {
+			return nil, apperr.New(apperr.InvalidInput, "slot: give a slot or a position, not both")
+		}
+		if !r.Slot.After(now) {
+			return nil, apperr.New(apperr.ValidationError, "slot: %s has passed", r.Slot.In(p.Loc).Format(time.RFC3339))
+		}
+	}
 	opts, err := actions.CheckOptions("options", r.Options)
 	if err != nil {
 		return nil, err
@@ -254,7 +265,13 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 				from = last
 			}
 		}
+		if r.Slot != nil {
+			from = r.Slot.Add(-time.Nanosecond)
+		}
 		slots, err := c.freeSlots(ctx, tx, p, from.Add(time.Nanosecond), 1, r.DraftID)
+		if r.Slot != nil && (apperr.CodeOf(err) == apperr.QueueFull || err == nil && !slots[0].Equal(*r.Slot)) {
+			return apperr.New(apperr.ValidationError, "slot: %s is not a free slot of the queue (taken meanwhile, too close to a scheduled post, on a full day, or not a slot)", r.Slot.In(p.Loc).Format(time.RFC3339))
+		}
 		if err != nil {
 			return err
 		}
