@@ -57,9 +57,9 @@ type draftsData struct {
 	Later        int // scheduled after this week
 	// Placeable are the drafts a free slot's form offers.
 	Placeable []draftView
-	AcctField    string
-	Missing      string
-	CanAct       bool
+	AcctField string
+	Missing   string
+	CanAct    bool
 	// Back keeps a draft action on the week shown.
 	Back string
 }
