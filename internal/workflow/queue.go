@@ -28,6 +28,8 @@ const bookedWhere = `status NOT IN ('draft', 'deleted', 'failed')`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // booking is one scheduled item as the queue sees it.
@@ -118,15 +120,31 @@ func (s *Service) QueueSlots(ctx context.Context, p queue.Policy, from time.Time
 
 // freeSlots finds up to n free slots after after, reading what is booked a
 // window at a time: two days first, doubling up to the horizon, so a queue
-// with room soon costs one short read.
+// with room soon costs one short read. A full queue would cost a read of
+// every booking up to its first free slot; the account's frontier (see
+// frontier) remembers how far no slot is free, so the search starts there
+// and reads only the bookings around it.
 func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, after time.Time, n int, skip int64) ([]time.Time, error) {
 	if err := checkQueue(p); err != nil {
 		return nil, err
 	}
-	var out []time.Time
 	end := after.Add(QueueHorizon)
+	// A draft being moved (skip) may hold a slot the frontier counts as
+	// taken: that search starts where it was asked to.
+	var f frontier
+	start := after
+	if skip == 0 {
+		var err error
+		if f, err = s.readFrontier(ctx, q, p); err != nil {
+			return nil, err
+		}
+		if f.covers(after) {
+			start = f.hi
+		}
+	}
+	var out []time.Time
 	span := 2 * 24 * time.Hour
-	for from := after; from.Before(end) && len(out) < n; span *= 2 {
+	for from := start; from.Before(end) && len(out) < n; span *= 2 {
 		to := from.Add(span)
 		if to.After(end) {
 			to = end
@@ -145,7 +163,76 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 	if len(out) == 0 {
 		return nil, apperr.New(apperr.QueueFull, "no free queue slot in the %d days after %s", int(QueueHorizon/(24*time.Hour)), after.In(p.Loc).Format(time.RFC3339))
 	}
+	if skip == 0 && out[0].After(start) {
+		lo := after
+		if f.covers(after) {
+			lo = f.lo
+		}
+		if err := s.writeFrontier(ctx, q, p, f.version, lo, out[0]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// frontier is what the account's queue_state row says: no slot in
+// [lo, hi) is free, if version is still the row's version and the queue
+// is the one it was found for.
+type frontier struct {
+	version int64
+	valid   bool
+	lo, hi  time.Time
+}
+
+func (f frontier) covers(t time.Time) bool {
+	return f.valid && !t.Before(f.lo) && t.Before(f.hi)
+}
+
+// policyKey names a queue's slots and limits: a frontier found for one
+// says nothing about another.
+func policyKey(p queue.Policy) string {
+	return fmt.Sprintf("%v|%s|%d|%d", p.Rules, p.Loc, p.MinGap, p.MaxPerDay)
+}
+
+// readFrontier reads the account's frontier in one indexed read, making
+// the row first if the account has none (so that a change that frees a
+// slot has a version to move).
+func (s *Service) readFrontier(ctx context.Context, q querier, p queue.Policy) (frontier, error) {
+	var f frontier
+	var fv int64
+	var pol, lo, hi string
+	err := q.QueryRowContext(ctx, `SELECT version, frontier_version, policy, lo, hi FROM queue_state WHERE account_id = ?`, s.account()).
+		Scan(&f.version, &fv, &pol, &lo, &hi)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := q.ExecContext(ctx, `INSERT INTO queue_state (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING`, s.account()); err != nil {
+			return f, dbErr(err, "read the queue's frontier")
+		}
+		err = q.QueryRowContext(ctx, `SELECT version FROM queue_state WHERE account_id = ?`, s.account()).Scan(&f.version)
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	if err != nil {
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	if fv != f.version || pol != policyKey(p) {
+		return f, nil
+	}
+	if f.lo, err = store.ParseTime(lo); err != nil {
+		return f, nil
+	}
+	if f.hi, err = store.ParseTime(hi); err != nil {
+		return f, nil
+	}
+	f.valid = true
+	return f, nil
+}
+
+// writeFrontier records that no slot in [lo, hi) is free, as found from
+// the bookings read after version was; it writes nothing if a change
+// that can free a slot came since (the version moved).
+func (s *Service) writeFrontier(ctx context.Context, q querier, p queue.Policy, version int64, lo, hi time.Time) error {
+	_, err := q.ExecContext(ctx, `UPDATE queue_state SET frontier_version = version, policy = ?, lo = ?, hi = ? WHERE account_id = ? AND version = ?`,
+		policyKey(p), s.ts(lo), s.ts(hi), s.account(), version)
+	return dbErr(err, "record the queue's frontier")
 }
 
 // NextFreeSlots returns up to n free slots after after, earliest first,

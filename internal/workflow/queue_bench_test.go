@@ -16,6 +16,8 @@ import (
 // floor it is compared with: one indexed query for the next scheduled
 // item. "full_year" is the worst case, the first free slot a year out;
 // "room_tomorrow" has the same year booked but one slot free tomorrow.
+// After the first search both read the account's frontier and the few
+// bookings around it, not the year.
 func BenchmarkNextFreeSlot(b *testing.B) {
 	ctx := context.Background()
 	clk := clock.NewFake(t0)
