@@ -129,12 +129,12 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 		return nil, err
 	}
 	end := after.Add(QueueHorizon)
+	var err error
 	// A draft being moved (skip) may hold a slot the frontier counts as
 	// taken: that search starts where it was asked to.
 	var f frontier
 	start := after
 	if skip == 0 {
-		var err error
 		if f, err = s.readFrontier(ctx, q, p); err != nil {
 			return nil, err
 		}
@@ -143,15 +143,19 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 		}
 	}
 	var out []time.Time
-	span := 2 * 24 * time.Hour
+	span := firstSpan
 	for from := start; from.Before(end) && len(out) < n; span *= 2 {
 		to := from.Add(span)
 		if to.After(end) {
 			to = end
 		}
 		lo, hi := p.Needs(from, to)
-		bs, err := s.bookings(ctx, q, lo, hi, skip)
-		if err != nil {
+		var bs []booking
+		if f.covers(after) && from.Equal(f.hi) && f.window != nil && !lo.Before(f.winLo) && !hi.After(f.winHi) {
+			// Read with the frontier, in the same query: every booking
+			// of a window that holds this one.
+			bs = f.window
+		} else if bs, err = s.bookings(ctx, q, lo, hi, skip); err != nil {
 			return nil, err
 		}
 		// The slots already chosen count as booked for the next ones.
@@ -175,13 +179,20 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 	return out, nil
 }
 
+// firstSpan is the first window a search reads: two days.
+const firstSpan = 2 * 24 * time.Hour
+
 // frontier is what the account's queue_state row says: no slot in
 // [lo, hi) is free, if version is still the row's version and the queue
-// is the one it was found for.
+// is the one it was found for. window holds the bookings in
+// [winLo, winHi), the first window a search from hi reads, read in the
+// same query (nil when not read).
 type frontier struct {
-	version int64
-	valid   bool
-	lo, hi  time.Time
+	version      int64
+	valid        bool
+	lo, hi       time.Time
+	winLo, winHi time.Time
+	window       []booking
 }
 
 func (f frontier) covers(t time.Time) bool {
@@ -194,34 +205,66 @@ func policyKey(p queue.Policy) string {
 	return fmt.Sprintf("%v|%s|%d|%d", p.Rules, p.Loc, p.MinGap, p.MaxPerDay)
 }
 
-// readFrontier reads the account's frontier in one indexed read, making
-// the row first if the account has none (so that a change that frees a
-// slot has a version to move).
+// readFrontier reads the account's frontier and the bookings of the
+// window a search from it reads first, in one indexed read, making the
+// row first if the account has none (so that a change that frees a slot
+// has a version to move).
 func (s *Service) readFrontier(ctx context.Context, q querier, p queue.Policy) (frontier, error) {
 	var f frontier
+	rows, err := q.QueryContext(ctx, `SELECT s.version, s.frontier_version, s.policy, s.lo, s.hi, s.win_lo, s.win_hi, d.id, d.scheduled_for
+		FROM queue_state s LEFT JOIN drafts d ON d.account_id = s.account_id AND d.scheduled_for >= s.win_lo AND d.scheduled_for < s.win_hi
+			AND d.`+bookedWhere+`
+		WHERE s.account_id = ?`, s.account())
+	if err != nil {
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	defer rows.Close()
+	found := false
 	var fv int64
-	var pol, lo, hi string
-	err := q.QueryRowContext(ctx, `SELECT version, frontier_version, policy, lo, hi FROM queue_state WHERE account_id = ?`, s.account()).
-		Scan(&f.version, &fv, &pol, &lo, &hi)
-	if errors.Is(err, sql.ErrNoRows) {
+	var pol, lo, hi, winLo, winHi string
+	for rows.Next() {
+		var id sql.NullInt64
+		var at sql.NullString
+		if err := rows.Scan(&f.version, &fv, &pol, &lo, &hi, &winLo, &winHi, &id, &at); err != nil {
+			return f, dbErr(err, "read the queue's frontier")
+		}
+		found = true
+		if id.Valid {
+			t, err := store.ParseTime(at.String)
+			if err != nil {
+				return f, dbErr(err, "read the queue's frontier")
+			}
+			f.window = append(f.window, booking{At: t, DraftID: id.Int64})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	rows.Close()
+	if !found {
 		if _, err := q.ExecContext(ctx, `INSERT INTO queue_state (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING`, s.account()); err != nil {
 			return f, dbErr(err, "read the queue's frontier")
 		}
 		err = q.QueryRowContext(ctx, `SELECT version FROM queue_state WHERE account_id = ?`, s.account()).Scan(&f.version)
 		return f, dbErr(err, "read the queue's frontier")
 	}
-	if err != nil {
-		return f, dbErr(err, "read the queue's frontier")
-	}
 	if fv != f.version || pol != policyKey(p) {
 		return f, nil
 	}
-	if f.lo, err = store.ParseTime(lo); err != nil {
-		return f, nil
+	var errs [4]error
+	f.lo, errs[0] = store.ParseTime(lo)
+	f.hi, errs[1] = store.ParseTime(hi)
+	f.winLo, errs[2] = store.ParseTime(winLo)
+	f.winHi, errs[3] = store.ParseTime(winHi)
+	if errors.Join(errs[:]...) != nil {
+		return frontier{version: f.version}, nil
 	}
-	if f.hi, err = store.ParseTime(hi); err != nil {
-		return f, nil
+	if f.window == nil {
+		f.window = []booking{}
 	}
+	// The index hands them over in time order already; sorting keeps
+	// that true whatever plan the database picks.
+	sort.Slice(f.window, func(i, j int) bool { return f.window[i].At.Before(f.window[j].At) })
 	f.valid = true
 	return f, nil
 }
@@ -230,8 +273,10 @@ func (s *Service) readFrontier(ctx context.Context, q querier, p queue.Policy) (
 // the bookings read after version was; it writes nothing if a change
 // that can free a slot came since (the version moved).
 func (s *Service) writeFrontier(ctx context.Context, q querier, p queue.Policy, version int64, lo, hi time.Time) error {
-	_, err := q.ExecContext(ctx, `UPDATE queue_state SET frontier_version = version, policy = ?, lo = ?, hi = ? WHERE account_id = ? AND version = ?`,
-		policyKey(p), s.ts(lo), s.ts(hi), s.account(), version)
+	winLo, winHi := p.Needs(hi, hi.Add(firstSpan))
+	_, err := q.ExecContext(ctx, `UPDATE queue_state SET frontier_version = version, policy = ?, lo = ?, hi = ?, win_lo = ?, win_hi = ?
+		WHERE account_id = ? AND version = ?`,
+		policyKey(p), s.ts(lo), s.ts(hi), s.ts(winLo), s.ts(winHi), s.account(), version)
 	return dbErr(err, "record the queue's frontier")
 }
 

@@ -16,7 +16,11 @@ CREATE TABLE queue_state (
     policy           TEXT NOT NULL DEFAULT '',
     frontier_version INTEGER NOT NULL DEFAULT -1,
     lo               TEXT NOT NULL DEFAULT '',
-    hi               TEXT NOT NULL DEFAULT ''
+    hi               TEXT NOT NULL DEFAULT '',
+    -- The bookings a search from hi reads first, [win_lo, win_hi), are
+    -- read with this row in one query.
+    win_lo           TEXT NOT NULL DEFAULT '',
+    win_hi           TEXT NOT NULL DEFAULT ''
 );
 -- +goose StatementBegin
 CREATE TRIGGER drafts_queue_freed_update AFTER UPDATE OF account_id, status, scheduled_for ON drafts

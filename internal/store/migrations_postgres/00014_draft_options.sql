@@ -16,7 +16,11 @@ CREATE TABLE queue_state (
     policy           TEXT NOT NULL DEFAULT '',
     frontier_version BIGINT NOT NULL DEFAULT -1,
     lo               TEXT COLLATE "C" NOT NULL DEFAULT '',
-    hi               TEXT COLLATE "C" NOT NULL DEFAULT ''
+    hi               TEXT COLLATE "C" NOT NULL DEFAULT '',
+    -- The bookings a search from hi reads first, [win_lo, win_hi), are
+    -- read with this row in one query.
+    win_lo           TEXT COLLATE "C" NOT NULL DEFAULT '',
+    win_hi           TEXT COLLATE "C" NOT NULL DEFAULT ''
 );
 -- +goose StatementBegin
 CREATE FUNCTION queue_state_freed() RETURNS trigger LANGUAGE plpgsql AS $$
