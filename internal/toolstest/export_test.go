@@ -56,6 +56,13 @@ func TestExportDataOverMCP(t *testing.T) {
 	if got.Rows != 2 || filepath.Ext(got.Path) != ".jsonl" {
 		t.Errorf("posts export = %+v", got)
 	}
+	for _, what := range []string{"metrics", "approvals"} {
+		got.Path = ""
+		e.call("export_data", map[string]any{"what": what, "format": "csv"}).ok(t, &got)
+		if _, err := os.Stat(got.Path); err != nil {
+			t.Errorf("%s export: %v", what, err)
+		}
+	}
 	e.call("export_data", map[string]any{"what": "audit", "format": "csv", "since": "2999-01-01T00:00:00Z"}).ok(t, &got)
 	if got.Rows != 0 {
 		t.Errorf("an export since the future has %d rows", got.Rows)
