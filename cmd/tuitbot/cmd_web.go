@@ -199,6 +199,7 @@ func webAccount(a *app.App) web.Account {
 	if c, err := a.Composer(); err == nil {
 		acc.Composer = c
 	}
+	acc.Queue = a.Cfg.QueuePolicy
 	if r, err := a.Autopilot(autopilot.Options{}); err == nil {
 		acc.Autopilot, acc.Hold = r.Status, r.Hold
 	}

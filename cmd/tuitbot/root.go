@@ -88,6 +88,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.approveCmd(),
 		c.auditCmd(),
 		c.queueCmd(),
+		c.exportCmd(),
 		c.xsimCmd(),
 		c.sandboxCmd(),
 		c.runCmd(),

@@ -56,6 +56,7 @@ var sandboxFirstArgs = map[string][]string{
 	"approve links revoke":     {"1"},
 	"queue show":               nil,
 	"queue next":               nil,
+	"export":                   {"--what", "audit"},
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find

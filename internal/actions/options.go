@@ -179,3 +179,15 @@ func minutes(m int) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// CheckOptions is o in its canonical spelling, checked as the options of a
+// new post (or a thread's first post) that carries no media and quotes
+// nothing: what an item stored for later posting may hold. Errors name
+// the field under field.
+func CheckOptions(field string, o *PostOptions) (*PostOptions, error) {
+	n := o.normalized()
+	if err := n.validate(field, 0, false); err != nil {
+		return nil, err
+	}
+	return n, nil
+}

@@ -34,6 +34,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		PostLimit:          a.PostLimit(),
 		ObserveTool:        a.Metrics.ObserveTool,
 		NotificationStatus: a.NotificationStatus,
+		ExportData:         a.ExportToFile,
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -348,4 +349,14 @@ func (s appSource) PublishFailures(ctx context.Context, account string, since ti
 			Error: "publishing the scheduled draft failed; see `tuitbot audit recent`"})
 	}
 	return out, nil
+}
+
+// moveNotices records publish.rescheduled in the transaction that moves a
+// queued item off its missed slot.
+type moveNotices struct{ out *notify.Outbox }
+
+func (m moveNotices) Rescheduled(ctx context.Context, tx *sql.Tx, account string, mv workflow.Moved) error {
+	it := notify.Item{Account: account, Tool: "scheduled_" + mv.ContentType, Text: mv.Text, DraftID: mv.DraftID,
+		MissedSlot: mv.From, ScheduledFor: mv.To}
+	return m.out.Record(ctx, tx, notify.EventRescheduled, fmt.Sprintf("%d:%s", mv.DraftID, mv.From), it)
 }

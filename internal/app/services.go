@@ -222,7 +222,11 @@ func (a *App) Workflow() (*workflow.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d, PostLimit: a.PostLimit()}, nil
+	s := &workflow.Service{DB: db, X: a.XClient, AccountID: a.Account, Now: a.Now, Discovery: d, PostLimit: a.PostLimit()}
+	if out := a.top().outbox; out != nil {
+		s.Moves = moveNotices{out}
+	}
+	return s, nil
 }
 
 // ScoringWeights converts the [scoring] section.

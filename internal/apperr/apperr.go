@@ -60,6 +60,7 @@ const (
 	QueueNotConfigured  Code = "queue_not_configured"
 	QueueFull           Code = "queue_full"
 	DuplicateRisk       Code = "duplicate_content_risk"
+	ExportWriteError    Code = "export_write_error"
 	SerializationError  Code = "serialization_error"
 	InternalError       Code = "internal_error"
 )
@@ -117,6 +118,7 @@ var table = map[Code]Info{
 	QueueNotConfigured:  {QueueNotConfigured, false, "The account has no posting queue: [queue] slots is empty."},
 	QueueFull:           {QueueFull, false, "No queue slot is free within the search horizon (every slot is taken, too close to a scheduled post, or on a full day)."},
 	DuplicateRisk:       {DuplicateRisk, false, "A recurring rule would post the same text again within X's duplicate window, which X refuses; give vary.variants (texts used in rotation) or post less often."},
+	ExportWriteError:    {ExportWriteError, false, "The export file could not be written (disk full, no permission); nothing partial is left behind."},
 	SerializationError:  {SerializationError, false, "The result could not be encoded."},
 	InternalError:       {InternalError, false, "An unexpected internal failure."},
 }

@@ -30,6 +30,7 @@ var tableOwners = map[string]string{
 	"autopilot_actions": "internal/autopilot",
 	// Workflow: drafts, what was posted, targets, analytics, cost ledgers.
 	"drafts":             "internal/workflow",
+	"queue_state":        "internal/workflow",
 	"replies_sent":       "internal/workflow",
 	"original_tweets":    "internal/workflow",
 	"target_accounts":    "internal/workflow",

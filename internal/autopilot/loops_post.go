@@ -286,6 +286,11 @@ func (r *Runner) publisherLoop(it *iter) error {
 	if made > 0 {
 		it.note("%s of recurring posts scheduled", plural(made, "occurrence", "occurrences"))
 	}
+	// A queued item whose slot passed while nothing ran posts late or
+	// moves to the next free slot before empty slots are filled.
+	if err := r.rescheduleMissed(it); err != nil {
+		return err
+	}
 	if err := r.fillEmptySlots(it); err != nil {
 		return err
 	}
@@ -324,7 +329,7 @@ func (r *Runner) publisherLoop(it *iter) error {
 		}
 		// Claim the draft first: if the process dies mid-post, the draft is
 		// found in "publishing" and never posted a second time.
-		claimed, err := r.d.Workflow.ClaimDraft(ctx, d.ID)
+		claimed, err := r.d.Workflow.ClaimDraft(ctx, d)
 		if err != nil {
 			return err
 		}
@@ -369,6 +374,24 @@ func (r *Runner) publisherLoop(it *iter) error {
 		}
 	}
 	it.note("%s of %d due", plural(posted, "draft posted", "drafts posted"), len(list))
+	return nil
+}
+
+// rescheduleMissed moves queued items whose slot passed more than
+// late_grace_minutes ago (the process was down) to the next free slot;
+// those within the grace stay due and post late now.
+func (r *Runner) rescheduleMissed(it *iter) error {
+	p, err := r.cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	moved, err := r.d.Workflow.RescheduleMissed(it.work, p, time.Duration(r.cfg.Queue.LateGraceMinutes)*time.Minute)
+	if err != nil {
+		return err
+	}
+	for _, m := range moved {
+		it.note("draft %d missed its slot %s by more than the late grace; moved to %s", m.DraftID, m.From, m.To)
+	}
 	return nil
 }
 

@@ -2,9 +2,11 @@ package autopilot_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -13,7 +15,8 @@ import (
 
 // TestQueuedItemInComposerModeGoesToApprovalAtItsSlot: an item placed in
 // the queue waits for its slot, and in composer mode the publisher then
-// queues it for approval instead of posting it.
+// queues it for approval instead of posting it, as compose_tweet does with
+// a scheduled item, with the post options it was queued with.
 func TestQueuedItemInComposerModeGoesToApprovalAtItsSlot(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) {
 		c.Mode = "composer"
@@ -29,7 +32,8 @@ func TestQueuedItemInComposerModeGoesToApprovalAtItsSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := cp.ScheduleInQueue(ctx, p, workflow.QueueRequest{Content: "A queued tip about Go tooling.", Position: workflow.PositionNext})
+	r, err := cp.ScheduleInQueue(ctx, p, workflow.QueueRequest{Content: "A queued tip about Go tooling.", Position: workflow.PositionNext,
+		Options: &actions.PostOptions{ReplySettings: "following"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +54,17 @@ func TestQueuedItemInComposerModeGoesToApprovalAtItsSlot(t *testing.T) {
 	}
 	if d.Status != workflow.DraftQueued || d.ApprovalID == 0 {
 		t.Errorf("at its slot the item is %s (approval %d), want queued for approval", d.Status, d.ApprovalID)
+	}
+	g, err := e.app.RequireGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, err := g.Item(ctx, d.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if item.Tool != "x_post_tweet" || !strings.Contains(string(item.Params), `"reply_settings":"following"`) {
+		t.Errorf("approval item %s %s; want x_post_tweet with the queued options", item.Tool, item.Params)
 	}
 	if n := e.sim.Counters()[xsim.CountTweetsCreated] - before; n != 0 {
 		t.Errorf("%d tweets were created; composer mode must not post", n)

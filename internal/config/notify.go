@@ -14,7 +14,7 @@ import (
 // them, and where they go ([[notify.channels]]).
 type Notify struct {
 	PublicBaseURL      string   `toml:"public_base_url" doc:"Base URL a phone reaches this machine at (https://, or http:// to a loopback host for local use); approval links are PUBLIC_BASE_URL/a/TOKEN. Empty: messages carry no links."`
-	Events             []string `toml:"events" doc:"Events sent to every channel that names none of its own: approval.created, approval.edited, approval.expiring, mutation.unknown, publish.failed, approval.decided, post.published."`
+	Events             []string `toml:"events" doc:"Events sent to every channel that names none of its own: approval.created, approval.edited, approval.expiring, mutation.unknown, publish.failed, publish.rescheduled, approval.decided, post.published."`
 	BatchWindowSeconds int      `toml:"batch_window_seconds" doc:"Items queued within this many seconds of a channel's last message become one digest for that channel (0 = one message per item)."`
 	MaxPerHour         int      `toml:"max_per_hour" doc:"Most messages a channel sends in an hour; past it one \"N more pending\" message is sent when the hour ends (0 = no cap)."`
 	ExpiringMinutes    int      `toml:"expiring_minutes" doc:"approval.expiring is sent this many minutes before a pending item expires."`
@@ -80,7 +80,7 @@ func ChannelTypes() []string {
 // notifyEvents are the events a channel can be sent; the last two are off
 // unless named.
 var notifyEvents = []string{
-	"approval.created", "approval.edited", "approval.expiring", "mutation.unknown", "publish.failed",
+	"approval.created", "approval.edited", "approval.expiring", "mutation.unknown", "publish.failed", "publish.rescheduled",
 	"approval.decided", "post.published",
 }
 
@@ -88,7 +88,7 @@ var notifyEvents = []string{
 func NotifyEvents() []string { return slices.Clone(notifyEvents) }
 
 // DefaultNotifyEvents are the events sent when the configuration names none.
-func DefaultNotifyEvents() []string { return slices.Clone(notifyEvents[:5]) }
+func DefaultNotifyEvents() []string { return slices.Clone(notifyEvents[:6]) }
 
 // EventsFor is the event list a channel receives: its own, else notify.events.
 func (n Notify) EventsFor(ch NotifyChannel) []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
+	"github.com/tuitbot/tuitbot/internal/export"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/notify"
@@ -90,6 +91,9 @@ type Deps struct {
 	// NotificationStatus reports the notification channels (no secrets,
 	// no links) and their deliveries; nil means none are configured.
 	NotificationStatus func(ctx context.Context) (notify.Report, error)
+	// ExportData writes one export of this account to a new file in the
+	// home and returns its path and row count.
+	ExportData func(ctx context.Context, r export.Request) (path string, rows int64, err error)
 }
 
 // forAccount returns the services of account name ("" or this account: d).

@@ -18,5 +18,6 @@ func Registry() []*Tool {
 	all = append(all, queueTools()...)
 	all = append(all, recurringTools()...)
 	all = append(all, evergreenTools()...)
+	all = append(all, exportTools()...)
 	return all
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/policy"
@@ -35,11 +36,12 @@ func (NextFreeSlotInput) Limits() argcheck.Limits {
 
 // ScheduleInQueueInput is schedule_in_queue's input.
 type ScheduleInQueueInput struct {
-	DraftID  int64    `json:"draft_id,omitempty" jsonschema:"a draft or scheduled item to place in the queue (or pass content or tweets)"`
-	Content  string   `json:"content,omitempty" jsonschema:"text of a new single-tweet item"`
-	Tweets   []string `json:"tweets,omitempty" jsonschema:"posts of a new thread"`
-	Position string   `json:"position,omitempty" jsonschema:"next (the first free slot, default), last (the first free slot after the queue's latest item) or first_after (the first free slot after 'after')"`
-	After    string   `json:"after,omitempty" jsonschema:"RFC 3339 time; required with position first_after"`
+	DraftID  int64                `json:"draft_id,omitempty" jsonschema:"a draft or scheduled item to place in the queue (or pass content or tweets)"`
+	Content  string               `json:"content,omitempty" jsonschema:"text of a new single-tweet item"`
+	Tweets   []string             `json:"tweets,omitempty" jsonschema:"posts of a new thread"`
+	Position string               `json:"position,omitempty" jsonschema:"next (the first free slot, default), last (the first free slot after the queue's latest item) or first_after (the first free slot after 'after')"`
+	After    string               `json:"after,omitempty" jsonschema:"RFC 3339 time; required with position first_after"`
+	Options  *actions.PostOptions `json:"options,omitempty" jsonschema:"optional post settings sent with the post (as x_post_tweet's): reply_settings, poll, community_id, made_with_ai, paid_partnership; for a thread they apply to its first post; omitted keeps a queued draft's own"`
 }
 
 var queueErrors = []apperr.Code{apperr.QueueNotConfigured, apperr.QueueFull, apperr.ConfigError, apperr.DBError}
@@ -140,7 +142,7 @@ func queueTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				r, err := cp.ScheduleInQueue(ctx, q, workflow.QueueRequest{DraftID: in.DraftID, Content: in.Content, Tweets: in.Tweets, Position: in.Position, After: after})
+				r, err := cp.ScheduleInQueue(ctx, q, workflow.QueueRequest{DraftID: in.DraftID, Content: in.Content, Tweets: in.Tweets, Position: in.Position, After: after, Options: in.Options})
 				return Result{Data: r}, err
 			}),
 	}

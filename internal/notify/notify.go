@@ -1,6 +1,6 @@
 // Package notify tells a person that something waits for them: an approval
 // item queued or edited, an item about to expire, a mutation whose outcome
-// is unknown, a scheduled post that failed.
+// is unknown, a scheduled post that failed or was moved to another slot.
 //
 // Nothing is sent from inside a tool call. The gateway writes one outbox
 // row per matching channel in the transaction that queues the item
@@ -30,7 +30,11 @@ const (
 	EventExpiring  = "approval.expiring"
 	EventUnknown   = "mutation.unknown"
 	EventPubFailed = "publish.failed"
-	EventPublished = "post.published"
+	// EventRescheduled: a queued post missed its slot by more than the
+	// queue's late grace (the process was down) and moved to the next
+	// free slot.
+	EventRescheduled = "publish.rescheduled"
+	EventPublished   = "post.published"
 	// EventTest is what `tuitbot notify test` sends; no configuration
 	// subscribes to it.
 	EventTest = "notify.test"
@@ -61,8 +65,13 @@ type Item struct {
 	// post.published; Error says what failed (publish.failed).
 	CorrelationID string `json:"correlation_id,omitempty"`
 	Error         string `json:"error,omitempty"`
-	// DraftID names the scheduled draft of publish.failed.
+	// DraftID names the scheduled draft of publish.failed and
+	// publish.rescheduled.
 	DraftID int64 `json:"draft_id,omitempty"`
+	// MissedSlot and ScheduledFor are the slot a rescheduled post missed
+	// and the one it holds now.
+	MissedSlot   string `json:"missed_slot,omitempty"`
+	ScheduledFor string `json:"scheduled_for,omitempty"`
 }
 
 // Links are the signed links of one item for one channel; empty when

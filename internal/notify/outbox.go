@@ -80,6 +80,13 @@ func (o *Outbox) Add(ctx context.Context, event, key string, it Item) (int, erro
 	return n, err
 }
 
+// Record records an event for every channel subscribed to it in the
+// caller's transaction, so it is written exactly when what it reports is
+// (a missed queue slot moved); key makes it one row per channel.
+func (o *Outbox) Record(ctx context.Context, tx gateway.TxExec, event, key string, it Item) error {
+	return o.add(ctx, tx, event, event+":"+key, it, o.now())
+}
+
 // AddTo records one event for one channel, whatever it subscribes to
 // (`tuitbot notify test`), and returns the row's id.
 func (o *Outbox) AddTo(ctx context.Context, channel, event, key string, it Item) (int64, error) {

@@ -38,6 +38,8 @@ func Title(m Message) string {
 		return prefix + "Outcome unknown: " + it.Tool + " (check X, then resolve it)"
 	case EventPubFailed:
 		return prefix + "Scheduled post failed"
+	case EventRescheduled:
+		return prefix + "Scheduled post missed its slot and moved to the next free one"
 	case EventPublished:
 		return prefix + "Posted: " + it.Tool
 	case EventTest:
@@ -68,6 +70,9 @@ func Details(it Item, now time.Time) string {
 	}
 	if it.Error != "" {
 		parts = append(parts, "error: "+it.Error)
+	}
+	if it.MissedSlot != "" && it.ScheduledFor != "" {
+		parts = append(parts, "missed "+it.MissedSlot+", now "+it.ScheduledFor)
 	}
 	return strings.Join(parts, " · ")
 }

@@ -71,3 +71,48 @@ func TestQueueOverMCP(t *testing.T) {
 	e.call("schedule_in_queue", map[string]any{"content": "x", "position": "soon"}).fails(t, apperr.InvalidInput).mentions(t, "position")
 	e.call("schedule_in_queue", map[string]any{"position": "next"}).fails(t, apperr.InvalidInput).mentions(t, "draft_id")
 }
+
+// TestScheduleInQueueTakesPostOptions: schedule_in_queue takes
+// x_post_tweet's options object, checked the same way (errors name the
+// field), and stores it with the item, for a new item and for a queued
+// draft.
+func TestScheduleInQueueTakesPostOptions(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	e := newEnv(t, envOptions{permissive: true, now: clk.Now, configure: func(c *config.Config) {
+		c.Queue.Slots = []string{"daily 09:00"}
+	}})
+	opts := map[string]any{"reply_settings": "following", "poll": map[string]any{"options": []string{"Yes", "No"}, "duration_minutes": 60}}
+	var r workflow.ComposeResult
+	e.call("schedule_in_queue", map[string]any{"content": "Which do you use?", "options": opts}).ok(t, &r)
+	if r.Options == nil || r.Options.ReplySettings != "following" || r.Options.Poll == nil || len(r.Options.Poll.Options) != 2 || r.RoutedToApproval {
+		t.Fatalf("schedule_in_queue = %+v (options %+v)", r, r.Options)
+	}
+	var d workflow.ComposeResult
+	e.call("compose_tweet", map[string]any{"content": "A draft queued later."}).ok(t, &d)
+	var q workflow.ComposeResult
+	e.call("schedule_in_queue", map[string]any{"draft_id": d.ID, "options": map[string]any{"made_with_ai": true}}).ok(t, &q)
+	if q.Options == nil || !q.Options.MadeWithAI {
+		t.Fatalf("queued draft's options = %+v", q.Options)
+	}
+	var drafts struct {
+		Drafts []workflow.Draft `json:"drafts"`
+	}
+	e.call("list_drafts", map[string]any{"status": "scheduled"}).ok(t, &drafts)
+	stored := map[int64]bool{}
+	for _, x := range drafts.Drafts {
+		stored[x.ID] = x.Options != nil
+	}
+	if !stored[r.ID] || !stored[d.ID] {
+		t.Errorf("stored options per item: %v; want both items to keep theirs", stored)
+	}
+	for _, c := range []struct {
+		opts  map[string]any
+		field string
+	}{
+		{map[string]any{"reply_settings": "nobody"}, "options.reply_settings"},
+		{map[string]any{"poll": map[string]any{"options": []string{"only"}, "duration_minutes": 60}}, "options.poll.options"},
+		{map[string]any{"poll": map[string]any{"options": []string{"a", " "}, "duration_minutes": 60}}, "options.poll.options[1]"},
+	} {
+		e.call("schedule_in_queue", map[string]any{"content": "bad options", "options": c.opts}).fails(t, apperr.InvalidInput).mentions(t, c.field)
+	}
+}

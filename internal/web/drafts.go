@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/queue"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -36,6 +37,15 @@ type calDay struct {
 	Date, Label string
 	Today       bool
 	Items       []draftView
+	// Free are the day's empty queue slots still to come.
+	Free []freeSlot
+}
+
+// freeSlot is an empty queue slot a draft can be placed in.
+type freeSlot struct {
+	// At is the slot's time as the form sends it (RFC 3339, UTC); Time
+	// its local time of day.
+	At, Time string
 }
 
 type draftsData struct {
@@ -45,9 +55,11 @@ type draftsData struct {
 	Unscheduled  []draftView
 	Queued       []draftView
 	Later        int // scheduled after this week
-	AcctField    string
-	Missing      string
-	CanAct       bool
+	// Placeable are the drafts a free slot's form offers.
+	Placeable []draftView
+	AcctField string
+	Missing   string
+	CanAct    bool
 	// Back keeps a draft action on the week shown.
 	Back string
 }
@@ -146,6 +158,15 @@ func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
 		case dr.Status == "queued":
 			d.Queued = append(d.Queued, v)
 		}
+	}
+	for _, v := range d.Unscheduled {
+		if v.Status == "draft" {
+			d.Placeable = append(d.Placeable, v)
+		}
+	}
+	if err := s.freeSlots(r, a, start, d.Days); err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
 	}
 	for i := range d.Days {
 		sort.Slice(d.Days[i].Items, func(x, y int) bool { return d.Days[i].Items[x].ScheduledFor < d.Days[i].Items[y].ScheduledFor })
@@ -260,4 +281,75 @@ func (s *Server) draftToApproval(w http.ResponseWriter, r *http.Request, sess *s
 		}
 		return "draft " + strconv.FormatInt(id, 10) + " queued for approval as #" + strconv.FormatInt(res.ApprovalID, 10), nil
 	})
+}
+
+// freeSlots adds the week's empty queue slots that are still to come to
+// their days.
+func (s *Server) freeSlots(r *http.Request, a *Account, start time.Time, days []calDay) error {
+	if a.Queue == nil {
+		return nil
+	}
+	p, err := a.Queue()
+	if err != nil || len(p.Rules) == 0 {
+		// A broken [queue] is reported where it is configured; the
+		// calendar still shows what is scheduled.
+		return nil
+	}
+	slots, err := a.Workflow.QueueSlots(r.Context(), p, start, 7)
+	if err != nil {
+		return err
+	}
+	now := s.d.Now()
+	for _, sl := range slots {
+		t, err := time.Parse(time.RFC3339, sl.At)
+		if err != nil || sl.Status != "free" || !t.After(now) {
+			continue
+		}
+		lt := t.In(time.Local)
+		i := int(lt.Sub(start).Hours() / 24)
+		if i >= 0 && i < len(days) && days[i].Date == lt.Format("2006-01-02") {
+			days[i].Free = append(days[i].Free, freeSlot{At: t.UTC().Format(time.RFC3339), Time: lt.Format("15:04")})
+		}
+	}
+	return nil
+}
+
+// draftToSlot places a draft in the queue slot it was dropped on (or
+// chosen for in the slot's form).
+func (s *Server) draftToSlot(w http.ResponseWriter, r *http.Request, sess *session) {
+	a, err := s.acct(r)
+	var id int64
+	var msg string
+	if err == nil {
+		id, err = strconv.ParseInt(r.PostFormValue("draft_id"), 10, 64)
+		if err != nil || id <= 0 {
+			err = apperr.New(apperr.InvalidInput, "draft_id: %q is not a draft id", r.PostFormValue("draft_id"))
+		}
+	}
+	var at time.Time
+	if err == nil {
+		if at, err = time.Parse(time.RFC3339, r.PostFormValue("slot")); err != nil {
+			err = apperr.New(apperr.InvalidInput, "slot: %q is not a time", r.PostFormValue("slot"))
+		}
+	}
+	if err == nil {
+		switch {
+		case a.Composer == nil || a.Queue == nil:
+			err = apperr.New(apperr.DBError, "drafts cannot be placed here: the workflow service is not available")
+		default:
+			var p queue.Policy
+			if p, err = a.Queue(); err == nil {
+				var res *workflow.ComposeResult
+				if res, err = a.Composer.ScheduleInQueue(r.Context(), p, workflow.QueueRequest{DraftID: id, Slot: &at}); err == nil {
+					msg = "draft " + strconv.FormatInt(id, 10) + " placed in the queue slot of " + draftOf(res.Draft).When
+				}
+			}
+		}
+	}
+	if err != nil {
+		s.flash(sess, true, "draft %d not placed: %s", id, apperr.As(err).Message)
+	} else {
+		s.flash(sess, false, "%s", msg)
+	}
+	s.back(w, r, s.at(a, "/drafts"))
 }

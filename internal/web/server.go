@@ -35,6 +35,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/queue"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -95,6 +96,9 @@ type Account struct {
 	// Composer edits, deletes and queues drafts (nil: the drafts page
 	// only lists them).
 	Composer *workflow.Composer
+	// Queue is the account's posting queue ([queue]); nil, or one with no
+	// slots, shows no queue slots on the calendar.
+	Queue func() (queue.Policy, error)
 	// Autopilot reports the loops' state (autopilot.Runner.Status).
 	Autopilot func(ctx context.Context) (*autopilot.Status, error)
 	// Hold pauses (true) or resumes a loop (autopilot.Runner.Hold).
@@ -344,6 +348,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /drafts/{id}/reschedule", s.post(s.draftReschedule))
 	m.HandleFunc("POST /drafts/{id}/delete", s.post(s.draftDelete))
 	m.HandleFunc("POST /drafts/{id}/approval", s.post(s.draftToApproval))
+	m.HandleFunc("POST /drafts/slot", s.post(s.draftToSlot))
 	m.HandleFunc("GET /analytics", s.authed(s.analytics))
 	m.HandleFunc("GET /autopilot", s.authed(s.autopilotPage))
 	m.HandleFunc("POST /autopilot/{loop}/hold", s.post(s.hold))

@@ -192,12 +192,17 @@ func TestPublishingDrafts(t *testing.T) {
 	if len(list) != 1 || list[0].ID != d1.ID || list[0].Content != "due" || list[0].ContentType != "tweet" {
 		t.Fatalf("DueDrafts = %+v, want draft %d", list, d1.ID)
 	}
-	ok, err := s.ClaimDraft(ctx, d1.ID)
+	moved := list[0]
+	moved.ScheduledFor = store.FormatTime(later)
+	if ok, _ := s.ClaimDraft(ctx, moved); ok {
+		t.Fatal("a draft was claimed for a time it is no longer scheduled at")
+	}
+	ok, err := s.ClaimDraft(ctx, list[0])
 	must(t, err)
 	if !ok {
 		t.Fatal("ClaimDraft of a scheduled draft = false")
 	}
-	if ok, _ := s.ClaimDraft(ctx, d1.ID); ok {
+	if ok, _ := s.ClaimDraft(ctx, list[0]); ok {
 		t.Fatal("a draft was claimed twice")
 	}
 	if list, _ := s.DueDrafts(ctx, 20); len(list) != 0 {
@@ -216,7 +221,7 @@ func TestPublishingDrafts(t *testing.T) {
 		t.Errorf("draft after publishing: status %q tweet %q approval %d, want posted 777 42", d.Status, d.PostedTweetID, d.ApprovalID)
 	}
 	// Another account's publisher cannot touch the draft.
-	if ok, _ := other.ClaimDraft(ctx, d1.ID); ok {
+	if ok, _ := other.ClaimDraft(ctx, list[0]); ok {
 		t.Error("another account claimed the draft")
 	}
 }

@@ -28,13 +28,16 @@ type DueDraft struct {
 	// EvergreenTweetID is the post a recycled evergreen item reposts or
 	// quotes (or whose variant it posts).
 	EvergreenTweetID string
-	// Options are the post's options, nil for none.
+	// ScheduledFor is the time it was due at when read: claiming it
+	// checks that it still is (a missed slot may have moved it).
+	ScheduledFor string
+	// Options are the post settings to send with it.
 	Options *actions.PostOptions
 }
 
 // DueDrafts lists up to limit scheduled drafts due now, earliest first.
 func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, COALESCE(options,''), topic, COALESCE(evergreen_tweet_id, '') FROM drafts WHERE account_id = ? AND status = ?
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, content_type, content, COALESCE(options,''), topic, COALESCE(evergreen_tweet_id, ''), scheduled_for FROM drafts WHERE account_id = ? AND status = ?
 		AND scheduled_for <= ? ORDER BY scheduled_for, id LIMIT ?`, s.account(), DraftScheduled, s.ts(s.Now()), limit)
 	if err != nil {
 		return nil, dbErr(err, "read scheduled drafts")
@@ -44,7 +47,7 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	for rows.Next() {
 		var d DueDraft
 		var opts string
-		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &opts, &d.Topic, &d.EvergreenTweetID); err != nil {
+		if err := rows.Scan(&d.ID, &d.ContentType, &d.Content, &opts, &d.Topic, &d.EvergreenTweetID, &d.ScheduledFor); err != nil {
 			return nil, dbErr(err, "read scheduled drafts")
 		}
 		if d.Options, err = parseOptions(opts); err != nil {
@@ -55,13 +58,14 @@ func (s *Service) DueDrafts(ctx context.Context, limit int) ([]DueDraft, error) 
 	return out, dbErr(rows.Err(), "read scheduled drafts")
 }
 
-// ClaimDraft moves a scheduled draft to publishing; false when it is no
-// longer scheduled (another process took it, or it was edited). Claiming
-// first means a process that dies mid-post leaves the draft in publishing,
-// never posted a second time.
-func (s *Service) ClaimDraft(ctx context.Context, id int64) (bool, error) {
-	res, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ?`,
-		DraftPublishing, s.ts(s.Now()), id, s.account(), DraftScheduled)
+// ClaimDraft moves a due draft to publishing; false when it is no longer
+// scheduled at the time it was read for (another process took it, it was
+// edited, or its missed slot moved it). Claiming first means a process
+// that dies mid-post leaves the draft in publishing, never posted a
+// second time.
+func (s *Service) ClaimDraft(ctx context.Context, d DueDraft) (bool, error) {
+	res, err := s.DB.ExecContext(ctx, `UPDATE drafts SET status = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ? AND scheduled_for = ?`,
+		DraftPublishing, s.ts(s.Now()), d.ID, s.account(), DraftScheduled, d.ScheduledFor)
 	if err != nil {
 		return false, dbErr(err, "claim draft")
 	}

@@ -28,6 +28,8 @@ const bookedWhere = `status NOT IN ('draft', 'deleted', 'failed')`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // booking is one scheduled item as the queue sees it.
@@ -118,22 +120,42 @@ func (s *Service) QueueSlots(ctx context.Context, p queue.Policy, from time.Time
 
 // freeSlots finds up to n free slots after after, reading what is booked a
 // window at a time: two days first, doubling up to the horizon, so a queue
-// with room soon costs one short read.
+// with room soon costs one short read. A full queue would cost a read of
+// every booking up to its first free slot; the account's frontier (see
+// frontier) remembers how far no slot is free, so the search starts there
+// and reads only the bookings around it.
 func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, after time.Time, n int, skip int64) ([]time.Time, error) {
 	if err := checkQueue(p); err != nil {
 		return nil, err
 	}
-	var out []time.Time
 	end := after.Add(QueueHorizon)
-	span := 2 * 24 * time.Hour
-	for from := after; from.Before(end) && len(out) < n; span *= 2 {
+	var err error
+	// A draft being moved (skip) may hold a slot the frontier counts as
+	// taken: that search starts where it was asked to.
+	var f frontier
+	start := after
+	if skip == 0 {
+		if f, err = s.readFrontier(ctx, q, p); err != nil {
+			return nil, err
+		}
+		if f.covers(after) {
+			start = f.hi
+		}
+	}
+	var out []time.Time
+	span := firstSpan
+	for from := start; from.Before(end) && len(out) < n; span *= 2 {
 		to := from.Add(span)
 		if to.After(end) {
 			to = end
 		}
 		lo, hi := p.Needs(from, to)
-		bs, err := s.bookings(ctx, q, lo, hi, skip)
-		if err != nil {
+		var bs []booking
+		if f.covers(after) && from.Equal(f.hi) && f.window != nil && !lo.Before(f.winLo) && !hi.After(f.winHi) {
+			// Read with the frontier, in the same query: every booking
+			// of a window that holds this one.
+			bs = f.window
+		} else if bs, err = s.bookings(ctx, q, lo, hi, skip); err != nil {
 			return nil, err
 		}
 		// The slots already chosen count as booked for the next ones.
@@ -145,7 +167,117 @@ func (s *Service) freeSlots(ctx context.Context, q querier, p queue.Policy, afte
 	if len(out) == 0 {
 		return nil, apperr.New(apperr.QueueFull, "no free queue slot in the %d days after %s", int(QueueHorizon/(24*time.Hour)), after.In(p.Loc).Format(time.RFC3339))
 	}
+	if skip == 0 && out[0].After(start) {
+		lo := after
+		if f.covers(after) {
+			lo = f.lo
+		}
+		if err := s.writeFrontier(ctx, q, p, f.version, lo, out[0]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// firstSpan is the first window a search reads: two days.
+const firstSpan = 2 * 24 * time.Hour
+
+// frontier is what the account's queue_state row says: no slot in
+// [lo, hi) is free, if version is still the row's version and the queue
+// is the one it was found for. window holds the bookings in
+// [winLo, winHi), the first window a search from hi reads, read in the
+// same query (nil when not read).
+type frontier struct {
+	version      int64
+	valid        bool
+	lo, hi       time.Time
+	winLo, winHi time.Time
+	window       []booking
+}
+
+func (f frontier) covers(t time.Time) bool {
+	return f.valid && !t.Before(f.lo) && t.Before(f.hi)
+}
+
+// policyKey names a queue's slots and limits: a frontier found for one
+// says nothing about another.
+func policyKey(p queue.Policy) string {
+	return fmt.Sprintf("%v|%s|%d|%d", p.Rules, p.Loc, p.MinGap, p.MaxPerDay)
+}
+
+// readFrontier reads the account's frontier and the bookings of the
+// window a search from it reads first, in one indexed read, making the
+// row first if the account has none (so that a change that frees a slot
+// has a version to move).
+func (s *Service) readFrontier(ctx context.Context, q querier, p queue.Policy) (frontier, error) {
+	var f frontier
+	rows, err := q.QueryContext(ctx, `SELECT s.version, s.frontier_version, s.policy, s.lo, s.hi, s.win_lo, s.win_hi, d.id, d.scheduled_for
+		FROM queue_state s LEFT JOIN drafts d ON d.account_id = s.account_id AND d.scheduled_for >= s.win_lo AND d.scheduled_for < s.win_hi
+			AND d.`+bookedWhere+`
+		WHERE s.account_id = ?`, s.account())
+	if err != nil {
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	defer rows.Close()
+	found := false
+	var fv int64
+	var pol, lo, hi, winLo, winHi string
+	for rows.Next() {
+		var id sql.NullInt64
+		var at sql.NullString
+		if err := rows.Scan(&f.version, &fv, &pol, &lo, &hi, &winLo, &winHi, &id, &at); err != nil {
+			return f, dbErr(err, "read the queue's frontier")
+		}
+		found = true
+		if id.Valid {
+			t, err := store.ParseTime(at.String)
+			if err != nil {
+				return f, dbErr(err, "read the queue's frontier")
+			}
+			f.window = append(f.window, booking{At: t, DraftID: id.Int64})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	rows.Close()
+	if !found {
+		if _, err := q.ExecContext(ctx, `INSERT INTO queue_state (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING`, s.account()); err != nil {
+			return f, dbErr(err, "read the queue's frontier")
+		}
+		err = q.QueryRowContext(ctx, `SELECT version FROM queue_state WHERE account_id = ?`, s.account()).Scan(&f.version)
+		return f, dbErr(err, "read the queue's frontier")
+	}
+	if fv != f.version || pol != policyKey(p) {
+		return f, nil
+	}
+	var errs [4]error
+	f.lo, errs[0] = store.ParseTime(lo)
+	f.hi, errs[1] = store.ParseTime(hi)
+	f.winLo, errs[2] = store.ParseTime(winLo)
+	f.winHi, errs[3] = store.ParseTime(winHi)
+	if errors.Join(errs[:]...) != nil {
+		return frontier{version: f.version}, nil
+	}
+	if f.window == nil {
+		f.window = []booking{}
+	}
+	// The index hands them over in time order already; sorting keeps
+	// that true whatever plan the database picks.
+	sort.Slice(f.window, func(i, j int) bool { return f.window[i].At.Before(f.window[j].At) })
+	f.valid = true
+	return f, nil
+}
+
+// writeFrontier records that no slot in [lo, hi) is free, as found from
+// the bookings read after version was; it writes nothing if a change
+// that can free a slot came since (the version moved).
+func (s *Service) writeFrontier(ctx context.Context, q querier, p queue.Policy, version int64, lo, hi time.Time) error {
+	winLo, winHi := p.Needs(hi, hi.Add(firstSpan))
+	_, err := q.ExecContext(ctx, `UPDATE queue_state SET frontier_version = version, policy = ?, lo = ?, hi = ?, win_lo = ?, win_hi = ?
+		WHERE account_id = ? AND version = ?`,
+		policyKey(p), s.ts(lo), s.ts(hi), s.ts(winLo), s.ts(winHi), s.account(), version)
+	return dbErr(err, "record the queue's frontier")
 }
 
 // NextFreeSlots returns up to n free slots after after, earliest first,
@@ -173,6 +305,12 @@ type QueueRequest struct {
 	Topic    string
 	Position string
 	After    *time.Time
+	// Options are the post settings sent with the post (x_post_tweet's
+	// options); nil keeps a queued draft's own.
+	Options *actions.PostOptions
+	// Slot, when set, is the one slot to take (a draft dropped on it in
+	// the calendar): refused unless it is a free slot of the queue.
+	Slot *time.Time
 }
 
 // ScheduleInQueue places a draft (or new content, stored as one) in a free
@@ -214,6 +352,19 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 	default:
 		return nil, apperr.New(apperr.InvalidInput, "position: %q is not allowed; allowed values: next, last, first_after", r.Position)
 	}
+	if r.Slot != nil {
+		if r.Position != "" || r.After != nil {
+			return nil, apperr.New(apperr.InvalidInput, "slot: give a slot or a position, not both")
+		}
+		if !r.Slot.After(now) {
+			return nil, apperr.New(apperr.ValidationError, "slot: %s has passed", r.Slot.In(p.Loc).Format(time.RFC3339))
+		}
+	}
+	opts, err := actions.CheckOptions("options", r.Options)
+	if err != nil {
+		return nil, err
+	}
+	storedOpts := optionsColumn(opts)
 	var existing *Draft
 	if r.DraftID != 0 {
 		d, err := c.Draft(ctx, r.DraftID)
@@ -243,7 +394,13 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 				from = last
 			}
 		}
+		if r.Slot != nil {
+			from = r.Slot.Add(-time.Nanosecond)
+		}
 		slots, err := c.freeSlots(ctx, tx, p, from.Add(time.Nanosecond), 1, r.DraftID)
+		if r.Slot != nil && (apperr.CodeOf(err) == apperr.QueueFull || err == nil && !slots[0].Equal(*r.Slot)) {
+			return apperr.New(apperr.ValidationError, "slot: %s is not a free slot of the queue (taken meanwhile, too close to a scheduled post, on a full day, or not a slot)", r.Slot.In(p.Loc).Format(time.RFC3339))
+		}
 		if err != nil {
 			return err
 		}
@@ -255,24 +412,27 @@ func (c *Composer) ScheduleInQueue(ctx context.Context, p queue.Policy, r QueueR
 		}
 		ts := c.ts(now)
 		if existing != nil {
-			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, scheduled_for = ?, queue_slot = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
-				DraftScheduled, slot, slot, ts, existing.ID, c.account())
+			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, scheduled_for = ?, queue_slot = ?, options = COALESCE(?, options), updated_at = ? WHERE id = ? AND account_id = ?`,
+				DraftScheduled, slot, slot, storedOpts, ts, existing.ID, c.account())
 			if err != nil {
 				return dbErr(err, "take queue slot")
 			}
 			res.Draft = *existing
+			if opts != nil {
+				res.Options = opts
+			}
 			res.Status, res.ScheduledFor, res.UpdatedAt = DraftScheduled, slot, ts
 			return nil
 		}
-		d := Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: "mcp", Status: DraftScheduled, ScheduledFor: slot, CreatedAt: ts, UpdatedAt: ts}
+		d := Draft{ContentType: "tweet", Text: r.Content, Tweets: r.Tweets, Topic: r.Topic, Source: "mcp", Status: DraftScheduled, ScheduledFor: slot, Options: opts, CreatedAt: ts, UpdatedAt: ts}
 		body := r.Content
 		if len(r.Tweets) > 0 {
 			d.ContentType = "thread"
 			b, _ := json.Marshal(r.Tweets)
 			body = string(b)
 		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, queue_slot, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, d.Source, d.Status, slot, slot, ts, ts).Scan(&d.ID)
+		err = tx.QueryRowContext(ctx, `INSERT INTO drafts (account_id, content_type, content, topic, source, status, scheduled_for, queue_slot, options, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, c.account(), d.ContentType, body, d.Topic, d.Source, d.Status, slot, slot, storedOpts, ts, ts).Scan(&d.ID)
 		if err != nil {
 			return dbErr(err, "take queue slot")
 		}

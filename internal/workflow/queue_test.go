@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -261,4 +262,80 @@ func fmtTimes(ts []time.Time) string {
 		s = append(s, t.UTC().Format(time.RFC3339))
 	}
 	return strings.Join(s, " ")
+}
+
+// TestFrontierNeverHidesAFreedSlot: once a full queue's frontier is
+// recorded, every way a booked item stops holding its slot (unscheduled,
+// moved, deleted, failed, a changed queue) makes the next search see the
+// slot again, on both backends.
+func TestFrontierNeverHidesAFreedSlot(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		ctx := context.Background()
+		clk := clock.NewFake(t0)
+		db := storetest.Open(t, store.Options{Now: clk.Now})
+		c := composer(t, db, "default", clk, allowAll{})
+		p := policyOf(t, 0, 0, "daily 09:00", "daily 13:00", "daily 18:00")
+		var ids []int64
+		for i := range 21 {
+			r, err := c.ScheduleInQueue(ctx, p, QueueRequest{Content: fmt.Sprintf("queued post %d", i)})
+			must(t, err)
+			ids = append(ids, r.ID)
+		}
+		next := func() time.Time {
+			t.Helper()
+			got, err := c.NextFreeSlots(ctx, p, time.Time{}, 1)
+			must(t, err)
+			return got[0]
+		}
+		full := next()
+		if full.Before(day(7, 0)) {
+			t.Fatalf("the first free slot of a full week is %s", full)
+		}
+		if again := next(); !again.Equal(full) {
+			t.Fatalf("the second search found %s, the first %s", again, full)
+		}
+		slotOf := func(id int64) time.Time {
+			d, err := c.Draft(ctx, id)
+			must(t, err)
+			at, err := store.ParseTime(d.ScheduledFor)
+			must(t, err)
+			return at
+		}
+		for _, fr := range []struct {
+			name string
+			id   int64
+			free func(id int64) error
+		}{
+			{"unscheduled", ids[10], func(id int64) error {
+				_, err := c.UpdateDraft(ctx, id, DraftUpdate{Unschedule: true})
+				return err
+			}},
+			{"moved", ids[4], func(id int64) error {
+				later := day(30, 7)
+				_, err := c.UpdateDraft(ctx, id, DraftUpdate{ScheduledFor: &later})
+				return err
+			}},
+			{"deleted", ids[7], func(id int64) error { return c.DeleteDraft(ctx, id) }},
+			{"failed", ids[2], func(id int64) error { return c.SetDraftStatus(ctx, id, DraftFailed, "", 0) }},
+		} {
+			at := slotOf(fr.id)
+			must(t, fr.free(fr.id))
+			if got := next(); !got.Equal(at) {
+				t.Errorf("%s: the next free slot is %s, want the freed %s", fr.name, got, at)
+			}
+			// Take it again, so the next case starts from a full week.
+			r, err := c.ScheduleInQueue(ctx, p, QueueRequest{Content: "refill " + fr.name})
+			must(t, err)
+			if r.ScheduledFor != store.FormatTime(at) {
+				t.Fatalf("%s: the refill took %s, want %s", fr.name, r.ScheduledFor, store.FormatTime(at))
+			}
+		}
+		// Another queue: the frontier found for the first says nothing.
+		wider := policyOf(t, 0, 0, "daily 09:00", "daily 11:00", "daily 13:00", "daily 18:00")
+		got, err := c.NextFreeSlots(ctx, wider, time.Time{}, 1)
+		must(t, err)
+		if want := day(1, 11); !got[0].Equal(want) {
+			t.Errorf("with an 11:00 slot added the next free slot is %s, want %s", got[0], want)
+		}
+	})
 }

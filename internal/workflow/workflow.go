@@ -29,6 +29,8 @@ type Service struct {
 	// PostLimit tells how long the account's posts may be; nil allows
 	// ordinary posts only.
 	PostLimit actions.PostLimiter
+	// Moves hears of queued items moved off a missed slot (nil: no one).
+	Moves MoveNotifier
 }
 
 func (s *Service) account() string {

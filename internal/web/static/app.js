@@ -186,9 +186,43 @@
     if (at) at.focus();
   }
 
+  // Drag an unscheduled draft onto a free queue slot: this fills in the
+  // slot's own form (the one that works without this file) and sends it.
+  function dragToSlots() {
+    var list = document.getElementById("unscheduled");
+    var slots = document.querySelectorAll(".slot-free form.slot-form");
+    if (!list || !slots.length) return;
+    Array.prototype.forEach.call(list.querySelectorAll("article.draft"), function (a) {
+      var id = a.id.replace(/^draft-/, "");
+      a.setAttribute("draggable", "true");
+      a.addEventListener("dragstart", function (ev) {
+        ev.dataTransfer.setData("text/plain", id);
+        ev.dataTransfer.effectAllowed = "move";
+      });
+    });
+    Array.prototype.forEach.call(slots, function (f) {
+      var box = f.closest(".slot-free");
+      box.addEventListener("dragover", function (ev) {
+        ev.preventDefault();
+        box.classList.add("drop-over");
+      });
+      box.addEventListener("dragleave", function () { box.classList.remove("drop-over"); });
+      box.addEventListener("drop", function (ev) {
+        ev.preventDefault();
+        box.classList.remove("drop-over");
+        var id = ev.dataTransfer.getData("text/plain");
+        var sel = f.querySelector("select[name=draft_id]");
+        if (!/^\d+$/.test(id) || !sel) return;
+        sel.value = id;
+        if (sel.value === id) f.requestSubmit();
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     wire(document);
     listen();
     keyboard();
+    dragToSlots();
   });
 })();
