@@ -57,6 +57,7 @@ const (
 	ConfigError         Code = "config_error"
 	QueueNotConfigured  Code = "queue_not_configured"
 	QueueFull           Code = "queue_full"
+	InsufficientData    Code = "insufficient_data"
 	SerializationError  Code = "serialization_error"
 	InternalError       Code = "internal_error"
 )
@@ -111,6 +112,7 @@ var table = map[Code]Info{
 	ConfigError:         {ConfigError, false, "The configuration is invalid; the message names the key."},
 	QueueNotConfigured:  {QueueNotConfigured, false, "The account has no posting queue: [queue] slots is empty."},
 	QueueFull:           {QueueFull, false, "No queue slot is free within the search horizon (every slot is taken, too close to a scheduled post, or on a full day)."},
+	InsufficientData:    {InsufficientData, false, "Too few measured posts to answer; the error carries the count (posts) and what is needed (min_posts). Post more, or refresh the metrics."},
 	SerializationError:  {SerializationError, false, "The result could not be encoded."},
 	InternalError:       {InternalError, false, "An unexpected internal failure."},
 }

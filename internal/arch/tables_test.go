@@ -37,6 +37,9 @@ var tableOwners = map[string]string{
 	"tweet_performance":  "internal/workflow",
 	"x_api_usage":        "internal/workflow",
 	"llm_usage":          "internal/workflow",
+	// The account's own posts measured at 1 h, 24 h and 7 days, and the
+	// best posting times computed from them.
+	"post_metrics": "internal/postmetrics",
 	// Discovery: what the searches found and where they stopped.
 	"discovered_tweets": "internal/discovery",
 	"cursors":           "internal/discovery",

@@ -246,6 +246,8 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/users/" + me + "/liked_tweets" + q(tf, ex, "max_results=5"),
 		"/2/users/" + me + "/bookmarks" + q(tf, ex, "max_results=5"),
 		"/2/usage/tweets" + q("days=7"),
+		"/2/tweets/analytics" + q("ids="+mine+","+otherTweet, "start_time=2026-01-01T00:00:00Z", "end_time=2030-01-01T00:00:00Z",
+			"granularity=total", "analytics.fields=impressions,likes,retweets,replies,quote_tweets,bookmarks,engagements"),
 	}
 	for _, p := range reads {
 		c.json("GET", p, nil)
@@ -255,6 +257,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/search/recent" + q("query=rust", "max_results=5"),
 		"/2/usage/tweets" + q("days=91"),
 		"/2/tweets/abc",
+		"/2/tweets/analytics" + q("ids="+mine, "start_time=yesterday", "end_time=2030-01-01T00:00:00Z"),
 	} {
 		if st, _ := c.json("GET", p, nil); st != 400 {
 			t.Errorf("GET %s = %d, want 400", p, st)
