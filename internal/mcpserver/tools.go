@@ -14,5 +14,6 @@ func Registry() []*Tool {
 	all = append(all, discoveryTools()...)
 	all = append(all, contentTools()...)
 	all = append(all, queueTools()...)
+	all = append(all, bestTimesTools()...)
 	return all
 }
