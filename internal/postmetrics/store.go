@@ -88,7 +88,14 @@ func (s *Store) Record(ctx context.Context, r Row) (bool, error) {
 		return false, dbErr(err, "record")
 	}
 	n, err := res.RowsAffected()
-	return n > 0, dbErr(err, "record")
+	if err != nil || n == 0 {
+		return false, dbErr(err, "record")
+	}
+	// The post's latest checkpoint is the one the ranking reads.
+	_, err = s.DB.ExecContext(ctx, `UPDATE post_metrics SET latest = CASE WHEN checkpoint_hours = (SELECT max(checkpoint_hours)
+		FROM post_metrics q WHERE q.account_id = ?1 AND q.tweet_id = ?2) THEN 1 ELSE 0 END WHERE account_id = ?1 AND tweet_id = ?2`,
+		s.account(), r.TweetID)
+	return true, dbErr(err, "mark the latest checkpoint")
 }
 
 // Captured returns, for each of ids that has rows, the checkpoints it was
@@ -169,42 +176,26 @@ type Sample struct {
 }
 
 // Samples reads the account's original posts made since, each at the
-// latest checkpoint it was measured at. One indexed range read; the
-// latest checkpoint per post is kept in memory (rows come in index order,
-// so a post's rows are not adjacent).
+// latest checkpoint it was measured at: one indexed range read.
 func (s *Store) Samples(ctx context.Context, since time.Time) ([]Sample, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT tweet_id, checkpoint_hours, posted_unix, impressions, likes, reposts + replies + quotes + bookmarks, source
-		FROM post_metrics WHERE account_id = ? AND kind = ? AND posted_unix >= ?`, s.account(), KindOriginal, since.Unix())
+	rows, err := s.DB.QueryContext(ctx, `SELECT posted_unix, impressions, likes, reposts + replies + quotes + bookmarks, source
+		FROM post_metrics WHERE account_id = ? AND kind = ? AND latest = 1 AND posted_unix >= ?`, s.account(), KindOriginal, since.Unix())
 	if err != nil {
 		return nil, dbErr(err, "read samples")
 	}
 	defer rows.Close()
-	type best struct {
-		h int
-		i int
-	}
-	seen := map[string]best{}
 	var out []Sample
+	var imp sql.NullInt64
+	var rest int64
 	for rows.Next() {
-		var id, src string
-		var h int
-		var posted, likes, rest int64
-		var imp sql.NullInt64
-		if err := rows.Scan(&id, &h, &posted, &imp, &likes, &rest, &src); err != nil {
+		var sm Sample
+		if err := rows.Scan(&sm.PostedUnix, &imp, &sm.Likes, &rest, &sm.Source); err != nil {
 			return nil, dbErr(err, "read samples")
 		}
-		sm := Sample{PostedUnix: posted, Impressions: -1, Engagements: likes + rest, Likes: likes, Source: src}
+		sm.Engagements, sm.Impressions = sm.Likes+rest, -1
 		if imp.Valid {
 			sm.Impressions = imp.Int64
 		}
-		if b, ok := seen[id]; ok {
-			if h > b.h {
-				out[b.i] = sm
-				seen[id] = best{h, b.i}
-			}
-			continue
-		}
-		seen[id] = best{h, len(out)}
 		out = append(out, sm)
 	}
 	return out, dbErr(rows.Err(), "read samples")

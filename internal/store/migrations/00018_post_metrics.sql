@@ -6,7 +6,7 @@
 -- kept as a number so the best-time query reads and buckets it cheaply;
 -- kind says original, reply, quote or repost. impressions is NULL when X
 -- did not say. source is analytics (GET /2/tweets/analytics) or public
--- (public_metrics).
+-- (public_metrics). latest marks each post's most recent checkpoint.
 CREATE TABLE post_metrics (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id TEXT NOT NULL,
@@ -21,11 +21,15 @@ CREATE TABLE post_metrics (
     replies INTEGER NOT NULL DEFAULT 0,
     quotes INTEGER NOT NULL DEFAULT 0,
     bookmarks INTEGER NOT NULL DEFAULT 0,
-    source TEXT NOT NULL
+    source TEXT NOT NULL,
+    -- 1 on the post's latest checkpoint, 0 on the rows it supersedes: the
+    -- best-time query reads one row per post without sorting them out.
+    latest INTEGER NOT NULL DEFAULT 1
 );
 CREATE UNIQUE INDEX idx_post_metrics_checkpoint ON post_metrics(account_id, tweet_id, checkpoint_hours);
--- The best-time query reads one account's posts of one kind in a time range.
-CREATE INDEX idx_post_metrics_posted ON post_metrics(account_id, kind, posted_unix);
+-- The best-time query reads the latest row of one account's posts of one
+-- kind in a time range.
+CREATE INDEX idx_post_metrics_posted ON post_metrics(account_id, kind, latest, posted_unix);
 
 -- +goose Down
 DROP INDEX idx_post_metrics_posted;
