@@ -56,6 +56,7 @@ var sandboxFirstArgs = map[string][]string{
 	"approve links revoke":     {"1"},
 	"queue show":               nil,
 	"queue next":               nil,
+	"queue apply-suggestion":   {"--yes"}, // no measured posts yet: refused after the sandbox is prepared
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find
