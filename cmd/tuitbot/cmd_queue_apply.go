@@ -125,7 +125,8 @@ func checkSlotsTakeEffect(path, content, account string, slots []string) error {
 		return fmt.Errorf("check the edit of %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
+	err = tmp.Chmod(0o600)
+	if err == nil {
 		_, err = tmp.WriteString(content)
 	}
 	if cerr := tmp.Close(); err == nil {
