@@ -47,8 +47,11 @@ func TestBestPostingTimesOverMCP(t *testing.T) {
 		t.Fatalf("%d requests reached X before the budget refusal; want none", n)
 	}
 
-	// Without a budget cap the refresh runs.
-	e2 := newEnv(t, envOptions{onX: func(*http.Request) {}, configure: func(c *config.Config) { c.MCPPolicy.DailyBudgetUSD = 0 }})
+	// In the sandbox, whose budget has no cap by default, the refresh runs.
+	e2 := newEnv(t, envOptions{})
+	if e2.App.Sim == nil || e2.Cfg.MCPPolicy.DailyBudgetUSD != 0 {
+		t.Fatal("want a sandbox App with no budget cap")
+	}
 	var a struct {
 		postmetrics.Answer
 		Buckets []postmetrics.Bucket `json:"buckets"`
