@@ -35,12 +35,22 @@ func (SuggestSlotsInput) Limits() argcheck.Limits {
 	return argcheck.Limits{"count": argcheck.Between(1, 14)}
 }
 
-// bestTimesDescription states the algorithm; docs/tools.md shows it.
-const bestTimesDescription = "When the account's own posts do best, from its measured history (post_metrics: each own post captured by the analytics loop at 1 h, 24 h and 7 days, from GET /2/tweets/analytics for posts under 30 days where the tier allows, else public metrics, source: public). " +
-	"Algorithm: only original posts (no replies, reposts or quotes) of the last lookback_days count, each at its latest checkpoint. A post's value is the metric (engagement_rate = (likes + reposts + replies + quotes + bookmarks) / impressions), capped at the account's 95th-percentile value so one viral post counts as one very good post. " +
-	"Posts are bucketed by weekday × hour in schedule.timezone; each bucket b with n posts scores shrunk_b = (n·median_b + k·median_all) / (n + k), k = 5, median_all being the median over every post, so a bucket needs 5 posts of its own to weigh as much as the account's whole history and one post cannot rank a bucket first. " +
-	"confidence = n / (n + k): low below 0.5, medium from 0.5, high from 0.75. Only buckets inside the active hours and days ([schedule]) are ranked. Fewer than min_posts (default 10) measured posts answers insufficient_data with the count. " +
-	"refresh: true back-fills first (the account's timeline, at most 500 posts, plus analytics): its ceiling cost is checked against the spend budget before any X call (policy_denied_budget), and the answer reports what it read and cost."
+// bestTimesDescription is what an agent reads; bestTimesDoc states the
+// algorithm in docs/tools.md.
+const bestTimesDescription = "The hours of the week when the account's own original posts do best, ranked from their measured metrics (captured by the analytics loop at 1 h, 24 h and 7 days; source analytics or public) in schedule.timezone, inside the active hours, each with its post count and a confidence; one viral post cannot rank its hour first. " +
+	"Fewer than min_posts measured posts answers insufficient_data with the count. refresh: true back-fills from X first, checked against the spend budget before any X call. The algorithm is in docs/tools.md."
+
+const bestTimesDoc = "**Data.** The analytics loop captures each own post's metrics at 1 h, 24 h and 7 days after it was posted into `post_metrics`, one row per post and checkpoint: `GET /2/tweets/analytics` for posts under 30 days where the account's tier allows it, else (and on X's 403) `public_metrics`, the row and the answer then saying `source: public`. " +
+	"The ranking reads only original posts (no replies, reposts or quotes) posted in the last `lookback_days`, each at its latest checkpoint.\n\n" +
+	"**Algorithm.** Each post's value `v` is the metric: `engagement_rate = (likes + reposts + replies + quotes + bookmarks) / impressions` (posts without impressions are left out), or `engagements`, `impressions` or `likes`. " +
+	"Values are first capped at the account's 95th percentile, `v' = min(v, p95)`, so one viral post counts as one very good post. " +
+	"Posts are bucketed by weekday × hour in `schedule.timezone`. With `median_all` the median over every post and, for a bucket `b` of `n` posts, `median_b` the median of its capped values, the bucket scores\n\n" +
+	"    shrunk_b = (n · median_b + k · median_all) / (n + k),   k = 5\n\n" +
+	"so a bucket needs 5 posts of its own to weigh as much as the account's whole history, and a bucket with one post moves at most a sixth of the way from the account's median toward that post's capped value. " +
+	"`confidence = n / (n + k)`: low below 0.5, medium from 0.5, high from 0.75. Only buckets inside the active hours and days (`[schedule]`) are ranked; the best `top` are returned, highest score first. " +
+	"Fewer than `min_posts` (default 10) measured posts answers `insufficient_data` with `posts` (the count) and `min_posts`.\n\n" +
+	"**Refresh.** `refresh: true` first reads the account's timeline (at most 500 posts of the lookback) and the analytics of those under 30 days, and captures each post at the latest checkpoint it has reached. " +
+	"Its ceiling cost (every post read twice at the post-read price) is checked against the spend budget (`mcp_policy.daily_budget_usd`) before any X call, answering `policy_denied_budget` when it does not fit; the answer's `refresh` reports the posts read and captured, the estimate and the cost the usage ledger recorded."
 
 func postMetricsOf(c *Call) (*postmetrics.Store, *workflow.Service, error) {
 	s, err := c.Deps.Workflow()
@@ -57,7 +67,7 @@ func postMetricsOf(c *Call) (*postmetrics.Store, *workflow.Service, error) {
 func bestTimesTools() []*Tool {
 	errs := []apperr.Code{apperr.InsufficientData, apperr.ConfigError, apperr.DBError, apperr.InvalidInput}
 	return []*Tool{
-		def(Spec{Name: "get_best_posting_times", Title: "Get best posting times", Category: "analytics", Description: bestTimesDescription,
+		def(Spec{Name: "get_best_posting_times", Title: "Get best posting times", Category: "analytics", Description: bestTimesDescription, Doc: bestTimesDoc,
 			Needs: Needs{DB: true}, Profiles: workflowOnly, Hints: readX,
 			Errors: append(errs, apperr.PolicyBudget, apperr.PolicyError, apperr.XForbidden, apperr.XAPIError)},
 			func(ctx context.Context, c *Call, in BestTimesInput) (Result, error) {
