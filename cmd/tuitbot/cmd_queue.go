@@ -26,9 +26,10 @@ func parseFlagTime(flag, s string, now time.Time) (time.Time, error) {
 func (c *cli) queueCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "Read the posting queue: its slots and the next free ones",
+		Short: "Read the posting queue: its slots and the next free ones; apply suggested slots",
 		Long: "The posting queue is [queue] slots (e.g. \"mon-fri 09:00\") in schedule.timezone. Agents place\n" +
-			"drafts in it with schedule_in_queue; these commands show it. They read local records only.",
+			"drafts in it with schedule_in_queue; show and next read it (local records only), and\n" +
+			"apply-suggestion writes the slots suggest_queue_slots proposes into the config file.",
 	}
 	var from string
 	var days int
@@ -100,7 +101,7 @@ func (c *cli) queueCmd() *cobra.Command {
 	next.Flags().StringVar(&after, "after", "", "RFC 3339 time the slots must come after (default now)")
 	next.Flags().IntVar(&count, "count", 1, "free slots to print (1-20)")
 	next.Flags().BoolVar(&nextJSON, "json", false, "print JSON: get_next_free_slot's fields (slots, count, timezone)")
-	cmd.AddCommand(show, next)
+	cmd.AddCommand(show, next, c.applySuggestionCmd())
 	return cmd
 }
 

@@ -57,6 +57,7 @@ var sandboxFirstArgs = map[string][]string{
 	"queue show":               nil,
 	"queue next":               nil,
 	"export":                   {"--what", "audit"},
+	"queue apply-suggestion":   {"--yes"}, // no measured posts yet: refused after the sandbox is prepared
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/tuitbot/tuitbot/internal/postmetrics"
 	"io"
 	"path/filepath"
 
@@ -35,14 +36,14 @@ func (a *App) exportSource(what string) (export.Source, error) {
 }
 
 // metricsExport is the one place `export --what metrics` reads from: the
-// latest metrics the analytics loop measured per post. When the metrics
-// captured at fixed ages (post_metrics) are recorded, point this at them.
+// account's posts measured at 1 h, 24 h and 7 days (post_metrics).
 func (a *App) metricsExport() (export.Source, error) {
-	wf, err := a.Workflow()
+	db, err := a.RequireDB()
 	if err != nil {
-		return nil, err
+		return nil, apperr.Wrap(apperr.DBError, err, "database unavailable: %v", err)
 	}
-	return wf.ExportMetrics, nil
+	pm := &postmetrics.Store{DB: db, Account: a.Account, Now: a.Now}
+	return pm.Export, nil
 }
 
 // Export streams one export of this account to w; progress (may be nil)

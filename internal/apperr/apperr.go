@@ -61,6 +61,7 @@ const (
 	QueueFull           Code = "queue_full"
 	DuplicateRisk       Code = "duplicate_content_risk"
 	ExportWriteError    Code = "export_write_error"
+	InsufficientData    Code = "insufficient_data"
 	SerializationError  Code = "serialization_error"
 	InternalError       Code = "internal_error"
 )
@@ -119,6 +120,7 @@ var table = map[Code]Info{
 	QueueFull:           {QueueFull, false, "No queue slot is free within the search horizon (every slot is taken, too close to a scheduled post, or on a full day)."},
 	DuplicateRisk:       {DuplicateRisk, false, "A recurring rule would post the same text again within X's duplicate window, which X refuses; give vary.variants (texts used in rotation) or post less often."},
 	ExportWriteError:    {ExportWriteError, false, "The export file could not be written (disk full, no permission); nothing partial is left behind."},
+	InsufficientData:    {InsufficientData, false, "Too few measured posts to answer; the error carries the count (posts) and what is needed (min_posts). Post more, or refresh the metrics."},
 	SerializationError:  {SerializationError, false, "The result could not be encoded."},
 	InternalError:       {InternalError, false, "An unexpected internal failure."},
 }

@@ -41,6 +41,9 @@ var tableOwners = map[string]string{
 	// Recurring rules and evergreen posts both end as scheduled drafts.
 	"recurring_posts": "internal/workflow",
 	"evergreen_posts": "internal/workflow",
+	// The account's own posts measured at 1 h, 24 h and 7 days, and the
+	// best posting times computed from them.
+	"post_metrics": "internal/postmetrics",
 	// Discovery: what the searches found and where they stopped.
 	"discovered_tweets": "internal/discovery",
 	"cursors":           "internal/discovery",

@@ -136,7 +136,7 @@ func TestEvergreenFillsEmptySlots(t *testing.T) {
 		if got := e.evergreenDrafts(); len(got) != 0 {
 			t.Fatalf("filled %v; noon is taken and 18:00 is more than 2 h away", got)
 		}
-		step(at(0, 12, 1)) // our own post goes out at its slot; were it missed, it would move to 18:00
+		step(at(0, 12, 1))  // our own post goes out at its slot; were it missed, it would move to 18:00
 		step(at(0, 15, 59)) // 2 h 1 min before 18:00: not yet
 		if got := e.evergreenDrafts(); len(got) != 0 {
 			t.Fatalf("filled %v more than 2 h before the slot", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/postmetrics"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -34,7 +35,36 @@ func (r *Runner) analyticsLoop(it *iter) error {
 		return err
 	}
 	it.note("%s measured", plural(n, "post", "posts"))
+	rep, err := r.capturePostMetrics(ctx, x)
+	if err != nil {
+		return err
+	}
+	if rep.Captured > 0 {
+		it.note("%s captured at 1 h, 24 h or 7 days (%d analytics, %d public)", plural(rep.Captured, "post metric", "post metrics"), rep.Analytics, rep.Public)
+	}
 	return nil
+}
+
+// capturePostMetrics measures the account's own posts as they reach 1 h,
+// 24 h and 7 days (post_metrics), from which get_best_posting_times ranks
+// the hours of the week.
+func (r *Runner) capturePostMetrics(ctx context.Context, x *xapi.Client) (postmetrics.Report, error) {
+	now := r.now()
+	last := postmetrics.Checkpoints[len(postmetrics.Checkpoints)-1]
+	own, err := r.d.Workflow.PostedBetween(ctx, now.Add(-last-24*time.Hour), now.Add(-postmetrics.Checkpoints[0]))
+	if err != nil {
+		return postmetrics.Report{}, err
+	}
+	posts := make([]postmetrics.Post, len(own))
+	for i, p := range own {
+		kind := postmetrics.KindOriginal
+		if p.Kind == workflow.KindReply {
+			kind = postmetrics.KindReply
+		}
+		posts[i] = postmetrics.Post{TweetID: p.TweetID, Kind: kind, PostedAt: p.At}
+	}
+	pm := &postmetrics.Store{DB: r.d.DB, Account: r.d.AccountID, Now: r.now}
+	return pm.Capture(ctx, x, posts, false)
 }
 
 func (r *Runner) measure(ctx context.Context, x *xapi.Client) (int, error) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/queue"
@@ -19,4 +20,16 @@ func (c *Config) QueuePolicy() (queue.Policy, error) {
 		return queue.Policy{}, &FieldError{Key: "queue.slots", Message: fmt.Sprint(err)}
 	}
 	return queue.Policy{Rules: rules, Loc: loc, MinGap: time.Duration(c.Queue.MinGapMinutes) * time.Minute, MaxPerDay: c.Queue.MaxPerDay}, nil
+}
+
+// TOMLStrings renders a list of strings as a TOML array.
+func TOMLStrings(list []string) string {
+	out := "["
+	for i, s := range list {
+		if i > 0 {
+			out += ", "
+		}
+		out += strconv.Quote(s)
+	}
+	return out + "]"
 }

@@ -107,6 +107,9 @@ func toolsDoc() (string, error) {
 	}
 	for _, t := range reg {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", t.Name, t.Description)
+		if t.Doc != "" {
+			fmt.Fprintf(&b, "%s\n\n", t.Doc)
+		}
 		s, err := t.InputSchema()
 		if err != nil {
 			return "", err

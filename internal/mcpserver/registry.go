@@ -99,13 +99,15 @@ type Tool struct {
 	Name        string
 	Title       string
 	Description string
-	Category    string
-	Mutation    bool
-	Needs       Needs
-	Profiles    []Profile
-	Errors      []apperr.Code
-	Hints       Hints
-	InputType   reflect.Type
+	// Doc is shown in docs/tools.md after Description, never on the wire.
+	Doc       string
+	Category  string
+	Mutation  bool
+	Needs     Needs
+	Profiles  []Profile
+	Errors    []apperr.Code
+	Hints     Hints
+	InputType reflect.Type
 	// limits are the argument limits, declared by the input type (for a
 	// mutation, by its arguments' type): the schema shows them and
 	// decoding enforces them.
@@ -143,6 +145,10 @@ type Spec struct {
 	// acts for (see Tool.Enabled); EnabledBy and DisabledHint explain it.
 	Enabled                 func(*config.Config) bool
 	EnabledBy, DisabledHint string
+	// Doc is further documentation for docs/tools.md only (an algorithm,
+	// its formula): what a person reads once, kept out of the tools/list
+	// answer every client parses.
+	Doc string
 }
 
 // def binds a typed handler to a spec. The input type drives the JSON
@@ -151,7 +157,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	t := &Tool{
 		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
-		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint,
+		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
 	t.limits = argcheck.Of(t.InputType)

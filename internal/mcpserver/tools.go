@@ -19,5 +19,6 @@ func Registry() []*Tool {
 	all = append(all, recurringTools()...)
 	all = append(all, evergreenTools()...)
 	all = append(all, exportTools()...)
+	all = append(all, bestTimesTools()...)
 	return all
 }

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -152,4 +153,21 @@ func TestNewDerivesNoSchema(t *testing.T) {
 		t.Errorf("New allocates %.0f times, deriving every schema %.0f; New should not derive schemas", build, derive)
 	}
 	t.Logf("New: %.0f allocs; deriving every schema: %.0f", build, derive)
+}
+
+// TestDocStaysOutOfToolsList: a tool's Doc (get_best_posting_times'
+// algorithm) is in docs/tools.md and not in the tools/list answer.
+func TestDocStaysOutOfToolsList(t *testing.T) {
+	answer, _, _ := listedTools(t, mcpserver.Workflow)
+	docs, err := mcpserver.Docs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const formula = "shrunk_b = (n · median_b + k · median_all) / (n + k)"
+	if !strings.Contains(docs["docs/tools.md"], formula) {
+		t.Error("docs/tools.md lacks get_best_posting_times' formula")
+	}
+	if strings.Contains(string(answer), "shrunk_b") {
+		t.Error("tools/list carries get_best_posting_times' documentation")
+	}
 }

@@ -25,17 +25,6 @@ func (s *Service) ExportPosts(ctx context.Context, since time.Time, emit store.R
 	return store.Stream(rows, emit)
 }
 
-// ExportMetrics streams the latest measured metrics of the account's
-// posts measured at or after since.
-func (s *Service) ExportMetrics(ctx context.Context, since time.Time, emit store.RowFunc) error {
-	rows, err := s.DB.QueryContext(ctx, `SELECT measured_at, tweet_id, kind, topic, impressions, likes, retweets, replies, score
-		FROM tweet_performance WHERE account_id = ? AND measured_at >= ? ORDER BY measured_at, tweet_id`, s.account(), exportSince(since))
-	if err != nil {
-		return dbErr(err, "read post metrics")
-	}
-	return store.Stream(rows, emit)
-}
-
 func exportSince(since time.Time) string {
 	if since.IsZero() {
 		return ""

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strings"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // The kinds of the account's own posts in original_tweets.
@@ -207,4 +209,41 @@ func scanStrings(rows *sql.Rows, what string) ([]string, error) {
 		out = append(out, v)
 	}
 	return out, dbErr(rows.Err(), what)
+}
+
+// PostedAt is one of the account's own posts or replies and when it was
+// made.
+type PostedAt struct {
+	TweetID string
+	// Kind is KindTweet, KindThread or KindReply.
+	Kind string
+	At   time.Time
+}
+
+// PostedBetween lists the posts and replies made between from and to
+// (inclusive), oldest first: what the analytics loop measures at fixed
+// ages.
+func (s *Service) PostedBetween(ctx context.Context, from, to time.Time) ([]PostedAt, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, kind, created_at FROM (
+		SELECT tweet_id AS id, kind, created_at FROM original_tweets WHERE account_id = ?1 AND created_at <= ?2 AND created_at >= ?3
+		UNION ALL
+		SELECT reply_tweet_id, 'reply', created_at FROM replies_sent WHERE account_id = ?1 AND created_at <= ?2 AND created_at >= ?3
+	) p ORDER BY created_at`, s.account(), s.ts(to), s.ts(from))
+	if err != nil {
+		return nil, dbErr(err, "read own posts")
+	}
+	defer rows.Close()
+	var out []PostedAt
+	for rows.Next() {
+		var p PostedAt
+		var at string
+		if err := rows.Scan(&p.TweetID, &p.Kind, &at); err != nil {
+			return nil, dbErr(err, "read own posts")
+		}
+		if p.At, err = store.ParseTime(at); err != nil {
+			return nil, dbErr(err, "read own posts")
+		}
+		out = append(out, p)
+	}
+	return out, dbErr(rows.Err(), "read own posts")
 }

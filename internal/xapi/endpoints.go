@@ -153,6 +153,9 @@ func endpointTable() []Endpoint {
 			Undo: undo("x_edit_tweet", "tweet_id", EditUndoNote)},
 		read("/2/tweets", perPost(), scopesTweetRead),
 		read("/2/tweets/search/recent", perPost(), scopesTweetRead),
+		// Post analytics are billed here as a read of each post they
+		// describe, X publishing no price of their own for them.
+		read("/2/tweets/analytics", perPost(), scopesTweetRead),
 		rawOnly(read("/2/tweets/search/all", perPost(), nil)),
 		rawOnly(read("/2/tweets/counts/recent", Pricing{Unit: PriceCountsRecent, PerRequest: true}, nil)),
 		rawOnly(read("/2/tweets/counts/all", Pricing{Unit: PriceCountsAll, PerRequest: true}, nil)),

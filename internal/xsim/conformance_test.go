@@ -319,6 +319,8 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/dm_events" + q("dm_event.fields=id,text,event_type,created_at,dm_conversation_id,attachments", "expansions=sender_id,participant_ids", "max_results=10", "event_types=MessageCreate"),
 		"/2/dm_conversations/with/" + other + "/dm_events" + q("dm_event.fields=id,text,created_at", "expansions=sender_id", "max_results=1"),
 		"/2/communities/search" + q("query=go", "community.fields=id,name,description,member_count,created_at,access,join_policy", "max_results=10"),
+		"/2/tweets/analytics" + q("ids="+mine+","+otherTweet, "start_time=2026-01-01T00:00:00Z", "end_time=2030-01-01T00:00:00Z",
+			"granularity=total", "analytics.fields=impressions,likes,retweets,replies,quote_tweets,bookmarks,engagements"),
 	}
 	for _, p := range reads {
 		c.json("GET", p, nil)
@@ -328,6 +330,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/search/recent" + q("query=rust", "max_results=5"),
 		"/2/usage/tweets" + q("days=91"),
 		"/2/tweets/abc",
+		"/2/tweets/analytics" + q("ids="+mine, "start_time=yesterday", "end_time=2030-01-01T00:00:00Z"),
 	} {
 		if st, _ := c.json("GET", p, nil); st != 400 {
 			t.Errorf("GET %s = %d, want 400", p, st)

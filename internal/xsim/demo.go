@@ -166,7 +166,8 @@ func demoLinks() []string {
 }
 
 // DemoWorldAt generates a reproducible demo world whose posts span the
-// seven days before now: the demo account "tuitbot_demo", 30 other accounts
+// seven days before now (and the demo account's 200-post history in the
+// 90 days before that): the demo account "tuitbot_demo", 30 other accounts
 // with follower counts, ~300 posts with engagement (some mentioning the demo
 // account, some replies, quotes, reposts and links), follows, likes and
 // bookmarks, on developer tools, AI, Go, Rust and startups.
@@ -351,6 +352,9 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 	victor := byHandle("vc_victor")
 	st.users[victor].DMsFromFollowedOnly = true
 	st.unfollow(victor, demo.ID)
+	// So does the demo account's posting history, older than the week
+	// above: it draws from a generator of its own.
+	addHistory(st, seed, demo, now)
 	w := st.snapshot(now)
 	w.SavedAt = time.Time{}
 	return w

@@ -34,6 +34,7 @@ func (s *Server) routeTable() []*route {
 		api("GET", "/2/tweets/{id}", scopesTweetRead, false, s.handleGetTweet),
 		api("DELETE", "/2/tweets/{id}", scopesTweetWrite, true, s.handleDeleteTweet),
 		api("GET", "/2/tweets/search/recent", scopesTweetRead, false, s.handleSearchRecent),
+		api("GET", "/2/tweets/analytics", scopesTweetRead, false, s.handlePostAnalytics),
 		api("GET", "/2/tweets/{id}/liking_users", scopesLikeRead, false, s.handleLikingUsers),
 		// Users.
 		api("GET", "/2/users/me", scopesTweetRead, false, s.handleMe),

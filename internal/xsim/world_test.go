@@ -23,7 +23,7 @@ func TestDemoWorldIsDeterministicAndRich(t *testing.T) {
 	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Users) != 31+len(DemoBrands) || len(a.Tweets) != 300 {
+	if len(a.Users) != 31+len(DemoBrands) || len(a.Tweets) != 300+historyPosts {
 		t.Fatalf("users %d tweets %d", len(a.Users), len(a.Tweets))
 	}
 	// The sandbox runs at least three accounts, each its own user.
@@ -37,10 +37,20 @@ func TestDemoWorldIsDeterministicAndRich(t *testing.T) {
 		}
 		seenUser[id] = true
 	}
-	var mentions, replies, retweets, links, demoPosts int
+	var mentions, replies, retweets, links, demoPosts, history int
 	for _, tw := range a.Tweets {
-		if tw.CreatedAt.Before(testEpoch.Add(-7*24*time.Hour)) || tw.CreatedAt.After(testEpoch) {
-			t.Fatalf("post %s at %v is outside the last 7 days", tw.ID, tw.CreatedAt)
+		if tw.CreatedAt.Before(testEpoch.Add(-7 * 24 * time.Hour)) {
+			// Only the demo account's history, original posts within
+			// 90 days, is older than the week.
+			if tw.AuthorID != a.DemoUserID || tw.CreatedAt.Before(testEpoch.Add(-90*24*time.Hour)) ||
+				tw.InReplyToTweetID != "" || tw.QuoteOf != "" || tw.RetweetOf != "" {
+				t.Fatalf("post %s at %v is outside the last 7 days and not of the demo account's history", tw.ID, tw.CreatedAt)
+			}
+			history++
+			continue
+		}
+		if tw.CreatedAt.After(testEpoch) {
+			t.Fatalf("post %s at %v is in the future", tw.ID, tw.CreatedAt)
 		}
 		if strings.Contains(tw.Text, "@"+DemoUsername) {
 			mentions++
@@ -57,6 +67,9 @@ func TestDemoWorldIsDeterministicAndRich(t *testing.T) {
 		if tw.AuthorID == a.DemoUserID {
 			demoPosts++
 		}
+	}
+	if history != historyPosts {
+		t.Errorf("%d posts of the demo account's history, want %d", history, historyPosts)
 	}
 	for name, n := range map[string]int{"mentions": mentions, "replies": replies, "retweets": retweets, "links": links, "demo posts": demoPosts, "follows": len(a.Follows), "likes": len(a.Likes), "bookmarks": len(a.Bookmarks)} {
 		if n < 3 {

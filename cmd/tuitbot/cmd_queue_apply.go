@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/postmetrics"
+)
+
+// applySuggestionCmd writes suggest_queue_slots' slots into the
+// configuration file: the human step an agent cannot take.
+func (c *cli) applySuggestionCmd() *cobra.Command {
+	var yes bool
+	var count int
+	cmd := &cobra.Command{
+		Use:   "apply-suggestion",
+		Short: "Write the suggested queue slots (from the best posting times) into the config file",
+		Long: "Ranks the account's hours of the week from its measured posts (as get_best_posting_times does),\n" +
+			"turns the best into [queue] slots (as suggest_queue_slots does), shows the change to the config\n" +
+			"file and asks before writing it. Comments and the other settings stay as written; the file's\n" +
+			"mode is kept. --account writes the [accounts.NAME.queue] table.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if count < 1 || count > 14 {
+				return usageError{fmt.Errorf("--count %d: allowed values are 1 to 14", count)}
+			}
+			a, err := c.openApp(cmd)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			wf, err := a.Workflow()
+			if err != nil {
+				return err
+			}
+			pm := &postmetrics.Store{DB: wf.DB, Account: wf.AccountID, Now: a.Now}
+			sug, err := pm.SuggestSlots(cmd.Context(), a.Cfg, count)
+			if err != nil {
+				return err
+			}
+			path := a.Cfg.ConfigPath
+			if path == "" {
+				return errors.New("no config file to write: pass -c FILE")
+			}
+			old, mode, err := readConfigFile(path)
+			if err != nil {
+				return err
+			}
+			updated, err := config.SetQueueSlots(old, a.Account, sug.Slots)
+			if err != nil {
+				return err
+			}
+			if err := checkSlotsTakeEffect(path, updated, a.Account, sug.Slots); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "Best hours (%s, %s, %d posts): ", sug.Metric, sug.Timezone, sug.Posts)
+			for i, b := range sug.Buckets {
+				if i > 0 {
+					fmt.Fprint(c.stdout, ", ")
+				}
+				fmt.Fprintf(c.stdout, "%s (%d posts, %s confidence)", b.Slot, b.Posts, b.ConfidenceLabel)
+			}
+			fmt.Fprintf(c.stdout, "\n--- %s\n+++ %s\n%s", path, path, changedLines(old, updated))
+			if updated == old {
+				fmt.Fprintln(c.stdout, "the config file already holds these slots; nothing to write")
+				return nil
+			}
+			if !yes && !confirm(c.stdin, c.stderr, fmt.Sprintf("Write these slots to %s? [y/N] ", path)) {
+				fmt.Fprintln(c.stdout, "nothing written")
+				return nil
+			}
+			if err := writeConfigFile(path, updated, mode); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "wrote [%s] slots to %s\n", strings.TrimSuffix(strings.TrimPrefix(queueTable(a.Account), "["), "]"), path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "write without asking")
+	cmd.Flags().IntVar(&count, "count", 3, "best hours of the week to turn into slots (1-14)")
+	return cmd
+}
+
+func queueTable(account string) string {
+	if account == "" || account == config.DefaultAccountName {
+		return "[queue]"
+	}
+	return "[accounts." + account + ".queue]"
+}
+
+// readConfigFile reads the config file, which may not exist yet (then it
+// is created 0600).
+func readConfigFile(path string) (string, fs.FileMode, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0o600, nil
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return string(b), st.Mode().Perm(), nil
+}
+
+// checkSlotsTakeEffect loads the edited file from a temporary copy and
+// refuses an edit after which the account's queue would not hold slots
+// (a file that sets the queue in a form the editor does not change).
+func checkSlotsTakeEffect(path, content, account string, slots []string) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".config-check-*.toml")
+	if err != nil {
+		return fmt.Errorf("check the edit of %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.WriteString(content)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("check the edit of %s: %w", path, err)
+	}
+	cfg, _, err := config.Load(config.LoadOptions{Path: tmp.Name()})
+	if err == nil {
+		if account != "" && account != config.DefaultAccountName {
+			cfg, err = cfg.ForAccount(account)
+		}
+	}
+	if err != nil || !slices.Equal(cfg.Queue.Slots, slots) {
+		return fmt.Errorf("%s sets %s in a form this command does not edit (%v); set slots = %s there by hand", path, queueTable(account), err, config.TOMLStrings(slots))
+	}
+	return nil
+}
+
+// writeConfigFile replaces the file atomically, keeping its mode.
+func writeConfigFile(path, content string, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".config-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	err = tmp.Chmod(mode)
+	if err == nil {
+		_, err = tmp.WriteString(content)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// changedLines shows the lines that differ between a and b, with a line of
+// context either side: the edit touches one place.
+func changedLines(a, b string) string {
+	al, bl := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
+	pre := 0
+	for pre < len(al) && pre < len(bl) && al[pre] == bl[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(al)-pre && suf < len(bl)-pre && al[len(al)-1-suf] == bl[len(bl)-1-suf] {
+		suf++
+	}
+	var out strings.Builder
+	line := func(prefix, s string) {
+		if s == "" {
+			return
+		}
+		out.WriteString(prefix + strings.TrimSuffix(s, "\n") + "\n")
+	}
+	if pre > 0 {
+		line(" ", al[pre-1])
+	}
+	for _, s := range al[pre : len(al)-suf] {
+		line("-", s)
+	}
+	for _, s := range bl[pre : len(bl)-suf] {
+		line("+", s)
+	}
+	if suf > 0 {
+		line(" ", al[len(al)-suf])
+	}
+	return out.String()
+}
+
+// confirm asks on w and reads one answer from r; only y or yes agrees,
+// and no answer (end of input) declines.
+func confirm(r io.Reader, w io.Writer, question string) bool {
+	fmt.Fprint(w, question)
+	if r == nil {
+		return false
+	}
+	ans, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && ans == "" {
+		fmt.Fprintln(w)
+		return false
+	}
+	ans = strings.ToLower(strings.TrimSpace(ans))
+	return ans == "y" || ans == "yes"
+}
