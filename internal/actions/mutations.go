@@ -215,7 +215,7 @@ func mediaLimit() argcheck.Rule { return argcheck.Rule{ID: true, MaxItems: xapi.
 type PostInput struct {
 	Text     string       `json:"text" jsonschema:"the post text, at most 280 weighted characters"`
 	MediaIDs []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
-	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
+	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional post settings"`
 }
 
 // Limits declares the arguments' limits.
@@ -226,7 +226,7 @@ type ReplyInput struct {
 	Text        string       `json:"text" jsonschema:"the reply text, at most 280 weighted characters"`
 	InReplyToID string       `json:"in_reply_to_id" jsonschema:"id of the tweet to reply to"`
 	MediaIDs    []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
-	Options     *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
+	Options     *PostOptions `json:"options,omitempty" jsonschema:"optional post settings"`
 }
 
 // Limits declares the arguments' limits.
@@ -239,7 +239,7 @@ type QuoteInput struct {
 	Text          string       `json:"text" jsonschema:"the quote text, at most 280 weighted characters"`
 	QuotedTweetID string       `json:"quoted_tweet_id" jsonschema:"id of the tweet to quote"`
 	MediaIDs      []string     `json:"media_ids,omitempty" jsonschema:"up to 4 media ids from x_upload_media"`
-	Options       *PostOptions `json:"options,omitempty" jsonschema:"optional post settings: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
+	Options       *PostOptions `json:"options,omitempty" jsonschema:"optional post settings"`
 }
 
 // Limits declares the arguments' limits.

@@ -231,7 +231,7 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("tool %s: its input has a field %q, which every account-scoped tool takes", t.Name, accountArg)
 		}
 		s.Properties[accountArg] = &jsonschema.Schema{Type: "string", MaxLength: jsonschema.Ptr(32),
-			Description: "optional: the X account to act for (default, or an [accounts.NAME] name; get_capabilities lists them); default: the server's account"}
+			Description: "optional X account name (get_capabilities lists them); default: the server's account"}
 	}
 	return s, nil
 }
@@ -299,9 +299,11 @@ func dropNullable(s *jsonschema.Schema) {
 
 // Annotations renders the hints for MCP.
 func (t *Tool) Annotations() *mcp.ToolAnnotations {
+	// The title is the tool's own, at the top level, where clients look
+	// first; every hint is spelled out, so that a client that does not
+	// apply the spec's defaults still reads a delete as destructive.
 	d, o := t.Hints.Destructive, t.Hints.OpenWorld
 	return &mcp.ToolAnnotations{
-		Title:           t.Title,
 		ReadOnlyHint:    t.Hints.ReadOnly,
 		DestructiveHint: &d,
 		IdempotentHint:  t.Hints.Idempotent,

@@ -60,7 +60,7 @@ func auditMeta(m *envelope.Meta, resp gateway.Response) {
 }
 
 // idempotencyKeyTag describes the key every mutation takes.
-const idempotencyKeyTag = `json:"idempotency_key,omitempty" jsonschema:"optional caller key: a retry with the same key and parameters returns the first result; the same key with other parameters is an error"`
+const idempotencyKeyTag = `json:"idempotency_key,omitempty" jsonschema:"optional retry key: the same key and parameters return the first result; other parameters are an error"`
 
 // mutationTools derives the registry rows of the gateway's mutations (the
 // universal request tools when raw is set, the typed ones otherwise) from

@@ -97,8 +97,12 @@ func wireToolName(t *testing.T, raw json.RawMessage) string {
 
 // toolsListBudget caps the tools/list answer of the widest surface. A
 // client parses, and for some compiles, all of it before the agent can do
-// anything; a new tool must not silently double that.
-const toolsListBudget = 80 << 10
+// anything; a new tool must not silently double that. Raised knowingly
+// from 80 KiB when Lists, direct messages, edits and scheduling brought
+// the list from 75 to 106 tools (96.8 KB, after dropping the duplicated
+// annotation titles and shortening the descriptions every tool repeats);
+// still under the 106 KB that 75 tools with output schemas sent.
+const toolsListBudget = 100 << 10
 
 func TestToolsListSizeBudget(t *testing.T) {
 	for _, p := range allProfiles {
