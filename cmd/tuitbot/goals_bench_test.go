@@ -24,11 +24,15 @@ import (
 // so only -bench runs them:
 //
 //	go test ./cmd/tuitbot -run '^$' -bench 'Goal' -benchtime 20x
+//
+// TUITBOT_BENCH_BEFORE may name another tuitbot binary (an earlier
+// release, say): it is then measured in the same loop, and its figures are
+// reported as before-*.
 
 // releaseBins are tuitbot and the echo server built like a release.
 type releaseBins struct {
-	tuitbot, echo string
-	err           error
+	tuitbot, echo, before string
+	err                   error
 }
 
 var buildRelease = sync.OnceValue(func() releaseBins {
@@ -36,7 +40,7 @@ var buildRelease = sync.OnceValue(func() releaseBins {
 	if err != nil {
 		return releaseBins{err: err}
 	}
-	r := releaseBins{tuitbot: filepath.Join(dir, "tuitbot"), echo: filepath.Join(dir, "echoserver")}
+	r := releaseBins{tuitbot: filepath.Join(dir, "tuitbot"), echo: filepath.Join(dir, "echoserver"), before: os.Getenv("TUITBOT_BENCH_BEFORE")}
 	for out, pkg := range map[string]string{r.tuitbot: ".", r.echo: "./testdata/echoserver"} {
 		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
@@ -138,8 +142,32 @@ func sandboxHome(b *testing.B) *home {
 	return h
 }
 
-// pair collects the interleaved samples of tuitbot and the echo server.
-type pair struct{ tuitbot, echo []float64 }
+// pair collects the interleaved samples of tuitbot, the echo server and
+// the binary TUITBOT_BENCH_BEFORE names.
+type pair struct{ tuitbot, echo, before []float64 }
+
+// binaries are what a benchmark compares: the echo server first, then
+// tuitbot, then the earlier tuitbot if one is named; into says where each
+// one's samples go.
+func (r releaseBins) binaries(p *pair) []struct {
+	bin  string
+	into *[]float64
+	echo bool
+} {
+	out := []struct {
+		bin  string
+		into *[]float64
+		echo bool
+	}{{r.echo, &p.echo, true}, {r.tuitbot, &p.tuitbot, false}}
+	if r.before != "" {
+		out = append(out, struct {
+			bin  string
+			into *[]float64
+			echo bool
+		}{r.before, &p.before, false})
+	}
+	return out
+}
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
@@ -157,6 +185,13 @@ func (p pair) report(b *testing.B, unit string) {
 	if e > 0 {
 		b.ReportMetric(t/e, "ratio")
 	}
+	if len(p.before) > 0 {
+		bf := median(p.before)
+		b.ReportMetric(bf, "before-"+unit)
+		if e > 0 {
+			b.ReportMetric(bf/e, "before-ratio")
+		}
+	}
 	b.ReportMetric(0, "ns/op") // the custom metrics are the result
 }
 
@@ -170,14 +205,16 @@ func BenchmarkGoalSpawnToolsList(b *testing.B) {
 	h := sandboxHome(b)
 	var p pair
 	for range b.N {
-		start := time.Now()
-		e := listed(b, h.env, r.echo)
-		p.echo = append(p.echo, ms(time.Since(start)))
-		e.stop(b)
-		start = time.Now()
-		t := listed(b, h.env, r.tuitbot, "mcp", "serve", "--sandbox")
-		p.tuitbot = append(p.tuitbot, ms(time.Since(start)))
-		t.stop(b)
+		for _, s := range r.binaries(&p) {
+			args := []string{"mcp", "serve", "--sandbox"}
+			if s.echo {
+				args = nil
+			}
+			start := time.Now()
+			proc := listed(b, h.env, s.bin, args...)
+			*s.into = append(*s.into, ms(time.Since(start)))
+			proc.stop(b)
+		}
 	}
 	p.report(b, "ms")
 }
@@ -185,45 +222,45 @@ func BenchmarkGoalSpawnToolsList(b *testing.B) {
 // BenchmarkGoalWarmToolsList: one tools/list round trip over stdio to a
 // running server (goal: at most 5 ms).
 func BenchmarkGoalWarmToolsList(b *testing.B) {
-	r := release(b)
-	h := sandboxHome(b)
-	t := listed(b, h.env, r.tuitbot, "mcp", "serve", "--sandbox")
-	defer t.stop(b)
-	e := listed(b, h.env, r.echo)
-	defer e.stop(b)
-	var p pair
-	for range b.N {
-		start := time.Now()
-		e.ask(b, listLine)
-		p.echo = append(p.echo, ms(time.Since(start)))
-		start = time.Now()
-		t.ask(b, listLine)
-		p.tuitbot = append(p.tuitbot, ms(time.Since(start)))
-	}
-	p.report(b, "ms")
+	benchRoundTrips(b, listLine, listLine, "us")
 }
 
 // BenchmarkGoalToolCall: a tools/call round trip of health_check against
 // the echo server's echo (goal: at most 1.3x).
 func BenchmarkGoalToolCall(b *testing.B) {
+	benchRoundTrips(b, echoCallLine, healthCallLine, "us")
+}
+
+// benchRoundTrips sends echoLine to the echo server and line to tuitbot
+// (each server running, its services up and warm), interleaved.
+func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
 	r := release(b)
 	h := sandboxHome(b)
-	t := listed(b, h.env, r.tuitbot, "mcp", "serve", "--sandbox")
-	defer t.stop(b)
-	e := listed(b, h.env, r.echo)
-	defer e.stop(b)
-	t.ask(b, healthCallLine) // the services are up and warm
-	e.ask(b, echoCallLine)
 	var p pair
-	for range b.N {
-		start := time.Now()
-		e.ask(b, echoCallLine)
-		p.echo = append(p.echo, float64(time.Since(start).Microseconds()))
-		start = time.Now()
-		t.ask(b, healthCallLine)
-		p.tuitbot = append(p.tuitbot, float64(time.Since(start).Microseconds()))
+	type running struct {
+		proc *mcpProc
+		line string
+		into *[]float64
 	}
-	p.report(b, "us")
+	var procs []running
+	for _, s := range r.binaries(&p) {
+		args, l := []string{"mcp", "serve", "--sandbox"}, line
+		if s.echo {
+			args, l = nil, echoLine
+		}
+		proc := listed(b, h.env, s.bin, args...)
+		defer proc.stop(b)
+		proc.ask(b, l)
+		procs = append(procs, running{proc, l, s.into})
+	}
+	for range b.N {
+		for _, s := range procs {
+			start := time.Now()
+			s.proc.ask(b, s.line)
+			*s.into = append(*s.into, float64(time.Since(start).Microseconds()))
+		}
+	}
+	p.report(b, unit)
 }
 
 // BenchmarkGoalRssAnon: private memory (RssAnon) after tools/list and 35
@@ -233,15 +270,14 @@ func BenchmarkGoalRssAnon(b *testing.B) {
 	h := sandboxHome(b)
 	var p pair
 	for range b.N {
-		for _, s := range []struct {
-			into *[]float64
-			call string
-			args []string
-			bin  string
-		}{{&p.echo, echoCallLine, nil, r.echo}, {&p.tuitbot, healthCallLine, []string{"mcp", "serve", "--sandbox"}, r.tuitbot}} {
-			proc := listed(b, h.env, s.bin, s.args...)
+		for _, s := range r.binaries(&p) {
+			args, call := []string{"mcp", "serve", "--sandbox"}, healthCallLine
+			if s.echo {
+				args, call = nil, echoCallLine
+			}
+			proc := listed(b, h.env, s.bin, args...)
 			for range 35 {
-				proc.ask(b, s.call)
+				proc.ask(b, call)
 			}
 			*s.into = append(*s.into, rssAnonMB(b, proc.cmd.Process.Pid))
 			proc.stop(b)
@@ -271,28 +307,41 @@ func rssAnonMB(b *testing.B, pid int) float64 {
 }
 
 // BenchmarkGoalFreshStart: spawn -> first tool call answered (the
-// database open, migrated and checked) on a fresh home against the same
-// on a home that has started before (goal: at most 1.5x). The "echo"
-// columns are the warm starts.
+// database open, migrated and checked) on a fresh home against the same on
+// a home that has started before (goal: at most 1.5x).
 func BenchmarkGoalFreshStart(b *testing.B) {
 	r := release(b)
-	warm := newHome(b)
-	listed(b, warm.env, r.tuitbot, "mcp", "serve").stop(b)
-	var p pair
+	bins := []string{r.tuitbot}
+	if r.before != "" {
+		bins = append(bins, r.before)
+	}
+	fresh, warm := make([][]float64, len(bins)), make([][]float64, len(bins))
+	warms := make([]*home, len(bins))
+	for i, bin := range bins {
+		warms[i] = newHome(b)
+		listed(b, warms[i].env, bin, "mcp", "serve").stop(b)
+	}
 	for range b.N {
-		fresh := newHome(b)
-		for _, s := range []struct {
-			into *[]float64
-			h    *home
-		}{{&p.echo, warm}, {&p.tuitbot, fresh}} {
-			start := time.Now()
-			proc := listed(b, s.h.env, r.tuitbot, "mcp", "serve")
-			proc.ask(b, healthCallLine)
-			*s.into = append(*s.into, ms(time.Since(start)))
-			proc.stop(b)
+		for i, bin := range bins {
+			for _, s := range []struct {
+				h    *home
+				into *[]float64
+			}{{warms[i], &warm[i]}, {newHome(b), &fresh[i]}} {
+				start := time.Now()
+				proc := listed(b, s.h.env, bin, "mcp", "serve")
+				proc.ask(b, healthCallLine)
+				*s.into = append(*s.into, ms(time.Since(start)))
+				proc.stop(b)
+			}
 		}
 	}
-	p.report(b, "ms")
+	b.ReportMetric(median(fresh[0]), "fresh-ms")
+	b.ReportMetric(median(warm[0]), "warm-ms")
+	b.ReportMetric(median(fresh[0])/median(warm[0]), "ratio")
+	if len(bins) > 1 {
+		b.ReportMetric(median(fresh[1])/median(warm[1]), "before-ratio")
+	}
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkGoalBinarySize: the stripped linux/amd64 release binary
@@ -300,10 +349,7 @@ func BenchmarkGoalFreshStart(b *testing.B) {
 func BenchmarkGoalBinarySize(b *testing.B) {
 	r := release(b)
 	var sizes pair
-	for _, s := range []struct {
-		into *[]float64
-		bin  string
-	}{{&sizes.tuitbot, r.tuitbot}, {&sizes.echo, r.echo}} {
+	for _, s := range r.binaries(&sizes) {
 		st, err := os.Stat(s.bin)
 		if err != nil {
 			b.Fatal(err)
