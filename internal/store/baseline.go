@@ -126,24 +126,25 @@ func (d *DB) writeBaseline(ctx context.Context, tx *sql.Tx, bl baseline) error {
 func isNew(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, d Dialect) (bool, error) {
-	tables := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT IN ('goose_db_version', 'sqlite_sequence')`
+	tables := `SELECT count(*), count(*) FILTER (WHERE name = 'goose_db_version') FROM sqlite_master
+		WHERE type = 'table' AND name <> 'sqlite_sequence'`
 	if d == Postgres {
-		tables = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> 'goose_db_version'`
+		tables = `SELECT count(*), count(*) FILTER (WHERE table_name = 'goose_db_version') FROM information_schema.tables
+			WHERE table_schema = current_schema()`
 	}
-	var n int
-	if err := q.QueryRowContext(ctx, tables).Scan(&n); err != nil {
+	var all, versioned int
+	if err := q.QueryRowContext(ctx, tables).Scan(&all, &versioned); err != nil {
 		return false, err
 	}
-	if n > 0 {
+	if all > versioned {
 		return false, nil
 	}
+	if versioned == 0 {
+		return true, nil
+	}
 	var applied int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&applied)
-	if err != nil {
-		// No goose table yet: nothing applied either. (A failed
-		// statement ends a PostgreSQL transaction, so that case is
-		// asked about first there.)
-		return true, nil //nolint:nilerr
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&applied); err != nil {
+		return false, err
 	}
 	return applied == 0, nil
 }
@@ -161,21 +162,9 @@ func (d *DB) baselinePostgres(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", lock.DefaultLockID); err != nil {
 			return err
 		}
-		var goose int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'goose_db_version'`).Scan(&goose); err != nil {
+		fresh, err := isNew(ctx, tx, Postgres)
+		if err != nil {
 			return err
-		}
-		fresh := true
-		if goose > 0 {
-			if fresh, err = isNew(ctx, tx, Postgres); err != nil {
-				return err
-			}
-		} else {
-			var tables int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&tables); err != nil {
-				return err
-			}
-			fresh = tables == 0
 		}
 		if !fresh {
 			return nil // migrate it
