@@ -67,6 +67,10 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 			return
 		}
 		starting.Ready(a.MCPDeps())
+		// Starting leaves megabytes of garbage (the configuration, the
+		// emulator's world, the schema checks); hand its pages back now
+		// rather than whenever the scavenger gets to them.
+		debug.FreeOSMemory()
 	})
 	// Everything that reads cfg is done before the services start: New
 	// adjusts it (the sandbox points OAuth at its emulator).
