@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -361,4 +362,61 @@ func BenchmarkGoalBinarySize(b *testing.B) {
 	for range b.N {
 	}
 	sizes.report(b, "MB")
+}
+
+// BenchmarkGoalTSSDKListTools: spawn -> listTools() resolved in the
+// official TypeScript SDK's client (testdata/tssdk, installed by .ci/run
+// with npm), tuitbot `mcp serve --sandbox` against the echo server, b.N
+// interleaved rounds after one warm-up (goal: at most 3x). Skipped when
+// node or the package is not installed.
+func BenchmarkGoalTSSDKListTools(b *testing.B) {
+	script, err := filepath.Abs(filepath.Join("testdata", "tssdk", "listtools.mjs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		b.Skip("the TypeScript SDK is not installed: run npm install in cmd/tuitbot/testdata/tssdk")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("no node on PATH")
+	}
+	r := release(b)
+	h := sandboxHome(b)
+	cmdline := func(argv ...string) string {
+		j, _ := json.Marshal(argv)
+		return string(j)
+	}
+	args := []string{script, strconv.Itoa(b.N), cmdline(r.echo), cmdline(r.tuitbot, "mcp", "serve", "--sandbox")}
+	if r.before != "" {
+		args = append(args, cmdline(r.before, "mcp", "serve", "--sandbox"))
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Env = h.env
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("node %v: %v\n%s", args, err, out)
+	}
+	type medians struct {
+		Total float64 `json:"total_ms"`
+		List  float64 `json:"list_ms"`
+		Tools int     `json:"tools"`
+	}
+	var got []medians
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		var g medians
+		if err := json.Unmarshal([]byte(line), &g); err != nil {
+			b.Fatalf("node output %q: %v", line, err)
+		}
+		got = append(got, g)
+	}
+	if len(got) < 2 || got[1].Tools < 2 {
+		b.Fatalf("node output: %s", out)
+	}
+	p := pair{echo: []float64{got[0].Total}, tuitbot: []float64{got[1].Total}}
+	if len(got) > 2 {
+		p.before = []float64{got[2].Total}
+	}
+	b.ReportMetric(got[1].List, "tuitbot-list-ms")
+	p.report(b, "ms")
 }
