@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 func (c *cli) docsCmd() *cobra.Command {
@@ -17,13 +19,18 @@ func (c *cli) docsCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "docs",
-		Short: "Regenerate docs/tools.md, docs/errors.md, docs/config.md and the built-in tool schemas (--check fails when stale)",
+		Short: "Regenerate docs/tools.md, docs/errors.md, docs/config.md, the built-in tool schemas and the baseline database schemas (--check fails when stale)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			files, err := mcpserver.Docs()
 			if err != nil {
 				return err
 			}
+			baselines, err := store.BaselineFiles(cmd.Context())
+			if err != nil {
+				return err
+			}
+			maps.Copy(files, baselines)
 			names := make([]string, 0, len(files))
 			for n := range files {
 				names = append(names, n)

@@ -97,7 +97,12 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return usageError{errors.New("--web serves the review page beside the HTTP transport: add --transport http")}
 			}
 			needDB := p.Mutating() || c.sandbox || withWeb
-			a, err := c.build(ctx, cfg, app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB})
+			appOpts := app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB}
+			mopts := mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude}
+			if transport == "stdio" {
+				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
+			}
+			a, err := c.build(ctx, cfg, appOpts)
 			if err != nil {
 				return err
 			}
@@ -107,17 +112,12 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err := a.StartNotifications(ctx); err != nil {
 				return err
 			}
-			srv, selected, err := a.MCPServer(mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude})
+			srv, selected, err := a.MCPServer(mopts)
 			if err != nil {
 				return err
 			}
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
-			case "stdio":
-				if stdinIsTerminal(c.stdin) {
-					fmt.Fprintln(c.stderr, stdioTerminalHint(c.sandbox))
-				}
-				return c.serveStdio(ctx, cfg, a, srv, log, mf, tokenFile)
 			case "http":
 				path := tokenFile
 				create := false

@@ -190,7 +190,7 @@ func TestHintsLeaveOutGivenFlags(t *testing.T) {
 func TestSandboxAnswersNeverAskForTheSandbox(t *testing.T) {
 	h := newHome(t)
 	p := startStdio(t, h, "--sandbox")
-	p.initialize(t)
+	p.started(t)
 	defer p.stop(t)
 	if err := os.Remove(h.path("sandbox/tokens.json")); err != nil {
 		t.Fatal(err)

@@ -16,9 +16,18 @@ import (
 // build creates the services; with --sandbox it first moves everything
 // into the sandbox home so nothing touches a real account's data.
 func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (*app.App, error) {
+	if err := c.prepareBuild(cfg, &opts); err != nil {
+		return nil, err
+	}
+	return c.startBuilt(ctx, cfg, opts)
+}
+
+// prepareBuild is the part of build that reads and adjusts only cfg and
+// opts: after it, cfg says where everything lives and which accounts run.
+func (c *cli) prepareBuild(cfg *config.Config, opts *app.Options) error {
 	opts.AcceptNewDatabase = c.acceptNewDB
 	if c.sandboxState != "" && !c.sandbox {
-		return nil, usageError{errors.New("--sandbox-state needs --sandbox")}
+		return usageError{errors.New("--sandbox-state needs --sandbox")}
 	}
 	if c.sandbox {
 		c.sandboxHome(cfg)
@@ -26,8 +35,13 @@ func (c *cli) build(ctx context.Context, cfg *config.Config, opts app.Options) (
 	}
 	// An unknown --account is a usage error before anything starts.
 	if _, err := cfg.SelectAccount(c.account); err != nil && !c.sandbox {
-		return nil, usageError{err}
+		return usageError{err}
 	}
+	return nil
+}
+
+// startBuilt is the rest of build: it starts the services.
+func (c *cli) startBuilt(ctx context.Context, cfg *config.Config, opts app.Options) (*app.App, error) {
 	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		return nil, err

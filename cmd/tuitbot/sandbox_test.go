@@ -186,9 +186,9 @@ func TestSandboxEmulatorOutlivesItsStarter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := permissiveSandbox(t)
 			first := startStdio(t, h, "--sandbox")
-			first.initialize(t) // answers once its emulator runs and is advertised
+			first.started(t) // its emulator runs and is advertised
 			second := startStdio(t, h, "--sandbox")
-			second.initialize(t)
+			second.started(t)
 			if pid := sandboxAdvertPID(t, h); pid != first.cmd.Process.Pid {
 				t.Fatalf("the emulator is run by process %d, want the first server %d", pid, first.cmd.Process.Pid)
 			}

@@ -237,6 +237,14 @@ func (p *stdioProc) initialize(t *testing.T) {
 	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
 }
 
+// started initializes the server and waits for its services (database,
+// emulator, gateway): a stdio server answers initialize before they run.
+func (p *stdioProc) started(t *testing.T) {
+	t.Helper()
+	p.initialize(t)
+	p.healthCheck(t, 900)
+}
+
 func (p *stdioProc) healthCheck(t *testing.T, id int) {
 	t.Helper()
 	p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"health_check","arguments":{}}}`, id))

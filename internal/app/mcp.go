@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -61,6 +63,39 @@ func (a *App) MCPServer(o mcpserver.Options) (*mcp.Server, []*mcpserver.Tool, er
 		o.Version = Version
 	}
 	return mcpserver.New(a.MCPDeps(), o)
+}
+
+// StartingMCPServer builds, from the configuration alone, the server
+// MCPServer would build on the services of account, so that it can answer
+// initialize and tools/list while New starts them; hand them over with
+// Starting.Ready(a.MCPDeps()) from begin (see mcpserver.NewStarting).
+// Call it before New: New adjusts cfg.
+func StartingMCPServer(cfg *config.Config, account string, log *slog.Logger, o mcpserver.Options, begin func()) (*mcp.Server, []*mcpserver.Tool, *mcpserver.Starting, error) {
+	if o.Version == "" {
+		o.Version = Version
+	}
+	sel, err := cfg.SelectAccount(account)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	own, err := cfg.ForAccount(sel)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The config-gated tools are listed when any account the server acts
+	// for enables them, as MCPDeps' Account would tell New.
+	o.AccountConfigs = []*config.Config{}
+	for _, name := range cfg.AccountNames() {
+		if name == sel {
+			continue
+		}
+		ac, err := cfg.ForAccount(name)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		o.AccountConfigs = append(o.AccountConfigs, ac)
+	}
+	return mcpserver.NewStarting(mcpserver.Deps{Cfg: own, Log: log}, o, begin)
 }
 
 // livePolicy joins the engine with its stored counters for the tools.

@@ -142,9 +142,10 @@ func Of(tool, equivalent string, params json.RawMessage) Action {
 		return a
 	}
 	if w.kind != KindNone {
-		var m map[string]any
-		_ = json.Unmarshal(params, &m)
-		if id, _ := m[w.param].(string); id != "" {
+		// Only the one field is decoded: a page lists many rows.
+		var m map[string]json.RawMessage
+		var id string
+		if json.Unmarshal(params, &m) == nil && json.Unmarshal(m[w.param], &id) == nil && id != "" {
 			a.Target = Target{Kind: w.kind, ID: id}
 		}
 	}

@@ -580,12 +580,27 @@ type AuditFilter struct {
 	// its target) hold it, ignoring case, or whose target is it.
 	Search string
 	Limit  int
+	// Brief reads only what a list of rows shows (when, what, the
+	// parameters' summary, status, resolution, who): the request, result,
+	// error and rollback guidance are left empty, and no JSON is decoded.
+	Brief bool
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, COALESCE(intent_key,''), params_summary, status,
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
 	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
+
+// auditBriefCols are the columns of a brief row (AuditFilter.Brief).
+const auditBriefCols = `correlation_id, tool_name, COALESCE(equivalent_tool,''), params_summary, status, account_id, caller, loop_name,
+	created_at, COALESCE(resolution,'')`
+
+func scanAuditBrief(sc interface{ Scan(...any) error }) (AuditEntry, error) {
+	var e AuditEntry
+	err := sc.Scan(&e.CorrelationID, &e.Tool, &e.EquivalentTool, &e.ParamsSummary, &e.Status, &e.AccountID, &e.Caller, &e.Loop,
+		&e.CreatedAt, &e.Resolution)
+	return e, err
+}
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
@@ -633,7 +648,11 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 			return nil, apperr.New(apperr.InvalidInput, "tool_name: %q is not a mutation tool", f.Tool)
 		}
 	}
-	q := `SELECT ` + auditCols + ` FROM mutation_audit WHERE account_id = ?`
+	cols, scan := auditCols, scanAudit
+	if f.Brief {
+		cols, scan = auditBriefCols, scanAuditBrief
+	}
+	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ?`
 	args := []any{g.opts.AccountID}
 	if f.Tool != "" {
 		q += ` AND tool_name = ?`
@@ -663,14 +682,16 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := g.opts.DB.QueryContext(ctx, q, args...)
+	// A page asks the same few shapes again and again; parsing the query
+	// was a large part of each.
+	rows, err := g.stmts.queryRead(ctx, q, args...)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	defer rows.Close()
 	out := []AuditEntry{}
 	for rows.Next() {
-		e, err := scanAudit(rows)
+		e, err := scan(rows)
 		if err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 		}
@@ -687,7 +708,7 @@ func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, erro
 	if limit <= 0 || limit > 100 {
 		limit = 100
 	}
-	rows, err := g.opts.DB.QueryContext(ctx, `SELECT `+auditCols+` FROM mutation_audit INDEXED BY idx_mutation_audit_unresolved
+	rows, err := g.stmts.queryRead(ctx, `SELECT `+auditCols+` FROM mutation_audit INDEXED BY idx_mutation_audit_unresolved
 		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC LIMIT ?`, g.opts.AccountID, limit)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -375,6 +376,51 @@ func TestRecentSearchesTextAndTarget(t *testing.T) {
 			if len(rows) != tc.want {
 				t.Errorf("search %q found %d rows, want %d", tc.search, len(rows), tc.want)
 			}
+		}
+	})
+}
+
+// A brief listing (the audit page's) holds what a list shows, the same as
+// the full rows, and nothing it does not show; each shape of the query is
+// prepared once and reused, on both backends.
+func TestRecentBriefListsWhatAPageShows(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		run := func(context.Context, json.RawMessage) (Result, error) {
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}
+		e.g.Register(targetAction("x_like_tweet", "tweet_id", run))
+		for _, id := range []string{"1", "2", "3"} {
+			if _, err := e.g.Do(e.ctx, Call{Tool: "x_like_tweet", Params: map[string]any{"tweet_id": id}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		full, err := e.g.Recent(e.ctx, AuditFilter{Tool: "x_like_tweet", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			brief, err := e.g.Recent(e.ctx, AuditFilter{Tool: "x_like_tweet", Limit: 100, Brief: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(brief) != len(full) || len(full) != 3 {
+				t.Fatalf("brief rows %d, full rows %d, want 3", len(brief), len(full))
+			}
+			for i, b := range brief {
+				f := full[i]
+				shown := AuditEntry{CorrelationID: f.CorrelationID, Tool: f.Tool, EquivalentTool: f.EquivalentTool, ParamsSummary: f.ParamsSummary,
+					Status: f.Status, AccountID: f.AccountID, Caller: f.Caller, Loop: f.Loop, CreatedAt: f.CreatedAt, Resolution: f.Resolution}
+				if !reflect.DeepEqual(b, shown) {
+					t.Errorf("brief row %d:\n%+v\nwant\n%+v", i, b, shown)
+				}
+			}
+		}
+		e.g.stmts.mu.Lock()
+		prepared := len(e.g.stmts.reads)
+		e.g.stmts.mu.Unlock()
+		if prepared != 2 { // the full and the brief shape
+			t.Errorf("%d read statements prepared for two shapes asked three times, want 2", prepared)
 		}
 	})
 }

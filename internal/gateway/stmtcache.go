@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -86,6 +87,12 @@ func hotQueries(d store.Dialect) []string {
 type stmtCache struct {
 	db *sql.DB
 	m  map[string]*sql.Stmt // read-only after newStmtCache
+
+	// reads are the read-only queries of the review pages, prepared on
+	// first use: they run on the pool, never inside a transaction, so
+	// preparing one late waits on no writer.
+	mu    sync.Mutex
+	reads map[string]*sql.Stmt
 }
 
 func newStmtCache(ctx context.Context, db *sql.DB, d store.Dialect) (*stmtCache, error) {
@@ -106,6 +113,34 @@ func (c *stmtCache) close() {
 		_ = s.Close()
 		delete(c.m, k)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range c.reads {
+		_ = s.Close()
+		delete(c.reads, k)
+	}
+}
+
+// queryRead runs a read-only query on the pool through its prepared
+// statement, preparing it the first time.
+func (c *stmtCache) queryRead(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.mu.Lock()
+	s, ok := c.reads[query]
+	if !ok {
+		var err error
+		// Prepared without the caller's deadline: the statement outlives
+		// the request.
+		if s, err = c.db.PrepareContext(context.WithoutCancel(ctx), query); err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		if c.reads == nil {
+			c.reads = map[string]*sql.Stmt{}
+		}
+		c.reads[query] = s
+	}
+	c.mu.Unlock()
+	return s.QueryContext(ctx, args...)
 }
 
 // poolQ runs the prepared statement for a query on the connection pool, or

@@ -138,15 +138,21 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	a := &d
-	if o.Config == nil {
-		o.Config = a.Cfg
-	}
 	if o.AccountConfigs == nil {
 		accs, err := accountConfigs(a)
 		if err != nil {
 			return nil, nil, err
 		}
 		o.AccountConfigs = accs
+	}
+	return build(a, o)
+}
+
+// build registers the selected tools on a server whose handlers read a's
+// services when they are called, never before.
+func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
+	if o.Config == nil {
+		o.Config = a.Cfg
 	}
 	tools, err := Select(Registry(), o)
 	if err != nil {

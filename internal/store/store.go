@@ -41,6 +41,9 @@ type DB struct {
 	Dialect Dialect
 	// BackupPath is set when Open backed the file up before migrating.
 	BackupPath string
+	// FromBaseline is set when Open created the schema of a new database
+	// from the baseline instead of running the migrations one by one.
+	FromBaseline bool
 	// ID is the database's identity, also kept in IdentityPath(Path).
 	ID string
 	// HomeID is the id of the home that opened the database (its
@@ -297,16 +300,30 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 		return nil
 	}
 	if d.Dialect == Postgres {
+		if err := d.baselinePostgres(ctx); err != nil {
+			return fmt.Errorf("database %s: %w", d.Path, err)
+		}
 		if _, err := p.Up(ctx); err != nil {
 			return fmt.Errorf("migrate database %s: %w", d.Path, err)
 		}
 		return nil
 	}
+	// The open lock is held: no other process migrates meanwhile.
+	fresh, err := isNew(ctx, d, SQLite)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", d.Path, err)
+	}
+	if fresh {
+		if err := d.applyBaseline(ctx); err != nil {
+			return fmt.Errorf("database %s: %w", d.Path, err)
+		}
+		d.FromBaseline = true
+	}
 	var tables int
 	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('goose_db_version', 'sqlite_sequence')").Scan(&tables); err != nil {
 		return fmt.Errorf("database %s: %w", d.Path, err)
 	}
-	if tables > 0 {
+	if tables > 0 && !fresh {
 		dir := opts.BackupDir
 		if dir == "" {
 			dir = filepath.Join(filepath.Dir(d.Path), "backups")

@@ -49,7 +49,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
-	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Caller: d.Caller, Search: d.Search, Limit: 100}
+	f := gateway.AuditFilter{Tool: d.Tool, Status: d.Status, Caller: d.Caller, Search: d.Search, Limit: 100, Brief: true}
 	if d.Since != "" {
 		t, err := time.ParseInLocation("2006-01-02", d.Since, time.Local)
 		if err != nil {
@@ -189,7 +189,14 @@ func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, 
 	}
 	for _, e := range rows {
 		when := stampOf(now, e.CreatedAt, false)
-		act := describe.Of(e.Tool, e.EquivalentTool, json.RawMessage(e.ParamsSummary))
+		// A row that posted text shows the text, not the target: its
+		// parameters are decoded once, not twice.
+		text := summaryText(e.ParamsSummary)
+		var params json.RawMessage
+		if text == "" {
+			params = json.RawMessage(e.ParamsSummary)
+		}
+		act := describe.Of(e.Tool, e.EquivalentTool, params)
 		tool, st := esc(e.Tool), esc(e.Status)
 		b.WriteString(`<tr><td data-label="When"><time datetime="`)
 		b.WriteString(esc(when.At))
@@ -202,7 +209,7 @@ func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, 
 		b.WriteString(`</strong> <span class="tool">`)
 		b.WriteString(tool)
 		b.WriteString(`</span>`)
-		if text := summaryText(e.ParamsSummary); text != "" {
+		if text != "" {
 			b.WriteString(`<br><span class="said">`)
 			b.WriteString(esc(shorten(text, 160)))
 			b.WriteString(`</span>`)
@@ -238,6 +245,9 @@ func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, 
 // summaryText is the text a recorded call posted: its text, or a thread's
 // posts one after the other ("" when it posted none).
 func summaryText(summary string) string {
+	if !strings.Contains(summary, `"text"`) && !strings.Contains(summary, `"tweets"`) {
+		return ""
+	}
 	var p struct {
 		Text   string   `json:"text"`
 		Tweets []string `json:"tweets"`

@@ -1,0 +1,117 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Starting is a server whose services are still starting. A client that
+// spawns the server waits for initialize and tools/list before its agent
+// can do anything, and neither needs the database, the emulator or X; so
+// they are answered at once, while every other request (a tool call, a
+// resource read, a prompt) waits until the services are up. A request
+// therefore never runs before the checks that opening the database and
+// starting the gateway make, and none runs at all when they fail.
+type Starting struct {
+	deps  *Deps
+	ready chan struct{}
+	once  sync.Once
+	err   error
+	// begin starts the services; it runs once, when tools/list has been
+	// answered or a request needs them, whichever comes first (Begin
+	// starts it from outside), so that starting them takes no CPU from
+	// the first answers.
+	begin     func()
+	beginOnce sync.Once
+}
+
+// answeredWhileStarting are the methods that read nothing but the tool
+// surface, which is fixed before the services start.
+var answeredWhileStarting = map[string]bool{
+	"initialize":                       true,
+	"ping":                             true,
+	"tools/list":                       true,
+	"prompts/list":                     true,
+	"resources/list":                   true,
+	"resources/templates/list":         true,
+	"notifications/initialized":        true,
+	"notifications/cancelled":          true,
+	"notifications/roots/list_changed": true,
+}
+
+// NewStarting builds the server New would build on d, before d's
+// services exist: d needs only Cfg and Log, and o.AccountConfigs must
+// name the other accounts' configurations (the services are not there to
+// ask). begin starts the services, which then call Ready with them, or
+// Fail when they cannot start.
+func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starting, error) {
+	if d.Cfg == nil {
+		return nil, nil, nil, errors.New("mcpserver: Deps.Cfg is required")
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Starting{deps: &d, ready: make(chan struct{}), begin: begin}
+	srv, tools, err := build(s.deps, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv.AddReceivingMiddleware(s.gate)
+	return srv, tools, s, nil
+}
+
+// Begin starts the services now if nothing has started them yet.
+func (s *Starting) Begin() { s.beginOnce.Do(s.begin) }
+
+// Ready hands the started services to the waiting and later requests. Only
+// the first of Ready and Fail counts.
+func (s *Starting) Ready(d Deps) {
+	s.once.Do(func() {
+		if d.Now == nil {
+			d.Now = time.Now
+		}
+		if d.Log == nil {
+			d.Log = s.deps.Log
+		}
+		*s.deps = d
+		close(s.ready)
+	})
+}
+
+// Fail refuses every waiting and later request with err.
+func (s *Starting) Fail(err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.ready)
+	})
+}
+
+func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !answeredWhileStarting[method] {
+			s.Begin()
+			select {
+			case <-s.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if s.err != nil {
+				return nil, fmt.Errorf("the server could not start: %w", s.err)
+			}
+		}
+		res, err := next(ctx, method, req)
+		if method == "tools/list" {
+			s.Begin()
+		}
+		return res, err
+	}
+}

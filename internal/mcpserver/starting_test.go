@@ -1,0 +1,112 @@
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
+)
+
+// startingServer is a server whose services have not started, and the
+// signal its begin hook sends when something starts them.
+type startingServer struct {
+	s     *rawSession
+	st    *mcpserver.Starting
+	begun chan struct{}
+}
+
+func newStartingServer(t *testing.T) *startingServer {
+	t.Helper()
+	cfg := testConfig(t, nil)
+	// A service used before Ready would be this one: the test fails.
+	early := mcpserver.Deps{Cfg: cfg, Health: func(context.Context) []mcpserver.Check {
+		t.Error("a tool ran before the services were ready")
+		return nil
+	}}
+	begun := make(chan struct{})
+	srv, _, st, err := mcpserver.NewStarting(early, mcpserver.Options{Profile: mcpserver.Workflow}, func() { close(begun) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// newRawSession has initialize answered: nothing is ready yet.
+	s := newRawSession(t, srv)
+	// Whatever the test left unread must not hold the server's writes
+	// while the session closes.
+	t.Cleanup(func() { go io.Copy(io.Discard, s.rd) })
+	return &startingServer{s: s, st: st, begun: begun}
+}
+
+func (ss *startingServer) waitBegun(t *testing.T, after string) {
+	t.Helper()
+	select {
+	case <-ss.begun:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the services were not started after %s", after)
+	}
+}
+
+// send writes a request line without waiting for its answer.
+func (ss *startingServer) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(ss.s.w, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (ss *startingServer) answer(t *testing.T) string {
+	t.Helper()
+	b, err := ss.s.rd.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const healthCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"health_check","arguments":{}}}`
+
+// A spawned server answers initialize and tools/list before its services
+// (database, emulator, gateway) have started; listing the tools starts them.
+func TestStartingServerListsBeforeItsServices(t *testing.T) {
+	ss := newStartingServer(t)
+	ans := ss.s.call(t, toolsListLine)
+	if !strings.Contains(string(ans), `"name":"health_check"`) {
+		t.Fatalf("tools/list before the services started: %.300s", ans)
+	}
+	ss.waitBegun(t, "tools/list was answered")
+	ss.st.Ready(mcpserver.Deps{Cfg: testConfig(t, nil), Health: okHealth})
+	if got := ss.s.call(t, healthCall); !strings.Contains(string(got), `started_service`) {
+		t.Fatalf("health_check after Ready: %s", got)
+	}
+}
+
+// A tool call that arrives first starts the services and waits for them:
+// it never runs on services that are not there.
+func TestStartingServerCallWaitsForItsServices(t *testing.T) {
+	ss := newStartingServer(t)
+	ss.send(t, healthCall)
+	ss.waitBegun(t, "a tool was called")
+	ss.st.Ready(mcpserver.Deps{Cfg: testConfig(t, nil), Health: okHealth})
+	if got := ss.answer(t); !strings.Contains(got, `started_service`) || !strings.Contains(got, `"id":7`) {
+		t.Fatalf("health_check held until Ready: %s", got)
+	}
+}
+
+// Services that cannot start refuse every call with the reason.
+func TestStartingServerRefusesCallsWhenServicesFail(t *testing.T) {
+	ss := newStartingServer(t)
+	ss.send(t, healthCall)
+	ss.waitBegun(t, "a tool was called")
+	ss.st.Fail(errors.New("cannot open the database: refused on purpose"))
+	got := ss.answer(t)
+	if !strings.Contains(got, `"error"`) || !strings.Contains(got, "refused on purpose") {
+		t.Fatalf("health_check after Fail: %s", got)
+	}
+}
+
+func okHealth(context.Context) []mcpserver.Check {
+	return []mcpserver.Check{{Name: "started_service", Status: "ok"}}
+}
