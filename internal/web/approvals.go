@@ -46,7 +46,10 @@ type itemView struct {
 	Pretty   string
 	// Options are the post's settings in words ("Poll: A / B, 1 day").
 	Options []string
-	Diff    []string
+	// Opts is the edit form's options fields (nil: the item's action
+	// takes no options a human may change).
+	Opts *optionsForm
+	Diff []string
 	// Account is the item's account when it is not the first; links and
 	// forms carry it.
 	Account string
@@ -184,6 +187,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 			v.Segments = segments(t)
 			r := tweettext.ParseWithin(t, v.Max)
 			v.Count, v.Valid = r.WeightedLength, r.Valid
+			v.Opts = optionsFormOf(gact, it.Params)
 		}
 	}
 	if t := act.Target; t.Kind != describe.KindNone {
@@ -579,13 +583,23 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err == nil {
 		err = idErr
 	}
+	// The same edit as the CLI's: the gateway validates the whole edited
+	// call, naming the field, and changes nothing when it refuses.
+	text := r.PostFormValue("text")
+	ch := gateway.Changes{Text: &text}
+	if err == nil && r.PostFormValue("options_form") != "" {
+		var raw json.RawMessage
+		if raw, err = optionsFromForm(r); err == nil {
+			ch.Fields = map[string]json.RawMessage{optionsField: raw}
+		}
+	}
 	if err == nil {
-		_, err = a.Gateway.Edit(r.Context(), id, r.PostFormValue("text"))
+		_, err = a.Gateway.EditFields(r.Context(), id, ch)
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not edited: %s", id, apperr.As(err).Message)
 	} else {
-		s.flash(sess, false, "Edited: %s; approve it to send the new text", s.titleOf(r, a, id))
+		s.flash(sess, false, "Edited: %s; approve it to send it as edited", s.titleOf(r, a, id))
 	}
 	s.back(w, r, s.at(a, "/approvals"))
 }
