@@ -149,13 +149,15 @@ func TestApprovalEditFormChangesPostOptions(t *testing.T) {
 			[]string{"<li>Community: 1500000000000000001</li>", "<li>Made with AI</li>", "<li>Paid partnership</li>"},
 			`"options":{"community_id":"1500000000000000001","made_with_ai":true,"paid_partnership":true}`},
 		{"a poll with media refused", withMedia, url.Values{"poll_option": {"Go", "Rust"}, "poll_minutes": {"60"}},
-			[]string{"not edited: options.poll: a post with a poll cannot carry media"}, ""},
+			[]string{"Not saved: options.poll: a post with a poll cannot carry media", `name="poll_option" value="Rust" maxlength="25" aria-invalid="true"`}, ""},
 		{"a poll of one choice refused", plain, url.Values{"poll_option": {"Go", ""}, "poll_minutes": {"60"}},
-			[]string{"not edited: options.poll.options"}, ""},
+			[]string{"Not saved: options.poll.options", `name="poll_option" value="Go" maxlength="25" aria-invalid="true"`}, ""},
 		{"a duration that is not a number refused", plain, url.Values{"poll_option": {"Go", "Rust"}, "poll_minutes": {"a day"}},
-			[]string{"not edited: options.poll.duration_minutes"}, ""},
+			[]string{"Not saved: options.poll.duration_minutes", `name="poll_minutes" value="a day"`}, ""},
+		{"an over-long text refused", plain, url.Values{"text": {strings.Repeat("long ", 60)}, "reply_settings": {"following"}},
+			[]string{"Not saved: text", `aria-invalid="true" aria-describedby="edit-error-`, `<option value="following" selected>`}, ""},
 		{"an unknown reply setting refused", plain, url.Values{"reply_settings": {"friends"}},
-			[]string{"not edited: options.reply_settings"}, ""},
+			[]string{"Not saved: options.reply_settings", `name="reply_settings" aria-invalid="true" aria-describedby="edit-error-`}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSite(t, nil)
@@ -167,11 +169,18 @@ func TestApprovalEditFormChangesPostOptions(t *testing.T) {
 			hashBefore := s.paramsHash(id)
 			c, csrf := s.client()
 			tc.form.Set("csrf", csrf)
-			tc.form.Set("text", text)
+			if !tc.form.Has("text") {
+				tc.form.Set("text", text)
+			}
 			tc.form.Set("options_form", "1")
 			code, body := s.postForm(c, "/approvals/"+itoa(id)+"/edit", tc.form)
-			if code != http.StatusOK {
-				t.Fatalf("edit: status %d", code)
+			// A refusal is shown back: the item's page, its form open
+			// with what was sent and the refusal naming the field.
+			if want := map[bool]int{true: http.StatusOK, false: http.StatusBadRequest}[tc.param != ""]; code != want {
+				t.Fatalf("edit: status %d, want %d", code, want)
+			}
+			if open := `class="edit" id="edit-` + itoa(id) + `">`; tc.param == "" && !strings.Contains(body, open) {
+				t.Errorf("a refused edit does not show its form open")
 			}
 			if tc.param != "" {
 				// The item's own page shows its options and the diff.

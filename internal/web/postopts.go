@@ -31,6 +31,8 @@ type optionsForm struct {
 	MaxChoiceLength  int
 	Community        string
 	MadeWithAI, Paid bool
+	// Bad marks the control a refused edit named.
+	Bad struct{ Reply, Poll, Minutes, Community bool }
 }
 
 type replyChoice struct{ Value, Label string }
@@ -102,4 +104,34 @@ func optionsFromForm(r *http.Request) (json.RawMessage, error) {
 		return nil, apperr.Wrap(apperr.InternalError, err, "options: cannot encode: %v", err)
 	}
 	return raw, nil
+}
+
+// refill puts the values a refused edit sent back in the form, with the
+// control the refusal named (field, as "options.poll.options[1]") marked.
+func (f *optionsForm) refill(r *http.Request, field string) {
+	f.Reply, f.Community = r.PostFormValue("reply_settings"), r.PostFormValue("community_id")
+	f.MadeWithAI, f.Paid = r.PostFormValue("made_with_ai") != "", r.PostFormValue("paid_partnership") != ""
+	f.Minutes = r.PostFormValue("poll_minutes")
+	f.Choices = make([]string, xapi.MaxPollOptions)
+	copy(f.Choices, r.PostForm["poll_option"])
+	switch {
+	case field == "options.reply_settings":
+		f.Bad.Reply = true
+	case field == "options.community_id":
+		f.Bad.Community = true
+	case field == "options.poll.duration_minutes":
+		f.Bad.Minutes = true
+	case strings.HasPrefix(field, "options.poll"):
+		f.Bad.Poll = true
+	}
+}
+
+// fieldOf is the parameter an error message names before its colon
+// ("options.poll: a post with a poll cannot carry media"), or "".
+func fieldOf(msg string) string {
+	name, _, ok := strings.Cut(msg, ": ")
+	if !ok || strings.ContainsAny(name, " \t") {
+		return ""
+	}
+	return name
 }
