@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -204,6 +205,20 @@ func TestApprovalEditFormChangesPostOptions(t *testing.T) {
 				t.Errorf("the edit kept the content hash %s", hashBefore)
 			case tc.param == "" && s.paramsHash(id) != hashBefore:
 				t.Errorf("a refused edit changed the content hash")
+			}
+			if tc.param == "" || tc.name == "disclosures and a community" {
+				return // the demo account is in no community to post in
+			}
+			// Approved, the edited call is what ran: the audit of the
+			// outcome holds the new options.
+			s.postForm(c, "/approvals/"+itoa(id)+"/approve", url.Values{"csrf": {csrf}})
+			done, err := s.a.Gateway.Item(t.Context(), id)
+			if err != nil || done.Status != "executed" {
+				t.Fatalf("approve the edited item: %+v %v", done, err)
+			}
+			_, audit := s.get(c, "/audit/"+done.CorrelationID)
+			if opt := strings.TrimPrefix(tc.param, `"options":`); !strings.Contains(audit, html.EscapeString(opt)) {
+				t.Errorf("the audit of #%d does not hold %s:\n%s", id, opt, audit)
 			}
 		})
 	}
