@@ -136,16 +136,33 @@ func DescribeOptions(params json.RawMessage) []string {
 	var p struct {
 		Options *PostOptions `json:"options"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Options == nil {
+	if json.Unmarshal(params, &p) != nil {
 		return nil
 	}
-	o := p.Options
+	return p.Options.Describe()
+}
+
+// ReplyAudience says who may reply under reply setting v, in the words
+// DescribeOptions uses ("people you follow"; "everyone" for X's default).
+func ReplyAudience(v string) string {
+	if v == "" || v == "everyone" {
+		return "everyone"
+	}
+	return cmp.Or(replyAudience[v], v)
+}
+
+// Describe renders o for a human deciding on it ("Poll: A / B, 1 day",
+// "Replies: people you follow"); nil when it sets nothing.
+func (o *PostOptions) Describe() []string {
+	if o == nil {
+		return nil
+	}
 	var out []string
 	if o.Poll != nil {
 		out = append(out, fmt.Sprintf("Poll: %s, %s", strings.Join(o.Poll.Options, " / "), minutes(o.Poll.DurationMinutes)))
 	}
 	if o.ReplySettings != "" && o.ReplySettings != "everyone" {
-		out = append(out, "Replies: "+cmp.Or(replyAudience[o.ReplySettings], o.ReplySettings))
+		out = append(out, "Replies: "+ReplyAudience(o.ReplySettings))
 	}
 	if o.CommunityID != "" {
 		out = append(out, "Community: "+o.CommunityID)

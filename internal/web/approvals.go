@@ -46,7 +46,14 @@ type itemView struct {
 	Pretty   string
 	// Options are the post's settings in words ("Poll: A / B, 1 day").
 	Options []string
-	Diff    []string
+	// Opts is the edit form's options fields (nil: the item's action
+	// takes no options a human may change).
+	Opts *optionsForm
+	Diff []string
+	// EditError is why the edit just sent was refused; the form then
+	// opens with what was sent. BadText marks the text as the cause.
+	EditError string
+	BadText   bool
 	// Account is the item's account when it is not the first; links and
 	// forms carry it.
 	Account string
@@ -184,6 +191,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 			v.Segments = segments(t)
 			r := tweettext.ParseWithin(t, v.Max)
 			v.Count, v.Valid = r.WeightedLength, r.Valid
+			v.Opts = optionsFormOf(gact, it.Params)
 		}
 	}
 	if t := act.Target; t.Kind != describe.KindNone {
@@ -579,15 +587,55 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	if err == nil {
 		err = idErr
 	}
+	// The same edit as the CLI's: the gateway validates the whole edited
+	// call, naming the field, and changes nothing when it refuses.
+	text := r.PostFormValue("text")
+	ch := gateway.Changes{Text: &text}
+	if err == nil && r.PostFormValue("options_form") != "" {
+		var raw json.RawMessage
+		if raw, err = optionsFromForm(r); err == nil {
+			ch.Fields = map[string]json.RawMessage{optionsField: raw}
+		}
+	}
 	if err == nil {
-		_, err = a.Gateway.Edit(r.Context(), id, r.PostFormValue("text"))
+		_, err = a.Gateway.EditFields(r.Context(), id, ch)
+	}
+	if err != nil && a != nil && idErr == nil && s.editRefused(w, r, sess, a, id, err) {
+		return
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not edited: %s", id, apperr.As(err).Message)
 	} else {
-		s.flash(sess, false, "Edited: %s; approve it to send the new text", s.titleOf(r, a, id))
+		s.flash(sess, false, "Edited: %s; approve it to send it as edited", s.titleOf(r, a, id))
 	}
 	s.back(w, r, s.at(a, "/approvals"))
+}
+
+// editRefused shows a refused edit back on the item's page: the form open
+// with what was sent, the refusal beside it naming the field, the item
+// itself unchanged. False when the item cannot be shown (no longer
+// pending, or gone): the caller then reports the refusal as a message.
+func (s *Server) editRefused(w http.ResponseWriter, r *http.Request, sess *session, a *Account, id int64, refusal error) bool {
+	it, err := a.Gateway.Item(r.Context(), id)
+	if err != nil || it.Status != gateway.ApprovalPending {
+		return false
+	}
+	v := s.views(r, a, []gateway.ApprovalItem{*it})[0]
+	if v.Field == "" {
+		return false
+	}
+	msg := apperr.As(refusal).Message
+	field := fieldOf(msg)
+	v.EditError, v.BadText = msg, field == v.Field
+	v.Text = r.PostFormValue("text")
+	res := tweettext.ParseWithin(v.Text, v.Max)
+	v.Count, v.Valid = res.WeightedLength, res.Valid
+	if v.Opts != nil && r.PostFormValue("options_form") != "" {
+		v.Opts.refill(r, field)
+	}
+	v.Back, v.Here = "", ""
+	s.renderStatus(w, r, http.StatusBadRequest, sess, "approval", fmt.Sprintf("Approval #%d: not edited", id), v)
+	return true
 }
 
 // bulk approves or rejects the selected items one by one; each is its own

@@ -30,6 +30,8 @@ type draftView struct {
 	When, Day, Time string
 	Count           int
 	Editable        bool
+	// Options are the post's settings in the approval page's words.
+	Options []string
 }
 
 // calDay is one day of the week calendar.
@@ -72,7 +74,7 @@ func weekStart(t time.Time) time.Time {
 }
 
 func draftOf(d workflow.Draft) draftView {
-	v := draftView{Draft: d, Editable: d.Status == "draft" || d.Status == "scheduled"}
+	v := draftView{Draft: d, Editable: d.Status == "draft" || d.Status == "scheduled", Options: d.Options.Describe()}
 	if d.ContentType == "thread" {
 		v.Body = strings.Join(d.Tweets, threadSeparator)
 		for _, t := range d.Tweets {
