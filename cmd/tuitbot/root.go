@@ -89,6 +89,8 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.auditCmd(),
 		c.queueCmd(),
 		c.exportCmd(),
+		c.recurringCmd(),
+		c.evergreenCmd(),
 		c.xsimCmd(),
 		c.sandboxCmd(),
 		c.runCmd(),

@@ -58,6 +58,14 @@ var sandboxFirstArgs = map[string][]string{
 	"queue next":               nil,
 	"export":                   {"--what", "audit"},
 	"queue apply-suggestion":   {"--yes"}, // no measured posts yet: refused after the sandbox is prepared
+	"recurring list":           nil,
+	"recurring create":         {"--text", "A weekly post.", "--every", "1w", "--time", "09:00"},
+	"recurring pause":          {"1"},
+	"recurring resume":         {"1"},
+	"recurring delete":         {"1"},
+	"evergreen list":           nil,
+	"evergreen mark":           {"123"}, // no such post in the demo world: refused after the sandbox is prepared
+	"evergreen unmark":         {"123"},
 }
 
 // sandboxUntouched are the commands that leave the sandbox as they find
@@ -82,6 +90,8 @@ var sandboxUntouched = map[string]string{
 	"notify outbox":         "a command group: it shows its help",
 	"approve links":         "a command group: it shows its help",
 	"queue":                 "a command group: it shows its help",
+	"recurring":             "a command group: it shows its help",
+	"evergreen":             "a command group: it shows its help",
 }
 
 // runnableCommands lists the path of every command below root that runs.

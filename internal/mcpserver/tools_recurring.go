@@ -6,6 +6,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/argcheck"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -146,9 +147,9 @@ func (EvergreenIDInput) Limits() argcheck.Limits { return argcheck.Limits{"tweet
 // ListEvergreenInput is list_evergreen's input.
 type ListEvergreenInput struct{}
 
-// evergreenSettings says what [evergreen] does with the marked posts.
-func evergreenSettings(c *Call) map[string]any {
-	e := c.Deps.Cfg.Evergreen
+// EvergreenSettings says what [evergreen] does with the marked posts, as
+// the evergreen tools (and the CLI beside them) answer it.
+func EvergreenSettings(e config.Evergreen) map[string]any {
 	return map[string]any{"enabled": e.Enabled, "fill_empty_slots": e.FillEmptySlots, "mode": e.Mode,
 		"min_interval_days": e.MinIntervalDays, "max_recycles": e.MaxRecycles}
 }
@@ -169,7 +170,7 @@ func evergreenTools() []*Tool {
 					return Result{}, err
 				}
 				p, err := s.MarkEvergreen(ctx, in.TweetID, in.Variants)
-				return Result{Data: map[string]any{"evergreen": p, "settings": evergreenSettings(c)}}, err
+				return Result{Data: map[string]any{"evergreen": p, "settings": EvergreenSettings(c.Deps.Cfg.Evergreen)}}, err
 			}),
 		def(local("unmark_evergreen", "Unmark evergreen", "Stop recycling a post; items already placed in the queue stay. Local only.", Hints{Destructive: true, Idempotent: true}),
 			func(ctx context.Context, c *Call, in EvergreenIDInput) (Result, error) {
@@ -187,7 +188,7 @@ func evergreenTools() []*Tool {
 					return Result{}, err
 				}
 				ps, err := s.EvergreenPosts(ctx)
-				return Result{Data: map[string]any{"evergreen": ps, "count": len(ps), "settings": evergreenSettings(c)}}, err
+				return Result{Data: map[string]any{"evergreen": ps, "count": len(ps), "settings": EvergreenSettings(c.Deps.Cfg.Evergreen)}}, err
 			}),
 	}
 }
