@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tuitbot/tuitbot/internal/app"
 	"regexp"
 	"strconv"
 	"strings"
@@ -133,20 +134,28 @@ func parseRecurringID(s string) (int64, error) {
 // withRecurring opens the home and runs fn with its workflow service and
 // the account's timezone, which every rule's times are read in.
 func (c *cli) withRecurring(cmd *cobra.Command, fn func(context.Context, *workflow.Service, *time.Location) error) error {
+	return c.withWorkflow(cmd, func(a *app.App, s *workflow.Service) error {
+		loc, err := time.LoadLocation(a.Cfg.Schedule.Timezone)
+		if err != nil {
+			return apperr.Wrap(apperr.ConfigError, err, "schedule.timezone: %v", err)
+		}
+		return asFlags(fn(cmd.Context(), s, loc))
+	})
+}
+
+// withWorkflow opens the home and runs fn with it and its workflow
+// service.
+func (c *cli) withWorkflow(cmd *cobra.Command, fn func(*app.App, *workflow.Service) error) error {
 	a, err := c.openApp(cmd)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	loc, err := time.LoadLocation(a.Cfg.Schedule.Timezone)
-	if err != nil {
-		return apperr.Wrap(apperr.ConfigError, err, "schedule.timezone: %v", err)
-	}
 	s, err := a.Workflow()
 	if err != nil {
 		return err
 	}
-	return asFlags(fn(cmd.Context(), s, loc))
+	return fn(a, s)
 }
 
 func (c *cli) recurringCmd() *cobra.Command {
@@ -362,40 +371,33 @@ func (c *cli) evergreenCmd() *cobra.Command {
 		Example: "  tuitbot evergreen list\n  tuitbot evergreen list --account brand_b --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := c.openApp(cmd)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			s, err := a.Workflow()
-			if err != nil {
-				return err
-			}
-			ps, err := s.EvergreenPosts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			settings := mcpserver.EvergreenSettings(a.Cfg.Evergreen)
-			if listJSON {
-				return writeJSON(c.stdout, map[string]any{"evergreen": ps, "count": len(ps), "settings": settings})
-			}
-			e := a.Cfg.Evergreen
-			fmt.Fprintf(c.stdout, "[evergreen] enabled=%t fill_empty_slots=%t mode=%s min_interval_days=%d max_recycles=%d\n",
-				e.Enabled, e.FillEmptySlots, e.Mode, e.MinIntervalDays, e.MaxRecycles)
-			if len(ps) == 0 {
-				fmt.Fprintln(c.stdout, "no evergreen posts")
-				return nil
-			}
-			tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TWEET\tSTATUS\tENGAGEMENT\tRECYCLES\tLAST RECYCLED\tTEXT")
-			for _, p := range ps {
-				text := strconv.Quote(truncate(p.Text, 40))
-				if len(p.Variants) > 0 {
-					text += fmt.Sprintf(" +%d variants", len(p.Variants))
+			return c.withWorkflow(cmd, func(a *app.App, s *workflow.Service) error {
+				ps, err := s.EvergreenPosts(cmd.Context())
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.TweetID, p.Status, p.Engagement, p.Recycles, orDash(p.LastRecycledAt), text)
-			}
-			return tw.Flush()
+				settings := mcpserver.EvergreenSettings(a.Cfg.Evergreen)
+				if listJSON {
+					return writeJSON(c.stdout, map[string]any{"evergreen": ps, "count": len(ps), "settings": settings})
+				}
+				e := a.Cfg.Evergreen
+				fmt.Fprintf(c.stdout, "[evergreen] enabled=%t fill_empty_slots=%t mode=%s min_interval_days=%d max_recycles=%d\n",
+					e.Enabled, e.FillEmptySlots, e.Mode, e.MinIntervalDays, e.MaxRecycles)
+				if len(ps) == 0 {
+					fmt.Fprintln(c.stdout, "no evergreen posts")
+					return nil
+				}
+				tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "TWEET\tSTATUS\tENGAGEMENT\tRECYCLES\tLAST RECYCLED\tTEXT")
+				for _, p := range ps {
+					text := strconv.Quote(truncate(p.Text, 40))
+					if len(p.Variants) > 0 {
+						text += fmt.Sprintf(" +%d variants", len(p.Variants))
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.TweetID, p.Status, p.Engagement, p.Recycles, orDash(p.LastRecycledAt), text)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "print JSON: list_evergreen's fields (evergreen, count, settings)")
@@ -416,27 +418,20 @@ func (c *cli) evergreenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := c.openApp(cmd)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			s, err := a.Workflow()
-			if err != nil {
-				return err
-			}
-			p, err := s.MarkEvergreen(cmd.Context(), id, variants)
-			if err != nil {
-				return asFlags(err)
-			}
-			if markJSON {
-				return writeJSON(c.stdout, map[string]any{"evergreen": p, "settings": mcpserver.EvergreenSettings(a.Cfg.Evergreen)})
-			}
-			fmt.Fprintf(c.stdout, "marked %s evergreen: engagement %d, %d variants\n", p.TweetID, p.Engagement, len(p.Variants))
-			if !a.Cfg.Evergreen.Enabled || !a.Cfg.Evergreen.FillEmptySlots {
-				fmt.Fprintln(c.stdout, "note: nothing is recycled until [evergreen] enabled and fill_empty_slots are true")
-			}
-			return nil
+			return c.withWorkflow(cmd, func(a *app.App, s *workflow.Service) error {
+				p, err := s.MarkEvergreen(cmd.Context(), id, variants)
+				if err != nil {
+					return asFlags(err)
+				}
+				if markJSON {
+					return writeJSON(c.stdout, map[string]any{"evergreen": p, "settings": mcpserver.EvergreenSettings(a.Cfg.Evergreen)})
+				}
+				fmt.Fprintf(c.stdout, "marked %s evergreen: engagement %d, %d variants\n", p.TweetID, p.Engagement, len(p.Variants))
+				if !a.Cfg.Evergreen.Enabled || !a.Cfg.Evergreen.FillEmptySlots {
+					fmt.Fprintln(c.stdout, "note: nothing is recycled until [evergreen] enabled and fill_empty_slots are true")
+				}
+				return nil
+			})
 		},
 	}
 	mark.Flags().StringArrayVar(&variants, "variant", nil, "a text for requote and variant modes (repeat the flag for more)")
@@ -453,23 +448,16 @@ func (c *cli) evergreenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := c.openApp(cmd)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			s, err := a.Workflow()
-			if err != nil {
-				return err
-			}
-			if err := s.UnmarkEvergreen(cmd.Context(), id); err != nil {
-				return err
-			}
-			if unmarkJSON {
-				return writeJSON(c.stdout, map[string]any{"unmarked": true, "tweet_id": id})
-			}
-			fmt.Fprintf(c.stdout, "unmarked %s\n", id)
-			return nil
+			return c.withWorkflow(cmd, func(a *app.App, s *workflow.Service) error {
+				if err := s.UnmarkEvergreen(cmd.Context(), id); err != nil {
+					return err
+				}
+				if unmarkJSON {
+					return writeJSON(c.stdout, map[string]any{"unmarked": true, "tweet_id": id})
+				}
+				fmt.Fprintf(c.stdout, "unmarked %s\n", id)
+				return nil
+			})
 		},
 	}
 	unmark.Flags().BoolVar(&unmarkJSON, "json", false, "print JSON: unmark_evergreen's fields (unmarked, tweet_id)")
