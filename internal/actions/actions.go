@@ -122,6 +122,15 @@ const (
 )
 
 // decode reads stored parameters strictly.
+// decodeValid decodes params strictly into a T and validates it.
+func decodeValid[T interface{ Validate() error }](params json.RawMessage) (T, error) {
+	var p T
+	if err := decode(params, &p); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
 func decode(params json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(params)))
 	dec.DisallowUnknownFields()

@@ -74,13 +74,7 @@ func dmMutations() []Mutation {
 }
 
 func sendDMAction(d Deps, m Mutation) *gateway.Action {
-	parse := func(params json.RawMessage) (DMParams, error) {
-		var p DMParams
-		if err := decode(params, &p); err != nil {
-			return p, err
-		}
-		return p, p.Validate()
-	}
+	parse := decodeValid[DMParams]
 	return &gateway.Action{
 		EditableText: "text",
 		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },

@@ -129,13 +129,7 @@ func checkEditable(ctx context.Context, d Deps, x *xapi.Client, id string) (edit
 }
 
 func editAction(d Deps, m Mutation) *gateway.Action {
-	parse := func(params json.RawMessage) (EditParams, error) {
-		var p EditParams
-		if err := decode(params, &p); err != nil {
-			return p, err
-		}
-		return p, p.Validate()
-	}
+	parse := decodeValid[EditParams]
 	return &gateway.Action{
 		EditableText: "text",
 		Validate:     func(params json.RawMessage) error { _, err := parse(params); return err },
