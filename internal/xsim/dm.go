@@ -209,17 +209,7 @@ func (s *Server) handleDMEvents(c *call) reply {
 		data = append(data, renderDMEvent(e, fields))
 		ids = append(ids, e.ID)
 	}
-	meta := map[string]any{"result_count": len(page)}
-	if end < len(evs) {
-		meta["next_token"] = encodePageToken(uint64(end))
-	}
-	if start > 0 {
-		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
-	}
-	body := map[string]any{"meta": meta}
-	if len(data) > 0 {
-		body["data"] = data
-	}
+	body := offsetPage(data, start, end, len(evs), n)
 	s.chargeReads(c, BillDMRead, ids)
 	return ok(body)
 }

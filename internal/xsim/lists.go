@@ -254,17 +254,7 @@ func (s *Server) handleOwnedLists(c *call) reply {
 		data = append(data, s.st.renderList(l, fields, exp["owner_id"]))
 		ids = append(ids, l.ID)
 	}
-	meta := map[string]any{"result_count": len(page)}
-	if end < len(owned) {
-		meta["next_token"] = encodePageToken(uint64(end))
-	}
-	if start > 0 {
-		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
-	}
-	body := map[string]any{"meta": meta}
-	if len(data) > 0 {
-		body["data"] = data
-	}
+	body := offsetPage(data, start, end, len(owned), n)
 	if exp["owner_id"] && len(page) > 0 {
 		in := newIncluder(s.st, v)
 		in.user(u.ID)

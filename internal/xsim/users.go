@@ -28,17 +28,7 @@ func (s *Server) userList(c *call, ids []string, lo, hi, def int, kind string) r
 		data = append(data, s.st.renderUser(u, v))
 		in.forUser(u)
 	}
-	meta := map[string]any{"result_count": len(page)}
-	if end < len(ids) {
-		meta["next_token"] = encodePageToken(uint64(end))
-	}
-	if start > 0 {
-		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
-	}
-	body := map[string]any{"meta": meta}
-	if len(data) > 0 {
-		body["data"] = data
-	}
+	body := offsetPage(data, start, end, len(ids), n)
 	if inc := in.object(); inc != nil {
 		body["includes"] = inc
 	}
@@ -461,4 +451,22 @@ func (s *Server) handleUnretweet(c *call) reply {
 	}
 	s.chargeWrite(c, BillInteractionDel)
 	return ok(map[string]any{"data": map[string]any{"retweeted": false}})
+}
+
+// offsetPage is the body of one page of an offset-paged list: its data
+// (left out when empty) and meta with result_count and the tokens of the
+// pages beside it, for a page [start, end) of total items read n at a time.
+func offsetPage(data []map[string]any, start, end, total, n int) map[string]any {
+	meta := map[string]any{"result_count": end - start}
+	if end < total {
+		meta["next_token"] = encodePageToken(uint64(end))
+	}
+	if start > 0 {
+		meta["previous_token"] = encodePageToken(uint64(max(0, start-n)))
+	}
+	body := map[string]any{"meta": meta}
+	if len(data) > 0 {
+		body["data"] = data
+	}
+	return body
 }
