@@ -1,6 +1,9 @@
-// Package metrics is tuitbot's Prometheus instrumentation. A Metrics value
-// owns its own registry (there is no package-level state), so every server
-// or test builds one and scrapes only what it recorded. Counters are fed by
+// Package metrics is tuitbot's Prometheus instrumentation, written in the
+// text exposition format by the package itself (a few counters and
+// histograms do not need a client library and its protobuf machinery in
+// the binary). A Metrics value owns its own series (there is no
+// package-level state), so every server or test builds one and scrapes
+// only what it recorded. Counters are fed by
 // observer callbacks the composition root hands to the MCP server, the
 // gateway and the X and LLM clients; the approval queue, the X rate limits
 // and the autopilot loops are read from their sources at scrape time, so
@@ -9,15 +12,12 @@ package metrics
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Tool call outcomes.
@@ -78,21 +78,21 @@ type Sources struct {
 	Log        *slog.Logger
 }
 
-// Metrics holds the registry and the instruments.
+// Metrics holds the instruments. Each value is its own registry: nothing
+// is shared between two of them.
 type Metrics struct {
-	reg          *prometheus.Registry
-	toolCalls    *prometheus.CounterVec
-	toolDuration *prometheus.HistogramVec
-	decisions    *prometheus.CounterVec
-	xRequests    *prometheus.CounterVec
-	xSpend       prometheus.Counter
-	llmSpend     prometheus.Counter
-	approvalWait *prometheus.HistogramVec
-	notifyDelay  *prometheus.HistogramVec
+	src          Sources
+	toolCalls    *vec
+	toolDuration *vec
+	decisions    *vec
+	xRequests    *vec
+	xSpend       *vec
+	llmSpend     *vec
+	approvalWait *vec
+	notifyDelay  *vec
 }
 
-// New builds the instruments on a fresh registry, with the Go runtime and
-// process collectors.
+// New builds the instruments, with the Go runtime and process series.
 func New(src Sources) *Metrics {
 	if src.Now == nil {
 		src.Now = time.Now
@@ -101,63 +101,63 @@ func New(src Sources) *Metrics {
 		src.Log = slog.New(slog.DiscardHandler)
 	}
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tuitbot_tool_calls_total",
-			Help: "MCP tool calls by tool and outcome (success, error, unknown).",
-		}, []string{"tool", "outcome"}),
+		src: src,
+		toolCalls: newCounter("tuitbot_tool_calls_total",
+			"MCP tool calls by tool and outcome (success, error, unknown).", "tool", "outcome"),
 		// The MCP semantic convention's mcp.server.operation.duration, in
 		// Prometheus spelling, with its attribute names.
-		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mcp_server_operation_duration_seconds",
-			Help:    "Duration of MCP server operations (mcp.server.operation.duration).",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"mcp_method_name", "gen_ai_tool_name", "error_type"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tuitbot_gateway_decisions_total",
-			Help: "Mutation gateway decisions by outcome (allowed, routed, denied, dry_run, duplicate, unknown).",
-		}, []string{"outcome"}),
-		xRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tuitbot_x_requests_total",
-			Help: "HTTP attempts to X by endpoint family and status (0 when no response arrived).",
-		}, []string{"endpoint_family", "status"}),
-		xSpend: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tuitbot_x_spend_usd_total",
-			Help: "Estimated X API spend in USD by this process.",
-		}),
-		llmSpend: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "tuitbot_llm_spend_usd_total",
-			Help: "Estimated LLM spend in USD by this process.",
-		}),
-		approvalWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "tuitbot_approval_latency_seconds",
-			Help:    "How long approval items waited from queued to decided, by review channel (web, cli, link:<channel>, telegram) and account.",
-			Buckets: []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400},
-		}, []string{"channel", "account"}),
-		notifyDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "tuitbot_notification_delivery_seconds",
-			Help:    "How long notifications took from the event to their delivery, by channel.",
-			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
-		}, []string{"channel"}),
+		toolDuration: newHistogram("mcp_server_operation_duration_seconds",
+			"Duration of MCP server operations (mcp.server.operation.duration).",
+			[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+			"mcp_method_name", "gen_ai_tool_name", "error_type"),
+		decisions: newCounter("tuitbot_gateway_decisions_total",
+			"Mutation gateway decisions by outcome (allowed, routed, denied, dry_run, duplicate, unknown).", "outcome"),
+		xRequests: newCounter("tuitbot_x_requests_total",
+			"HTTP attempts to X by endpoint family and status (0 when no response arrived).", "endpoint_family", "status"),
+		xSpend: newCounter("tuitbot_x_spend_usd_total",
+			"Estimated X API spend in USD by this process."),
+		llmSpend: newCounter("tuitbot_llm_spend_usd_total",
+			"Estimated LLM spend in USD by this process."),
+		approvalWait: newHistogram("tuitbot_approval_latency_seconds",
+			"How long approval items waited from queued to decided, by review channel (web, cli, link:<channel>, telegram) and account.",
+			[]float64{10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}, "channel", "account"),
+		notifyDelay: newHistogram("tuitbot_notification_delivery_seconds",
+			"How long notifications took from the event to their delivery, by channel.",
+			[]float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}, "channel"),
 	}
 	for _, d := range Decisions {
-		m.decisions.WithLabelValues(d)
+		m.decisions.with(d)
 	}
-	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.decisions, m.xRequests, m.xSpend, m.llmSpend, m.approvalWait, m.notifyDelay,
-		&state{src: src},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	m.xSpend.with()
+	m.llmSpend.with()
 	return m
 }
 
-// Registry is the registry the instruments live in (for tests and for
-// gathering without HTTP).
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
-// Handler serves the registry in the Prometheus exposition format.
+// Handler serves the metrics in the Prometheus text exposition format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", ContentType)
+		if r.Method == http.MethodHead {
+			return
+		}
+		_ = m.Write(r.Context(), w)
+	})
+}
+
+// Write writes every series once, in the text exposition format.
+func (m *Metrics) Write(ctx context.Context, w io.Writer) error {
+	var fams []family
+	for _, v := range []*vec{m.toolCalls, m.toolDuration, m.decisions, m.xRequests, m.xSpend, m.llmSpend, m.approvalWait, m.notifyDelay} {
+		fams = append(fams, v.family())
+	}
+	fams = append(fams, m.scrapeState(ctx)...)
+	fams = append(fams, runtimeFamilies()...)
+	return writeText(w, fams)
 }
 
 // ObserveTool records one tool call. code is the error code of a failed
@@ -170,37 +170,37 @@ func (m *Metrics) ObserveTool(tool, code string, elapsed time.Duration) {
 	case code != "":
 		outcome = OutcomeError
 	}
-	m.toolCalls.WithLabelValues(tool, outcome).Inc()
-	m.toolDuration.WithLabelValues("tools/call", tool, code).Observe(elapsed.Seconds())
+	m.toolCalls.with(tool, outcome).add(1)
+	m.toolDuration.with("tools/call", tool, code).observe(elapsed.Seconds())
 }
 
 // ObserveDecision records one gateway decision.
 func (m *Metrics) ObserveDecision(outcome string) {
-	m.decisions.WithLabelValues(outcome).Inc()
+	m.decisions.with(outcome).add(1)
 }
 
 // ObserveApproval records how long a decided item waited.
 func (m *Metrics) ObserveApproval(channel, account string, wait time.Duration) {
-	m.approvalWait.WithLabelValues(channel, account).Observe(wait.Seconds())
+	m.approvalWait.with(channel, account).observe(wait.Seconds())
 }
 
 // ObserveNotification records how long a notification took to go out.
 func (m *Metrics) ObserveNotification(channel string, delay time.Duration) {
-	m.notifyDelay.WithLabelValues(channel).Observe(delay.Seconds())
+	m.notifyDelay.with(channel).observe(delay.Seconds())
 }
 
 // ObserveXRequest records one HTTP attempt to X and its estimated cost.
 func (m *Metrics) ObserveXRequest(endpoint string, status int, costUSD float64) {
-	m.xRequests.WithLabelValues(EndpointFamily(endpoint), strconv.Itoa(status)).Inc()
+	m.xRequests.with(EndpointFamily(endpoint), strconv.Itoa(status)).add(1)
 	if costUSD > 0 {
-		m.xSpend.Add(costUSD)
+		m.xSpend.with().add(costUSD)
 	}
 }
 
 // ObserveLLMCost records the estimated cost of one LLM call.
 func (m *Metrics) ObserveLLMCost(costUSD float64) {
 	if costUSD > 0 {
-		m.llmSpend.Add(costUSD)
+		m.llmSpend.with().add(costUSD)
 	}
 }
 
@@ -224,68 +224,57 @@ func EndpointFamily(endpoint string) string {
 	return strings.TrimSuffix(segs[0], ".json")
 }
 
-// state collects the scrape-time gauges.
-type state struct{ src Sources }
-
-var (
-	pendingDesc = prometheus.NewDesc("tuitbot_approvals_pending",
-		"Calls waiting in the approval queue.", nil, nil)
-	oldestDesc = prometheus.NewDesc("tuitbot_approvals_oldest_age_seconds",
-		"Age of the oldest pending approval item (0 when the queue is empty).", nil, nil)
-	remainingDesc = prometheus.NewDesc("tuitbot_x_rate_limit_remaining",
-		"Requests left in X's current 15-minute window, per endpoint, as X last reported it.", []string{"endpoint"}, nil)
-	loopRunsDesc = prometheus.NewDesc("tuitbot_autopilot_loop_runs_total",
-		"Autopilot loop runs, from the shared loop state.", []string{"loop"}, nil)
-	loopErrorsDesc = prometheus.NewDesc("tuitbot_autopilot_loop_errors_total",
-		"Autopilot loop runs that failed, from the shared loop state.", []string{"loop"}, nil)
-	breakerDesc = prometheus.NewDesc("tuitbot_autopilot_breaker_state",
-		"Autopilot circuit breaker state per loop: 1 for the current state, 0 for the others.", []string{"loop", "state"}, nil)
-)
-
-func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pendingDesc, oldestDesc, remainingDesc, loopRunsDesc, loopErrorsDesc, breakerDesc} {
-		ch <- d
-	}
-}
-
 // scrapeTimeout bounds the database reads of one scrape.
 const scrapeTimeout = 5 * time.Second
 
-func (s *state) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+// scrapeState reads the scrape-time series from their sources.
+func (m *Metrics) scrapeState(ctx context.Context) []family {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
-	if s.src.Approvals != nil {
-		if a, err := s.src.Approvals(ctx); err != nil {
-			s.src.Log.Warn("metrics: approval queue unreadable", "error", err)
+	src := m.src
+	var out []family
+	if src.Approvals != nil {
+		if a, err := src.Approvals(ctx); err != nil {
+			src.Log.Warn("metrics: approval queue unreadable", "error", err)
 		} else {
-			ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(a.Pending))
 			age := 0.0
 			if a.Pending > 0 && !a.Oldest.IsZero() {
-				age = max(0, s.src.Now().Sub(a.Oldest).Seconds())
+				age = max(0, src.Now().Sub(a.Oldest).Seconds())
 			}
-			ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+			out = append(out,
+				gauge("tuitbot_approvals_pending", "Calls waiting in the approval queue.", float64(a.Pending)),
+				gauge("tuitbot_approvals_oldest_age_seconds", "Age of the oldest pending approval item (0 when the queue is empty).", age))
 		}
 	}
-	if s.src.RateLimits != nil {
-		for _, r := range s.src.RateLimits() {
-			ch <- prometheus.MustNewConstMetric(remainingDesc, prometheus.GaugeValue, float64(r.Remaining), r.Endpoint)
+	if src.RateLimits != nil {
+		f := family{name: "tuitbot_x_rate_limit_remaining", kind: "gauge",
+			help: "Requests left in X's current 15-minute window, per endpoint, as X last reported it."}
+		for _, r := range src.RateLimits() {
+			f.samples = append(f.samples, sample{labels: []label{{"endpoint", r.Endpoint}}, value: float64(r.Remaining)})
 		}
+		out = append(out, f)
 	}
-	if s.src.Loops != nil {
-		loops, err := s.src.Loops(ctx)
+	if src.Loops != nil {
+		loops, err := src.Loops(ctx)
 		if err != nil {
-			s.src.Log.Warn("metrics: autopilot loop state unreadable", "error", err)
+			src.Log.Warn("metrics: autopilot loop state unreadable", "error", err)
 		}
+		runs := family{name: "tuitbot_autopilot_loop_runs_total", kind: "counter", help: "Autopilot loop runs, from the shared loop state."}
+		errs := family{name: "tuitbot_autopilot_loop_errors_total", kind: "counter", help: "Autopilot loop runs that failed, from the shared loop state."}
+		breaker := family{name: "tuitbot_autopilot_breaker_state", kind: "gauge", help: "Autopilot circuit breaker state per loop: 1 for the current state, 0 for the others."}
 		for _, l := range loops {
-			ch <- prometheus.MustNewConstMetric(loopRunsDesc, prometheus.CounterValue, float64(l.Runs), l.Name)
-			ch <- prometheus.MustNewConstMetric(loopErrorsDesc, prometheus.CounterValue, float64(l.Errors), l.Name)
+			loop := []label{{"loop", l.Name}}
+			runs.samples = append(runs.samples, sample{labels: loop, value: float64(l.Runs)})
+			errs.samples = append(errs.samples, sample{labels: loop, value: float64(l.Errors)})
 			for _, st := range BreakerStates {
 				v := 0.0
 				if st == l.Breaker {
 					v = 1
 				}
-				ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, l.Name, st)
+				breaker.samples = append(breaker.samples, sample{labels: []label{{"loop", l.Name}, {"state", st}}, value: v})
 			}
 		}
+		out = append(out, runs, errs, breaker)
 	}
+	return out
 }

@@ -108,3 +108,44 @@ func TestRegistriesAreIndependent(t *testing.T) {
 		t.Error("b saw a's decision")
 	}
 }
+
+// The exposition is what a Prometheus server parses: HELP and TYPE once
+// per family, histogram buckets cumulative with le last and +Inf equal to
+// the count, label values escaped, and the runtime and process series a
+// dashboard expects.
+func TestExpositionFormat(t *testing.T) {
+	m := metrics.New(metrics.Sources{})
+	m.ObserveApproval("web", "a\"b\\c\nd", 45*time.Second)
+	m.ObserveApproval("web", "a\"b\\c\nd", 2*time.Hour)
+	m.ObserveNotification("ntfy", 200*time.Millisecond)
+	out := exposition(t, m)
+	for _, want := range []string{
+		"# HELP tuitbot_approval_latency_seconds How long approval items waited",
+		"# TYPE tuitbot_approval_latency_seconds histogram\n",
+		`tuitbot_approval_latency_seconds_bucket{account="a\"b\\c\nd",channel="web",le="30"} 0`,
+		`tuitbot_approval_latency_seconds_bucket{account="a\"b\\c\nd",channel="web",le="60"} 1`,
+		`tuitbot_approval_latency_seconds_bucket{account="a\"b\\c\nd",channel="web",le="7200"} 2`,
+		`tuitbot_approval_latency_seconds_bucket{account="a\"b\\c\nd",channel="web",le="+Inf"} 2`,
+		`tuitbot_approval_latency_seconds_sum{account="a\"b\\c\nd",channel="web"} 7245`,
+		`tuitbot_approval_latency_seconds_count{account="a\"b\\c\nd",channel="web"} 2`,
+		`tuitbot_notification_delivery_seconds_bucket{channel="ntfy",le="0.1"} 0`,
+		`tuitbot_notification_delivery_seconds_bucket{channel="ntfy",le="0.25"} 1`,
+		"# TYPE tuitbot_tool_calls_total counter\n",
+		"# TYPE go_goroutines gauge\n",
+		"go_memstats_alloc_bytes ",
+		"process_resident_memory_bytes ",
+		"tuitbot_x_spend_usd_total 0\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "# TYPE tuitbot_approval_latency_seconds "); n != 1 {
+		t.Errorf("TYPE line written %d times", n)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type %q", ct)
+	}
+}

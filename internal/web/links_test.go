@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,23 +148,14 @@ func TestLinkShowsThenDecidesOnce(t *testing.T) {
 	}
 	// The wait from queued to decided is in the Prometheus histogram,
 	// under the link's channel and the account.
-	fams, err := s.a.Metrics.Registry().Gather()
-	if err != nil {
+	var scrape strings.Builder
+	if err := s.a.Metrics.Write(context.Background(), &scrape); err != nil {
 		t.Fatal(err)
 	}
-	var observed uint64
-	for _, f := range fams {
-		if f.GetName() != "tuitbot_approval_latency_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			if labels["channel"] == "link:phone" && labels["account"] == "default" {
-				observed = m.GetHistogram().GetSampleCount()
-			}
+	observed := -1
+	for line := range strings.SplitSeq(scrape.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, `tuitbot_approval_latency_seconds_count{account="default",channel="link:phone"} `); ok {
+			observed, _ = strconv.Atoi(v)
 		}
 	}
 	if observed != 1 {
