@@ -48,20 +48,18 @@ func (d *DB) EnsureReserve() error {
 		os.Remove(tmp)
 		return fmt.Errorf("the disk holding %s has no room to reserve %d KiB for audit records (%w); free some space", d.Path, d.reserveBytes>>10, err)
 	}
-	// Random bytes: a compressing file system would store zeros in no
-	// space at all, and the reserve would free nothing.
-	r := rand.NewChaCha8([32]byte{'t', 'u', 'i', 't', 'b', 'o', 't'})
-	buf := make([]byte, 64<<10)
-	for left := d.reserveBytes; left > 0; left -= int64(len(buf)) {
-		n := min(int64(len(buf)), left)
-		_, _ = r.Read(buf[:n])
-		if _, err := f.Write(buf[:n]); err != nil {
+	switch err := allocate(f, d.reserveBytes); {
+	case errors.Is(err, errors.ErrUnsupported):
+		if err := writeReserve(f, d.reserveBytes); err != nil {
 			return fail(err)
 		}
-	}
-	if err := f.Sync(); err != nil {
+	case err != nil:
 		return fail(err)
 	}
+	// No fsync: allocated blocks and the file's size are one metadata
+	// change, and written bytes are synced by writeReserve. A reserve lost
+	// with a crash is short or missing, which ReserveReady sees before the
+	// next send, and it is made again.
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
 		return fail(err)
@@ -71,6 +69,22 @@ func (d *DB) EnsureReserve() error {
 		return fmt.Errorf("reserve room for audit records beside %s: %w", d.Path, err)
 	}
 	return nil
+}
+
+// writeReserve fills f with n bytes and syncs them. Random bytes: a
+// compressing file system would store zeros in no space at all, and the
+// reserve would free nothing.
+func writeReserve(f *os.File, n int64) error {
+	r := rand.NewChaCha8([32]byte{'t', 'u', 'i', 't', 'b', 'o', 't'})
+	buf := make([]byte, min(n, 64<<10))
+	for left := n; left > 0; left -= int64(len(buf)) {
+		k := min(int64(len(buf)), left)
+		_, _ = r.Read(buf[:k])
+		if _, err := f.Write(buf[:k]); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
 }
 
 // ReleaseReserve deletes the spare file so that the space it held can take
