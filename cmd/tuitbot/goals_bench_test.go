@@ -232,6 +232,10 @@ func BenchmarkGoalToolCall(b *testing.B) {
 	benchRoundTrips(b, echoCallLine, healthCallLine, "us")
 }
 
+// roundTripsPerIteration is how many round trips each server answers per
+// benchmark iteration.
+const roundTripsPerIteration = 40
+
 // benchRoundTrips sends echoLine to the echo server and line to tuitbot
 // (each server running, its services up and warm), interleaved.
 func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
@@ -254,11 +258,17 @@ func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
 		proc.ask(b, l)
 		procs = append(procs, running{proc, l, s.into})
 	}
+	// A round trip is a fraction of a millisecond and the machine's noise
+	// is not: each iteration takes roundTripsPerIteration interleaved
+	// samples of every server, so that even -benchtime 15x gives a median
+	// of hundreds.
 	for range b.N {
-		for _, s := range procs {
-			start := time.Now()
-			s.proc.ask(b, s.line)
-			*s.into = append(*s.into, float64(time.Since(start).Microseconds()))
+		for range roundTripsPerIteration {
+			for _, s := range procs {
+				start := time.Now()
+				s.proc.ask(b, s.line)
+				*s.into = append(*s.into, float64(time.Since(start).Microseconds()))
+			}
 		}
 	}
 	p.report(b, unit)
