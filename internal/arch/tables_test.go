@@ -22,7 +22,9 @@ var tableOwners = map[string]string{
 	// and the decision log.
 	"mutation_audit": "internal/gateway",
 	"approval_queue": "internal/gateway",
-	"action_log":     "internal/gateway",
+	// Pending counts per tool and caller, kept by approval_queue's triggers.
+	"approval_pending_counts": "internal/gateway",
+	"action_log":              "internal/gateway",
 	// The policy engine's limit counters, kept by the store side.
 	"policy_counters": "internal/store/counters",
 	// The autopilot's own state and ledger.

@@ -26,7 +26,9 @@ func Copy(ctx context.Context, src, dst *DB) (map[string]int64, error) {
 	// The homes a database is bound to stay with it: the copy is bound by
 	// the home that opens it next (a host of a shared PostgreSQL database,
 	// or the home a file is imported into).
-	tables := slices.DeleteFunc(all, func(t string) bool { return t == "db_homes" })
+	// A table the triggers of another keep is rebuilt as that one is
+	// copied: copying it too would count every row twice.
+	tables := slices.DeleteFunc(all, func(t string) bool { return t == "db_homes" || triggerKept[t] })
 	counts := map[string]int64{}
 	err = dst.Tx(ctx, func(tx *sql.Tx) error {
 		for _, t := range tables {
@@ -83,6 +85,9 @@ func Copy(ctx context.Context, src, dst *DB) (map[string]int64, error) {
 	}
 	return counts, nil
 }
+
+// triggerKept are the tables that triggers keep from other tables' rows.
+var triggerKept = map[string]bool{"approval_pending_counts": true}
 
 // copyTable copies table t row by row, converting each value to what the
 // target's column takes.

@@ -21,6 +21,8 @@ func dump(t *testing.T, db *store.DB) string {
 		`SELECT id, correlation_id, COALESCE(idempotency_key, '<null>'), status, COALESCE(elapsed_ms, -1), created_at, COALESCE(result_json, '<null>') FROM mutation_audit ORDER BY id`,
 		`SELECT account_id, key, used, max_value, period_seconds, window_start FROM policy_counters ORDER BY account_id, key`,
 		`SELECT id, tool_name, params_json, status, expires_at FROM approval_queue ORDER BY id`,
+		// Kept by the queue's triggers: rebuilt by the copy, not copied.
+		`SELECT account_id, tool_name, caller, n FROM approval_pending_counts WHERE n <> 0 ORDER BY account_id, tool_name, caller`,
 		`SELECT tweet_id, has_media, relevance_score, content FROM discovered_tweets ORDER BY tweet_id`,
 		`SELECT id FROM db_identity`,
 	} {

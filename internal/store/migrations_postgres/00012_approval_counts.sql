@@ -1,0 +1,53 @@
+-- +goose Up
+-- How many items wait for approval, per account, tool and caller (owned
+-- by internal/gateway). Triggers keep it, so a review page reads its
+-- filter counts in a few rows instead of counting the whole queue; an
+-- item that expired while still marked pending is subtracted when read,
+-- through the partial index on exactly those rows' expiry.
+CREATE TABLE approval_pending_counts (
+    account_id TEXT NOT NULL,
+    tool_name  TEXT NOT NULL,
+    caller     TEXT NOT NULL,
+    n          BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, tool_name, caller)
+);
+INSERT INTO approval_pending_counts (account_id, tool_name, caller, n)
+    SELECT account_id, tool_name, caller, count(*) FROM approval_queue WHERE status = 'pending' GROUP BY account_id, tool_name, caller;
+CREATE INDEX idx_approval_pending_expiry ON approval_queue(account_id, expires_at) WHERE status = 'pending';
+-- +goose StatementBegin
+CREATE FUNCTION approval_pending_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        IF OLD.status = 'pending' THEN
+            UPDATE approval_pending_counts SET n = n - 1
+                WHERE account_id = OLD.account_id AND tool_name = OLD.tool_name AND caller = OLD.caller;
+        END IF;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        IF NEW.status = 'pending' THEN
+            INSERT INTO approval_pending_counts (account_id, tool_name, caller, n) VALUES (NEW.account_id, NEW.tool_name, NEW.caller, 1)
+                ON CONFLICT (account_id, tool_name, caller) DO UPDATE SET n = approval_pending_counts.n + 1;
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER approval_pending_insert AFTER INSERT ON approval_queue FOR EACH ROW
+WHEN (NEW.status = 'pending')
+EXECUTE FUNCTION approval_pending_count();
+CREATE TRIGGER approval_pending_update AFTER UPDATE OF account_id, tool_name, caller, status ON approval_queue FOR EACH ROW
+WHEN ((OLD.status = 'pending' OR NEW.status = 'pending')
+    AND (OLD.status <> NEW.status OR OLD.account_id <> NEW.account_id OR OLD.tool_name <> NEW.tool_name OR OLD.caller <> NEW.caller))
+EXECUTE FUNCTION approval_pending_count();
+CREATE TRIGGER approval_pending_delete AFTER DELETE ON approval_queue FOR EACH ROW
+WHEN (OLD.status = 'pending')
+EXECUTE FUNCTION approval_pending_count();
+
+-- +goose Down
+DROP TRIGGER approval_pending_delete ON approval_queue;
+DROP TRIGGER approval_pending_update ON approval_queue;
+DROP TRIGGER approval_pending_insert ON approval_queue;
+DROP FUNCTION approval_pending_count();
+DROP INDEX idx_approval_pending_expiry;
+DROP TABLE approval_pending_counts;
