@@ -109,3 +109,51 @@ func TestPendingFacetsFollowTheQueue(t *testing.T) {
 		check("expired, marked", map[string]int{fakeTool + "/mcp": 1})
 	})
 }
+
+// TestPendingFilteredPages: a page of the queue is the matching pending,
+// unexpired items, oldest first, from its offset or after an id, with the
+// total when asked, on both backends.
+func TestPendingFilteredPages(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pol.set(approvalThenAllow)
+		var ids []int64
+		for _, text := range []string{"a", "b", "c", "d", "e"} {
+			ids = append(ids, e.queue(`{"text":"`+text+`"}`))
+		}
+		e.exec(`UPDATE approval_queue SET caller = 'web' WHERE id IN (?, ?)`, ids[1], ids[3])
+		if _, err := e.g.Reject(e.ctx, ids[4], "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		idsOf := func(items []ApprovalItem) []int64 {
+			out := []int64{}
+			for _, it := range items {
+				out = append(out, it.ID)
+			}
+			return out
+		}
+		for _, c := range []struct {
+			name  string
+			f     PendingFilter
+			want  []int64
+			total int
+		}{
+			{"all", PendingFilter{Limit: 10}, ids[:4], 4},
+			{"first page", PendingFilter{Limit: 2}, ids[:2], 4},
+			{"second page", PendingFilter{Limit: 2, Offset: 2}, ids[2:4], 4},
+			{"past the end", PendingFilter{Limit: 2, Offset: 4}, []int64{}, 4},
+			{"by caller", PendingFilter{Limit: 10, Caller: "web"}, []int64{ids[1], ids[3]}, 2},
+			{"by tool and caller", PendingFilter{Limit: 1, Offset: 1, Tool: fakeTool, Caller: "mcp"}, []int64{ids[2]}, 2},
+			{"after an id", PendingFilter{Limit: 10, AfterID: ids[1]}, ids[2:4], 2},
+			{"not counted", PendingFilter{Limit: 10, NoCount: true}, ids[:4], -1},
+		} {
+			items, total, err := e.g.PendingFiltered(e.ctx, c.f)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := idsOf(items); !slices.Equal(got, c.want) || total != c.total {
+				t.Errorf("%s: items %v total %d, want %v total %d", c.name, got, total, c.want, c.total)
+			}
+		}
+	})
+}

@@ -446,7 +446,7 @@ CREATE TABLE approval_pending_counts (
     PRIMARY KEY (account_id, tool_name, caller)
 );
 
-CREATE INDEX idx_approval_pending_expiry ON approval_queue(account_id, expires_at) WHERE status = 'pending';
+CREATE INDEX idx_approval_pending_expiry ON approval_queue(expires_at) WHERE status = 'pending';
 
 CREATE TRIGGER approval_pending_insert AFTER INSERT ON approval_queue WHEN NEW.status = 'pending'
 BEGIN

@@ -3,7 +3,9 @@
 -- by internal/gateway). Triggers keep it, so a review page reads its
 -- filter counts in a few rows instead of counting the whole queue; an
 -- item that expired while still marked pending is subtracted when read,
--- through the partial index on exactly those rows' expiry.
+-- through the partial index on pending rows' expiry. It leaves out the
+-- account on purpose: SQLite, without statistics, would otherwise prefer
+-- it to the index on intent keys for the duplicate check of every call.
 CREATE TABLE approval_pending_counts (
     account_id TEXT NOT NULL,
     tool_name  TEXT NOT NULL,
@@ -13,7 +15,7 @@ CREATE TABLE approval_pending_counts (
 );
 INSERT INTO approval_pending_counts (account_id, tool_name, caller, n)
     SELECT account_id, tool_name, caller, count(*) FROM approval_queue WHERE status = 'pending' GROUP BY account_id, tool_name, caller;
-CREATE INDEX idx_approval_pending_expiry ON approval_queue(account_id, expires_at) WHERE status = 'pending';
+CREATE INDEX idx_approval_pending_expiry ON approval_queue(expires_at) WHERE status = 'pending';
 -- +goose StatementBegin
 CREATE FUNCTION approval_pending_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
