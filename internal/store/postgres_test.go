@@ -329,3 +329,49 @@ func TestLockedTxHoldsItsScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresPoolKeepsItsConnections guards the pool's size: a burst of
+// concurrent callers as large as the pool leaves every connection idle for
+// the next burst, which reuses the same server sessions rather than opening
+// (and planning every statement on) new ones.
+func TestPostgresPoolKeepsItsConnections(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	const callers = 32
+	burst := func() map[int]bool {
+		t.Helper()
+		conns := make([]*sql.Conn, callers)
+		pids := map[int]bool{}
+		for i := range conns {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			conns[i] = c
+			var pid int
+			if err := c.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				t.Fatalf("connection %d: backend pid: %v", i, err)
+			}
+			pids[pid] = true
+		}
+		for _, c := range conns {
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return pids
+	}
+	first := burst()
+	if len(first) != callers {
+		t.Fatalf("first burst held %d sessions, want %d", len(first), callers)
+	}
+	if s := db.Stats(); s.Idle != callers || s.MaxIdleClosed != 0 {
+		t.Fatalf("after the burst: %d idle, %d closed for the idle limit; want %d idle, none closed", s.Idle, s.MaxIdleClosed, callers)
+	}
+	second := burst()
+	for pid := range second {
+		if !first[pid] {
+			t.Errorf("second burst opened a new session (backend %d) instead of reusing an idle one", pid)
+		}
+	}
+}
