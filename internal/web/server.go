@@ -567,6 +567,13 @@ func (s *Server) flashLink(sess *session, msg, text, href string) {
 	sess.flash, sess.err, sess.linkText, sess.link = msg, false, text, href
 }
 
+// csrfOf is the session's token, which its forms carry.
+func (s *Server) csrfOf(sess *session) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sess.csrf
+}
+
 func (s *Server) takeFlash(sess *session) (string, bool, string, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
