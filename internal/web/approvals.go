@@ -22,8 +22,34 @@ import (
 
 // itemView is one queue item as the page shows it: what it does in words,
 // the post or account it touches, and why it waits.
+//
+// The fields the templates show are its own, not reached through an
+// embedded struct, and computed once here: a template finds an embedded
+// field by a reflective search on every use, and calls a function or a
+// method through reflection, which were most of a long page's time.
 type itemView struct {
-	gateway.ApprovalItem
+	// The item's own fields, as the gateway read them.
+	ID                                  int64
+	Tool, Caller, Loop, Status          string
+	Edited                              bool
+	ReviewedAt, ReviewedBy, ReviewNotes string
+	CorrelationID                       string
+	ErrorCode, ErrorMessage             string
+	// IDText is ID in decimal, as element ids and links spell it;
+	// Pending says the item still waits for a decision.
+	IDText  string
+	Pending bool
+	// CSRF is the page's token, which the item's forms carry.
+	CSRF string
+	// Path is the item's address on this site (with the site's prefix);
+	// its forms post below it.
+	Path string
+	// ToolLabel names such actions ("Replies"); Effect says what
+	// approving does; Danger marks an action that deletes.
+	ToolLabel, Effect string
+	Danger            bool
+	// CountText is Count/Max as shown ("12/280").
+	CountText string
 	// Field is the parameter a human may edit ("" when none); Text is its
 	// value.
 	Field    string
@@ -178,7 +204,12 @@ var targetLabels = map[string]string{
 }
 
 func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, now time.Time) itemView {
-	v := itemView{ApprovalItem: it, Act: act, Title: act.Name, Max: a.postMax(),
+	v := itemView{ID: it.ID, Tool: it.Tool, Caller: it.Caller, Loop: it.Loop, Status: it.Status, Edited: it.Edited,
+		ReviewedAt: it.ReviewedAt, ReviewedBy: it.ReviewedBy, ReviewNotes: it.ReviewNotes, CorrelationID: it.CorrelationID,
+		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage,
+		IDText: strconv.FormatInt(it.ID, 10), Pending: it.Status == gateway.ApprovalPending,
+		Path: s.o.Prefix + "/approvals/" + strconv.FormatInt(it.ID, 10), ToolLabel: act.Plural, Effect: act.Effect, Danger: act.Verb == "deletes",
+		Act: act, Title: act.Name, Max: a.postMax(),
 		Age: stampOf(now, it.CreatedAt, false), Expires: stampOf(now, it.ExpiresAt, true)}
 	if a != s.accts[0] {
 		v.Account = a.Name
@@ -191,7 +222,9 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 			v.Segments = segments(t)
 			r := tweettext.ParseWithin(t, v.Max)
 			v.Count, v.Valid = r.WeightedLength, r.Valid
-			v.Opts = optionsFormOf(gact, it.Params)
+			if v.Opts = optionsFormOf(gact, it.Params); v.Opts != nil {
+				v.Opts.place(v.IDText)
+			}
 		}
 	}
 	if t := act.Target; t.Kind != describe.KindNone {
@@ -210,6 +243,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		}
 		v.Target = tv
 	}
+	v.CountText = countText(v.Count, v.Max)
 	v.ShowParams = v.Field == "" && (v.Target == nil || isRaw(it.Tool))
 	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
@@ -325,6 +359,16 @@ func (s *Server) queueQuery(a *Account, f gateway.PendingFilter, off int) string
 	return "?" + v.Encode()
 }
 
+// withCSRF has each item's forms carry the session's token.
+func withCSRF(views []itemView, csrf string) {
+	for i := range views {
+		views[i].CSRF = csrf
+	}
+}
+
+// countText is a post's weighted length against its limit, as shown.
+func countText(n, limit int) string { return strconv.Itoa(n) + "/" + strconv.Itoa(limit) }
+
 // placeBacks has each item's forms return to the page it is on, at the
 // item that takes its place once it leaves the list (the next one, or the
 // one before the last), so a reviewer keeps their place in a long queue.
@@ -400,6 +444,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	d.Items = s.views(r, a, items)
 	placeBacks(d.Items, "/approvals"+s.queueQuery(a, f, f.Offset))
+	withCSRF(d.Items, s.csrfOf(sess))
 	// New items arrive at the end of the queue: the page listens for them
 	// only when it shows that end (-1: it does not).
 	d.LastID = -1
@@ -450,13 +495,8 @@ func (s *Server) approvalsNew(w http.ResponseWriter, r *http.Request, sess *sess
 	}
 	views := s.views(r, a, items)
 	placeBacks(views, here)
-	s.mu.Lock()
-	csrf := sess.csrf
-	s.mu.Unlock()
-	s.execute(w, http.StatusOK, "items", struct {
-		CSRF  string
-		Items []itemView
-	}{csrf, views})
+	withCSRF(views, s.csrfOf(sess))
+	s.execute(w, http.StatusOK, "items", struct{ Items []itemView }{views})
 }
 
 func (s *Server) approvalDetail(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -474,7 +514,9 @@ func (s *Server) approvalDetail(w http.ResponseWriter, r *http.Request, sess *se
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	s.render(w, r, sess, "approval", fmt.Sprintf("Approval #%d", id), s.views(r, a, []gateway.ApprovalItem{*it})[0])
+	v := s.views(r, a, []gateway.ApprovalItem{*it})[0]
+	v.CSRF = s.csrfOf(sess)
+	s.render(w, r, sess, "approval", fmt.Sprintf("Approval #%d", id), v)
 }
 
 func statusOf(err error) int {
@@ -630,10 +672,13 @@ func (s *Server) editRefused(w http.ResponseWriter, r *http.Request, sess *sessi
 	v.Text = r.PostFormValue("text")
 	res := tweettext.ParseWithin(v.Text, v.Max)
 	v.Count, v.Valid = res.WeightedLength, res.Valid
+	v.CountText = countText(v.Count, v.Max)
 	if v.Opts != nil && r.PostFormValue("options_form") != "" {
 		v.Opts.refill(r, field)
+		v.Opts.place(v.IDText)
 	}
 	v.Back, v.Here = "", ""
+	v.CSRF = s.csrfOf(sess)
 	s.renderStatus(w, r, http.StatusBadRequest, sess, "approval", fmt.Sprintf("Approval #%d: not edited", id), v)
 	return true
 }

@@ -58,7 +58,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		f.Since = t
 	}
-	rows, err := a.Gateway.Recent(ctx, f)
+	rows, unresolved, err := a.Gateway.RecentUnresolved(ctx, f)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
@@ -66,10 +66,13 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	d.Rows = rows
 	d.RowsHTML = auditRowsHTML(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
 	// An outcome nobody knows blocks identical calls until a human says
-	// what happened: those come first, whatever the filter.
-	if d.Unresolved, err = a.Gateway.Unresolved(ctx, 100); err != nil {
-		s.fail(w, r, sess, statusOf(err), err)
-		return
+	// what happened: those come first, whatever the filter. They are read
+	// only when the rows' query did not prove there are none.
+	if unresolved {
+		if d.Unresolved, err = a.Gateway.Unresolved(ctx, 100); err != nil {
+			s.fail(w, r, sess, statusOf(err), err)
+			return
+		}
 	}
 	s.render(w, r, sess, "audit", "Audit", d)
 }

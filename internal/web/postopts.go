@@ -26,16 +26,39 @@ type optionsForm struct {
 	// its duration ("" when there is no poll).
 	Choices          []string
 	Minutes          string
-	MinMinutes       int
-	MaxMinutes       int
-	MaxChoiceLength  int
+	MinMinutes       string
+	MaxMinutes       string
+	MaxLen           string
 	Community        string
 	MadeWithAI, Paid bool
 	// Bad marks the control a refused edit named.
 	Bad struct{ Reply, Poll, Minutes, Community bool }
+	// ChoiceRows are the Choices as the form shows them (set by place).
+	ChoiceRows []pollChoice
 }
 
-type replyChoice struct{ Value, Label string }
+// replyChoice is one reply setting; Selected marks the chosen one (set by
+// place).
+type replyChoice struct {
+	Value, Label string
+	Selected     bool
+}
+
+// pollChoice is one poll choice box: its element id, its number as shown
+// (from 1) and its text.
+type pollChoice struct{ ElemID, Number, Value string }
+
+// place computes what the form of item id (its decimal id) shows from the
+// form's values, once, so the template only prints them.
+func (f *optionsForm) place(id string) {
+	for i := range f.Replies {
+		f.Replies[i].Selected = f.Replies[i].Value == f.Reply
+	}
+	f.ChoiceRows = make([]pollChoice, len(f.Choices))
+	for i, c := range f.Choices {
+		f.ChoiceRows[i] = pollChoice{ElemID: "poll-" + id + "-" + strconv.Itoa(i), Number: strconv.Itoa(i + 1), Value: c}
+	}
+}
 
 // optionsFormOf is the form of the options in stored params, or nil when
 // the action does not let a human change them.
@@ -50,7 +73,7 @@ func optionsFormOf(act *gateway.Action, params json.RawMessage) *optionsForm {
 	o := p.Options
 	f := &optionsForm{Reply: o.ReplySettings, Choices: make([]string, xapi.MaxPollOptions), Community: o.CommunityID,
 		MadeWithAI: o.MadeWithAI, Paid: o.PaidPartnership,
-		MinMinutes: xapi.MinPollMinutes, MaxMinutes: xapi.MaxPollMinutes, MaxChoiceLength: xapi.MaxPollOptionLength}
+		MinMinutes: strconv.Itoa(xapi.MinPollMinutes), MaxMinutes: strconv.Itoa(xapi.MaxPollMinutes), MaxLen: strconv.Itoa(xapi.MaxPollOptionLength)}
 	if f.Reply == "" {
 		f.Reply = "everyone"
 	}

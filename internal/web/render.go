@@ -153,13 +153,4 @@ var funcs = template.FuncMap{
 	},
 	"add": func(a, b int) int { return a + b },
 	"sub": func(a, b int) int { return a - b },
-	"itemArgs": func(csrf string, it itemView) struct {
-		CSRF string
-		Item itemView
-	} {
-		return struct {
-			CSRF string
-			Item itemView
-		}{csrf, it}
-	},
 }

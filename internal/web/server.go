@@ -567,6 +567,13 @@ func (s *Server) flashLink(sess *session, msg, text, href string) {
 	sess.flash, sess.err, sess.linkText, sess.link = msg, false, text, href
 }
 
+// csrfOf is the session's token, which its forms carry.
+func (s *Server) csrfOf(sess *session) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sess.csrf
+}
+
 func (s *Server) takeFlash(sess *session) (string, bool, string, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -597,6 +604,29 @@ type page struct {
 	NoLogin string
 	// Wide lets a page of tables or columns use the screen's width.
 	Wide bool
+	// Base is the site's path prefix; Links the main bar's addresses
+	// (on the account shown) and Cur the one of them this page is in.
+	// They are computed once here: the layout runs on every page, and a
+	// template's function calls and comparisons go through reflection.
+	Base  string
+	Links navLinks
+	Cur   navCurrent
+}
+
+// navLinks are the main bar's addresses.
+type navLinks struct{ Approvals, Drafts, Audit, Analytics, Autopilot, Settings string }
+
+// navCurrent marks the main bar's entry a page belongs to.
+type navCurrent struct{ Approvals, Drafts, Audit, Analytics, Autopilot, Settings bool }
+
+// nav is the main bar of page name, with query q keeping the account.
+func (s *Server) nav(name, q string) (navLinks, navCurrent) {
+	b := s.o.Prefix
+	return navLinks{Approvals: b + "/approvals" + q, Drafts: b + "/drafts" + q, Audit: b + "/audit" + q,
+			Analytics: b + "/analytics" + q, Autopilot: b + "/autopilot" + q, Settings: b + "/settings" + q},
+		navCurrent{Approvals: name == "approvals" || name == "approval", Drafts: name == "drafts",
+			Audit: name == "audit" || name == "auditdetail", Analytics: name == "analytics", Autopilot: name == "autopilot",
+			Settings: name == "settings"}
 }
 
 // widePages use the whole width of a large screen.
@@ -607,13 +637,18 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, n
 }
 
 func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int, sess *session, name, title string, data any) {
-	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path, Wide: widePages[name]}
+	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path, Wide: widePages[name], Base: s.o.Prefix}
 	if a, err := s.acct(r); err == nil {
 		p.Account, p.AcctQ = a.Name, s.acctQuery(a)
 		if a.XLogin != nil {
 			p.NoLogin = a.XLogin()
 		}
 	}
+	q := ""
+	if p.AcctQ != "" {
+		q = "?account=" + p.Account
+	}
+	p.Links, p.Cur = s.nav(name, q)
 	if len(s.accts) > 1 {
 		for _, a := range s.accts {
 			p.Accounts = append(p.Accounts, a.Name)
