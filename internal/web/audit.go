@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,10 +17,9 @@ import (
 // trail as filtered.
 type auditData struct {
 	Unresolved []gateway.AuditEntry
-	Rows       []gateway.AuditEntry
-	// RowsHTML is the table body, written in Go: with a hundred rows the
-	// template's per-value escaper calls were most of the page's time.
-	RowsHTML  template.HTML
+	// Rows are the table's rows, each computed whole before the template
+	// prints it.
+	Rows      []auditRow
 	Tool      string
 	Status    string
 	Caller    string
@@ -63,8 +61,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d.Rows = rows
-	d.RowsHTML = auditRowsHTML(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
+	d.Rows = auditRows(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter. They are read
 	// only when the rows' query did not prove there are none.
@@ -178,19 +175,33 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 	s.back(w, r, s.at(a, "/audit"))
 }
 
-// auditRowsHTML writes the audit table's rows: when, what was done (in
-// words, with the post's text or its target), the status, who asked and
-// the way to the details (and the rollback). Every value is escaped for
-// where it goes (text, attribute, URL path), as the template would.
-func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, postURL func(id string) string) template.HTML {
-	var b strings.Builder
-	b.Grow(len(rows) * 600)
-	esc := template.HTMLEscapeString
+// auditRow is one row of the audit table as shown: when, what was done
+// (in words, with the post's text or its target), the status, who asked
+// and the way to the details (and the rollback). Everything is computed
+// here, once, so the template only prints (and escapes) it.
+type auditRow struct {
+	At, Exact, Rel string
+	Name, Tool     string
+	// Said is the text it posted; otherwise PostURL opens the post it
+	// acted on, or TargetKind and TargetID name its target.
+	Said                 string
+	PostURL              string
+	TargetKind, TargetID string
+	Status, Resolution   string
+	Caller               string
+	// Href is the row's detail page (on the account shown).
+	Href string
+}
+
+// auditRows are the audit table's rows of entries es, on the site under
+// base and for account acct ("" for the first).
+func auditRows(es []gateway.AuditEntry, base, acct string, now time.Time, postURL func(id string) string) []auditRow {
 	q := ""
 	if acct != "" {
 		q = "?account=" + url.QueryEscape(acct)
 	}
-	for _, e := range rows {
+	out := make([]auditRow, len(es))
+	for i, e := range es {
 		when := stampOf(now, e.CreatedAt, false)
 		// A row that posted text shows the text, not the target: its
 		// parameters are decoded once, not twice.
@@ -200,49 +211,19 @@ func auditRowsHTML(rows []gateway.AuditEntry, base, acct string, now time.Time, 
 			params = json.RawMessage(e.ParamsSummary)
 		}
 		act := describe.Of(e.Tool, e.EquivalentTool, params)
-		tool, st := esc(e.Tool), esc(e.Status)
-		b.WriteString(`<tr><td data-label="When"><time datetime="`)
-		b.WriteString(esc(when.At))
-		b.WriteString(`" title="`)
-		b.WriteString(esc(when.Exact))
-		b.WriteString(`">`)
-		b.WriteString(esc(when.Rel))
-		b.WriteString(`</time></td><td class="what" data-label="What"><strong>`)
-		b.WriteString(esc(act.Name))
-		b.WriteString(`</strong> <span class="tool">`)
-		b.WriteString(tool)
-		b.WriteString(`</span>`)
-		if text != "" {
-			b.WriteString(`<br><span class="said">`)
-			b.WriteString(esc(shorten(text, 160)))
-			b.WriteString(`</span>`)
-		} else if t := act.Target; t.Kind == describe.KindPost && postURL != nil {
-			b.WriteString(`<br><a href="`)
-			b.WriteString(esc(postURL(t.ID)))
-			b.WriteString(`">post `)
-			b.WriteString(esc(t.ID))
-			b.WriteString(`</a>`)
-		} else if t.Kind != describe.KindNone {
-			b.WriteString(`<br>` + esc(string(t.Kind)) + ` ` + esc(t.ID))
+		r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status,
+			Resolution: e.Resolution, Caller: e.Caller, Href: base + "/audit/" + url.PathEscape(e.CorrelationID) + q}
+		switch t := act.Target; {
+		case text != "":
+			r.Said = shorten(text, 160)
+		case t.Kind == describe.KindPost && postURL != nil:
+			r.PostURL, r.TargetID = postURL(t.ID), t.ID
+		case t.Kind != describe.KindNone:
+			r.TargetKind, r.TargetID = string(t.Kind), t.ID
 		}
-		b.WriteString(`</td><td data-label="Status" class="status-`)
-		b.WriteString(st)
-		b.WriteString(`">`)
-		b.WriteString(st)
-		if e.Resolution != "" {
-			b.WriteString(" (" + esc(e.Resolution) + ")")
-		}
-		b.WriteString(`</td><td data-label="Asked by">`)
-		b.WriteString(esc(e.Caller))
-		b.WriteString("</td>\n<td><a href=\"" + esc(base) + "/audit/")
-		b.WriteString(esc(url.PathEscape(e.CorrelationID) + q))
-		b.WriteString(`">Details and rollback<span class="sr-only"> of `)
-		b.WriteString(esc(act.Name))
-		b.WriteString(" at ")
-		b.WriteString(esc(when.Exact))
-		b.WriteString("</span></a></td></tr>\n")
+		out[i] = r
 	}
-	return template.HTML(b.String())
+	return out
 }
 
 // summaryText is the text a recorded call posted: its text, or a thread's

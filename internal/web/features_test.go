@@ -354,20 +354,32 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 	}
 }
 
-// TestAuditRowsAreEscaped: the audit rows written in Go escape every
-// value as the template would.
+// TestAuditRowsAreEscaped: the audit table's rows, printed by the page's
+// template, escape every value for where it goes.
 func TestAuditRowsAreEscaped(t *testing.T) {
-	got := string(auditRowsHTML([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
+	s := newSite(t, nil)
+	rows := auditRows([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
 		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>", ParamsSummary: `{"text":"<i>said</i>"}`},
-		{CorrelationID: "c2", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"123"}`, CreatedAt: "2026-01-01T00:00:00Z"}},
-		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string { return `/ui/posts/` + id + `?"` }))
-	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`} {
+		{CorrelationID: "c2", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"123"}`, CreatedAt: "2026-01-01T00:00:00Z"},
+		{CorrelationID: "c3", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"9"}`, CreatedAt: "2026-01-01T00:00:00Z"}},
+		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string {
+			if id == "9" {
+				return "javascript:alert(1)"
+			}
+			return `/ui/posts/` + id + `?"`
+		})
+	var b strings.Builder
+	if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows}}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`, "javascript:"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)
 		}
 	}
 	for _, want := range []string{"&lt;script&gt;x&lt;/script&gt;", `href="/ui/audit/a%22b%2F%3Cc%3E?account=brand_b"`, "(&lt;b&gt;)",
-		"&lt;i&gt;said&lt;/i&gt;", "<strong>Like</strong>", `href="/ui/posts/123?&#34;">post 123</a>`, ">3 h ago</time>"} {
+		"&lt;i&gt;said&lt;/i&gt;", "<strong>Like</strong>", `href="/ui/posts/123?%22">post 123</a>`, ">3 h ago</time>", `href="#ZgotmplZ"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rows lack %q: %s", want, got)
 		}
