@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/rollback"
@@ -208,9 +209,10 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, id identi
 		}
 		corr := uuid.NewString()
 		now := g.opts.Now()
+		// A duplicate row keeps no parameters: it shows the action alone.
 		if _, err := q.ExecContext(ctx, qInsertDuplicate,
 			corr, c.IdempotencyKey, c.Tool, id.hash, id.intent, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
-			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
+			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now), describe.RecordedOf(c.Tool, "", "").Name); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
 		}
 		return &Response{Kind: Duplicate, CorrelationID: p.corr, Duplicate: duplicateOfCall(p.corr, cached)}, nil
@@ -265,8 +267,13 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 			request = sql.NullString{String: string(b), Valid: true}
 		}
 	}
+	// What a list of rows shows is described from the summary, not the
+	// parameters: the summary is what the row may keep (no signed URL's
+	// query, no credential), so the description can hold nothing more.
+	shown := describe.RecordedOf(c.Tool, equiv, summary)
 	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
+	row = append(row, shownColumns(shown)...)
 	query := qInsertPending
 	if g.opts.DB.Dialect == store.Postgres {
 		query, row = qInsertPendingLogged, append(decision, row...)
@@ -565,6 +572,11 @@ type AuditEntry struct {
 	Resolution string `json:"resolution,omitempty"`
 	ResolvedBy string `json:"resolved_by,omitempty"`
 	ResolvedAt string `json:"resolved_at,omitempty"`
+	// Shown is the row as a list of rows shows it, as written with the
+	// row, or described from its parameters' summary for a row written
+	// before that was stored. It stays out of the row's JSON: the summary
+	// already says the same to a program.
+	Shown describe.Recorded `json:"-"`
 }
 
 // auditStatuses are every status an audit row can have.
@@ -580,37 +592,73 @@ type AuditFilter struct {
 	// its target) hold it, ignoring case, or whose target is it.
 	Search string
 	Limit  int
-	// Brief reads only what a list of rows shows (when, what, the
-	// parameters' summary, status, resolution, who): the request, result,
-	// error and rollback guidance are left empty, and no JSON is decoded.
+	// Brief reads only what a list of rows shows (when, the tool, what it
+	// shows, status, resolution, who): everything else is left empty,
+	// and no JSON is decoded but an old row's summary (see Shown).
 	Brief bool
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, COALESCE(intent_key,''), params_summary, status,
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
-	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
+	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,''),
+	action_name, COALESCE(description,''), COALESCE(target_kind,'')`
 
-// auditBriefCols are the columns of a brief row (AuditFilter.Brief).
-const auditBriefCols = `correlation_id, tool_name, COALESCE(equivalent_tool,''), params_summary, status, account_id, caller, loop_name,
-	created_at, COALESCE(resolution,'')`
+// auditBriefCols are the columns of a brief row (AuditFilter.Brief). The
+// equivalent tool and the parameters' summary are read only for a row
+// written before what it shows was stored (its action_name is NULL): a
+// NULL column costs next to nothing to read.
+const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, COALESCE(resolution,''),
+	action_name, COALESCE(description,''), COALESCE(target_kind,''),
+	CASE WHEN action_name IS NULL THEN COALESCE(equivalent_tool,'') END, CASE WHEN action_name IS NULL THEN params_summary END`
 
 func scanAuditBrief(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	err := sc.Scan(&e.CorrelationID, &e.Tool, &e.EquivalentTool, &e.ParamsSummary, &e.Status, &e.AccountID, &e.Caller, &e.Loop,
-		&e.CreatedAt, &e.Resolution)
-	return e, err
+	var name, equiv, summary sql.NullString
+	var text, kind string
+	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
+		&name, &text, &kind, &equiv, &summary); err != nil {
+		return e, err
+	}
+	e.Shown = shownOf(e.Tool, equiv.String, summary.String, name, text, kind)
+	return e, nil
+}
+
+// shownColumns are what a row shows, as its action_name, description and
+// target_kind: the description is the posted text, or else the id of the
+// target that target_kind names.
+func shownColumns(r describe.Recorded) []any {
+	if r.Text != "" || r.Target.Kind == describe.KindNone {
+		return []any{r.Name, r.Text, ""}
+	}
+	return []any{r.Name, r.Target.ID, string(r.Target.Kind)}
+}
+
+// shownOf is what a row shows: its stored columns (name, description,
+// kind), or, for a row written before they were stored (name is NULL),
+// its description from the summary.
+func shownOf(tool, equiv, summary string, name sql.NullString, description, kind string) describe.Recorded {
+	if !name.Valid {
+		return describe.RecordedOf(tool, equiv, summary)
+	}
+	if kind == "" {
+		return describe.Recorded{Name: name.String, Text: description}
+	}
+	return describe.Recorded{Name: name.String, Target: describe.Target{Kind: describe.Kind(kind), ID: description}}
 }
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, errMsg, undo, request sql.NullString
+	var result, errMsg, undo, request, name sql.NullString
+	var text, kind string
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.IntentKey, &e.ParamsSummary, &e.Status,
 		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &undo, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
-		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
+		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt,
+		&name, &text, &kind)
 	if err != nil {
 		return e, err
 	}
+	e.Shown = shownOf(e.Tool, e.EquivalentTool, e.ParamsSummary, name, text, kind)
 	if request.Valid && json.Valid([]byte(request.String)) {
 		e.Request = json.RawMessage(request.String)
 	}
@@ -713,7 +761,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	defer rows.Close()
-	out := []AuditEntry{}
+	out := make([]AuditEntry, 0, f.Limit)
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
 	var sc interface{ Scan(...any) error } = rows

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -100,7 +99,7 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request), Text: summaryText(e.ParamsSummary),
+	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request), Text: describe.PostedText(e.ParamsSummary),
 		Act: describe.Of(e.Tool, e.EquivalentTool, json.RawMessage(e.ParamsSummary)), When: stampOf(s.d.Now(), e.CreatedAt, false)}
 	if t := d.Act.Target; t.Kind == describe.KindPost {
 		d.TargetURL = s.postURL(a, t.ID, "")
@@ -203,19 +202,14 @@ func auditRows(es []gateway.AuditEntry, base, acct string, now time.Time, postUR
 	out := make([]auditRow, len(es))
 	for i, e := range es {
 		when := stampOf(now, e.CreatedAt, false)
-		// A row that posted text shows the text, not the target: its
-		// parameters are decoded once, not twice.
-		text := summaryText(e.ParamsSummary)
-		var params json.RawMessage
-		if text == "" {
-			params = json.RawMessage(e.ParamsSummary)
-		}
-		act := describe.Of(e.Tool, e.EquivalentTool, params)
+		// What the row shows was written with it (or, for an older row,
+		// described when it was read): nothing is decoded here.
+		act := e.Shown
 		r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status,
 			Resolution: e.Resolution, Caller: e.Caller, Href: base + "/audit/" + url.PathEscape(e.CorrelationID) + q}
 		switch t := act.Target; {
-		case text != "":
-			r.Said = shorten(text, 160)
+		case act.Text != "":
+			r.Said = act.Text
 		case t.Kind == describe.KindPost && postURL != nil:
 			r.PostURL, r.TargetID = postURL(t.ID), t.ID
 		case t.Kind != describe.KindNone:
@@ -224,23 +218,4 @@ func auditRows(es []gateway.AuditEntry, base, acct string, now time.Time, postUR
 		out[i] = r
 	}
 	return out
-}
-
-// summaryText is the text a recorded call posted: its text, or a thread's
-// posts one after the other ("" when it posted none).
-func summaryText(summary string) string {
-	if !strings.Contains(summary, `"text"`) && !strings.Contains(summary, `"tweets"`) {
-		return ""
-	}
-	var p struct {
-		Text   string   `json:"text"`
-		Tweets []string `json:"tweets"`
-	}
-	if json.Unmarshal([]byte(summary), &p) != nil {
-		return ""
-	}
-	if p.Text != "" {
-		return p.Text
-	}
-	return strings.Join(p.Tweets, " / ")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
@@ -358,10 +359,14 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 // template, escape every value for where it goes.
 func TestAuditRowsAreEscaped(t *testing.T) {
 	s := newSite(t, nil)
-	rows := auditRows([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
+	es := []gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
 		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>", ParamsSummary: `{"text":"<i>said</i>"}`},
 		{CorrelationID: "c2", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"123"}`, CreatedAt: "2026-01-01T00:00:00Z"},
-		{CorrelationID: "c3", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"9"}`, CreatedAt: "2026-01-01T00:00:00Z"}},
+		{CorrelationID: "c3", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"9"}`, CreatedAt: "2026-01-01T00:00:00Z"}}
+	for i, e := range es {
+		es[i].Shown = describe.RecordedOf(e.Tool, "", e.ParamsSummary)
+	}
+	rows := auditRows(es,
 		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string {
 			if id == "9" {
 				return "javascript:alert(1)"
