@@ -604,24 +604,59 @@ const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COAL
 	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,''),
 	action_name, COALESCE(description,''), COALESCE(target_kind,'')`
 
-// auditBriefCols are the columns of a brief row (AuditFilter.Brief). The
-// equivalent tool and the parameters' summary are read only for a row
-// written before what it shows was stored (its action_name is NULL): a
-// NULL column costs next to nothing to read.
+// auditBriefCols are the columns of a brief row (AuditFilter.Brief). A
+// row written before what it shows was stored has no action_name, and is
+// described by describeOld: reading its parameters for every row would
+// cost each page two more columns a row.
 const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, COALESCE(resolution,''),
-	action_name, COALESCE(description,''), COALESCE(target_kind,''),
-	CASE WHEN action_name IS NULL THEN COALESCE(equivalent_tool,'') END, CASE WHEN action_name IS NULL THEN params_summary END`
+	COALESCE(action_name,''), COALESCE(description,''), COALESCE(target_kind,'')`
 
-func scanAuditBrief(sc interface{ Scan(...any) error }) (AuditEntry, error) {
-	var e AuditEntry
-	var name, equiv, summary sql.NullString
+// scanAuditBrief scans a brief row into e (a page's rows are scanned in
+// place, not copied); described is false for a row that does not store
+// what it shows.
+func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
 	var text, kind string
 	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
-		&name, &text, &kind, &equiv, &summary); err != nil {
-		return e, err
+		&e.Shown.Name, &text, &kind); err != nil {
+		return false, err
 	}
-	e.Shown = shownOf(e.Tool, equiv.String, summary.String, name, text, kind)
-	return e, nil
+	// Every stored action has a name: the tool's, at least.
+	if e.Shown.Name == "" {
+		return false, nil
+	}
+	e.Shown = storedShown(e.Shown.Name, text, kind)
+	return true, nil
+}
+
+// describeOld describes the rows out[i] for i in old, written before what
+// a row shows was stored, from their parameters' summary, in one query.
+func (g *Gateway) describeOld(ctx context.Context, out []AuditEntry, old []int) error {
+	if len(old) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(old)+1)
+	args = append(args, g.opts.AccountID)
+	at := make(map[string]int, len(old))
+	for _, i := range old {
+		args = append(args, out[i].CorrelationID)
+		at[out[i].CorrelationID] = i
+	}
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT correlation_id, COALESCE(equivalent_tool,''), params_summary FROM mutation_audit
+		WHERE account_id = ? AND correlation_id IN (?`+strings.Repeat(", ?", len(old)-1)+`)`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var corr, equiv, summary string
+		if err := rows.Scan(&corr, &equiv, &summary); err != nil {
+			return err
+		}
+		if i, ok := at[corr]; ok {
+			out[i].Shown = describe.RecordedOf(out[i].Tool, equiv, summary)
+		}
+	}
+	return rows.Err()
 }
 
 // shownColumns are what a row shows, as its action_name, description and
@@ -634,17 +669,13 @@ func shownColumns(r describe.Recorded) []any {
 	return []any{r.Name, r.Target.ID, string(r.Target.Kind)}
 }
 
-// shownOf is what a row shows: its stored columns (name, description,
-// kind), or, for a row written before they were stored (name is NULL),
-// its description from the summary.
-func shownOf(tool, equiv, summary string, name sql.NullString, description, kind string) describe.Recorded {
-	if !name.Valid {
-		return describe.RecordedOf(tool, equiv, summary)
-	}
+// storedShown is what a row shows as its columns store it: name,
+// description and target_kind.
+func storedShown(name, description, kind string) describe.Recorded {
 	if kind == "" {
-		return describe.Recorded{Name: name.String, Text: description}
+		return describe.Recorded{Name: name, Text: description}
 	}
-	return describe.Recorded{Name: name.String, Target: describe.Target{Kind: describe.Kind(kind), ID: description}}
+	return describe.Recorded{Name: name, Target: describe.Target{Kind: describe.Kind(kind), ID: description}}
 }
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
@@ -658,7 +689,13 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	if err != nil {
 		return e, err
 	}
-	e.Shown = shownOf(e.Tool, e.EquivalentTool, e.ParamsSummary, name, text, kind)
+	// A row written before what it shows was stored is described from
+	// its summary.
+	if name.Valid {
+		e.Shown = storedShown(name.String, text, kind)
+	} else {
+		e.Shown = describe.RecordedOf(e.Tool, e.EquivalentTool, e.ParamsSummary)
+	}
 	if request.Valid && json.Valid([]byte(request.String)) {
 		e.Request = json.RawMessage(request.String)
 	}
@@ -710,9 +747,9 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 			return nil, false, apperr.New(apperr.InvalidInput, "tool_name: %q is not a mutation tool", f.Tool)
 		}
 	}
-	cols, scan := auditCols, scanAudit
+	cols := auditCols
 	if f.Brief {
-		cols, scan = auditBriefCols, scanAuditBrief
+		cols = auditBriefCols
 	}
 	args := []any{}
 	if flag {
@@ -766,29 +803,47 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	unresolved := true
 	var sc interface{ Scan(...any) error } = rows
 	if flag {
-		sc = suffixScan{rows, &unresolved}
+		sc = &suffixScan{sc: rows, last: &unresolved}
 	}
+	var old []int
 	for rows.Next() {
-		e, err := scan(sc)
+		var err error
+		if f.Brief {
+			out = append(out, AuditEntry{})
+			var described bool
+			if described, err = scanAuditBrief(sc, &out[len(out)-1]); err == nil && !described {
+				old = append(old, len(out)-1)
+			}
+		} else {
+			var e AuditEntry
+			e, err = scanAudit(sc)
+			out = append(out, e)
+		}
 		if err != nil {
 			return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 		}
-		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	}
+	rows.Close()
+	if err := g.describeOld(ctx, out, old); err != nil {
 		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	return out, unresolved, nil
 }
 
-// suffixScan scans the last column into last, the others as asked.
+// suffixScan scans the last column into last, the others as asked; dest
+// is kept from row to row.
 type suffixScan struct {
 	sc   interface{ Scan(...any) error }
 	last any
+	dest []any
 }
 
-func (s suffixScan) Scan(dest ...any) error {
-	return s.sc.Scan(append(dest[:len(dest):len(dest)], s.last)...)
+func (s *suffixScan) Scan(dest ...any) error {
+	s.dest = append(append(s.dest[:0], dest...), s.last)
+	return s.sc.Scan(s.dest...)
 }
 
 // Unresolved lists the unknown and interrupted attempts nobody has
