@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,11 +50,7 @@ func TestAuditPageRowsAreAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := auditRows(es, "/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string { return "/ui/posts/" + id })
-	var b strings.Builder
-	if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows}}); err != nil {
-		t.Fatal(err)
-	}
-	got := b.String()
+	got := auditPage(t, s, rows)
 	got = got[strings.Index(got, "<tbody>"):strings.Index(got, "</tbody>")]
 	exact := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Local().Format("Mon 2 Jan 2006, 15:04:05 MST")
 	want := strings.NewReplacer("EXACT", exact, "LIKED", liked).Replace(wantAuditRows)
@@ -79,3 +76,67 @@ const wantAuditRows = `<tbody>
 <tr><td data-label="When"><time datetime="2026-01-01T00:00:00.000Z" title="EXACT">3 h ago</time></td><td class="what" data-label="What"><strong>Like</strong> <span class="tool">x_like_tweet</span><br><a href="/ui/posts/LIKED">post LIKED</a></td><td data-label="Status" class="status-success">success</td><td data-label="Asked by">mcp</td>
 <td><a href="/ui/audit/c1?account=brand_b">Details and rollback<span class="sr-only"> of Like at EXACT</span></a></td></tr>
 `
+
+// auditPage prints the audit page of rows as the handler does, twice: the
+// second time from the rows the first kept, which must print the same.
+func auditPage(t *testing.T, s *site, rows []auditRow) string {
+	t.Helper()
+	var pages [2]string
+	for i := range pages {
+		body, err := s.srv.auditRows.print(s.srv.tmpl, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows, Body: body}}); err != nil {
+			t.Fatal(err)
+		}
+		pages[i] = b.String()
+	}
+	if pages[0] != pages[1] {
+		t.Fatalf("the rows kept print otherwise:\n%s\nfirst\n%s", pages[1], pages[0])
+	}
+	return pages[0]
+}
+
+// TestPrintedRowsFollowTheRow: a row kept as printed is printed again as
+// soon as anything it shows changes (its status, its time as shown), and
+// what is kept stays bounded.
+func TestPrintedRowsFollowTheRow(t *testing.T) {
+	s := newSite(t, nil)
+	row := auditRow{At: "2026-01-01T00:00:00.000Z", Exact: "Thu 1 Jan", Rel: "3 h ago", Name: "Like", Tool: "x_like_tweet",
+		Status: "unknown", StatusText: "unknown", Caller: "mcp", Href: "/audit/c1", Label: "Like at Thu 1 Jan"}
+	resolved := row
+	resolved.StatusText = "unknown (happened)"
+	later := row
+	later.Rel = "4 h ago"
+	for _, tc := range []struct {
+		name string
+		row  auditRow
+		want string
+	}{
+		{"as first printed", row, `<td data-label="Status" class="status-unknown">unknown</td>`},
+		{"once resolved", resolved, `<td data-label="Status" class="status-unknown">unknown (happened)</td>`},
+		{"an hour later", later, `>4 h ago</time>`},
+		{"as first printed again", row, `>3 h ago</time>`},
+	} {
+		body, err := s.srv.auditRows.print(s.srv.tmpl, []auditRow{tc.row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: the row prints %s, want it to hold %s", tc.name, body, tc.want)
+		}
+	}
+	many := make([]auditRow, maxPrintedRows+10)
+	for i := range many {
+		many[i] = row
+		many[i].Href = fmt.Sprintf("/audit/c%d", i)
+	}
+	if _, err := s.srv.auditRows.print(s.srv.tmpl, many); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.srv.auditRows.rows); n > maxPrintedRows {
+		t.Errorf("%d rows kept, want at most %d", n, maxPrintedRows)
+	}
+}

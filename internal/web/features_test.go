@@ -373,11 +373,7 @@ func TestAuditRowsAreEscaped(t *testing.T) {
 			}
 			return `/ui/posts/` + id + `?"`
 		})
-	var b strings.Builder
-	if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows}}); err != nil {
-		t.Fatal(err)
-	}
-	got := b.String()
+	got := auditPage(t, s, rows)
 	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`, "javascript:"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)
