@@ -20,10 +20,8 @@ import (
 // trail as filtered.
 type auditData struct {
 	Unresolved []gateway.AuditEntry
-	// Rows are the table's rows, each computed whole before the template
-	// prints it; Body is the table's body, each row as the "auditrow"
-	// template printed it.
-	Rows      []auditRow
+	// Body is the table's body, each row as the "auditrow" template
+	// printed it ("" without rows).
 	Body      template.HTML
 	Tool      string
 	Status    string
@@ -66,8 +64,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d.Rows = auditRows(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
-	if d.Body, err = s.auditRows.print(s.tmpl, d.Rows); err != nil {
+	at := rowsAt{base: s.o.Prefix, acct: d.AcctField, now: s.d.Now(), postURL: func(id string) string { return s.postURL(a, id, "") }}
+	if d.Body, err = s.auditRows.print(s.tmpl, rows, at); err != nil {
 		s.fail(w, r, sess, http.StatusInternalServerError, err)
 		return
 	}
@@ -208,68 +206,81 @@ type auditRow struct {
 	Href, Label string
 }
 
-// auditRows are the audit table's rows of entries es, on the site under
-// base and for account acct ("" for the first).
-func auditRows(es []gateway.AuditEntry, base, acct string, now time.Time, postURL func(id string) string) []auditRow {
-	// The detail links share all but the row's id.
-	prefix, q := base+"/audit/", ""
-	if acct != "" {
-		q = "?account=" + url.QueryEscape(acct)
+// rowsAt is where audit rows are shown: on the site under base, for
+// account acct ("" for the first), at now; postURL opens a post.
+type rowsAt struct {
+	base, acct string
+	now        time.Time
+	postURL    func(id string) string
+}
+
+// auditRowOf is the audit table's row of entry e, shown at at.
+func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
+	when := stampOf(at.now, e.CreatedAt, false)
+	// What the row shows was written with it (or, for an older row,
+	// described when it was read): nothing is decoded here.
+	act := e.Shown
+	r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
+		Caller: e.Caller, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID), Label: act.Name + " at " + when.Exact}
+	if at.acct != "" {
+		r.Href += "?account=" + url.QueryEscape(at.acct)
 	}
-	out := make([]auditRow, len(es))
-	for i, e := range es {
-		when := stampOf(now, e.CreatedAt, false)
-		// What the row shows was written with it (or, for an older row,
-		// described when it was read): nothing is decoded here.
-		act := e.Shown
-		r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
-			Caller: e.Caller, Href: prefix + url.PathEscape(e.CorrelationID) + q, Label: act.Name + " at " + when.Exact}
-		if e.Resolution != "" {
-			r.StatusText += " (" + e.Resolution + ")"
-		}
-		switch t := act.Target; {
-		case act.Text != "":
-			r.Said = act.Text
-		case t.Kind == describe.KindPost && postURL != nil:
-			r.PostURL, r.PostID = postURL(t.ID), t.ID
-		case t.Kind != describe.KindNone:
-			r.Target = string(t.Kind) + " " + t.ID
-		}
-		out[i] = r
+	if e.Resolution != "" {
+		r.StatusText += " (" + e.Resolution + ")"
 	}
-	return out
+	switch t := act.Target; {
+	case act.Text != "":
+		r.Said = act.Text
+	case t.Kind == describe.KindPost && at.postURL != nil:
+		r.PostURL, r.PostID = at.postURL(t.ID), t.ID
+	case t.Kind != describe.KindNone:
+		r.Target = string(t.Kind) + " " + t.ID
+	}
+	return r
+}
+
+// rowKey is everything an audit table row as printed depends on, besides
+// the site's path prefix (one per server): auditRowOf computes the row
+// from nothing else. The time counts as shown relative to now, so a row
+// is printed again when that changes.
+type rowKey struct {
+	acct, corr, createdAt, rel   string
+	tool, status, resolution, by string
+	shown                        describe.Recorded
 }
 
 // maxPrintedRows bounds printedRows: a few pages of every account.
 const maxPrintedRows = 2000
 
 // printedRows keeps audit table rows as the "auditrow" template printed
-// them, by the row. What the template prints of a row depends on nothing
-// but its auditRow (every field of which is in the key: the time as
-// shown, the status, the links), so a row printed before is the same row
-// printed again: a page reloaded reprints only the rows that changed.
-// Escaping a value costs the template a call through reflection, and with
-// a hundred rows of ten values each those calls were most of the page's
-// time. The HTML is the template's own output, escaped for where each
-// value goes; nothing here writes or escapes any.
+// them, by their rowKey: a row printed before is printed the same again,
+// so a page reloaded prints only the rows that changed. Escaping a value
+// costs the template a call through reflection, and with a hundred rows
+// of ten values each those calls were most of the page's time. The HTML
+// is the template's own output, escaped for where each value goes;
+// nothing here writes or escapes any.
 type printedRows struct {
 	mu   sync.Mutex
-	rows map[auditRow]string
+	rows map[rowKey]string
 }
 
-// print is the table's body: every row as the "auditrow" template of t
-// prints it, in order.
-func (p *printedRows) print(t *template.Template, rows []auditRow) (template.HTML, error) {
-	printed := make([]string, len(rows))
+// print is the table's body of entries es shown at at: every row as the
+// "auditrow" template of t prints it, in order.
+func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at rowsAt) (template.HTML, error) {
+	printed := make([]string, len(es))
 	n := 0
 	var b bytes.Buffer
-	for i := range rows {
+	for i := range es {
+		e := &es[i]
+		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: relOf(at.now, e.CreatedAt),
+			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
 		p.mu.Lock()
-		html, ok := p.rows[rows[i]]
+		html, ok := p.rows[k]
 		p.mu.Unlock()
 		if !ok {
 			b.Reset()
-			if err := t.ExecuteTemplate(&b, "auditrow", &rows[i]); err != nil {
+			r := auditRowOf(e, at)
+			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
 				return "", fmt.Errorf("print audit row: %w", err)
 			}
 			html = b.String()
@@ -277,9 +288,9 @@ func (p *printedRows) print(t *template.Template, rows []auditRow) (template.HTM
 			if len(p.rows) >= maxPrintedRows || p.rows == nil {
 				// Start over rather than track what was used last: a
 				// page's rows are printed again at once.
-				p.rows = make(map[auditRow]string, maxPrintedRows)
+				p.rows = make(map[rowKey]string, maxPrintedRows)
 			}
-			p.rows[rows[i]] = html
+			p.rows[k] = html
 			p.mu.Unlock()
 		}
 		printed[i] = html

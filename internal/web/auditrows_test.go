@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -49,8 +50,8 @@ func TestAuditPageRowsAreAsBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := auditRows(es, "/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string { return "/ui/posts/" + id })
-	got := auditPage(t, s, rows)
+	at := rowsAt{base: "/ui", acct: "brand_b", now: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), postURL: func(id string) string { return "/ui/posts/" + id }}
+	got := auditPage(t, s, es, at)
 	got = got[strings.Index(got, "<tbody>"):strings.Index(got, "</tbody>")]
 	exact := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Local().Format("Mon 2 Jan 2006, 15:04:05 MST")
 	want := strings.NewReplacer("EXACT", exact, "LIKED", liked).Replace(wantAuditRows)
@@ -77,18 +78,19 @@ const wantAuditRows = `<tbody>
 <td><a href="/ui/audit/c1?account=brand_b">Details and rollback<span class="sr-only"> of Like at EXACT</span></a></td></tr>
 `
 
-// auditPage prints the audit page of rows as the handler does, twice: the
-// second time from the rows the first kept, which must print the same.
-func auditPage(t *testing.T, s *site, rows []auditRow) string {
+// auditPage prints the audit page of entries es as the handler does,
+// twice: the second time from the rows the first kept, which must print
+// the same.
+func auditPage(t *testing.T, s *site, es []gateway.AuditEntry, at rowsAt) string {
 	t.Helper()
 	var pages [2]string
 	for i := range pages {
-		body, err := s.srv.auditRows.print(s.srv.tmpl, rows)
+		body, err := s.srv.auditRows.print(s.srv.tmpl, es, at)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
-		if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows, Body: body}}); err != nil {
+		if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Body: body}}); err != nil {
 			t.Fatal(err)
 		}
 		pages[i] = b.String()
@@ -100,27 +102,35 @@ func auditPage(t *testing.T, s *site, rows []auditRow) string {
 }
 
 // TestPrintedRowsFollowTheRow: a row kept as printed is printed again as
-// soon as anything it shows changes (its status, its time as shown), and
-// what is kept stays bounded.
+// soon as anything it shows changes (its status, its time as shown, what
+// it did, the account it is shown on), and what is kept stays bounded.
 func TestPrintedRowsFollowTheRow(t *testing.T) {
 	s := newSite(t, nil)
-	row := auditRow{At: "2026-01-01T00:00:00.000Z", Exact: "Thu 1 Jan", Rel: "3 h ago", Name: "Like", Tool: "x_like_tweet",
-		Status: "unknown", StatusText: "unknown", Caller: "mcp", Href: "/audit/c1", Label: "Like at Thu 1 Jan"}
+	now := time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC)
+	row := gateway.AuditEntry{CorrelationID: "c1", Tool: "x_like_tweet", Status: "unknown", Caller: "mcp", CreatedAt: "2026-01-01T00:00:00.000Z",
+		Shown: describe.Recorded{Name: "Like", Target: describe.Target{Kind: describe.KindPost, ID: "5"}}}
 	resolved := row
-	resolved.StatusText = "unknown (happened)"
-	later := row
-	later.Rel = "4 h ago"
+	resolved.Resolution = "happened"
+	other := row
+	other.Shown.Target.ID = "6"
+	at := rowsAt{now: now, postURL: func(id string) string { return "/posts/" + id }}
+	later, elsewhere := at, at
+	later.now = now.Add(time.Hour)
+	elsewhere.acct = "brand_b"
 	for _, tc := range []struct {
 		name string
-		row  auditRow
+		row  gateway.AuditEntry
+		at   rowsAt
 		want string
 	}{
-		{"as first printed", row, `<td data-label="Status" class="status-unknown">unknown</td>`},
-		{"once resolved", resolved, `<td data-label="Status" class="status-unknown">unknown (happened)</td>`},
-		{"an hour later", later, `>4 h ago</time>`},
-		{"as first printed again", row, `>3 h ago</time>`},
+		{"as first printed", row, at, `<td data-label="Status" class="status-unknown">unknown</td>`},
+		{"once resolved", resolved, at, `<td data-label="Status" class="status-unknown">unknown (happened)</td>`},
+		{"an hour later", row, later, `>4 h ago</time>`},
+		{"on another post", other, at, `<a href="/posts/6">post 6</a>`},
+		{"on another account", row, elsewhere, `href="/audit/c1?account=brand_b"`},
+		{"as first printed again", row, at, `>3 h ago</time>`},
 	} {
-		body, err := s.srv.auditRows.print(s.srv.tmpl, []auditRow{tc.row})
+		body, err := s.srv.auditRows.print(s.srv.tmpl, []gateway.AuditEntry{tc.row}, tc.at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,12 +138,12 @@ func TestPrintedRowsFollowTheRow(t *testing.T) {
 			t.Errorf("%s: the row prints %s, want it to hold %s", tc.name, body, tc.want)
 		}
 	}
-	many := make([]auditRow, maxPrintedRows+10)
+	many := make([]gateway.AuditEntry, maxPrintedRows+10)
 	for i := range many {
 		many[i] = row
-		many[i].Href = fmt.Sprintf("/audit/c%d", i)
+		many[i].CorrelationID = fmt.Sprintf("c%d", i)
 	}
-	if _, err := s.srv.auditRows.print(s.srv.tmpl, many); err != nil {
+	if _, err := s.srv.auditRows.print(s.srv.tmpl, many, at); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(s.srv.auditRows.rows); n > maxPrintedRows {

@@ -366,14 +366,13 @@ func TestAuditRowsAreEscaped(t *testing.T) {
 	for i, e := range es {
 		es[i].Shown = describe.RecordedOf(e.Tool, "", e.ParamsSummary)
 	}
-	rows := auditRows(es,
-		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string {
+	got := auditPage(t, s, es, rowsAt{base: "/ui", acct: "brand_b", now: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC),
+		postURL: func(id string) string {
 			if id == "9" {
 				return "javascript:alert(1)"
 			}
 			return `/ui/posts/` + id + `?"`
-		})
-	got := auditPage(t, s, rows)
+		}})
 	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`, "javascript:"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)
