@@ -22,14 +22,16 @@ type auditData struct {
 	Unresolved []gateway.AuditEntry
 	// Body is the table's body, each row as the "auditrow" template
 	// printed it ("" without rows).
-	Body      template.HTML
-	Tool      string
-	Status    string
-	Caller    string
-	Since     string
-	Search    string
-	Statuses  []string
-	Callers   []string
+	Body   template.HTML
+	Tool   string
+	Status string
+	Caller string
+	Since  string
+	Search string
+	// Statuses and Callers are the filters' choices, the one chosen
+	// marked.
+	Statuses  []choice
+	Callers   []choice
 	AcctField string
 }
 
@@ -38,6 +40,22 @@ var callers = []string{"mcp", "autopilot", "approval", "cli", "web"}
 
 var statuses = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
 
+// choice is one choice of a filter; Chosen marks the one in use.
+type choice struct {
+	Name   string
+	Chosen bool
+}
+
+// choices are names as a filter's choices, chosen marked: the template
+// then compares nothing.
+func choices(names []string, chosen string) []choice {
+	out := make([]choice, len(names))
+	for i, n := range names {
+		out[i] = choice{Name: n, Chosen: n == chosen}
+	}
+	return out
+}
+
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	a := s.acctOrFail(w, r, sess)
@@ -45,8 +63,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	q := r.URL.Query()
-	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q"),
-		Statuses: statuses, Callers: callers}
+	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q")}
+	d.Statuses, d.Callers = choices(statuses, d.Status), choices(callers, d.Caller)
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -192,6 +193,14 @@ func TestAuditFiltersByCaller(t *testing.T) {
 	all := rowsOf("/audit")
 	if len(all) < 2 {
 		t.Fatalf("the unfiltered audit shows %v", all)
+	}
+	// The filter in use stays chosen, and only it.
+	_, body := s.get(c, "/audit?caller=cli&status=success")
+	for _, choice := range append(slices.Clone(statuses), callers...) {
+		chosen := strings.Contains(body, "<option selected>"+choice+"</option>")
+		if want := choice == "cli" || choice == "success"; chosen != want {
+			t.Errorf("the audit filtered by cli and success: %s chosen %t, want %t", choice, chosen, want)
+		}
 	}
 	for _, caller := range []string{"cli", "mcp"} {
 		got := rowsOf("/audit?caller=" + caller)
