@@ -131,3 +131,46 @@ func TestOldAuditRowIsDescribedWhenRead(t *testing.T) {
 		}
 	})
 }
+
+// TestWhatARowShowsStaysOffItsExports: get_recent_mutations' rows (an
+// AuditEntry's JSON) and the audit export keep their fields: what a list
+// of rows shows is the page's, and the parameters' summary already says
+// the same to a program.
+func TestWhatARowShowsStaysOffItsExports(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		run := func(context.Context, json.RawMessage) (Result, error) {
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}
+		e.g.Register(targetAction("x_like_tweet", "tweet_id", run))
+		if _, err := e.g.Do(e.ctx, Call{Tool: "x_like_tweet", Params: map[string]any{"tweet_id": "123"}}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := e.g.Recent(e.ctx, AuditFilter{Limit: 1})
+		if err != nil || len(rows) != 1 || rows[0].Shown.Name != "Like" {
+			t.Fatalf("rows %+v, %v", rows, err)
+		}
+		b, err := json.Marshal(rows[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys map[string]any
+		if err := json.Unmarshal(b, &keys); err != nil {
+			t.Fatal(err)
+		}
+		for k := range keys {
+			if strings.Contains(strings.ToLower(k), "shown") || k == "action_name" || k == "description" || k == "target_kind" {
+				t.Errorf("a row's JSON has %q: %s", k, b)
+			}
+		}
+		var cols []string
+		if err := e.g.ExportAudit(e.ctx, time.Time{}, func(c []string, _ []any) error { cols = c; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		want := "id correlation_id created_at completed_at tool_name equivalent_tool status caller loop_name params_summary result_summary " +
+			"error_code error_message elapsed_ms approval_id duplicate_of idempotency_key params_hash resolution"
+		if got := strings.Join(cols, " "); got != want {
+			t.Errorf("the export's columns are\n%s\nwant\n%s", got, want)
+		}
+	})
+}
