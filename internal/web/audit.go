@@ -271,15 +271,24 @@ type rowKey struct {
 const maxPrintedRows = 2000
 
 // printedRows keeps audit table rows as the "auditrow" template printed
-// them, by their rowKey: a row printed before is printed the same again,
+// them, with their rowKey: a row printed before is printed the same again,
 // so a page reloaded prints only the rows that changed. Escaping a value
 // costs the template a call through reflection, and with a hundred rows
 // of ten values each those calls were most of the page's time. The HTML
 // is the template's own output, escaped for where each value goes;
 // nothing here writes or escapes any.
 type printedRows struct {
-	mu   sync.Mutex
-	rows map[rowKey]string
+	mu sync.Mutex
+	// rows are by correlation id, which names one row of one account:
+	// a short key to hash, and the row's key then says whether what was
+	// printed is still the row.
+	rows map[string]printedRow
+}
+
+// printedRow is one row as printed, and the key it was printed for.
+type printedRow struct {
+	key  rowKey
+	html string
 }
 
 // print is the table's body of entries es shown at at: every row as the
@@ -293,9 +302,10 @@ func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at ro
 		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: relOf(at.now, e.CreatedAt),
 			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
 		p.mu.Lock()
-		html, ok := p.rows[k]
+		kept, ok := p.rows[k.corr]
 		p.mu.Unlock()
-		if !ok {
+		html := kept.html
+		if !ok || kept.key != k {
 			b.Reset()
 			r := auditRowOf(e, at)
 			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
@@ -306,9 +316,9 @@ func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at ro
 			if len(p.rows) >= maxPrintedRows || p.rows == nil {
 				// Start over rather than track what was used last: a
 				// page's rows are printed again at once.
-				p.rows = make(map[rowKey]string, maxPrintedRows)
+				p.rows = make(map[string]printedRow, maxPrintedRows)
 			}
-			p.rows[k] = html
+			p.rows[k.corr] = printedRow{key: k, html: html}
 			p.mu.Unlock()
 		}
 		printed[i] = html
