@@ -120,15 +120,6 @@ func parseStamp(at string) (time.Time, bool) {
 	return t, true
 }
 
-// relOf is stampOf(now, at, false).Rel, without the exact time.
-func relOf(now time.Time, at string) string {
-	t, ok := parseStamp(at)
-	if !ok {
-		return at
-	}
-	return describe.Ago(now, t)
-}
-
 // targetView is the post or account an item acts on, as looked up.
 type targetView struct {
 	// Item is the queue item's id, for element ids.

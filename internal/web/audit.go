@@ -285,49 +285,62 @@ type printedRows struct {
 	rows map[string]printedRow
 }
 
-// printedRow is one row as printed, and the key it was printed for.
+// printedRow is one row as printed, the key it was printed for, and its
+// time as read (ok false when it did not read as one), so that a page
+// shown again need not read the row's time again to say how long ago it
+// was.
 type printedRow struct {
 	key  rowKey
+	when time.Time
+	ok   bool
 	html string
 }
 
 // print is the table's body of entries es shown at at: every row as the
 // "auditrow" template of t prints it, in order.
 func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at rowsAt) (template.HTML, error) {
-	printed := make([]string, len(es))
+	kept := make([]printedRow, len(es))
+	p.mu.Lock()
+	for i := range es {
+		kept[i] = p.rows[es[i].CorrelationID]
+	}
+	p.mu.Unlock()
 	n := 0
 	var b bytes.Buffer
 	for i := range es {
 		e := &es[i]
-		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: relOf(at.now, e.CreatedAt),
+		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: e.CreatedAt,
 			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
-		p.mu.Lock()
-		kept, ok := p.rows[k.corr]
-		p.mu.Unlock()
-		html := kept.html
-		if !ok || kept.key != k {
+		when, ok := kept[i].when, kept[i].ok
+		if kept[i].html == "" || kept[i].key.createdAt != e.CreatedAt {
+			when, ok = parseStamp(e.CreatedAt)
+		}
+		if ok {
+			// As stampOf says it.
+			k.rel = describe.Ago(at.now, when)
+		}
+		if kept[i].html == "" || kept[i].key != k {
 			b.Reset()
 			r := auditRowOf(e, at)
 			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
 				return "", fmt.Errorf("print audit row: %w", err)
 			}
-			html = b.String()
+			kept[i] = printedRow{key: k, when: when, ok: ok, html: b.String()}
 			p.mu.Lock()
 			if len(p.rows) >= maxPrintedRows || p.rows == nil {
 				// Start over rather than track what was used last: a
 				// page's rows are printed again at once.
 				p.rows = make(map[string]printedRow, maxPrintedRows)
 			}
-			p.rows[k.corr] = printedRow{key: k, html: html}
+			p.rows[k.corr] = kept[i]
 			p.mu.Unlock()
 		}
-		printed[i] = html
-		n += len(html)
+		n += len(kept[i].html)
 	}
 	var body strings.Builder
 	body.Grow(n)
-	for _, html := range printed {
-		body.WriteString(html)
+	for i := range kept {
+		body.WriteString(kept[i].html)
 	}
 	// The template's own output, kept whole: already escaped.
 	return template.HTML(body.String()), nil
