@@ -282,11 +282,11 @@ type printedRows struct {
 	// rows are by correlation id, which names one row of one account:
 	// a short key to hash, and the row's key then says whether what was
 	// printed is still the row.
-	rows map[string]printedRow
+	rows map[string]*printedRow
 }
 
-// printedRow is one row as printed, the key it was printed for, and its
-// time as read (ok false when it did not read as one), so that a page
+// printedRow is one row as printed (never changed once kept), the key it
+// was printed for, and its time as read (ok false when it did not read as one), so that a page
 // shown again need not read the row's time again to say how long ago it
 // was.
 type printedRow struct {
@@ -299,7 +299,7 @@ type printedRow struct {
 // print is the table's body of entries es shown at at: every row as the
 // "auditrow" template of t prints it, in order.
 func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at rowsAt) (template.HTML, error) {
-	kept := make([]printedRow, len(es))
+	kept := make([]*printedRow, len(es))
 	p.mu.Lock()
 	for i := range es {
 		kept[i] = p.rows[es[i].CorrelationID]
@@ -311,26 +311,29 @@ func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at ro
 		e := &es[i]
 		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: e.CreatedAt,
 			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
-		when, ok := kept[i].when, kept[i].ok
-		if kept[i].html == "" || kept[i].key.createdAt != e.CreatedAt {
+		var when time.Time
+		var ok bool
+		if kept[i] != nil && kept[i].key.createdAt == e.CreatedAt {
+			when, ok = kept[i].when, kept[i].ok
+		} else {
 			when, ok = parseStamp(e.CreatedAt)
 		}
 		if ok {
 			// As stampOf says it.
 			k.rel = describe.Ago(at.now, when)
 		}
-		if kept[i].html == "" || kept[i].key != k {
+		if kept[i] == nil || kept[i].key != k {
 			b.Reset()
 			r := auditRowOf(e, at)
 			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
 				return "", fmt.Errorf("print audit row: %w", err)
 			}
-			kept[i] = printedRow{key: k, when: when, ok: ok, html: b.String()}
+			kept[i] = &printedRow{key: k, when: when, ok: ok, html: b.String()}
 			p.mu.Lock()
 			if len(p.rows) >= maxPrintedRows || p.rows == nil {
 				// Start over rather than track what was used last: a
 				// page's rows are printed again at once.
-				p.rows = make(map[string]printedRow, maxPrintedRows)
+				p.rows = make(map[string]*printedRow, maxPrintedRows)
 			}
 			p.rows[k.corr] = kept[i]
 			p.mu.Unlock()
@@ -339,8 +342,8 @@ func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at ro
 	}
 	var body strings.Builder
 	body.Grow(n)
-	for i := range kept {
-		body.WriteString(kept[i].html)
+	for _, r := range kept {
+		body.WriteString(r.html)
 	}
 	// The template's own output, kept whole: already escaped.
 	return template.HTML(body.String()), nil
