@@ -5,46 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
-
-// TestEveryMutationHasWords: a new mutation tool fails here until it says
-// what it does, and a tool acting on one post or account names it.
-func TestEveryMutationHasWords(t *testing.T) {
-	known := map[string]bool{}
-	for _, m := range actions.Mutations() {
-		known[m.Name] = true
-		w, ok := words[m.Name]
-		if !ok {
-			t.Errorf("%s has no words in describe's table", m.Name)
-			continue
-		}
-		if w.name == "" || w.effect == "" || w.verb == "" || w.plural == "" {
-			t.Errorf("%s: every field of its words must be set: %+v", m.Name, w)
-		}
-		switch m.Input {
-		case reflect.TypeFor[actions.TweetIDParams]():
-			if w.kind != KindPost || w.param != "tweet_id" {
-				t.Errorf("%s acts on one post (tweet_id) but its words name %q %q", m.Name, w.kind, w.param)
-			}
-		case reflect.TypeFor[actions.UserIDParams]():
-			if w.kind != KindUser || w.param != "target_user_id" {
-				t.Errorf("%s acts on one account (target_user_id) but its words name %q %q", m.Name, w.kind, w.param)
-			}
-		}
-	}
-	for tool := range words {
-		if !known[tool] {
-			t.Errorf("describe's table names %s, which is no mutation tool", tool)
-		}
-	}
-}
 
 func TestOf(t *testing.T) {
 	raw := func(method, path string) json.RawMessage {

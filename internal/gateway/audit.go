@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/rollback"
@@ -208,9 +209,10 @@ func (g *Gateway) priorOutcome(ctx context.Context, q querier, c Call, id identi
 		}
 		corr := uuid.NewString()
 		now := g.opts.Now()
+		// A duplicate row keeps no parameters: it shows the action alone.
 		if _, err := q.ExecContext(ctx, qInsertDuplicate,
 			corr, c.IdempotencyKey, c.Tool, id.hash, id.intent, fmt.Sprintf(`{"duplicate_of":%q}`, p.corr), g.opts.AccountID,
-			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now)); err != nil {
+			callerOf(c), c.Loop, p.corr, g.instance, ts(now), ts(now), describe.RecordedOf(c.Tool, "", "").Name); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "record duplicate: %v", err)
 		}
 		return &Response{Kind: Duplicate, CorrelationID: p.corr, Duplicate: duplicateOfCall(p.corr, cached)}, nil
@@ -265,8 +267,13 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 			request = sql.NullString{String: string(b), Valid: true}
 		}
 	}
+	// What a list of rows shows is described from the summary, not the
+	// parameters: the summary is what the row may keep (no signed URL's
+	// query, no credential), so the description can hold nothing more.
+	shown := describe.RecordedOf(c.Tool, equiv, summary)
 	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
+	row = append(row, shownColumns(shown)...)
 	query := qInsertPending
 	if g.opts.DB.Dialect == store.Postgres {
 		query, row = qInsertPendingLogged, append(decision, row...)
@@ -565,6 +572,11 @@ type AuditEntry struct {
 	Resolution string `json:"resolution,omitempty"`
 	ResolvedBy string `json:"resolved_by,omitempty"`
 	ResolvedAt string `json:"resolved_at,omitempty"`
+	// Shown is the row as a list of rows shows it, as written with the
+	// row, or described from its parameters' summary for a row written
+	// before that was stored. It stays out of the row's JSON: the summary
+	// already says the same to a program.
+	Shown describe.Recorded `json:"-"`
 }
 
 // auditStatuses are every status an audit row can have.
@@ -580,36 +592,109 @@ type AuditFilter struct {
 	// its target) hold it, ignoring case, or whose target is it.
 	Search string
 	Limit  int
-	// Brief reads only what a list of rows shows (when, what, the
-	// parameters' summary, status, resolution, who): the request, result,
-	// error and rollback guidance are left empty, and no JSON is decoded.
+	// Brief reads only what a list of rows shows (when, the tool, what it
+	// shows, status, resolution, who): everything else is left empty,
+	// and no JSON is decoded but an old row's summary (see Shown).
 	Brief bool
 }
 
 const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COALESCE(equivalent_tool,''), params_hash, COALESCE(intent_key,''), params_summary, status,
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
-	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,'')`
+	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,''),
+	action_name, COALESCE(description,''), COALESCE(target_kind,'')`
 
-// auditBriefCols are the columns of a brief row (AuditFilter.Brief).
-const auditBriefCols = `correlation_id, tool_name, COALESCE(equivalent_tool,''), params_summary, status, account_id, caller, loop_name,
-	created_at, COALESCE(resolution,'')`
+// auditBriefCols are the columns of a brief row (AuditFilter.Brief). A
+// row written before what it shows was stored has no action_name, and is
+// described by describeOld: reading its parameters for every row would
+// cost each page two more columns a row.
+const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, COALESCE(resolution,''),
+	COALESCE(action_name,''), COALESCE(description,''), COALESCE(target_kind,'')`
 
-func scanAuditBrief(sc interface{ Scan(...any) error }) (AuditEntry, error) {
-	var e AuditEntry
-	err := sc.Scan(&e.CorrelationID, &e.Tool, &e.EquivalentTool, &e.ParamsSummary, &e.Status, &e.AccountID, &e.Caller, &e.Loop,
-		&e.CreatedAt, &e.Resolution)
-	return e, err
+// scanAuditBrief scans a brief row into e (a page's rows are scanned in
+// place, not copied); described is false for a row that does not store
+// what it shows.
+func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
+	var text, kind string
+	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
+		&e.Shown.Name, &text, &kind); err != nil {
+		return false, err
+	}
+	// Every stored action has a name: the tool's, at least.
+	if e.Shown.Name == "" {
+		return false, nil
+	}
+	e.Shown = storedShown(e.Shown.Name, text, kind)
+	return true, nil
+}
+
+// describeOld describes the rows out[i] for i in old, written before what
+// a row shows was stored, from their parameters' summary, in one query.
+func (g *Gateway) describeOld(ctx context.Context, out []AuditEntry, old []int) error {
+	if len(old) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(old)+1)
+	args = append(args, g.opts.AccountID)
+	at := make(map[string]int, len(old))
+	for _, i := range old {
+		args = append(args, out[i].CorrelationID)
+		at[out[i].CorrelationID] = i
+	}
+	rows, err := g.opts.DB.QueryContext(ctx, `SELECT correlation_id, COALESCE(equivalent_tool,''), params_summary FROM mutation_audit
+		WHERE account_id = ? AND correlation_id IN (?`+strings.Repeat(", ?", len(old)-1)+`)`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var corr, equiv, summary string
+		if err := rows.Scan(&corr, &equiv, &summary); err != nil {
+			return err
+		}
+		if i, ok := at[corr]; ok {
+			out[i].Shown = describe.RecordedOf(out[i].Tool, equiv, summary)
+		}
+	}
+	return rows.Err()
+}
+
+// shownColumns are what a row shows, as its action_name, description and
+// target_kind: the description is the posted text, or else the id of the
+// target that target_kind names.
+func shownColumns(r describe.Recorded) []any {
+	if r.Text != "" || r.Target.Kind == describe.KindNone {
+		return []any{r.Name, r.Text, ""}
+	}
+	return []any{r.Name, r.Target.ID, string(r.Target.Kind)}
+}
+
+// storedShown is what a row shows as its columns store it: name,
+// description and target_kind.
+func storedShown(name, description, kind string) describe.Recorded {
+	if kind == "" {
+		return describe.Recorded{Name: name, Text: description}
+	}
+	return describe.Recorded{Name: name, Target: describe.Target{Kind: describe.Kind(kind), ID: description}}
 }
 
 func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	var e AuditEntry
-	var result, errMsg, undo, request sql.NullString
+	var result, errMsg, undo, request, name sql.NullString
+	var text, kind string
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.IntentKey, &e.ParamsSummary, &e.Status,
 		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &undo, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
-		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt)
+		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt,
+		&name, &text, &kind)
 	if err != nil {
 		return e, err
+	}
+	// A row written before what it shows was stored is described from
+	// its summary.
+	if name.Valid {
+		e.Shown = storedShown(name.String, text, kind)
+	} else {
+		e.Shown = describe.RecordedOf(e.Tool, e.EquivalentTool, e.ParamsSummary)
 	}
 	if request.Valid && json.Valid([]byte(request.String)) {
 		e.Request = json.RawMessage(request.String)
@@ -662,9 +747,9 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 			return nil, false, apperr.New(apperr.InvalidInput, "tool_name: %q is not a mutation tool", f.Tool)
 		}
 	}
-	cols, scan := auditCols, scanAudit
+	cols := auditCols
 	if f.Brief {
-		cols, scan = auditBriefCols, scanAuditBrief
+		cols = auditBriefCols
 	}
 	args := []any{}
 	if flag {
@@ -713,34 +798,52 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	defer rows.Close()
-	out := []AuditEntry{}
+	out := make([]AuditEntry, 0, f.Limit)
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
 	var sc interface{ Scan(...any) error } = rows
 	if flag {
-		sc = suffixScan{rows, &unresolved}
+		sc = &suffixScan{sc: rows, last: &unresolved}
 	}
+	var old []int
 	for rows.Next() {
-		e, err := scan(sc)
+		var err error
+		if f.Brief {
+			out = append(out, AuditEntry{})
+			var described bool
+			if described, err = scanAuditBrief(sc, &out[len(out)-1]); err == nil && !described {
+				old = append(old, len(out)-1)
+			}
+		} else {
+			var e AuditEntry
+			e, err = scanAudit(sc)
+			out = append(out, e)
+		}
 		if err != nil {
 			return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 		}
-		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
+	}
+	rows.Close()
+	if err := g.describeOld(ctx, out, old); err != nil {
 		return nil, false, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
 	return out, unresolved, nil
 }
 
-// suffixScan scans the last column into last, the others as asked.
+// suffixScan scans the last column into last, the others as asked; dest
+// is kept from row to row.
 type suffixScan struct {
 	sc   interface{ Scan(...any) error }
 	last any
+	dest []any
 }
 
-func (s suffixScan) Scan(dest ...any) error {
-	return s.sc.Scan(append(dest[:len(dest):len(dest)], s.last)...)
+func (s *suffixScan) Scan(dest ...any) error {
+	s.dest = append(append(s.dest[:0], dest...), s.last)
+	return s.sc.Scan(s.dest...)
 }
 
 // Unresolved lists the unknown and interrupted attempts nobody has

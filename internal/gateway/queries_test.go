@@ -409,8 +409,8 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 			}
 			for i, b := range brief {
 				f := full[i]
-				shown := AuditEntry{CorrelationID: f.CorrelationID, Tool: f.Tool, EquivalentTool: f.EquivalentTool, ParamsSummary: f.ParamsSummary,
-					Status: f.Status, AccountID: f.AccountID, Caller: f.Caller, Loop: f.Loop, CreatedAt: f.CreatedAt, Resolution: f.Resolution}
+				shown := AuditEntry{CorrelationID: f.CorrelationID, Tool: f.Tool, Status: f.Status, Caller: f.Caller, CreatedAt: f.CreatedAt,
+					Resolution: f.Resolution, Shown: f.Shown}
 				if !reflect.DeepEqual(b, shown) {
 					t.Errorf("brief row %d:\n%+v\nwant\n%+v", i, b, shown)
 				}

@@ -52,11 +52,13 @@ const (
 	qOriginal = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
 		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`
 	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key,
-			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms)
-			VALUES (?, NULLIF(?,''), ?, ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0)`
+			params_summary, status, result_summary, account_id, caller, loop_name, duplicate_of, owner, created_at, completed_at, elapsed_ms,
+			action_name, description, target_kind)
+			VALUES (?, NULLIF(?,''), ?, ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, '', '')`
 	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
-			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, request_json, target_tweet_id)
-			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''))`
+			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, request_json, target_tweet_id,
+			action_name, description, target_kind)
+			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?)`
 	qComplete = `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
 		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
 		WHERE correlation_id = ?`

@@ -97,18 +97,27 @@ type stamp struct {
 }
 
 func stampOf(now time.Time, at string, in bool) stamp {
-	t, err := store.ParseTime(at)
-	if err != nil {
-		// Posts read from discovery keep X's own spelling.
-		if t, err = time.Parse(time.RFC3339, at); err != nil {
-			return stamp{At: at, Rel: at, Exact: at}
-		}
+	t, ok := parseStamp(at)
+	if !ok {
+		return stamp{At: at, Rel: at, Exact: at}
 	}
 	st := stamp{At: at, Rel: describe.Ago(now, t), Exact: t.Local().Format("Mon 2 Jan 2006, 15:04:05 MST")}
 	if in {
 		st.Rel = describe.In(now, t)
 	}
 	return st
+}
+
+// parseStamp reads a stored time, or a post's from discovery, which keeps
+// X's own spelling.
+func parseStamp(at string) (time.Time, bool) {
+	t, err := store.ParseTime(at)
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339, at); err != nil {
+			return time.Time{}, false
+		}
+	}
+	return t, true
 }
 
 // targetView is the post or account an item acts on, as looked up.

@@ -1,11 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -17,16 +20,18 @@ import (
 // trail as filtered.
 type auditData struct {
 	Unresolved []gateway.AuditEntry
-	// Rows are the table's rows, each computed whole before the template
-	// prints it.
-	Rows      []auditRow
-	Tool      string
-	Status    string
-	Caller    string
-	Since     string
-	Search    string
-	Statuses  []string
-	Callers   []string
+	// Body is the table's body, each row as the "auditrow" template
+	// printed it ("" without rows).
+	Body   template.HTML
+	Tool   string
+	Status string
+	Caller string
+	Since  string
+	Search string
+	// Statuses and Callers are the filters' choices, the one chosen
+	// marked.
+	Statuses  []choice
+	Callers   []choice
 	AcctField string
 }
 
@@ -35,6 +40,22 @@ var callers = []string{"mcp", "autopilot", "approval", "cli", "web"}
 
 var statuses = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
 
+// choice is one choice of a filter; Chosen marks the one in use.
+type choice struct {
+	Name   string
+	Chosen bool
+}
+
+// choices are names as a filter's choices, chosen marked: the template
+// then compares nothing.
+func choices(names []string, chosen string) []choice {
+	out := make([]choice, len(names))
+	for i, n := range names {
+		out[i] = choice{Name: n, Chosen: n == chosen}
+	}
+	return out
+}
+
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	a := s.acctOrFail(w, r, sess)
@@ -42,8 +63,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	q := r.URL.Query()
-	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q"),
-		Statuses: statuses, Callers: callers}
+	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q")}
+	d.Statuses, d.Callers = choices(statuses, d.Status), choices(callers, d.Caller)
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
@@ -61,7 +82,11 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d.Rows = auditRows(rows, s.o.Prefix, d.AcctField, s.d.Now(), func(id string) string { return s.postURL(a, id, "") })
+	at := rowsAt{base: s.o.Prefix, acct: d.AcctField, now: s.d.Now(), postURL: func(id string) string { return s.postURL(a, id, "") }}
+	if d.Body, err = s.auditRows.print(s.tmpl, rows, at); err != nil {
+		s.fail(w, r, sess, http.StatusInternalServerError, err)
+		return
+	}
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter. They are read
 	// only when the rows' query did not prove there are none.
@@ -100,7 +125,7 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request), Text: summaryText(e.ParamsSummary),
+	d := auditDetailData{E: e, Result: pretty(e.Result), Request: pretty(e.Request), Text: describe.PostedText(e.ParamsSummary),
 		Act: describe.Of(e.Tool, e.EquivalentTool, json.RawMessage(e.ParamsSummary)), When: stampOf(s.d.Now(), e.CreatedAt, false)}
 	if t := d.Act.Target; t.Kind == describe.KindPost {
 		d.TargetURL = s.postURL(a, t.ID, "")
@@ -177,70 +202,149 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 
 // auditRow is one row of the audit table as shown: when, what was done
 // (in words, with the post's text or its target), the status, who asked
-// and the way to the details (and the rollback). Everything is computed
-// here, once, so the template only prints (and escapes) it.
+// and the way to the details (and the rollback). Every value is computed
+// here, once, and joined where the row prints several side by side, so
+// the template prints (and escapes) as few values per row as show it:
+// with a hundred rows, each printed value is a noticeable part of the
+// page's time.
 type auditRow struct {
 	At, Exact, Rel string
 	Name, Tool     string
-	// Said is the text it posted; otherwise PostURL opens the post it
-	// acted on, or TargetKind and TargetID name its target.
-	Said                 string
-	PostURL              string
-	TargetKind, TargetID string
-	Status, Resolution   string
-	Caller               string
-	// Href is the row's detail page (on the account shown).
-	Href string
+	// Said is the text it posted; otherwise PostURL and PostID open the
+	// post it acted on, or Target names another target ("user 42").
+	Said           string
+	PostURL        string
+	PostID, Target string
+	// Status is the status class; StatusText the status as read, with
+	// its resolution.
+	Status, StatusText string
+	Caller             string
+	// Href is the row's detail page (on the account shown); Label says
+	// which row it opens, for a screen reader.
+	Href, Label string
 }
 
-// auditRows are the audit table's rows of entries es, on the site under
-// base and for account acct ("" for the first).
-func auditRows(es []gateway.AuditEntry, base, acct string, now time.Time, postURL func(id string) string) []auditRow {
-	q := ""
-	if acct != "" {
-		q = "?account=" + url.QueryEscape(acct)
-	}
-	out := make([]auditRow, len(es))
-	for i, e := range es {
-		when := stampOf(now, e.CreatedAt, false)
-		// A row that posted text shows the text, not the target: its
-		// parameters are decoded once, not twice.
-		text := summaryText(e.ParamsSummary)
-		var params json.RawMessage
-		if text == "" {
-			params = json.RawMessage(e.ParamsSummary)
-		}
-		act := describe.Of(e.Tool, e.EquivalentTool, params)
-		r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status,
-			Resolution: e.Resolution, Caller: e.Caller, Href: base + "/audit/" + url.PathEscape(e.CorrelationID) + q}
-		switch t := act.Target; {
-		case text != "":
-			r.Said = shorten(text, 160)
-		case t.Kind == describe.KindPost && postURL != nil:
-			r.PostURL, r.TargetID = postURL(t.ID), t.ID
-		case t.Kind != describe.KindNone:
-			r.TargetKind, r.TargetID = string(t.Kind), t.ID
-		}
-		out[i] = r
-	}
-	return out
+// rowsAt is where audit rows are shown: on the site under base, for
+// account acct ("" for the first), at now; postURL opens a post.
+type rowsAt struct {
+	base, acct string
+	now        time.Time
+	postURL    func(id string) string
 }
 
-// summaryText is the text a recorded call posted: its text, or a thread's
-// posts one after the other ("" when it posted none).
-func summaryText(summary string) string {
-	if !strings.Contains(summary, `"text"`) && !strings.Contains(summary, `"tweets"`) {
-		return ""
+// auditRowOf is the audit table's row of entry e, shown at at.
+func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
+	when := stampOf(at.now, e.CreatedAt, false)
+	// What the row shows was written with it (or, for an older row,
+	// described when it was read): nothing is decoded here.
+	act := e.Shown
+	r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
+		Caller: e.Caller, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID), Label: act.Name + " at " + when.Exact}
+	if at.acct != "" {
+		r.Href += "?account=" + url.QueryEscape(at.acct)
 	}
-	var p struct {
-		Text   string   `json:"text"`
-		Tweets []string `json:"tweets"`
+	if e.Resolution != "" {
+		r.StatusText += " (" + e.Resolution + ")"
 	}
-	if json.Unmarshal([]byte(summary), &p) != nil {
-		return ""
+	switch t := act.Target; {
+	case act.Text != "":
+		r.Said = act.Text
+	case t.Kind == describe.KindPost && at.postURL != nil:
+		r.PostURL, r.PostID = at.postURL(t.ID), t.ID
+	case t.Kind != describe.KindNone:
+		r.Target = string(t.Kind) + " " + t.ID
 	}
-	if p.Text != "" {
-		return p.Text
+	return r
+}
+
+// rowKey is everything an audit table row as printed depends on, besides
+// the site's path prefix (one per server): auditRowOf computes the row
+// from nothing else. The time counts as shown relative to now, so a row
+// is printed again when that changes.
+type rowKey struct {
+	acct, corr, createdAt, rel   string
+	tool, status, resolution, by string
+	shown                        describe.Recorded
+}
+
+// maxPrintedRows bounds printedRows: a few pages of every account.
+const maxPrintedRows = 2000
+
+// printedRows keeps audit table rows as the "auditrow" template printed
+// them, with their rowKey: a row printed before is printed the same again,
+// so a page reloaded prints only the rows that changed. Escaping a value
+// costs the template a call through reflection, and with a hundred rows
+// of ten values each those calls were most of the page's time. The HTML
+// is the template's own output, escaped for where each value goes;
+// nothing here writes or escapes any.
+type printedRows struct {
+	mu sync.Mutex
+	// rows are by correlation id, which names one row of one account:
+	// a short key to hash, and the row's key then says whether what was
+	// printed is still the row.
+	rows map[string]*printedRow
+}
+
+// printedRow is one row as printed (never changed once kept), the key it
+// was printed for, and its time as read (ok false when it did not read as one), so that a page
+// shown again need not read the row's time again to say how long ago it
+// was.
+type printedRow struct {
+	key  rowKey
+	when time.Time
+	ok   bool
+	html string
+}
+
+// print is the table's body of entries es shown at at: every row as the
+// "auditrow" template of t prints it, in order.
+func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at rowsAt) (template.HTML, error) {
+	kept := make([]*printedRow, len(es))
+	p.mu.Lock()
+	for i := range es {
+		kept[i] = p.rows[es[i].CorrelationID]
 	}
-	return strings.Join(p.Tweets, " / ")
+	p.mu.Unlock()
+	n := 0
+	var b bytes.Buffer
+	for i := range es {
+		e := &es[i]
+		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: e.CreatedAt,
+			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
+		var when time.Time
+		var ok bool
+		if kept[i] != nil && kept[i].key.createdAt == e.CreatedAt {
+			when, ok = kept[i].when, kept[i].ok
+		} else {
+			when, ok = parseStamp(e.CreatedAt)
+		}
+		if ok {
+			// As stampOf says it.
+			k.rel = describe.Ago(at.now, when)
+		}
+		if kept[i] == nil || kept[i].key != k {
+			b.Reset()
+			r := auditRowOf(e, at)
+			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
+				return "", fmt.Errorf("print audit row: %w", err)
+			}
+			kept[i] = &printedRow{key: k, when: when, ok: ok, html: b.String()}
+			p.mu.Lock()
+			if len(p.rows) >= maxPrintedRows || p.rows == nil {
+				// Start over rather than track what was used last: a
+				// page's rows are printed again at once.
+				p.rows = make(map[string]*printedRow, maxPrintedRows)
+			}
+			p.rows[k.corr] = kept[i]
+			p.mu.Unlock()
+		}
+		n += len(kept[i].html)
+	}
+	var body strings.Builder
+	body.Grow(n)
+	for _, r := range kept {
+		body.WriteString(r.html)
+	}
+	// The template's own output, kept whole: already escaped.
+	return template.HTML(body.String()), nil
 }

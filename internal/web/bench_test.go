@@ -92,7 +92,8 @@ func approvalsQuery(b *testing.B, ctx context.Context, s *site) {
 	}
 }
 
-// auditSite fills the audit trail with rows spread over four tools.
+// auditSite fills the audit trail with rows spread over four tools, each
+// with what it shows, as the gateway writes a row.
 func auditSite(b *testing.B) *site {
 	n := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("TUITBOT_BENCH_AUDIT_ROWS")); err == nil && v > 0 {
@@ -103,10 +104,11 @@ func auditSite(b *testing.B) *site {
 	now := time.Now()
 	_, err := s.a.DB.ExecContext(context.Background(), `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < ?)
 		INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, result_summary, account_id, caller,
-			created_at, completed_at, rollback_action)
+			created_at, completed_at, rollback_action, action_name, description, target_kind)
 		SELECT 'c' || i, CASE i % 4 WHEN 0 THEN 'x_post_tweet' WHEN 1 THEN 'x_like_tweet' WHEN 2 THEN 'x_follow_user' ELSE 'x_reply_to_tweet' END,
 			'h' || i, '{"text":"row ' || i || '"}', 'success', '{}', 'default', 'mcp', ?, ?,
-			'{"reversible":true,"undo_tool":"x_delete_tweet","undo_params":{"tweet_id":"' || i || '"}}' FROM seq`,
+			'{"reversible":true,"undo_tool":"x_delete_tweet","undo_params":{"tweet_id":"' || i || '"}}',
+			CASE i % 4 WHEN 0 THEN 'Post' WHEN 1 THEN 'Like' WHEN 2 THEN 'Follow' ELSE 'Reply' END, 'row ' || i, '' FROM seq`,
 		n, store.FormatTime(now), store.FormatTime(now))
 	if err != nil {
 		b.Fatalf("fill the audit trail: %v", err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
@@ -192,6 +194,14 @@ func TestAuditFiltersByCaller(t *testing.T) {
 	if len(all) < 2 {
 		t.Fatalf("the unfiltered audit shows %v", all)
 	}
+	// The filter in use stays chosen, and only it.
+	_, body := s.get(c, "/audit?caller=cli&status=success")
+	for _, choice := range append(slices.Clone(statuses), callers...) {
+		chosen := strings.Contains(body, "<option selected>"+choice+"</option>")
+		if want := choice == "cli" || choice == "success"; chosen != want {
+			t.Errorf("the audit filtered by cli and success: %s chosen %t, want %t", choice, chosen, want)
+		}
+	}
 	for _, caller := range []string{"cli", "mcp"} {
 		got := rowsOf("/audit?caller=" + caller)
 		if len(got) == 0 {
@@ -358,21 +368,20 @@ func TestSettingsListRulesInOrder(t *testing.T) {
 // template, escape every value for where it goes.
 func TestAuditRowsAreEscaped(t *testing.T) {
 	s := newSite(t, nil)
-	rows := auditRows([]gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
+	es := []gateway.AuditEntry{{CorrelationID: `a"b/<c>`, Tool: "<script>x</script>", Status: "success",
 		Caller: `"><img src=x>`, CreatedAt: "2026-01-01T00:00:00Z", Resolution: "<b>", ParamsSummary: `{"text":"<i>said</i>"}`},
 		{CorrelationID: "c2", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"123"}`, CreatedAt: "2026-01-01T00:00:00Z"},
-		{CorrelationID: "c3", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"9"}`, CreatedAt: "2026-01-01T00:00:00Z"}},
-		"/ui", "brand_b", time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC), func(id string) string {
+		{CorrelationID: "c3", Tool: "x_like_tweet", Status: "success", ParamsSummary: `{"tweet_id":"9"}`, CreatedAt: "2026-01-01T00:00:00Z"}}
+	for i, e := range es {
+		es[i].Shown = describe.RecordedOf(e.Tool, "", e.ParamsSummary)
+	}
+	got := auditPage(t, s, es, rowsAt{base: "/ui", acct: "brand_b", now: time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC),
+		postURL: func(id string) string {
 			if id == "9" {
 				return "javascript:alert(1)"
 			}
 			return `/ui/posts/` + id + `?"`
-		})
-	var b strings.Builder
-	if err := s.srv.tmpl.ExecuteTemplate(&b, "audit", page{Data: auditData{Rows: rows}}); err != nil {
-		t.Fatal(err)
-	}
-	got := b.String()
+		}})
 	for _, bad := range []string{"<script>", "<img", "<b>", `a"b`, "<i>", `?"`, "javascript:"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("unescaped %q in %s", bad, got)

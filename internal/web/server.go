@@ -151,6 +151,8 @@ type Server struct {
 	static staticAssets
 	posts  *lookupCache[Post]
 	users  *lookupCache[describe.User]
+	// auditRows keeps audit table rows as the template printed them.
+	auditRows printedRows
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
 
