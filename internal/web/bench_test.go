@@ -188,6 +188,20 @@ func BenchmarkAuditPageVsQuery(b *testing.B) {
 	ratioOf(b, func() { s.pageRequest(b, "/audit?tool=x_like_tweet") }, func() { auditQuery(b, ctx, s) })
 }
 
+// BenchmarkAuditPageFirstViewVsQuery is BenchmarkAuditPageVsQuery with
+// no row printed before: what the first view of the page costs, when
+// every row goes through the template.
+func BenchmarkAuditPageFirstViewVsQuery(b *testing.B) {
+	s := auditSite(b)
+	ctx := context.Background()
+	ratioOf(b, func() {
+		s.srv.auditRows.mu.Lock()
+		s.srv.auditRows.rows = nil
+		s.srv.auditRows.mu.Unlock()
+		s.pageRequest(b, "/audit?tool=x_like_tweet")
+	}, func() { auditQuery(b, ctx, s) })
+}
+
 // BenchmarkApprovalsPageVsQuery: the approvals page with 10,000 pending
 // against its one indexed query, interleaved (goal: at most 2.3x).
 func BenchmarkApprovalsPageVsQuery(b *testing.B) {
