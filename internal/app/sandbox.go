@@ -205,13 +205,16 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 	} else {
 		// Every account logs in as its own demo user, each with its own
 		// token file.
+		var names, users []string
 		for name, user := range srv.DemoAccounts() {
-			if !cfg.HasAccount(name) {
-				continue
+			if cfg.HasAccount(name) {
+				names, users = append(names, name), append(users, user)
 			}
-			access, refresh, ttl := srv.IssueToken(user, srv.AllScopes())
-			tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer",
-				ExpiresAt: a.Now().Add(ttl), Scopes: srv.AllScopes()}
+		}
+		for i, t := range srv.IssueTokens(users, srv.AllScopes()) {
+			name := names[i]
+			tok := &xauth.Token{AccessToken: t.Access, RefreshToken: t.Refresh, TokenType: "bearer",
+				ExpiresAt: a.Now().Add(t.ExpiresIn), Scopes: srv.AllScopes()}
 			if err := xauth.SaveToken(ctx, cfg.TokenFileFor(name), tok); err != nil {
 				_ = s.close()
 				return nil, fmt.Errorf("sandbox token of account %s: %w", name, err)

@@ -46,16 +46,36 @@ func newToken() string {
 // given scopes, skipping the browser flow. A refresh token is returned only
 // when scopes include offline.access, as on X.
 func (s *Server) IssueToken(userID string, scopes []string) (access, refresh string, expiresIn time.Duration) {
+	t := s.IssueTokens([]string{userID}, scopes)[0]
+	return t.Access, t.Refresh, t.ExpiresIn
+}
+
+// Issued is what IssueTokens minted for one user.
+type Issued struct {
+	Access, Refresh string
+	ExpiresIn       time.Duration
+}
+
+// IssueTokens is IssueToken for several users at once (the i-th answer is
+// the i-th user's), with one write of the state file for all of them
+// rather than one each: a sandbox logs in every account as it starts, and
+// each write encodes the whole world.
+func (s *Server) IssueTokens(userIDs []string, scopes []string) []Issued {
+	out := make([]Issued, len(userIDs))
 	s.mu.Lock()
-	if userID == "" {
-		userID = s.st.demoUserID
+	scopes, now := normalizeScopes(scopes), s.now()
+	for i, userID := range userIDs {
+		if userID == "" {
+			userID = s.st.demoUserID
+		}
+		out[i].Access, out[i].Refresh = s.mintLocked(userID, s.opts.ClientID, scopes, now)
+		out[i].ExpiresIn = s.opts.TokenTTL
 	}
-	access, refresh = s.mintLocked(userID, s.opts.ClientID, normalizeScopes(scopes), s.now())
 	s.mu.Unlock()
 	// Saved before the tokens are handed out: a successor that loads the
 	// world must accept them.
 	s.persist()
-	return access, refresh, s.opts.TokenTTL
+	return out
 }
 
 func (s *Server) mintLocked(userID, clientID string, scopes []string, now time.Time) (access, refresh string) {
