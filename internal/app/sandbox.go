@@ -204,12 +204,18 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
 	} else {
 		// Every account logs in as its own demo user, each with its own
-		// token file.
+		// token file; one whose file still holds a working login keeps it
+		// (an expired access token is refreshed on first use, as on X).
 		var names, users []string
 		for name, user := range srv.DemoAccounts() {
-			if cfg.HasAccount(name) {
-				names, users = append(names, name), append(users, user)
+			if !cfg.HasAccount(name) {
+				continue
 			}
+			if tok, err := xauth.LoadToken(cfg.TokenFileFor(name)); err == nil && tok != nil &&
+				srv.RefreshValid(user, tok.RefreshToken, srv.AllScopes()) {
+				continue
+			}
+			names, users = append(names, name), append(users, user)
 		}
 		for i, t := range srv.IssueTokens(users, srv.AllScopes()) {
 			name := names[i]

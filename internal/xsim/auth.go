@@ -50,6 +50,22 @@ func (s *Server) IssueToken(userID string, scopes []string) (access, refresh str
 	return t.Access, t.Refresh, t.ExpiresIn
 }
 
+// RefreshValid reports whether refresh is a refresh token that still
+// works for userID: issued to this server's client, neither used nor
+// revoked, and granting every one of scopes. A sandbox whose account
+// already holds one keeps it rather than minting another at every start,
+// which would grow the world by a grant pair each time.
+func (s *Server) RefreshValid(userID, refresh string, scopes []string) bool {
+	if refresh == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.st.grants[hashToken(refresh)]
+	return g != nil && g.Kind == "refresh" && !g.Used && !g.Revoked && g.UserID == userID &&
+		g.ClientID == s.opts.ClientID && hasScopes(g.Scopes, scopes)
+}
+
 // Issued is what IssueTokens minted for one user.
 type Issued struct {
 	Access, Refresh string
@@ -61,6 +77,9 @@ type Issued struct {
 // rather than one each: a sandbox logs in every account as it starts, and
 // each write encodes the whole world.
 func (s *Server) IssueTokens(userIDs []string, scopes []string) []Issued {
+	if len(userIDs) == 0 {
+		return nil
+	}
 	out := make([]Issued, len(userIDs))
 	s.mu.Lock()
 	scopes, now := normalizeScopes(scopes), s.now()

@@ -3,7 +3,9 @@ package xsim
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -48,6 +50,45 @@ func TestIssueTokensWritesTheWorldOnce(t *testing.T) {
 			if id := r.data()["id"]; id != users[i] {
 				t.Errorf("%s: token %d acts as %v, want %s", base, i, id, users[i])
 			}
+		}
+	}
+}
+
+// TestRefreshValid: a refresh token counts as a working login only while
+// X would still accept it for that user with every scope asked for.
+func TestRefreshValid(t *testing.T) {
+	e := newEnv(t)
+	all := e.s.AllScopes()
+	users := e.s.World().Users
+	me, other := users[0].ID, users[1].ID
+	fresh := e.s.IssueTokens([]string{me}, all)[0]
+	used := e.s.IssueTokens([]string{me}, all)[0]
+	revoked := e.s.IssueTokens([]string{me}, all)[0]
+	narrow := e.s.IssueTokens([]string{me}, []string{"tweet.read", "users.read", "offline.access"})[0]
+	wantStatus(t, e.tokenCall(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {used.Refresh}, "client_id": {DefaultClientID}}), 200)
+	req, err := http.NewRequest("POST", e.base+"/2/oauth2/revoke", strings.NewReader(url.Values{"token": {revoked.Access}, "client_id": {DefaultClientID}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	wantStatus(t, e.send(req), 200)
+	for _, tc := range []struct {
+		name, user, refresh string
+		scopes              []string
+		want                bool
+	}{
+		{"fresh", me, fresh.Refresh, all, true},
+		{"used by a refresh", me, used.Refresh, all, false},
+		{"revoked with its access token", me, revoked.Refresh, all, false},
+		{"another user's", other, fresh.Refresh, all, false},
+		{"missing a scope", me, narrow.Refresh, all, false},
+		{"enough scopes", me, narrow.Refresh, []string{"tweet.read"}, true},
+		{"an access token", me, fresh.Access, all, false},
+		{"unknown", me, "not-a-token", all, false},
+		{"empty", me, "", all, false},
+	} {
+		if got := e.s.RefreshValid(tc.user, tc.refresh, tc.scopes); got != tc.want {
+			t.Errorf("%s: RefreshValid = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
