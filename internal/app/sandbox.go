@@ -323,9 +323,14 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("start the X emulator: %w", err)
 	}
-	if err := srv.Save(); err != nil {
-		_ = srv.Close()
-		return nil, "", fmt.Errorf("sandbox state %s: %w", s.state, err)
+	if opts.World == nil {
+		// A new sandbox: its demo world exists nowhere else yet. A loaded
+		// one is its file already; rewriting it would cost every start an
+		// encoding of the whole world.
+		if err := srv.Save(); err != nil {
+			_ = srv.Close()
+			return nil, "", fmt.Errorf("sandbox state %s: %w", s.state, err)
+		}
 	}
 	return srv, base, nil
 }

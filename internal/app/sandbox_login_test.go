@@ -15,22 +15,33 @@ import (
 // TestSandboxStartKeepsWorkingLogins: a sandbox start mints a login only
 // for an account whose token file does not hold one that still works, so
 // a home started over and over (one MCP session after another) keeps its
-// token files and its world does not grow by a grant pair per account
-// at every start; a login that no longer works is replaced.
+// token files, its world does not grow by a grant pair per account at
+// every start, and a start with nothing to mint writes no world at all;
+// a login that no longer works is replaced.
 func TestSandboxStartKeepsWorkingLogins(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	start := func() {
+	world := func() []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(home, "world.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// start runs a sandbox process; running sees it before it closes.
+	start := func(running func()) {
 		t.Helper()
 		a, err := app.New(ctx, testConfig(t, home), app.Options{Sandbox: true, RequireDB: true, SkipX: true})
 		if err != nil {
 			t.Fatalf("app.New: %v", err)
 		}
+		running()
 		if err := a.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
 	}
-	start()
+	start(func() {})
 	cfg := testConfig(t, home)
 	app.SandboxAccounts(cfg)
 	files := cfg.TokenFiles()
@@ -51,7 +62,12 @@ func TestSandboxStartKeepsWorkingLogins(t *testing.T) {
 	}
 	tokens, n := read()
 
-	start()
+	closed := world()
+	start(func() {
+		if !bytes.Equal(world(), closed) {
+			t.Error("a start with every login working rewrote the world")
+		}
+	})
 	again, m := read()
 	for _, f := range files {
 		if !bytes.Equal(again[f], tokens[f]) {
@@ -71,7 +87,7 @@ func TestSandboxStartKeepsWorkingLogins(t *testing.T) {
 	if err := xauth.SaveToken(ctx, files[0], tok); err != nil {
 		t.Fatal(err)
 	}
-	start()
+	start(func() {})
 	after, _ := read()
 	if got, err := xauth.LoadToken(files[0]); err != nil || got.RefreshToken == "forgotten" {
 		t.Errorf("a login the world does not know was kept: %v", err)
