@@ -204,17 +204,23 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
 	} else {
 		// Every account logs in as its own demo user, each with its own
-		// token file.
+		// token file; one whose file still holds a working login keeps it
+		// (an expired access token is refreshed on first use, as on X).
+		var names, users []string
 		for name, user := range srv.DemoAccounts() {
 			if !cfg.HasAccount(name) {
 				continue
 			}
-			if tok, err := xauth.LoadToken(cfg.TokenFileFor(name)); err == nil && srv.TokenStillGood(tok.AccessToken, user, srv.AllScopes()) {
+			if tok, err := xauth.LoadToken(cfg.TokenFileFor(name)); err == nil && tok != nil &&
+				srv.RefreshValid(user, tok.RefreshToken, srv.AllScopes()) {
 				continue
 			}
-			access, refresh, ttl := srv.IssueToken(user, srv.AllScopes())
-			tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer",
-				ExpiresAt: a.Now().Add(ttl), Scopes: srv.AllScopes()}
+			names, users = append(names, name), append(users, user)
+		}
+		for i, t := range srv.IssueTokens(users, srv.AllScopes()) {
+			name := names[i]
+			tok := &xauth.Token{AccessToken: t.Access, RefreshToken: t.Refresh, TokenType: "bearer",
+				ExpiresAt: a.Now().Add(t.ExpiresIn), Scopes: srv.AllScopes()}
 			if err := xauth.SaveToken(ctx, cfg.TokenFileFor(name), tok); err != nil {
 				_ = s.close()
 				return nil, fmt.Errorf("sandbox token of account %s: %w", name, err)
@@ -299,8 +305,7 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 	case err == nil:
 		opts.World = w
 	case errors.Is(err, fs.ErrNotExist):
-		// A new sandbox: the demo world, saved below, because it exists
-		// nowhere else yet.
+		// A new sandbox: the demo world, saved at once below.
 	default:
 		return nil, "", fmt.Errorf("sandbox state %s: %w (run `tuitbot sandbox reset` to start over)", s.state, err)
 	}
@@ -319,6 +324,9 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 		return nil, "", fmt.Errorf("start the X emulator: %w", err)
 	}
 	if opts.World == nil {
+		// A new sandbox: its demo world exists nowhere else yet. A loaded
+		// one is its file already; rewriting it would cost every start an
+		// encoding of the whole world.
 		if err := srv.Save(); err != nil {
 			_ = srv.Close()
 			return nil, "", fmt.Errorf("sandbox state %s: %w", s.state, err)

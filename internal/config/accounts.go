@@ -29,7 +29,15 @@ var accountXAPIKeys = []string{"max_post_length"}
 // AccountKeys lists the keys an [accounts.NAME] section may set.
 func AccountKeys() []string { return slices.Clone(accountKeys) }
 
-var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+// namePattern is an account's or a notification channel's name without
+// its length: validName bounds that apart, because a bounded repetition
+// ({0,31}) compiles to a copy of the class per repeat, kilobytes that every
+// process would keep.
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// validName reports whether s is 1-32 of a-z, 0-9, _ and -, starting with
+// a letter or digit.
+func validName(s string) bool { return len(s) <= 32 && namePattern.MatchString(s) }
 
 // AccountNames lists the accounts of the home: default first, then the
 // [accounts.NAME] sections in name order.
@@ -155,7 +163,7 @@ func (c *Config) validateAccounts(add func(key, format string, args ...any)) {
 		case name == DefaultAccountName:
 			add(key, "the top-level settings are the default account; give other accounts other names")
 			continue
-		case !accountName.MatchString(name):
+		case !validName(name):
 			add(key, "an account name is 1-32 of a-z, 0-9, _ and -, starting with a letter or digit")
 			continue
 		}

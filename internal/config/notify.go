@@ -168,12 +168,27 @@ func maskURL(s string) string {
 	return u.String()
 }
 
+// The lengths are checked apart from the patterns, as in validName.
 var (
-	channelName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	ntfyTopic   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	telegramTo  = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$`)
+	envName       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	topicPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	digitsPattern = regexp.MustCompile(`^[0-9]+$`)
+	wordPattern   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
+
+// ntfyTopic reports whether s is 1-64 of A-Z, a-z, 0-9, _ and -.
+func ntfyTopic(s string) bool { return len(s) <= 64 && topicPattern.MatchString(s) }
+
+// telegramChat reports whether s is a Telegram chat id: 1-20 digits,
+// negative for a group, or @ and a channel name of 5-32 letters, digits
+// and _.
+func telegramChat(s string) bool {
+	if name, ok := strings.CutPrefix(s, "@"); ok {
+		return len(name) >= 5 && len(name) <= 32 && wordPattern.MatchString(name)
+	}
+	digits := strings.TrimPrefix(s, "-")
+	return len(digits) <= 20 && digitsPattern.MatchString(digits)
+}
 
 // validateNotify checks [notify], [[notify.channels]] and [approval_links].
 func (c *Config) validateNotify(add func(key, format string, args ...any)) {
@@ -208,7 +223,7 @@ func (c *Config) validateNotify(add func(key, format string, args ...any)) {
 		switch {
 		case ch.Name == "":
 			add(key+".name", "is required (1-32 of a-z, 0-9, _ and -)")
-		case !channelName.MatchString(ch.Name):
+		case !validName(ch.Name):
 			add(key+".name", "%q: use 1-32 of a-z, 0-9, _ and -, starting with a letter or digit", ch.Name)
 		case seen[ch.Name]:
 			add(key+".name", "%q names another channel too; channel names are unique", ch.Name)
@@ -273,7 +288,7 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 		env("secret_env", ch.SecretEnv, true)
 	case ChannelNtfy:
 		url("server", ch.Server)
-		if need("topic", ch.Topic) && !ntfyTopic.MatchString(ch.Topic) {
+		if need("topic", ch.Topic) && !ntfyTopic(ch.Topic) {
 			add(key+".topic", "%q: use 1-64 of A-Z, a-z, 0-9, _ and -", ch.Topic)
 		}
 		env("token_env", ch.TokenEnv, false)
@@ -281,7 +296,7 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 		env("webhook_url_env", ch.WebhookURLEnv, true)
 	case ChannelTelegram:
 		env("bot_token_env", ch.BotTokenEnv, true)
-		if need("chat_id", ch.ChatID) && !telegramTo.MatchString(ch.ChatID) {
+		if need("chat_id", ch.ChatID) && !telegramChat(ch.ChatID) {
 			add(key+".chat_id", "%q is not a Telegram chat id (a number, or @channelname)", ch.ChatID)
 		}
 		if len(ch.AllowedUserIDs) == 0 {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -12,13 +13,42 @@ import (
 // preamble, code fences, quotes around the whole text and a tail of
 // hashtags. The functions here remove them and split multi-part answers.
 
-var (
-	preambleRe = regexp.MustCompile(`(?i)^(?:here(?:'s| is| are)|sure|okay|ok|certainly|absolutely)\b[^\n]*:\s*$`)
-	labelRe    = regexp.MustCompile(`(?i)^\s*(?:\*\*)?(?:tweet|reply|post|draft|answer)(?:\s*\d{1,2})?(?:\*\*)?\s*:\s*(?:\*\*)?\s*`)
-	fenceRe    = regexp.MustCompile("(?m)^\\s*```[a-zA-Z]*\\s*$")
-	// separatorRe matches a line that only separates two parts.
-	separatorRe = regexp.MustCompile(`^\s*(?:-{3,}|\*{3,}|_{3,}|={3,}|—{1,})\s*$`)
-)
+// cleanPatterns are the patterns below, compiled on first use: only the
+// content workflows need them, and a process that runs none (an MCP
+// session that never drafts) keeps none.
+type cleanPatterns struct {
+	preamble, label, fence *regexp.Regexp
+	// separator matches a line that only separates two parts.
+	separator *regexp.Regexp
+	// markerStyles are the numbering styles models use to mark thread
+	// parts, most specific first. Each captures the part number in group
+	// 1 and, for "n/m", the total in group 2.
+	markerStyles []*regexp.Regexp
+	// trailingMarker matches a " 3/8" or " (3/8)" counter at the end of a
+	// part.
+	trailingMarker     *regexp.Regexp
+	bullet, topicLabel *regexp.Regexp
+}
+
+var patterns = sync.OnceValue(func() *cleanPatterns {
+	return &cleanPatterns{
+		preamble:  regexp.MustCompile(`(?i)^(?:here(?:'s| is| are)|sure|okay|ok|certainly|absolutely)\b[^\n]*:\s*$`),
+		label:     regexp.MustCompile(`(?i)^\s*(?:\*\*)?(?:tweet|reply|post|draft|answer)(?:\s*\d{1,2})?(?:\*\*)?\s*:\s*(?:\*\*)?\s*`),
+		fence:     regexp.MustCompile("(?m)^\\s*```[a-zA-Z]*\\s*$"),
+		separator: regexp.MustCompile(`^\s*(?:-{3,}|\*{3,}|_{3,}|={3,}|—{1,})\s*$`),
+		markerStyles: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)^\s*(?:\*\*)?\s*(?:tweet|post|part)\s*#?\s*(\d{1,2})\s*(?:/\s*\d{1,2})?\s*(?:\*\*)?\s*[:.)\-–—]?\s*(?:\*\*)?\s*`),
+			regexp.MustCompile(`^\s*(?:\*\*)?\(?(\d{1,2})\s*/\s*(\d{1,2})\)?(?:\*\*)?[:.]?\s+`),
+			regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\s*/(?:\*\*)?\s+`),
+			regexp.MustCompile(`^\s*(?:\*\*)?\((\d{1,2})\)(?:\*\*)?\s+`),
+			regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\)(?:\*\*)?\s+`),
+			regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\.(?:\*\*)?\s+`),
+		},
+		trailingMarker: regexp.MustCompile(`\s*\(?(\d{1,2})\s*/\s*\d{1,2}\)?\s*$`),
+		bullet:         regexp.MustCompile(`^\s*(?:[-*•·–—]+|\(?\d{1,2}[.)]|#{1,6})\s*`),
+		topicLabel:     regexp.MustCompile(`(?i)^(?:topic|idea)\s*\d*\s*:\s*`),
+	}
+})
 
 // quotePairs are the quote marks models wrap whole answers in.
 var quotePairs = [][2]string{
@@ -29,12 +59,12 @@ var quotePairs = [][2]string{
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = fenceRe.ReplaceAllString(s, "")
+	s = patterns().fence.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
-	if first, rest, ok := strings.Cut(s, "\n"); ok && preambleRe.MatchString(first) {
+	if first, rest, ok := strings.Cut(s, "\n"); ok && patterns().preamble.MatchString(first) {
 		s = strings.TrimSpace(rest)
 	}
-	s = labelRe.ReplaceAllString(s, "")
+	s = patterns().label.ReplaceAllString(s, "")
 	s = unwrapQuotes(s)
 	s = stripHashtags(s)
 	s = unwrapQuotes(s)
@@ -156,18 +186,6 @@ func onlyHashtags(s string) bool {
 	return true
 }
 
-// Numbering styles models use to mark thread parts, most specific first.
-// Each captures the part number in group 1 and, for "n/m", the total in
-// group 2.
-var markerStyles = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)^\s*(?:\*\*)?\s*(?:tweet|post|part)\s*#?\s*(\d{1,2})\s*(?:/\s*\d{1,2})?\s*(?:\*\*)?\s*[:.)\-–—]?\s*(?:\*\*)?\s*`),
-	regexp.MustCompile(`^\s*(?:\*\*)?\(?(\d{1,2})\s*/\s*(\d{1,2})\)?(?:\*\*)?[:.]?\s+`),
-	regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\s*/(?:\*\*)?\s+`),
-	regexp.MustCompile(`^\s*(?:\*\*)?\((\d{1,2})\)(?:\*\*)?\s+`),
-	regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\)(?:\*\*)?\s+`),
-	regexp.MustCompile(`^\s*(?:\*\*)?(\d{1,2})\.(?:\*\*)?\s+`),
-}
-
 // marker reads a numbering marker of one style at the start of s: the
 // part number and where the marker ends. An "n/m" marker with m < n is not
 // a counter (it is more likely "2/ 1. first item").
@@ -185,9 +203,6 @@ func marker(re *regexp.Regexp, s string) (n, end int, ok bool) {
 	return n, m[1], true
 }
 
-// trailingMarkerRe matches a " 3/8" or " (3/8)" counter at the end of a part.
-var trailingMarkerRe = regexp.MustCompile(`\s*\(?(\d{1,2})\s*/\s*\d{1,2}\)?\s*$`)
-
 // parseThread splits a model answer into thread parts. It understands
 // separator lines ("---"), numbered parts in the usual styles ("1/",
 // "1/8", "Tweet 1:", "(1)", "1.", "1)") and, failing both, blank-line
@@ -195,9 +210,9 @@ var trailingMarkerRe = regexp.MustCompile(`\s*\(?(\d{1,2})\s*/\s*\d{1,2}\)?\s*$`
 func parseThread(s string) []string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = fenceRe.ReplaceAllString(s, "")
+	s = patterns().fence.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
-	if first, rest, ok := strings.Cut(s, "\n"); ok && preambleRe.MatchString(first) {
+	if first, rest, ok := strings.Cut(s, "\n"); ok && patterns().preamble.MatchString(first) {
 		s = rest
 	}
 	lines := strings.Split(s, "\n")
@@ -227,7 +242,7 @@ func parseThread(s string) []string {
 
 func hasSeparator(lines []string) bool {
 	for _, l := range lines {
-		if separatorRe.MatchString(l) {
+		if patterns().separator.MatchString(l) {
 			return true
 		}
 	}
@@ -238,7 +253,7 @@ func splitOnSeparators(lines []string) []string {
 	var parts []string
 	var cur []string
 	for _, l := range lines {
-		if separatorRe.MatchString(l) {
+		if patterns().separator.MatchString(l) {
 			parts = append(parts, strings.Join(cur, "\n"))
 			cur = cur[:0]
 			continue
@@ -252,7 +267,7 @@ func splitOnSeparators(lines []string) []string {
 // numbering style. A style counts only when at least two parts follow each
 // other in order, so a list inside one part is not mistaken for the thread.
 func splitOnMarkers(lines []string) ([]string, bool) {
-	for _, re := range markerStyles {
+	for _, re := range patterns().markerStyles {
 		var starts []int
 		next := 1
 		for i, l := range lines {
@@ -305,7 +320,7 @@ func splitOnBlankLines(lines []string) []string {
 // pos. A leading number is removed only when it is the part's own position,
 // so a part that opens a list ("1. Measure first") keeps it.
 func stripMarkers(p string, pos int) string {
-	for _, re := range markerStyles {
+	for _, re := range patterns().markerStyles {
 		n, end, ok := marker(re, p)
 		if !ok {
 			continue
@@ -315,18 +330,13 @@ func stripMarkers(p string, pos int) string {
 		}
 		break
 	}
-	if m := trailingMarkerRe.FindStringSubmatchIndex(p); m != nil && m[0] > 0 {
+	if m := patterns().trailingMarker.FindStringSubmatchIndex(p); m != nil && m[0] > 0 {
 		if n, _ := strconv.Atoi(p[m[2]:m[3]]); n == pos {
 			p = p[:m[0]]
 		}
 	}
 	return strings.TrimSpace(p)
 }
-
-var (
-	bulletRe     = regexp.MustCompile(`^\s*(?:[-*•·–—]+|\(?\d{1,2}[.)]|#{1,6})\s*`)
-	topicLabelRe = regexp.MustCompile(`(?i)^(?:topic|idea)\s*\d*\s*:\s*`)
-)
 
 // maxTopicRunes bounds one suggested topic; longer lines are explanations,
 // not topics.
@@ -337,7 +347,7 @@ const maxTopicRunes = 120
 func parseTopics(s string) []string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = fenceRe.ReplaceAllString(s, "")
+	s = patterns().fence.ReplaceAllString(s, "")
 	seen := map[string]bool{}
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
@@ -345,9 +355,9 @@ func parseTopics(s string) []string {
 		if l == "" || strings.HasSuffix(l, ":") {
 			continue
 		}
-		l = bulletRe.ReplaceAllString(l, "")
+		l = patterns().bullet.ReplaceAllString(l, "")
 		l = strings.Trim(l, "* ")
-		l = topicLabelRe.ReplaceAllString(l, "")
+		l = patterns().topicLabel.ReplaceAllString(l, "")
 		// "Topic — why it works": keep the topic.
 		for _, sep := range []string{" — ", " – ", " - ", ": "} {
 			if head, _, ok := strings.Cut(l, sep); ok && head != "" {

@@ -46,7 +46,7 @@ func FuzzParseThread(f *testing.F) {
 			if p == "" || p != strings.TrimSpace(p) || !utf8.ValidString(p) {
 				t.Fatalf("part %d of %q is %q", i, s, p)
 			}
-			if separatorRe.MatchString(p) {
+			if patterns().separator.MatchString(p) {
 				t.Fatalf("separator survived in part %d: %q", i, p)
 			}
 		}

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -115,23 +117,51 @@ func (d *DB) QuickCheck(ctx context.Context) (string, error) {
 		}
 		return "ok", nil
 	}
-	rows, err := d.QueryContext(ctx, "PRAGMA quick_check(20)")
+	conn, err := d.Conn(ctx)
 	if err != nil {
 		return "", err
+	}
+	defer conn.Close()
+	// The check reads every page once: caching them gains nothing, and
+	// the pages would stay in this process's memory (SQLite's allocator
+	// keeps what it once held) for as long as it runs.
+	var size int
+	if err := conn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&size); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA cache_size = "+strconv.Itoa(quickCheckCachePages)); err != nil {
+		return "", err
+	}
+	lines, err := quickCheck(ctx, conn)
+	// Restored even when ctx has ended, since the connection goes back to
+	// the pool.
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA cache_size = "+strconv.Itoa(size)); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "; "), nil
+}
+
+// quickCheckCachePages is the page cache a quick check runs with.
+const quickCheckCachePages = 16
+
+func quickCheck(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check(20)")
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var lines []string
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return "", err
+			return nil, err
 		}
 		lines = append(lines, s)
 	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	return strings.Join(lines, "; "), nil
+	return lines, rows.Err()
 }
 
 // watchFiles pins one connection for the life of the DB and remembers which

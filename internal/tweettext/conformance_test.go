@@ -121,7 +121,7 @@ func TestConformanceTLDTable(t *testing.T) {
 	tables := []struct {
 		cat string
 		set map[string]struct{}
-	}{{"country", ccTLDs}, {"generic", gTLDs}}
+	}{{"country", tlds().cc}, {"generic", tlds().g}}
 	covered := 0
 	for _, tb := range tables {
 		for tld := range tb.set {

@@ -2,6 +2,7 @@ package tweettext
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -153,12 +154,20 @@ zappos zara zero zip zone zuerich
 קום
 `
 
-// Tables are built once and only read afterwards.
-var (
-	ccTLDs    = tldSet(countryTLDs)
-	gTLDs     = tldSet(genericTLDs)
-	maxTLDLen = longestTLD(ccTLDs, gTLDs)
-)
+// tldTables are the TLD sets and the length in runes of the longest TLD.
+type tldTables struct {
+	cc, g  map[string]struct{}
+	maxLen int
+}
+
+// tlds builds the tables on first use and only reads them afterwards: a
+// process that never measures a text (most commands, most MCP sessions)
+// never holds them.
+var tlds = sync.OnceValue(func() *tldTables {
+	t := &tldTables{cc: tldSet(countryTLDs), g: tldSet(genericTLDs)}
+	t.maxLen = longestTLD(t.cc, t.g)
+	return t
+})
 
 func tldSet(list string) map[string]struct{} {
 	fields := strings.Fields(list)
@@ -181,10 +190,11 @@ func longestTLD(sets ...map[string]struct{}) int {
 
 // isKnownTLD reports whether s (already lower-case) is a TLD in either table.
 func isKnownTLD(s string) bool {
-	if _, ok := gTLDs[s]; ok {
+	t := tlds()
+	if _, ok := t.g[s]; ok {
 		return true
 	}
-	_, ok := ccTLDs[s]
+	_, ok := t.cc[s]
 	return ok
 }
 

@@ -3,6 +3,7 @@ package tweettext
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -281,10 +282,11 @@ func TestPunycode(t *testing.T) {
 }
 
 func TestTLDTableShape(t *testing.T) {
-	if maxTLDLen < 2 || maxTLDLen > 64 {
-		t.Fatalf("maxTLDLen = %d, outside the 2..64 tldEndAt supports", maxTLDLen)
+	tt := tlds()
+	if tt.maxLen < 2 || tt.maxLen > 64 {
+		t.Fatalf("maxLen = %d, outside the 2..64 tldEndAt supports", tt.maxLen)
 	}
-	for _, set := range []map[string]struct{}{ccTLDs, gTLDs} {
+	for _, set := range []map[string]struct{}{tt.cc, tt.g} {
 		for tld := range set {
 			for _, r := range tld {
 				if !isTLDRune(r) {
@@ -492,4 +494,29 @@ func TestParseWithinALongLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTLDTablesOnConcurrentFirstUse: the TLD tables are built on first
+// use; texts measured at once from many goroutines (an MCP server checks
+// several posts together) all see whole tables: each link counts 23.
+func TestTLDTablesOnConcurrentFirstUse(t *testing.T) {
+	texts := []struct {
+		text string
+		want int
+	}{
+		{"see example.com now", 4 + 23 + 4},
+		{"read bücher.de", 5 + 23},
+		{"example.co.uk", 23},
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for _, tc := range texts {
+				if got := Parse(tc.text).WeightedLength; got != tc.want {
+					t.Errorf("WeightedLength(%q) = %d, want %d", tc.text, got, tc.want)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

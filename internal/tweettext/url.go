@@ -104,8 +104,8 @@ func tldEndAt(rs []rune, t int) int {
 	n := len(rs)
 	var buf [4 * 64]byte
 	var offs [65]int
-	w, b := 0, 0
-	for t+w < n && w < maxTLDLen && w < 64 && isTLDRune(rs[t+w]) {
+	w, b, maxLen := 0, 0, tlds().maxLen
+	for t+w < n && w < maxLen && w < 64 && isTLDRune(rs[t+w]) {
 		lr := unicode.ToLower(rs[t+w])
 		if b+4 > len(buf) {
 			break

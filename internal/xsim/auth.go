@@ -46,29 +46,55 @@ func newToken() string {
 // given scopes, skipping the browser flow. A refresh token is returned only
 // when scopes include offline.access, as on X.
 func (s *Server) IssueToken(userID string, scopes []string) (access, refresh string, expiresIn time.Duration) {
-	s.mu.Lock()
-	if userID == "" {
-		userID = s.st.demoUserID
+	t := s.IssueTokens([]string{userID}, scopes)[0]
+	return t.Access, t.Refresh, t.ExpiresIn
+}
+
+// RefreshValid reports whether refresh is a refresh token that still
+// works for userID: issued to this server's client, neither used nor
+// revoked, and granting every one of scopes. A sandbox whose account
+// already holds one keeps it rather than minting another at every start,
+// which would grow the world by a grant pair each time.
+func (s *Server) RefreshValid(userID, refresh string, scopes []string) bool {
+	if refresh == "" {
+		return false
 	}
-	access, refresh = s.mintLocked(userID, s.opts.ClientID, normalizeScopes(scopes), s.now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.st.grants[hashToken(refresh)]
+	return g != nil && g.Kind == "refresh" && !g.Used && !g.Revoked && g.UserID == userID &&
+		g.ClientID == s.opts.ClientID && hasScopes(g.Scopes, scopes)
+}
+
+// Issued is what IssueTokens minted for one user.
+type Issued struct {
+	Access, Refresh string
+	ExpiresIn       time.Duration
+}
+
+// IssueTokens is IssueToken for several users at once (the i-th answer is
+// the i-th user's), with one write of the state file for all of them
+// rather than one each: a sandbox logs in every account as it starts, and
+// each write encodes the whole world.
+func (s *Server) IssueTokens(userIDs []string, scopes []string) []Issued {
+	if len(userIDs) == 0 {
+		return nil
+	}
+	out := make([]Issued, len(userIDs))
+	s.mu.Lock()
+	scopes, now := normalizeScopes(scopes), s.now()
+	for i, userID := range userIDs {
+		if userID == "" {
+			userID = s.st.demoUserID
+		}
+		out[i].Access, out[i].Refresh = s.mintLocked(userID, s.opts.ClientID, scopes, now)
+		out[i].ExpiresIn = s.opts.TokenTTL
+	}
 	s.mu.Unlock()
 	// Saved before the tokens are handed out: a successor that loads the
 	// world must accept them.
 	s.persist()
-	return access, refresh, s.opts.TokenTTL
-}
-
-// TokenStillGood reports whether access is an unrevoked access token of
-// userID that holds every scope in scopes and has at least half of its
-// lifetime left: a sandbox that restarts keeps handing out such a token
-// instead of minting a new one, which would change the world and make it
-// grow with every start.
-func (s *Server) TokenStillGood(access, userID string, scopes []string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.st.grants[hashToken(access)]
-	return g != nil && g.Kind == "access" && !g.Revoked && g.UserID == userID &&
-		hasScopes(g.Scopes, scopes) && s.now().Add(s.opts.TokenTTL/2).Before(g.ExpiresAt)
+	return out
 }
 
 func (s *Server) mintLocked(userID, clientID string, scopes []string, now time.Time) (access, refresh string) {

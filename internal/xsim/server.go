@@ -149,12 +149,15 @@ func New(opts Options) *Server {
 	if opts.DuplicateWindow <= 0 {
 		opts.DuplicateWindow = 24 * time.Hour
 	}
-	w := opts.World
-	if w == nil {
+	w, generated := opts.World, opts.World == nil
+	if generated {
 		w = DemoWorldAt(opts.Seed, now())
 	} else {
 		w = w.Clone()
 	}
+	// The state below is the world from now on; the caller's copy kept in
+	// opts would hold a second one for as long as the server lives.
+	opts.World = nil
 	seed := uint64(opts.Seed)
 	s := &Server{
 		opts:     opts,
@@ -182,7 +185,7 @@ func New(opts Options) *Server {
 	for _, k := range counterNames() {
 		s.counters[k] = 0
 	}
-	if opts.World == nil {
+	if generated {
 		// A generated world exists nowhere else yet.
 		s.gen = 1
 	}
