@@ -128,13 +128,13 @@ func listed(b *testing.B, env []string, bin string, args ...string) *mcpProc {
 	return p
 }
 
-// sandboxHome is a home with a configuration file whose sandbox has been
+// sandboxHome is a home with a configuration file whose sandbox bin has
 // prepared, as a user who tried `tuitbot mcp serve --sandbox` has.
-func sandboxHome(b *testing.B) *home {
+func sandboxHome(b *testing.B, bin string) *home {
 	b.Helper()
 	h := newHome(b)
 	for _, args := range [][]string{{"config", "init"}, {"doctor", "--sandbox"}} {
-		cmd := exec.Command(binPath, args...)
+		cmd := exec.Command(bin, args...)
 		cmd.Env = h.env
 		if out, err := cmd.CombinedOutput(); err != nil && args[0] == "config" {
 			b.Fatalf("%v: %v\n%s", args, err, out)
@@ -147,25 +147,23 @@ func sandboxHome(b *testing.B) *home {
 // the binary TUITBOT_BENCH_BEFORE names.
 type pair struct{ tuitbot, echo, before []float64 }
 
-// binaries are what a benchmark compares: the echo server first, then
-// tuitbot, then the earlier tuitbot if one is named; into says where each
-// one's samples go.
-func (r releaseBins) binaries(p *pair) []struct {
+// server is one binary a benchmark compares: into is where its samples
+// go, and home its own sandbox home, since an earlier binary refuses a
+// database a later one has migrated.
+type server struct {
 	bin  string
 	into *[]float64
 	echo bool
-} {
-	out := []struct {
-		bin  string
-		into *[]float64
-		echo bool
-	}{{r.echo, &p.echo, true}, {r.tuitbot, &p.tuitbot, false}}
+	home *home
+}
+
+// binaries are what a benchmark compares: the echo server first, then
+// tuitbot, then the earlier tuitbot if one is named.
+func (r releaseBins) binaries(b *testing.B, p *pair) []server {
+	b.Helper()
+	out := []server{{r.echo, &p.echo, true, newHome(b)}, {r.tuitbot, &p.tuitbot, false, sandboxHome(b, r.tuitbot)}}
 	if r.before != "" {
-		out = append(out, struct {
-			bin  string
-			into *[]float64
-			echo bool
-		}{r.before, &p.before, false})
+		out = append(out, server{r.before, &p.before, false, sandboxHome(b, r.before)})
 	}
 	return out
 }
@@ -203,16 +201,16 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // (goal: at most 3x).
 func BenchmarkGoalSpawnToolsList(b *testing.B) {
 	r := release(b)
-	h := sandboxHome(b)
 	var p pair
+	servers := r.binaries(b, &p)
 	for range b.N {
-		for _, s := range r.binaries(&p) {
+		for _, s := range servers {
 			args := []string{"mcp", "serve", "--sandbox"}
 			if s.echo {
 				args = nil
 			}
 			start := time.Now()
-			proc := listed(b, h.env, s.bin, args...)
+			proc := listed(b, s.home.env, s.bin, args...)
 			*s.into = append(*s.into, ms(time.Since(start)))
 			proc.stop(b)
 		}
@@ -240,7 +238,6 @@ const roundTripsPerIteration = 40
 // (each server running, its services up and warm), interleaved.
 func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
 	r := release(b)
-	h := sandboxHome(b)
 	var p pair
 	type running struct {
 		proc *mcpProc
@@ -248,12 +245,12 @@ func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
 		into *[]float64
 	}
 	var procs []running
-	for _, s := range r.binaries(&p) {
+	for _, s := range r.binaries(b, &p) {
 		args, l := []string{"mcp", "serve", "--sandbox"}, line
 		if s.echo {
 			args, l = nil, echoLine
 		}
-		proc := listed(b, h.env, s.bin, args...)
+		proc := listed(b, s.home.env, s.bin, args...)
 		defer proc.stop(b)
 		proc.ask(b, l)
 		procs = append(procs, running{proc, l, s.into})
@@ -278,15 +275,15 @@ func benchRoundTrips(b *testing.B, echoLine, line, unit string) {
 // calls (goal: at most 1.5x).
 func BenchmarkGoalRssAnon(b *testing.B) {
 	r := release(b)
-	h := sandboxHome(b)
 	var p pair
+	servers := r.binaries(b, &p)
 	for range b.N {
-		for _, s := range r.binaries(&p) {
+		for _, s := range servers {
 			args, call := []string{"mcp", "serve", "--sandbox"}, healthCallLine
 			if s.echo {
 				args, call = nil, echoCallLine
 			}
-			proc := listed(b, h.env, s.bin, args...)
+			proc := listed(b, s.home.env, s.bin, args...)
 			for range 35 {
 				proc.ask(b, call)
 			}
@@ -362,7 +359,7 @@ func BenchmarkGoalFreshStart(b *testing.B) {
 func BenchmarkGoalBinarySize(b *testing.B) {
 	r := release(b)
 	var sizes pair
-	for _, s := range r.binaries(&sizes) {
+	for _, s := range r.binaries(b, &sizes) {
 		st, err := os.Stat(s.bin)
 		if err != nil {
 			b.Fatal(err)
@@ -392,17 +389,23 @@ func BenchmarkGoalTSSDKListTools(b *testing.B) {
 		b.Skip("no node on PATH")
 	}
 	r := release(b)
-	h := sandboxHome(b)
-	cmdline := func(argv ...string) string {
-		j, _ := json.Marshal(argv)
-		return string(j)
-	}
-	args := []string{script, strconv.Itoa(b.N), cmdline(r.echo), cmdline(r.tuitbot, "mcp", "serve", "--sandbox")}
-	if r.before != "" {
-		args = append(args, cmdline(r.before, "mcp", "serve", "--sandbox"))
+	var ignored pair
+	args := []string{script, strconv.Itoa(b.N)}
+	for _, s := range r.binaries(b, &ignored) {
+		// Each command line starts with its own home, as NAME=value
+		// entries listtools.mjs puts in the server's environment.
+		argv := []string{"TUITBOT_HOME=" + s.home.dir, "HOME=" + filepath.Join(s.home.dir, "user"), s.bin}
+		if !s.echo {
+			argv = append(argv, "mcp", "serve", "--sandbox")
+		}
+		j, err := json.Marshal(argv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args = append(args, string(j))
 	}
 	cmd := exec.Command(node, args...)
-	cmd.Env = h.env
+	cmd.Env = newHome(b).env
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("node %v: %v\n%s", args, err, out)
@@ -450,16 +453,9 @@ func BenchmarkGoalInspectorListTools(b *testing.B) {
 		b.Skip("no node on PATH")
 	}
 	r := release(b)
-	// Each binary its own home: an earlier binary refuses a database a
-	// later one has migrated.
-	homes := map[string]*home{}
 	var p pair
-	list := func(server ...string) float64 {
-		h := homes[server[0]]
-		if h == nil {
-			h = sandboxHome(b)
-			homes[server[0]] = h
-		}
+	servers := r.binaries(b, &p)
+	list := func(h *home, server ...string) float64 {
 		args := append([]string{launcher, "--cli"}, server...)
 		args = append(args, "--method", "tools/list")
 		cmd := exec.Command(node, args...)
@@ -473,12 +469,12 @@ func BenchmarkGoalInspectorListTools(b *testing.B) {
 		return took
 	}
 	for i := -1; i < b.N; i++ {
-		for _, s := range r.binaries(&p) {
+		for _, s := range servers {
 			server := []string{s.bin, "mcp", "serve", "--sandbox"}
 			if s.echo {
 				server = server[:1]
 			}
-			took := list(server...)
+			took := list(s.home, server...)
 			if i >= 0 { // the first round warms the caches and is not counted
 				*s.into = append(*s.into, took)
 			}

@@ -8,10 +8,22 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
+// A command line may start with NAME=value entries, which are set in that
+// server's environment only.
+function split(argv) {
+  const env = { ...process.env };
+  let i = 0;
+  for (; i < argv.length && /^[A-Z_][A-Z0-9_]*=/.test(argv[i]); i++) {
+    const at = argv[i].indexOf("=");
+    env[argv[i].slice(0, at)] = argv[i].slice(at + 1);
+  }
+  return { env, command: argv[i], args: argv.slice(i + 1) };
+}
+
 async function once(argv) {
-  const [command, ...args] = argv;
+  const { env, command, args } = split(argv);
   const start = performance.now();
-  const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "ignore" });
+  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
   const client = new Client({ name: "tuitbot-bench", version: "1" });
   await client.connect(transport);
   const connected = performance.now();
