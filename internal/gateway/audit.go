@@ -66,10 +66,24 @@ type querier interface {
 // queueing it twice.
 func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id identity) (*Response, error) {
 	now := g.opts.Now()
+	// The two lookups by key come first, the caller's key before the
+	// intent, and their answers are weighed after both have run: the call's
+	// transaction plans them without sorts, and the lookup by intent turns
+	// sorts back on for every statement after it (see store.KeyedTx).
+	var (
+		byKey    priorRow
+		byKeyErr error
+	)
 	if c.IdempotencyKey != "" {
-		var p priorRow
-		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.intent, &p.tool, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
+		byKeyErr = q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
+			Scan(&byKey.intent, &byKey.tool, &byKey.status, &byKey.corr, &byKey.errCode, &byKey.result, &byKey.resolution, &byKey.dupOf)
+	}
+	prior, queued, err := g.priorByIntent(ctx, q, id, now)
+	if err != nil {
+		return nil, err
+	}
+	if c.IdempotencyKey != "" {
+		p, err := byKey, byKeyErr
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
 			// the key stands for is the original's, which may be older than
@@ -92,20 +106,36 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 			}
 		}
 	}
+	if prior != nil {
+		if r, err := g.priorOutcome(ctx, q, c, id, *prior); r != nil || err != nil {
+			return r, err
+		}
+	}
+	if c.approvalID == 0 && queued != 0 {
+		return &Response{Kind: Routed, ApprovalID: queued, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued, Duplicate: true,
+			Reason: "an identical request is already waiting for approval"}}, nil
+	}
+	return nil, nil
+}
+
+// priorByIntent reads the latest earlier call with id's intent that counts
+// for duplicates, and the item of such a call waiting for approval (0 when
+// there is none), in one round trip (see qPriorOrQueued).
+func (g *Gateway) priorByIntent(ctx context.Context, q querier, id identity, now time.Time) (*priorRow, int64, error) {
 	var rows [2]struct {
 		id                                                      sql.NullInt64
 		intent, tool, status, corr, errCode, result, resolution sql.NullString
 	}
 	var queued [2]sql.NullInt64
 	window := ts(now.Add(-g.opts.DBWindow))
-	err := q.QueryRowContext(ctx, qPriorOrQueued,
+	err := q.QueryRowContext(ctx, g.qPrior,
 		g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
 		g.opts.AccountID, id.intent, ts(now), g.opts.AccountID, id.hash, ts(now)).
 		Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
 			&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
 			&queued[0], &queued[1])
 	if err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
+		return nil, 0, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
 	}
 	// The newer of the rows found by intent key and by parameters hash
 	// (see qPriorOrQueued).
@@ -113,21 +143,12 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 	if rows[1].id.Valid && (!latest.id.Valid || rows[1].id.Int64 > latest.id.Int64) {
 		latest = rows[1]
 	}
+	var prior *priorRow
 	if latest.id.Valid {
-		prior := priorRow{intent: latest.intent.String, tool: latest.tool.String, status: latest.status.String, corr: latest.corr.String,
+		prior = &priorRow{intent: latest.intent.String, tool: latest.tool.String, status: latest.status.String, corr: latest.corr.String,
 			errCode: latest.errCode.String, result: latest.result, resolution: latest.resolution.String}
-		if r, err := g.priorOutcome(ctx, q, c, id, prior); r != nil || err != nil {
-			return r, err
-		}
 	}
-	if queued[1].Int64 > queued[0].Int64 {
-		queued[0] = queued[1]
-	}
-	if c.approvalID == 0 && queued[0].Valid {
-		return &Response{Kind: Routed, ApprovalID: queued[0].Int64, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued[0].Int64, Duplicate: true,
-			Reason: "an identical request is already waiting for approval"}}, nil
-	}
-	return nil, nil
+	return prior, max(queued[0].Int64, queued[1].Int64), nil
 }
 
 // queuedByKey applies a caller's key to calls that went to approval: the

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,52 +175,60 @@ func TestPendingApprovalsIsTheOneCount(t *testing.T) {
 // an earlier identical call finds the newest one from the index on account
 // and intent key (once per key it looks up), in order, instead of reading every row of the tool
 // (which once made each like cost a scan of all earlier likes). The
-// history is one tool's thousands of calls that the database has no
-// statistics about yet, as on a new PostgreSQL database in its first
-// minutes; there PostgreSQL's prepared statements use a generic plan,
-// which is the plan checked.
+// history is one tool's calls that the database has no statistics about
+// yet, as on a new PostgreSQL database in its first minutes; there
+// PostgreSQL's prepared statements use a generic plan, made in the call's
+// transaction as the gateway begins it, which is the plan checked. It is
+// checked at several sizes of that history: while it is small every index
+// that starts with the account looks as cheap as the right one, and the
+// plan made then is kept however much the history grows.
 func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
-		const rows, batch = 3000, 500
-		for i := 0; i < rows; i += batch {
-			var b strings.Builder
-			b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at) VALUES `)
-			for j := range batch {
-				if j > 0 {
-					b.WriteString(", ")
+		const batch = 50
+		written := 0
+		for _, rows := range []int{150, 400, 3000} {
+			for ; written < rows; written += batch {
+				var b strings.Builder
+				b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at) VALUES `)
+				for j := range batch {
+					if j > 0 {
+						b.WriteString(", ")
+					}
+					i := written + j
+					fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i, i, fakeTool, i, i)
 				}
-				fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, i+j, fakeTool, i+j, i+j)
+				if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+			// Each call's row is completed after it is written, as the gateway
+			// does.
+			if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'success', completed_at = created_at WHERE status = 'pending'`); err != nil {
 				t.Fatal(err)
 			}
-		}
-		// Each call's row is completed after it is written, as the gateway
-		// does.
-		if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'success', completed_at = created_at`); err != nil {
-			t.Fatal(err)
-		}
-		since := "2026-01-01T00:00:00.000Z"
-		for _, c := range []struct {
-			name    string
-			query   string
-			args    []any
-			indexes []string
-		}{
-			{"by intent", qPriorOrQueued, []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
-				[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
-			{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
-		} {
-			plan := explain(t, e, c.query, c.args...)
-			for _, index := range c.indexes {
-				if !strings.Contains(plan, index) {
-					t.Errorf("%s: plan does not use %s:\n%s", c.name, index, plan)
+			since := "2026-01-01T00:00:00.000Z"
+			for _, c := range []struct {
+				name    string
+				query   string
+				args    []any
+				indexes []string
+			}{
+				{"by intent", priorOrQueued(e.db.Dialect), []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
+					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
+				{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
+			} {
+				plan := explain(t, e, c.query, c.args...)
+				for _, index := range c.indexes {
+					if !strings.Contains(plan, index) {
+						t.Errorf("%d rows, %s: plan does not use %s:\n%s", rows, c.name, index, plan)
+					}
 				}
-			}
-			for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan", "idx_mutation_audit_tool"} {
-				if strings.Contains(plan, bad) {
-					t.Errorf("%s: plan has %q:\n%s", c.name, bad, plan)
+				for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan",
+					"idx_mutation_audit_tool", "idx_mutation_audit_target"} {
+					if strings.Contains(plan, bad) {
+						t.Errorf("%d rows, %s: plan has %q:\n%s", rows, c.name, bad, plan)
+					}
 				}
 			}
 		}
@@ -227,53 +236,55 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 }
 
 // explain returns the database's plan for query with args. On PostgreSQL it
-// is the generic plan a prepared statement settles on, and sequential
-// scans are ruled out: on small tables they would be cheapest and say
-// nothing about which index the query can use.
+// is the generic plan a prepared statement settles on, made as the first
+// statement of a call's transaction, and sequential scans are ruled out:
+// on small tables they would be cheapest and say nothing about which index
+// the query can use.
 func explain(t *testing.T, e *env, query string, args ...any) string {
 	t.Helper()
-	conn, err := e.db.Conn(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	q := "EXPLAIN QUERY PLAN " + query
-	if storetest.BackendOf(t) == storetest.Postgres {
-		for _, set := range []string{"SET enable_seqscan = off", "SET plan_cache_mode = force_generic_plan",
-			"PREPARE plan_probe AS " + store.Rebind(query)} {
-			if _, err := conn.ExecContext(e.ctx, set); err != nil {
-				t.Fatalf("%s: %v", set, err)
-			}
-		}
-		defer conn.ExecContext(e.ctx, "DEALLOCATE plan_probe")
-		lits := make([]string, len(args))
-		for i, a := range args {
-			lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
-		}
-		q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
-	}
-	rows, err := conn.QueryContext(e.ctx, q, args...)
-	if err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var plan []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+	err := e.db.KeyedTx(e.ctx, nil, func(tx *sql.Tx) error {
+		q := "EXPLAIN QUERY PLAN " + query
+		if storetest.BackendOf(t) == storetest.Postgres {
+			for _, set := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL plan_cache_mode = force_generic_plan",
+				"PREPARE plan_probe AS " + store.Rebind(query)} {
+				if _, err := tx.ExecContext(e.ctx, set); err != nil {
+					return fmt.Errorf("%s: %w", set, err)
+				}
+			}
+			defer tx.ExecContext(e.ctx, "DEALLOCATE plan_probe")
+			lits := make([]string, len(args))
+			for i, a := range args {
+				lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
+			}
+			q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+		rows, err := tx.QueryContext(e.ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("explain: %w", err)
 		}
-		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -29,10 +30,15 @@ const (
 	// age: only a resolution lifts it, never the window. A resolved one
 	// counts from its resolution, as if it had just completed. It must run
 	// after the call's lock is taken, in a statement of its own: on
-	// PostgreSQL a statement reads the snapshot it started with.
+	// PostgreSQL a statement reads the snapshot it started with. It runs
+	// early in the call's transaction (after qPriorByKey only), which on
+	// PostgreSQL plans both without sorts, so that every lookup reads its
+	// index in order however little the planner knows of the tables; its
+	// one row turns sorts back on for the statements after it (see
+	// store.KeyedTx and priorOrQueued).
 	qPriorOrQueued = `SELECT a.id, a.intent_key, a.tool_name, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution,
 		l.id, l.intent_key, l.tool_name, l.status, l.correlation_id, l.error_code, l.result_json, l.resolution, q.id, r.id
-		FROM (SELECT 1 AS one) AS o
+		FROM (SELECT ` + sortsOn + ` AS one) AS o
 		LEFT JOIN ` + qAuditByIntent + ` AS a ON 1 = 1
 		LEFT JOIN ` + qAuditByIntent + ` AS l ON 1 = 1
 		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1
@@ -69,8 +75,16 @@ const (
 // mutation. SQLite, with no round trips to save, has no such statement.
 const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInsertPending
 
+// sortsOn stands in qPriorOrQueued for the dialect's store.SortsOn.
+const sortsOn = "<sorts on>"
+
+// priorOrQueued is qPriorOrQueued in dialect d.
+func priorOrQueued(d store.Dialect) string {
+	return strings.Replace(qPriorOrQueued, sortsOn, store.SortsOn(d), 1)
+}
+
 func hotQueries(d store.Dialect) []string {
-	qs := []string{qPriorByKey, qPriorOrQueued, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+	qs := []string{qPriorByKey, priorOrQueued(d), qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
 	if d == store.Postgres {
 		qs = append(qs, qInsertPendingLogged)
 	}

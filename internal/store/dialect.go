@@ -96,7 +96,15 @@ func LockKey(scope string) int64 {
 	return int64(h.Sum64())
 }
 
-type txLocksKey struct{}
+// txBegin is how a transaction that pgConn begins itself starts: the
+// advisory locks it takes, and whether its first statement is planned
+// without explicit sorts (see KeyedTx).
+type txBegin struct {
+	keys   []int64
+	noSort bool
+}
+
+type txBeginKey struct{}
 
 // LockedTx runs fn in a write transaction that holds the write locks of
 // scopes (see WriteLock), taken in that order before fn's first statement.
@@ -105,27 +113,65 @@ type txLocksKey struct{}
 // later statement still reads a snapshot taken after the locks were
 // granted. On SQLite the transaction's own write lock covers every scope.
 func (d *DB) LockedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) error) error {
-	if d.Dialect == Postgres && len(scopes) > 0 {
-		keys := make([]int64, len(scopes))
-		for i, sc := range scopes {
-			keys[i] = LockKey(sc)
-		}
-		ctx = context.WithValue(ctx, txLocksKey{}, keys)
+	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes)}, fn)
+}
+
+// KeyedTx is LockedTx for a transaction whose first statement reads the
+// newest rows of exact keys, each through an index on the key and then the
+// row id (WHERE account_id = ? AND intent_key = ? ORDER BY id DESC LIMIT
+// 1). Before a PostgreSQL table has statistics (a new database, until
+// autovacuum first analyzes it) the planner cannot tell that index from
+// any other that starts with the same column: each looks like it holds one
+// matching row, and it may pick one that holds every row of the account,
+// sorting what it reads. A prepared statement keeps the generic plan made
+// then, so every lookup would read the account's whole history. The
+// transaction therefore begins with explicit sorts disabled, which leaves
+// the planner only the index that gives the rows in order; the first
+// statement must select SortsOn so that the statements after it (whose
+// plans may need a sort) are planned as usual.
+func (d *DB) KeyedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) error) error {
+	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes), noSort: true}, fn)
+}
+
+// SortsOn is a select-list expression that turns explicit sorts back on
+// for the rest of a KeyedTx transaction; on SQLite, which never turned
+// them off, it is a constant.
+func SortsOn(d Dialect) string {
+	if d == Postgres {
+		return "set_config('enable_sort', 'on', true)"
+	}
+	return "1"
+}
+
+func (d *DB) beginTx(ctx context.Context, b txBegin, fn func(*sql.Tx) error) error {
+	if d.Dialect == Postgres && (len(b.keys) > 0 || b.noSort) {
+		ctx = context.WithValue(ctx, txBeginKey{}, b)
 	}
 	return d.Tx(ctx, fn)
 }
 
-// beginWithLocks is the simple query that begins a transaction and takes
-// the advisory locks of keys, in order.
-func beginWithLocks(keys []int64) string {
-	var b strings.Builder
-	b.WriteString("BEGIN")
-	for _, k := range keys {
-		b.WriteString("; SELECT pg_advisory_xact_lock(")
-		b.WriteString(strconv.FormatInt(k, 10))
-		b.WriteString(")")
+func lockKeys(scopes []string) []int64 {
+	keys := make([]int64, len(scopes))
+	for i, sc := range scopes {
+		keys[i] = LockKey(sc)
 	}
-	return b.String()
+	return keys
+}
+
+// beginQuery is the simple query that begins a transaction as b says:
+// sorts off if asked, then the advisory locks of its keys, in order.
+func beginQuery(b txBegin) string {
+	var q strings.Builder
+	q.WriteString("BEGIN")
+	if b.noSort {
+		q.WriteString("; SET LOCAL enable_sort = off")
+	}
+	for _, k := range b.keys {
+		q.WriteString("; SELECT pg_advisory_xact_lock(")
+		q.WriteString(strconv.FormatInt(k, 10))
+		q.WriteString(")")
+	}
+	return q.String()
 }
 
 // pgTx is a transaction begun by pgConn itself (with locks).
@@ -185,14 +231,14 @@ func (p pgConn) Begin() (driver.Tx, error) {
 	return p.c.BeginTx(context.Background(), driver.TxOptions{})
 }
 func (p pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	keys, _ := ctx.Value(txLocksKey{}).([]int64)
-	if len(keys) == 0 || opts != (driver.TxOptions{}) {
+	b, ok := ctx.Value(txBeginKey{}).(txBegin)
+	if !ok || opts != (driver.TxOptions{}) {
 		return p.c.BeginTx(ctx, opts)
 	}
 	if p.c.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
 	}
-	tx, err := p.c.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: beginWithLocks(keys)})
+	tx, err := p.c.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: beginQuery(b)})
 	if err != nil {
 		return nil, err
 	}

@@ -375,3 +375,64 @@ func TestPostgresPoolKeepsItsConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedTxPlansItsFirstLookupsWithoutSorts: a KeyedTx transaction
+// begins with PostgreSQL's explicit sorts off and holds its scopes' locks;
+// selecting SortsOn turns sorts back on for the rest of it, and no other
+// transaction (LockedTx, a plain one, the next KeyedTx before its own
+// lookups) is touched.
+func TestKeyedTxPlansItsFirstLookupsWithoutSorts(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	sorting := func(t *testing.T, tx *sql.Tx) string {
+		t.Helper()
+		var v string
+		if err := tx.QueryRowContext(ctx, `SHOW enable_sort`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	const scope = "account:default:intent:abc"
+	for i := range 2 {
+		err := db.KeyedTx(ctx, []string{scope}, func(tx *sql.Tx) error {
+			if v := sorting(t, tx); v != "off" {
+				t.Errorf("round %d: enable_sort = %s at the start, want off", i, v)
+			}
+			var held int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+				AND pid = pg_backend_pid() AND ((classid::bigint << 32) | objid::bigint) = ?`, store.LockKey(scope)).Scan(&held); err != nil {
+				t.Fatal(err)
+			}
+			if held != 1 {
+				t.Errorf("round %d: the scope's lock is held %d times, want once", i, held)
+			}
+			var one string
+			if err := tx.QueryRowContext(ctx, `SELECT `+store.SortsOn(store.Postgres)).Scan(&one); err != nil {
+				t.Fatal(err)
+			}
+			if v := sorting(t, tx); v != "on" {
+				t.Errorf("round %d: enable_sort = %s after SortsOn, want on", i, v)
+			}
+			// Turned off again, for the next round to see it undone at the
+			// end of this transaction.
+			_, err := tx.ExecContext(ctx, `SET LOCAL enable_sort = off`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, run := range map[string]func(func(*sql.Tx) error) error{
+		"LockedTx": func(fn func(*sql.Tx) error) error { return db.LockedTx(ctx, []string{scope}, fn) },
+		"Tx":       func(fn func(*sql.Tx) error) error { return db.Tx(ctx, fn) },
+	} {
+		if err := run(func(tx *sql.Tx) error {
+			if v := sorting(t, tx); v != "on" {
+				t.Errorf("%s: enable_sort = %s, want on", name, v)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
