@@ -120,20 +120,29 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 
 // priorByIntent reads the latest earlier call with id's intent that counts
 // for duplicates, and the item of such a call waiting for approval (0 when
-// there is none), in one round trip (see qPriorOrQueued).
+// there is none), in one round trip (see qPriorOrQueued). Rows written
+// before intent keys are looked up too while any of them could still
+// answer a call.
 func (g *Gateway) priorByIntent(ctx context.Context, q querier, id identity, now time.Time) (*priorRow, int64, error) {
 	var rows [2]struct {
 		id                                                      sql.NullInt64
 		intent, tool, status, corr, errCode, result, resolution sql.NullString
 	}
 	var queued [2]sql.NullInt64
-	window := ts(now.Add(-g.opts.DBWindow))
-	err := q.QueryRowContext(ctx, g.qPrior,
-		g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
-		g.opts.AccountID, id.intent, ts(now), g.opts.AccountID, id.hash, ts(now)).
-		Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
-			&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
-			&queued[0], &queued[1])
+	window, at := ts(now.Add(-g.opts.DBWindow)), ts(now)
+	var err error
+	if g.legacy.matter(now) {
+		err = q.QueryRowContext(ctx, g.qPrior,
+			g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
+			g.opts.AccountID, id.intent, at, g.opts.AccountID, id.hash, at).
+			Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
+				&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
+				&queued[0], &queued[1])
+	} else {
+		err = q.QueryRowContext(ctx, g.qPriorByIntent, g.opts.AccountID, id.intent, window, g.opts.AccountID, id.intent, at).
+			Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
+				&queued[0])
+	}
 	if err != nil {
 		return nil, 0, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
 	}
@@ -149,6 +158,59 @@ func (g *Gateway) priorByIntent(ctx context.Context, q querier, id identity, now
 			errCode: latest.errCode.String, result: latest.result, resolution: latest.resolution.String}
 	}
 	return prior, max(queued[0].Int64, queued[1].Int64), nil
+}
+
+// legacyRows says whether rows written before intent keys can still answer
+// a call. Such a row has its parameters hash as its intent key (the
+// migration that added the key copied it); every row written since has a
+// key that no parameters hash equals, so none is ever added. A row can
+// answer a call while it is in the duplicate window (as the window counts
+// it), as an item waiting for approval, or forever while it is an unknown
+// or interrupted attempt nobody resolved.
+type legacyRows struct {
+	// forever is set when an unresolved unknown or interrupted row exists.
+	forever bool
+	// until is when the last of the others stops counting.
+	until time.Time
+}
+
+func (l legacyRows) matter(now time.Time) bool { return l.forever || now.Before(l.until) }
+
+// findLegacyRows reads which rows written before intent keys can still
+// answer a call; each part is read through an index (status, creation,
+// pending items' expiry).
+func (g *Gateway) findLegacyRows(ctx context.Context) (legacyRows, error) {
+	now := g.opts.Now()
+	cutoff := ts(now.Add(-g.opts.DBWindow))
+	var (
+		l                           legacyRows
+		created, resolved, expiring sql.NullString
+	)
+	err := g.opts.DB.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM mutation_audit WHERE status IN ('unknown','interrupted') AND resolution IS NULL AND intent_key = params_hash),
+		(SELECT max(created_at) FROM mutation_audit WHERE created_at >= ? AND intent_key = params_hash),
+		(SELECT max(resolved_at) FROM mutation_audit WHERE status IN ('unknown','interrupted') AND resolved_at >= ? AND intent_key = params_hash),
+		(SELECT max(expires_at) FROM approval_queue WHERE status = 'pending' AND expires_at > ? AND intent_key = params_hash)`,
+		cutoff, cutoff, ts(now)).Scan(&l.forever, &created, &resolved, &expiring)
+	if err != nil {
+		return legacyRows{}, fmt.Errorf("gateway: look for audit rows older than intent keys: %w", err)
+	}
+	for _, v := range []struct {
+		at   sql.NullString
+		plus time.Duration
+	}{{created, g.opts.DBWindow}, {resolved, g.opts.DBWindow}, {expiring, 0}} {
+		if !v.at.Valid {
+			continue
+		}
+		t, err := store.ParseTime(v.at.String)
+		if err != nil {
+			return legacyRows{}, fmt.Errorf("gateway: audit time %q: %w", v.at.String, err)
+		}
+		if end := t.Add(v.plus); end.After(l.until) {
+			l.until = end
+		}
+	}
+	return l, nil
 }
 
 // queuedByKey applies a caller's key to calls that went to approval: the

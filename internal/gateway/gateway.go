@@ -167,8 +167,12 @@ type Gateway struct {
 	release  func()
 	stmts    *stmtCache
 	backlog  backlog
-	// qPrior is qPriorOrQueued in the database's dialect.
-	qPrior string
+	// qPrior and qPriorByIntent are qPriorOrQueued and
+	// qPriorOrQueuedByIntent in the database's dialect.
+	qPrior, qPriorByIntent string
+	// legacy says until when calls are also looked up by their parameters
+	// hash (see legacyRows).
+	legacy legacyRows
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
@@ -204,7 +208,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.AuditRetention <= 0 {
 		opts.AuditRetention = 90 * 24 * time.Hour
 	}
-	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance(), qPrior: priorOrQueued(opts.DB.Dialect)}
+	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance()}
+	g.qPrior, g.qPriorByIntent = priorOrQueued(opts.DB.Dialect)
 	release, err := g.lockInstance()
 	if err != nil {
 		return nil, err
@@ -228,6 +233,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	if err := g.applyRetention(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if g.legacy, err = g.findLegacyRows(ctx); err != nil {
 		g.Close()
 		return nil, err
 	}

@@ -208,13 +208,16 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			since := "2026-01-01T00:00:00.000Z"
+			all, byIntent := priorOrQueued(e.db.Dialect)
 			for _, c := range []struct {
 				name    string
 				query   string
 				args    []any
 				indexes []string
 			}{
-				{"by intent", priorOrQueued(e.db.Dialect), []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
+				{"by intent and hash", all, []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
+					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
+				{"by intent", byIntent, []any{"default", "inew", since, "default", "inew", since},
 					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
 				{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
 			} {

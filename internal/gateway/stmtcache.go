@@ -43,6 +43,14 @@ const (
 		LEFT JOIN ` + qAuditByIntent + ` AS l ON 1 = 1
 		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1
 		LEFT JOIN ` + qQueuedByIntent + ` AS r ON 1 = 1`
+	// qPriorOrQueuedByIntent is qPriorOrQueued without the lookups by
+	// parameters hash, for a database that holds no row written before
+	// intent keys that could still answer a call (see legacyRows): half
+	// the lookups, on the statement every mutation runs.
+	qPriorOrQueuedByIntent = `SELECT a.id, a.intent_key, a.tool_name, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution, q.id
+		FROM (SELECT ` + sortsOn + ` AS one) AS o
+		LEFT JOIN ` + qAuditByIntent + ` AS a ON 1 = 1
+		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1`
 	// qAuditByIntent is the latest audit row of account ?, intent key ?,
 	// that counts for duplicates at window start ?.
 	qAuditByIntent = `(SELECT id, intent_key, tool_name, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
@@ -78,13 +86,15 @@ const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInser
 // sortsOn stands in qPriorOrQueued for the dialect's store.SortsOn.
 const sortsOn = "<sorts on>"
 
-// priorOrQueued is qPriorOrQueued in dialect d.
-func priorOrQueued(d store.Dialect) string {
-	return strings.Replace(qPriorOrQueued, sortsOn, store.SortsOn(d), 1)
+// priorOrQueued is qPriorOrQueued in dialect d, and byIntent
+// qPriorOrQueuedByIntent.
+func priorOrQueued(d store.Dialect) (all, byIntent string) {
+	return strings.Replace(qPriorOrQueued, sortsOn, store.SortsOn(d), 1), strings.Replace(qPriorOrQueuedByIntent, sortsOn, store.SortsOn(d), 1)
 }
 
 func hotQueries(d store.Dialect) []string {
-	qs := []string{qPriorByKey, priorOrQueued(d), qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+	all, byIntent := priorOrQueued(d)
+	qs := []string{qPriorByKey, all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
 	if d == store.Postgres {
 		qs = append(qs, qInsertPendingLogged)
 	}
