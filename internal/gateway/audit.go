@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -36,6 +37,11 @@ func auditSummary(act *Action, params json.RawMessage) string {
 	var v any = params
 	if act.Summary != nil {
 		v = act.Summary(params)
+	} else if !bytes.ContainsAny(params, "<>&\u2028\u2029") {
+		// Canonical parameters are compact JSON already: encoding them
+		// again would change nothing but these characters, which it
+		// escapes.
+		return tweettext.TruncateBytes(string(params), maxSummaryBytes)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -392,13 +398,42 @@ func (g *Gateway) outcomeOf(corr, status string, res Result, execErr error, elap
 // decisionRow is the action log row of a policy decision, as the arguments
 // of qLogDecision.
 func (g *Gateway) decisionRow(c Call, cat policy.Category, equiv string, d policy.Decision) []any {
-	meta, _ := json.Marshal(map[string]any{
-		"tool_name": c.Tool, "category": cat, "equivalent_tool": equiv, "decision": d.Outcome, "reason": d.Reason,
-		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
+	meta, _ := json.Marshal(decisionMeta{
+		Caller: callerOf(c), Category: cat, Decision: d.Outcome, EquivalentTool: equiv, Loop: c.Loop,
+		MatchedRuleID: d.RuleID, Reason: d.Reason, Source: d.Source, ToolName: c.Tool,
 	})
-	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
-		policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[d.Outcome]
-	return []any{g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())}
+	return []any{g.opts.AccountID, decisionStatus(d.Outcome), c.Tool, string(meta), ts(g.opts.Now())}
+}
+
+// decisionMeta is the metadata of a decision's action log row. Its fields
+// are in the order of their names, as a map's would be, so that the rows
+// read the same as they always have; it is a struct because every
+// mutation writes one, and encoding a map sorts its keys each time.
+type decisionMeta struct {
+	Caller         string          `json:"caller"`
+	Category       policy.Category `json:"category"`
+	Decision       policy.Outcome  `json:"decision"`
+	EquivalentTool string          `json:"equivalent_tool"`
+	Loop           string          `json:"loop"`
+	MatchedRuleID  string          `json:"matched_rule_id"`
+	Reason         string          `json:"reason"`
+	Source         string          `json:"source"`
+	ToolName       string          `json:"tool_name"`
+}
+
+// decisionStatus is the action log status of a decision's outcome.
+func decisionStatus(o policy.Outcome) string {
+	switch o {
+	case policy.Allow:
+		return "allowed"
+	case policy.Deny:
+		return "denied"
+	case policy.RequireApproval:
+		return "routed_to_approval"
+	case policy.DryRun:
+		return "dry_run"
+	}
+	return ""
 }
 
 func (g *Gateway) logDecision(ctx context.Context, q querier, decision []any) {

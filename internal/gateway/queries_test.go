@@ -15,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
 // targetAction is a fake tool whose Target is the id in field.
@@ -437,4 +438,53 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 			t.Errorf("%d read statements prepared for two shapes asked three times, want 2", prepared)
 		}
 	})
+}
+
+// TestCheapEncodingsReadAsBefore: the decision log's metadata, written as a
+// struct, and a call's audit summary, its canonical parameters taken as
+// they are, are byte for byte what encoding a map and re-encoding the
+// parameters gave, including the characters JSON escapes for HTML.
+func TestCheapEncodingsReadAsBefore(t *testing.T) {
+	g := &Gateway{opts: Options{AccountID: "default", Now: time.Now}}
+	for _, c := range []struct {
+		call Call
+		dec  policy.Decision
+	}{
+		{Call{Tool: "x_like_tweet"}, policy.Decision{Outcome: policy.Allow}},
+		{Call{Tool: "x_post_tweet", Caller: "autopilot", Loop: "content"},
+			policy.Decision{Outcome: policy.RequireApproval, RuleID: "r<1>", Reason: `a "quoted" & <b>bold</b> reason é`, Source: "config"}},
+		{Call{Tool: "x_delete", approvalID: 3}, policy.Decision{Outcome: policy.Deny, Reason: "\u2028line"}},
+	} {
+		row := g.decisionRow(c.call, policy.CatEngage, "x_like_tweet", c.dec)
+		want, err := json.Marshal(map[string]any{
+			"tool_name": c.call.Tool, "category": policy.CatEngage, "equivalent_tool": "x_like_tweet", "decision": c.dec.Outcome,
+			"reason": c.dec.Reason, "matched_rule_id": c.dec.RuleID, "source": c.dec.Source, "caller": callerOf(c.call), "loop": c.call.Loop,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[3] != string(want) {
+			t.Errorf("metadata %s, want %s", row[3], want)
+		}
+		wantStatus := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
+			policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[c.dec.Outcome]
+		if row[1] != wantStatus {
+			t.Errorf("status %v, want %s", row[1], wantStatus)
+		}
+	}
+	act := &Action{Tool: "x_post_tweet"}
+	for _, raw := range []string{`{"text":"plain"}`, `{"text":"a <b> & c"}`, "{\"text\":\"line\u2028sep\"}", `{"a":[1,2.50,{"b":null}]}`,
+		`{"text":"` + strings.Repeat("é", 900) + `"}`} {
+		params, err := Canonical([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(json.RawMessage(params))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := auditSummary(act, params), tweettext.TruncateBytes(string(b), maxSummaryBytes); got != want {
+			t.Errorf("summary of %.40s: %.60s, want %.60s", raw, got, want)
+		}
+	}
 }
