@@ -430,3 +430,59 @@ func BenchmarkGoalTSSDKListTools(b *testing.B) {
 	b.ReportMetric(got[1].List, "tuitbot-list-ms")
 	p.report(b, "ms")
 }
+
+// BenchmarkGoalInspectorListTools: what a person waits for when they point
+// the MCP Inspector's CLI at a server, `inspector --cli SERVER --method
+// tools/list`, from its start to its exit, tuitbot against the echo
+// server, interleaved. The Inspector's own start-up is in both. Skipped
+// when node or the Inspector is not installed (npm install in
+// cmd/tuitbot/testdata/inspector).
+func BenchmarkGoalInspectorListTools(b *testing.B) {
+	launcher, err := filepath.Abs(filepath.Join("testdata", "inspector", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(launcher); err != nil {
+		b.Skip("the MCP Inspector is not installed: run npm install in cmd/tuitbot/testdata/inspector")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("no node on PATH")
+	}
+	r := release(b)
+	// Each binary its own home: an earlier binary refuses a database a
+	// later one has migrated.
+	homes := map[string]*home{}
+	var p pair
+	list := func(server ...string) float64 {
+		h := homes[server[0]]
+		if h == nil {
+			h = sandboxHome(b)
+			homes[server[0]] = h
+		}
+		args := append([]string{launcher, "--cli"}, server...)
+		args = append(args, "--method", "tools/list")
+		cmd := exec.Command(node, args...)
+		cmd.Env = h.env
+		start := time.Now()
+		out, err := cmd.Output()
+		took := ms(time.Since(start))
+		if err != nil || !bytes.Contains(out, []byte(`"tools"`)) {
+			b.Fatalf("inspector %v: %v\n%.300s", server, err, out)
+		}
+		return took
+	}
+	for i := -1; i < b.N; i++ {
+		for _, s := range r.binaries(&p) {
+			server := []string{s.bin, "mcp", "serve", "--sandbox"}
+			if s.echo {
+				server = server[:1]
+			}
+			took := list(server...)
+			if i >= 0 { // the first round warms the caches and is not counted
+				*s.into = append(*s.into, took)
+			}
+		}
+	}
+	p.report(b, "ms")
+}

@@ -209,6 +209,9 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 			if !cfg.HasAccount(name) {
 				continue
 			}
+			if tok, err := xauth.LoadToken(cfg.TokenFileFor(name)); err == nil && srv.TokenStillGood(tok.AccessToken, user, srv.AllScopes()) {
+				continue
+			}
 			access, refresh, ttl := srv.IssueToken(user, srv.AllScopes())
 			tok := &xauth.Token{AccessToken: access, RefreshToken: refresh, TokenType: "bearer",
 				ExpiresAt: a.Now().Add(ttl), Scopes: srv.AllScopes()}
@@ -296,7 +299,8 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 	case err == nil:
 		opts.World = w
 	case errors.Is(err, fs.ErrNotExist):
-		// A new sandbox: the demo world, saved at once below.
+		// A new sandbox: the demo world, saved below, because it exists
+		// nowhere else yet.
 	default:
 		return nil, "", fmt.Errorf("sandbox state %s: %w (run `tuitbot sandbox reset` to start over)", s.state, err)
 	}
@@ -314,9 +318,11 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("start the X emulator: %w", err)
 	}
-	if err := srv.Save(); err != nil {
-		_ = srv.Close()
-		return nil, "", fmt.Errorf("sandbox state %s: %w", s.state, err)
+	if opts.World == nil {
+		if err := srv.Save(); err != nil {
+			_ = srv.Close()
+			return nil, "", fmt.Errorf("sandbox state %s: %w", s.state, err)
+		}
 	}
 	return srv, base, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,26 @@ func TestLeadingID(t *testing.T) {
 		if got := string(leadingID([]byte(tc.prefix))); got != tc.want {
 			t.Errorf("leadingID(%q) = %q, want %q", tc.prefix, got, tc.want)
 		}
+	}
+}
+
+// TestPlainRequestIsDecodedOnce guards the stdio guard's cost per message:
+// a request spelled as JSON-RPC spells it is checked without a second run
+// of the SDK's decoder, whose fresh 32 KiB buffer per message every call
+// would otherwise pay in allocation and garbage collection.
+func TestPlainRequestIsDecodedOnce(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"health_check","arguments":{}}}`)
+	if _, _, code, text, ok := checkMessage(line); !ok {
+		t.Fatalf("checkMessage refused a plain request: %d %s", code, text)
+	}
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		checkMessage(line)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 8<<10 {
+		t.Errorf("checking one plain request allocates %d bytes; want at most 8 KiB", per)
 	}
 }

@@ -170,6 +170,13 @@ func (d *DB) watchFiles(ctx context.Context) error {
 		}
 		d.shm = shm
 	}
+	if _, ok := d.files[d.Path+"-wal"]; ok {
+		wal, err := os.Open(d.Path + "-wal")
+		if err != nil {
+			return fmt.Errorf("database %s: %w", d.Path, err)
+		}
+		d.wal = wal
+	}
 	return nil
 }
 

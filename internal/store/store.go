@@ -65,6 +65,10 @@ type DB struct {
 	// SQLite's included. That is also why a process opens a database only
 	// once.
 	shm *os.File
+	// wal is held open too, so a check reads the WAL without opening it
+	// (CheckFiles first makes sure the path still names this file).
+	// SQLite takes no locks on -wal, so holding it costs none of theirs.
+	wal *os.File
 	// walTries is how often checkWAL compares without a lock; walMu
 	// serialises its locked comparison on the pinned connection.
 	walTries int
@@ -241,6 +245,10 @@ func (d *DB) closeLocked() error {
 	if d.shm != nil {
 		_ = d.shm.Close()
 		d.shm = nil
+	}
+	if d.wal != nil {
+		_ = d.wal.Close()
+		d.wal = nil
 	}
 	if d.inUse != nil {
 		d.inUse()

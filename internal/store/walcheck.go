@@ -129,10 +129,9 @@ func (d *DB) compareWithIndex() (problem string, stable bool, err error) {
 		// next write, whatever the file holds.
 		return "", true, nil
 	}
-	wal := d.Path + "-wal"
-	problem, err = compareWAL(wal, before)
+	problem, err = d.compareWAL(before)
 	if err != nil {
-		return "", false, fmt.Errorf("database file %s: %w", wal, err)
+		return "", false, fmt.Errorf("database file %s: %w", d.Path+"-wal", err)
 	}
 	after, ok, err := readIndexHeader(d.shm)
 	if err != nil {
@@ -149,14 +148,18 @@ func (d *DB) walProblem(problem string) error {
 		"stop every tuitbot process, restore the database from a backup if records are missing, and start again (then check get_recent_mutations)", d.Path+"-wal", problem)
 }
 
-// compareWAL describes how the WAL at path disagrees with the index header
-// h, or returns "" when it agrees.
-func compareWAL(path string, h indexHeader) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// compareWAL describes how the WAL disagrees with the index header h, or
+// returns "" when it agrees.
+func (d *DB) compareWAL(h indexHeader) (string, error) {
+	f := d.wal
+	if f == nil {
+		// There was no WAL when the database was opened.
+		var err error
+		if f, err = os.Open(d.Path + "-wal"); err != nil {
+			return "", err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
@@ -169,10 +172,12 @@ func compareWAL(path string, h indexHeader) (string, error) {
 	// A read past the end means the file shrank after the stat: the
 	// caller re-reads the index to tell SQLite's own truncation (which
 	// changes the index first) from tampering.
-	shrank := fmt.Sprintf("truncated to less than %d bytes, the end of its committed frames", need)
+	shrank := func() string {
+		return fmt.Sprintf("truncated to less than %d bytes, the end of its committed frames", need)
+	}
 	var hdr [walHeaderSize]byte
 	if _, err := f.ReadAt(hdr[:], 0); errors.Is(err, io.EOF) {
-		return shrank, nil
+		return shrank(), nil
 	} else if err != nil {
 		return "", err
 	}
@@ -196,7 +201,7 @@ func compareWAL(path string, h indexHeader) (string, error) {
 	}
 	var fh [walFrameHeaderSize]byte
 	if _, err := f.ReadAt(fh[:], need-frameSize); errors.Is(err, io.EOF) {
-		return shrank, nil
+		return shrank(), nil
 	} else if err != nil {
 		return "", err
 	}

@@ -58,6 +58,19 @@ func (s *Server) IssueToken(userID string, scopes []string) (access, refresh str
 	return access, refresh, s.opts.TokenTTL
 }
 
+// TokenStillGood reports whether access is an unrevoked access token of
+// userID that holds every scope in scopes and has at least half of its
+// lifetime left: a sandbox that restarts keeps handing out such a token
+// instead of minting a new one, which would change the world and make it
+// grow with every start.
+func (s *Server) TokenStillGood(access, userID string, scopes []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.st.grants[hashToken(access)]
+	return g != nil && g.Kind == "access" && !g.Revoked && g.UserID == userID &&
+		hasScopes(g.Scopes, scopes) && s.now().Add(s.opts.TokenTTL/2).Before(g.ExpiresAt)
+}
+
 func (s *Server) mintLocked(userID, clientID string, scopes []string, now time.Time) (access, refresh string) {
 	access = newToken()
 	ag := &Grant{Hash: hashToken(access), Kind: "access", UserID: userID, ClientID: clientID,

@@ -100,11 +100,13 @@ type Server struct {
 	baseURL      string
 	listenerDone chan struct{}
 	// gen counts changes to the world, savedGen the last one written to
-	// StateFile (both under mu); saveMu keeps writes in order, and stopSaving
-	// (under saveMu) ends them once Close has written the final world.
-	gen, savedGen uint64
-	saveMu        sync.Mutex
-	stopSaving    bool
+	// StateFile and durableGen the last one written and synced (all under
+	// mu; a loaded world is its file, so all start equal); saveMu keeps
+	// writes in order, and stopSaving (under saveMu) ends them once Close
+	// has written the final world.
+	gen, savedGen, durableGen uint64
+	saveMu                    sync.Mutex
+	stopSaving                bool
 	// saveTimer (under mu) is the pending coalesced write, if any.
 	saveTimer *time.Timer
 }
@@ -241,7 +243,8 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 }
 
 // Close stops the listener (if any), aborts hung requests, writes the world
-// to Options.StateFile one last time and releases resources. It is safe to
+// to Options.StateFile one last time, durably, unless the file already
+// holds it so, and releases resources. It is safe to
 // call more than once.
 func (s *Server) Close() error {
 	var err error
@@ -336,7 +339,7 @@ func (s *Server) save(durable, final bool) error {
 		s.stopSaving = true
 	}
 	s.mu.Lock()
-	if s.gen == s.savedGen && !durable {
+	if s.gen == s.savedGen && (!durable || s.gen == s.durableGen) {
 		s.mu.Unlock()
 		return nil
 	}
@@ -356,6 +359,9 @@ func (s *Server) save(durable, final bool) error {
 	}
 	s.mu.Lock()
 	s.savedGen = gen
+	if durable {
+		s.durableGen = gen
+	}
 	s.mu.Unlock()
 	if s.opts.afterSave != nil {
 		s.opts.afterSave()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tuitbot/tuitbot/internal/clock"
 )
 
 // worldTexts reads the state file as a successor would and returns its
@@ -185,5 +187,56 @@ func TestCoalescedSaveHappensWithoutClose(t *testing.T) {
 		if slices.Contains(worldTexts(t, path), "timed write") {
 			return
 		}
+	}
+}
+
+// TestCloseWritesOnlyWhatTheFileLacks: Close writes the world durably
+// unless the state file already holds it so; a sandbox that starts and
+// stops without changing its world costs no encoding and no disk wait.
+func TestCloseWritesOnlyWhatTheFileLacks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		act   func(s *Server)
+		saves int // after act, and then after Close
+		final int
+	}{
+		{"loaded and unchanged", func(*Server) {}, 0, 0},
+		{"saved durably", func(s *Server) { _ = s.Save() }, 1, 1},
+		{"changed since", func(s *Server) { s.IssueToken("", s.AllScopes()) }, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "world.json")
+			if err := SaveWorld(path, DemoWorldAt(42, testEpoch)); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := DefaultOptions()
+			opts.Now = clock.NewFake(testEpoch.Add(time.Hour)).Now
+			opts.World = mustLoad(t, path)
+			opts.StateFile = path
+			saves := 0
+			opts.afterSave = func() { saves++ }
+			s := New(opts)
+			tc.act(s)
+			if saves != tc.saves {
+				t.Errorf("%d writes before Close, want %d", saves, tc.saves)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if saves != tc.final {
+				t.Errorf("%d writes after Close, want %d", saves, tc.final)
+			}
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unchanged := bytes.Equal(after, before); unchanged != (tc.final == 0) {
+				t.Errorf("file unchanged: %t, want %t", unchanged, tc.final == 0)
+			}
+		})
 	}
 }
