@@ -116,7 +116,7 @@ func (d *DB) LockedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) err
 	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes)}, fn)
 }
 
-// KeyedTx is LockedTx for a transaction whose first statement reads the
+// KeyedTx is LockedTx for a transaction whose first statements read the
 // newest rows of exact keys, each through an index on the key and then the
 // row id (WHERE account_id = ? AND intent_key = ? ORDER BY id DESC LIMIT
 // 1). Before a PostgreSQL table has statistics (a new database, until
@@ -126,8 +126,8 @@ func (d *DB) LockedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) err
 // sorting what it reads. A prepared statement keeps the generic plan made
 // then, so every lookup would read the account's whole history. The
 // transaction therefore begins with explicit sorts disabled, which leaves
-// the planner only the index that gives the rows in order; the first
-// statement must select SortsOn so that the statements after it (whose
+// the planner only the index that gives the rows in order; the last of
+// those lookups must select SortsOn so that the statements after it (whose
 // plans may need a sort) are planned as usual.
 func (d *DB) KeyedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) error) error {
 	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes), noSort: true}, fn)
