@@ -342,7 +342,10 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row and the decision that allowed it;
 // the caller's transaction has already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, id identity, corr, summary, equiv string, start time.Time, decision []any) error {
+// It is the transaction's last statement: on PostgreSQL it is sent with
+// the COMMIT (see store.ExecLast), and an error it meets comes from the
+// commit.
+func (g *Gateway) insertPending(ctx context.Context, q txQ, c Call, params json.RawMessage, id identity, corr, summary, equiv string, start time.Time, decision []any) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
@@ -356,13 +359,14 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 	}
 	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
-	query := qInsertPending
 	if g.opts.DB.Dialect == store.Postgres {
-		query, row = qInsertPendingLogged, append(decision, row...)
-	} else {
-		g.logDecision(ctx, q, decision)
+		if err := store.ExecLast(ctx, q.tx, qInsertPendingLogged, append(decision, row...)...); err != nil {
+			return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+		}
+		return nil
 	}
-	if _, err := q.ExecContext(ctx, query, row...); err != nil {
+	g.logDecision(ctx, q, decision)
+	if _, err := q.ExecContext(ctx, qInsertPending, row...); err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
 	return nil

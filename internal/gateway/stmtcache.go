@@ -80,7 +80,9 @@ const (
 
 // qInsertPendingLogged writes an allowed call's decision and its pending
 // row in one statement, which saves PostgreSQL a round trip on every
-// mutation. SQLite, with no round trips to save, has no such statement.
+// mutation; it is sent with the transaction's COMMIT, which saves another
+// (see insertPending). SQLite, with no round trips to save, has no such
+// statement.
 const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInsertPending
 
 // sortsOn stands in qPriorOrQueued for the dialect's store.SortsOn.
@@ -94,11 +96,7 @@ func priorOrQueued(d store.Dialect) (all, byIntent string) {
 
 func hotQueries(d store.Dialect) []string {
 	all, byIntent := priorOrQueued(d)
-	qs := []string{qPriorByKey, all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
-	if d == store.Postgres {
-		qs = append(qs, qInsertPendingLogged)
-	}
-	return qs
+	return []string{qPriorByKey, all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
 }
 
 // stmtCache keeps the hot-path statements prepared. SQLite spends most of a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"net/url"
 	"strconv"
@@ -176,12 +178,69 @@ func beginQuery(b txBegin) string {
 
 // pgTx is a transaction begun by pgConn itself (with locks).
 type pgTx struct {
-	ctx context.Context
-	tx  pgx.Tx
+	ctx  context.Context
+	tx   pgx.Tx
+	conn *pgConnState
+	// last is the statement ExecLast left for the commit to send.
+	last *lastExec
 }
 
-func (t pgTx) Commit() error   { return t.tx.Commit(t.ctx) }
-func (t pgTx) Rollback() error { return t.tx.Rollback(t.ctx) }
+type lastExec struct {
+	query string
+	args  []any
+}
+
+func (t *pgTx) Commit() error {
+	t.conn.tx = nil
+	if t.last == nil {
+		return t.tx.Commit(t.ctx)
+	}
+	b := &pgx.Batch{}
+	b.Queue(t.last.query, t.last.args...)
+	b.Queue("COMMIT")
+	br := t.tx.SendBatch(t.ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The server skipped the COMMIT after the statement's error: the
+		// transaction is still open, aborted, and ends here.
+		_ = t.tx.Rollback(t.ctx)
+		return err
+	}
+	return nil
+}
+
+func (t *pgTx) Rollback() error {
+	t.conn.tx = nil
+	return t.tx.Rollback(t.ctx)
+}
+
+type execLastKey struct{}
+
+// ExecLast runs query as the last statement of tx. In a transaction begun
+// by LockedTx or KeyedTx on PostgreSQL it is sent with the COMMIT, which
+// saves the gateway a round trip on every mutation: the commit then
+// returns its error (and the transaction rolls back), and nothing may run
+// in tx after it. Elsewhere it runs at once.
+func ExecLast(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	_, err := tx.ExecContext(context.WithValue(ctx, execLastKey{}, true), query, args...)
+	return err
+}
+
+// deferredResult is the result of a statement left for the commit.
+type deferredResult struct{}
+
+func (deferredResult) LastInsertId() (int64, error) {
+	return 0, errors.New("store: the statement runs with the commit")
+}
+func (deferredResult) RowsAffected() (int64, error) {
+	return 0, errors.New("store: the statement runs with the commit")
+}
 
 // pgDriver wraps the pgx database/sql driver so that the statements written
 // with SQLite's placeholders (? and ?N) run unchanged on PostgreSQL: each
@@ -193,7 +252,7 @@ func (d pgDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgConn{c.(*stdlib.Conn)}, nil
+	return pgConn{c: c.(*stdlib.Conn), st: &pgConnState{}}, nil
 }
 
 type pgConnector struct{ base driver.Connector }
@@ -203,14 +262,21 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgConn{conn.(*stdlib.Conn)}, nil
+	return pgConn{c: conn.(*stdlib.Conn), st: &pgConnState{}}, nil
 }
 
 func (c pgConnector) Driver() driver.Driver { return pgDriver{c.base.Driver()} }
 
 // pgConn forwards every capability of the pgx connection, rebinding the
 // query text on the way.
-type pgConn struct{ c *stdlib.Conn }
+type pgConn struct {
+	c  *stdlib.Conn
+	st *pgConnState
+}
+
+// pgConnState is what a connection knows of the transaction it began
+// itself, if any.
+type pgConnState struct{ tx *pgTx }
 
 var (
 	_ driver.ConnPrepareContext = pgConn{}
@@ -242,9 +308,22 @@ func (p pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	if err != nil {
 		return nil, err
 	}
-	return pgTx{ctx: ctx, tx: tx}, nil
+	t := &pgTx{ctx: ctx, tx: tx, conn: p.st}
+	p.st.tx = t
+	return t, nil
 }
 func (p pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if t := p.st.tx; t != nil && t.last == nil && ctx.Value(execLastKey{}) != nil {
+		vals := make([]any, len(args))
+		for i, a := range args {
+			if a.Name != "" {
+				return nil, fmt.Errorf("store: ExecLast takes positional arguments, not %s", a.Name)
+			}
+			vals[i] = a.Value
+		}
+		t.last = &lastExec{query: Rebind(query), args: vals}
+		return deferredResult{}, nil
+	}
 	return p.c.ExecContext(ctx, Rebind(query), args)
 }
 func (p pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {

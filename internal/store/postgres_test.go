@@ -436,3 +436,90 @@ func TestKeyedTxPlansItsFirstLookupsWithoutSorts(t *testing.T) {
 		}
 	}
 }
+
+// TestExecLastRunsWithTheCommit: in a LockedTx or KeyedTx transaction on
+// PostgreSQL, ExecLast's statement is sent with the COMMIT: it has not run
+// when ExecLast returns, it runs before the commit, and when it fails the
+// commit returns its error and nothing of the transaction stays. The
+// connection then serves the next transaction. In a plain transaction it
+// runs at once.
+func TestExecLastRunsWithTheCommit(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	if _, err := db.ExecContext(ctx, `CREATE TABLE last_probe (n INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func(t *testing.T, q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) int {
+		t.Helper()
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM last_probe`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, begin := range []struct {
+		name string
+		tx   func(func(*sql.Tx) error) error
+	}{
+		{"LockedTx", func(fn func(*sql.Tx) error) error { return db.LockedTx(ctx, []string{"last"}, fn) }},
+		{"KeyedTx", func(fn func(*sql.Tx) error) error { return db.KeyedTx(ctx, nil, fn) }},
+	} {
+		t.Run(begin.name, func(t *testing.T) {
+			if _, err := db.ExecContext(ctx, `DELETE FROM last_probe`); err != nil {
+				t.Fatal(err)
+			}
+			err := begin.tx(func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO last_probe (n) VALUES (1)`); err != nil {
+					return err
+				}
+				if err := store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 2); err != nil {
+					return err
+				}
+				if n := count(t, tx); n != 1 {
+					t.Errorf("%d rows after ExecLast returned, want 1: its statement waits for the commit", n)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, db); n != 2 {
+				t.Fatalf("%d rows committed, want 2", n)
+			}
+			// A statement that fails at the commit: the commit says so and
+			// the transaction's first row is not kept.
+			err = begin.tx(func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO last_probe (n) VALUES (3)`); err != nil {
+					return err
+				}
+				return store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 1)
+			})
+			if err == nil || !strings.Contains(err.Error(), "duplicate key") {
+				t.Fatalf("commit = %v, want the statement's duplicate key error", err)
+			}
+			if n := count(t, db); n != 2 {
+				t.Fatalf("%d rows after the failed commit, want 2", n)
+			}
+			// Every pooled connection still works.
+			for range 4 {
+				if err := begin.tx(func(tx *sql.Tx) error { return store.ExecLast(ctx, tx, `SELECT 1`) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 9); err != nil {
+			return err
+		}
+		if n := count(t, tx); n != 3 {
+			t.Errorf("%d rows in a plain transaction after ExecLast, want 3", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
