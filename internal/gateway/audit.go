@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -37,6 +38,11 @@ func auditSummary(act *Action, params json.RawMessage) string {
 	var v any = params
 	if act.Summary != nil {
 		v = act.Summary(params)
+	} else if !bytes.ContainsAny(params, "<>&\u2028\u2029") {
+		// Canonical parameters are compact JSON already: encoding them
+		// again would change nothing but these characters, which it
+		// escapes.
+		return tweettext.TruncateBytes(string(params), maxSummaryBytes)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -67,10 +73,24 @@ type querier interface {
 // queueing it twice.
 func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id identity) (*Response, error) {
 	now := g.opts.Now()
+	// The two lookups by key come first, the caller's key before the
+	// intent, and their answers are weighed after both have run: the call's
+	// transaction plans them without sorts, and the lookup by intent turns
+	// sorts back on for every statement after it (see store.KeyedTx).
+	var (
+		byKey    priorRow
+		byKeyErr error
+	)
 	if c.IdempotencyKey != "" {
-		var p priorRow
-		err := q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
-			Scan(&p.intent, &p.tool, &p.status, &p.corr, &p.errCode, &p.result, &p.resolution, &p.dupOf)
+		byKeyErr = q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
+			Scan(&byKey.intent, &byKey.tool, &byKey.status, &byKey.corr, &byKey.errCode, &byKey.result, &byKey.resolution, &byKey.dupOf)
+	}
+	prior, queued, err := g.priorByIntent(ctx, q, id, now)
+	if err != nil {
+		return nil, err
+	}
+	if c.IdempotencyKey != "" {
+		p, err := byKey, byKeyErr
 		if err == nil && p.status == statusDuplicate && p.dupOf != "" {
 			// The key's latest use was answered as a duplicate: the outcome
 			// the key stands for is the original's, which may be older than
@@ -93,20 +113,45 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 			}
 		}
 	}
+	if prior != nil {
+		if r, err := g.priorOutcome(ctx, q, c, id, *prior); r != nil || err != nil {
+			return r, err
+		}
+	}
+	if c.approvalID == 0 && queued != 0 {
+		return &Response{Kind: Routed, ApprovalID: queued, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued, Duplicate: true,
+			Reason: "an identical request is already waiting for approval"}}, nil
+	}
+	return nil, nil
+}
+
+// priorByIntent reads the latest earlier call with id's intent that counts
+// for duplicates, and the item of such a call waiting for approval (0 when
+// there is none), in one round trip (see qPriorOrQueued). Rows written
+// before intent keys are looked up too while any of them could still
+// answer a call.
+func (g *Gateway) priorByIntent(ctx context.Context, q querier, id identity, now time.Time) (*priorRow, int64, error) {
 	var rows [2]struct {
 		id                                                      sql.NullInt64
 		intent, tool, status, corr, errCode, result, resolution sql.NullString
 	}
 	var queued [2]sql.NullInt64
-	window := ts(now.Add(-g.opts.DBWindow))
-	err := q.QueryRowContext(ctx, qPriorOrQueued,
-		g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
-		g.opts.AccountID, id.intent, ts(now), g.opts.AccountID, id.hash, ts(now)).
-		Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
-			&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
-			&queued[0], &queued[1])
+	window, at := ts(now.Add(-g.opts.DBWindow)), ts(now)
+	var err error
+	if g.legacy.matter(now) {
+		err = q.QueryRowContext(ctx, g.qPrior,
+			g.opts.AccountID, id.intent, window, g.opts.AccountID, id.hash, window,
+			g.opts.AccountID, id.intent, at, g.opts.AccountID, id.hash, at).
+			Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
+				&rows[1].id, &rows[1].intent, &rows[1].tool, &rows[1].status, &rows[1].corr, &rows[1].errCode, &rows[1].result, &rows[1].resolution,
+				&queued[0], &queued[1])
+	} else {
+		err = q.QueryRowContext(ctx, g.qPriorByIntent, g.opts.AccountID, id.intent, window, g.opts.AccountID, id.intent, at).
+			Scan(&rows[0].id, &rows[0].intent, &rows[0].tool, &rows[0].status, &rows[0].corr, &rows[0].errCode, &rows[0].result, &rows[0].resolution,
+				&queued[0])
+	}
 	if err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
+		return nil, 0, apperr.Wrap(apperr.DBError, err, "read audit and approval queue: %v", err)
 	}
 	// The newer of the rows found by intent key and by parameters hash
 	// (see qPriorOrQueued).
@@ -114,21 +159,65 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 	if rows[1].id.Valid && (!latest.id.Valid || rows[1].id.Int64 > latest.id.Int64) {
 		latest = rows[1]
 	}
+	var prior *priorRow
 	if latest.id.Valid {
-		prior := priorRow{intent: latest.intent.String, tool: latest.tool.String, status: latest.status.String, corr: latest.corr.String,
+		prior = &priorRow{intent: latest.intent.String, tool: latest.tool.String, status: latest.status.String, corr: latest.corr.String,
 			errCode: latest.errCode.String, result: latest.result, resolution: latest.resolution.String}
-		if r, err := g.priorOutcome(ctx, q, c, id, prior); r != nil || err != nil {
-			return r, err
+	}
+	return prior, max(queued[0].Int64, queued[1].Int64), nil
+}
+
+// legacyRows says whether rows written before intent keys can still answer
+// a call. Such a row has its parameters hash as its intent key (the
+// migration that added the key copied it); every row written since has a
+// key that no parameters hash equals, so none is ever added. A row can
+// answer a call while it is in the duplicate window (as the window counts
+// it), as an item waiting for approval, or forever while it is an unknown
+// or interrupted attempt nobody resolved.
+type legacyRows struct {
+	// forever is set when an unresolved unknown or interrupted row exists.
+	forever bool
+	// until is when the last of the others stops counting.
+	until time.Time
+}
+
+func (l legacyRows) matter(now time.Time) bool { return l.forever || now.Before(l.until) }
+
+// findLegacyRows reads which rows written before intent keys can still
+// answer a call; each part is read through an index (status, creation,
+// pending items' expiry).
+func (g *Gateway) findLegacyRows(ctx context.Context) (legacyRows, error) {
+	now := g.opts.Now()
+	cutoff := ts(now.Add(-g.opts.DBWindow))
+	var (
+		l                           legacyRows
+		created, resolved, expiring sql.NullString
+	)
+	err := g.opts.DB.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM mutation_audit WHERE status IN ('unknown','interrupted') AND resolution IS NULL AND intent_key = params_hash),
+		(SELECT max(created_at) FROM mutation_audit WHERE created_at >= ? AND intent_key = params_hash),
+		(SELECT max(resolved_at) FROM mutation_audit WHERE status IN ('unknown','interrupted') AND resolved_at >= ? AND intent_key = params_hash),
+		(SELECT max(expires_at) FROM approval_queue WHERE status = 'pending' AND expires_at > ? AND intent_key = params_hash)`,
+		cutoff, cutoff, ts(now)).Scan(&l.forever, &created, &resolved, &expiring)
+	if err != nil {
+		return legacyRows{}, fmt.Errorf("gateway: look for audit rows older than intent keys: %w", err)
+	}
+	for _, v := range []struct {
+		at   sql.NullString
+		plus time.Duration
+	}{{created, g.opts.DBWindow}, {resolved, g.opts.DBWindow}, {expiring, 0}} {
+		if !v.at.Valid {
+			continue
+		}
+		t, err := store.ParseTime(v.at.String)
+		if err != nil {
+			return legacyRows{}, fmt.Errorf("gateway: audit time %q: %w", v.at.String, err)
+		}
+		if end := t.Add(v.plus); end.After(l.until) {
+			l.until = end
 		}
 	}
-	if queued[1].Int64 > queued[0].Int64 {
-		queued[0] = queued[1]
-	}
-	if c.approvalID == 0 && queued[0].Valid {
-		return &Response{Kind: Routed, ApprovalID: queued[0].Int64, Queued: &Queued{RoutedToApproval: true, ApprovalQueueID: queued[0].Int64, Duplicate: true,
-			Reason: "an identical request is already waiting for approval"}}, nil
-	}
-	return nil, nil
+	return l, nil
 }
 
 // queuedByKey applies a caller's key to calls that went to approval: the
@@ -255,7 +344,10 @@ func callerOf(c Call) string {
 
 // insertPending writes the pending row and the decision that allowed it;
 // the caller's transaction has already found no earlier identical call.
-func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params json.RawMessage, id identity, corr, summary, equiv string, start time.Time, decision []any) error {
+// It is the transaction's last statement: on PostgreSQL it is sent with
+// the COMMIT (see store.ExecLast), and an error it meets comes from the
+// commit.
+func (g *Gateway) insertPending(ctx context.Context, q txQ, c Call, params json.RawMessage, id identity, corr, summary, equiv string, start time.Time, decision []any) error {
 	var approval any
 	if c.approvalID != 0 {
 		approval = c.approvalID
@@ -274,13 +366,14 @@ func (g *Gateway) insertPending(ctx context.Context, q querier, c Call, params j
 	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
 	row = append(row, shownColumns(shown)...)
-	query := qInsertPending
 	if g.opts.DB.Dialect == store.Postgres {
-		query, row = qInsertPendingLogged, append(decision, row...)
-	} else {
-		g.logDecision(ctx, q, decision)
+		if err := store.ExecLast(ctx, q.tx, qInsertPendingLogged, append(decision, row...)...); err != nil {
+			return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
+		}
+		return nil
 	}
-	if _, err := q.ExecContext(ctx, query, row...); err != nil {
+	g.logDecision(ctx, q, decision)
+	if _, err := q.ExecContext(ctx, qInsertPending, row...); err != nil {
 		return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
 	}
 	return nil
@@ -316,13 +409,42 @@ func (g *Gateway) outcomeOf(corr, status string, res Result, execErr error, elap
 // decisionRow is the action log row of a policy decision, as the arguments
 // of qLogDecision.
 func (g *Gateway) decisionRow(c Call, cat policy.Category, equiv string, d policy.Decision) []any {
-	meta, _ := json.Marshal(map[string]any{
-		"tool_name": c.Tool, "category": cat, "equivalent_tool": equiv, "decision": d.Outcome, "reason": d.Reason,
-		"matched_rule_id": d.RuleID, "source": d.Source, "caller": callerOf(c), "loop": c.Loop,
+	meta, _ := json.Marshal(decisionMeta{
+		Caller: callerOf(c), Category: cat, Decision: d.Outcome, EquivalentTool: equiv, Loop: c.Loop,
+		MatchedRuleID: d.RuleID, Reason: d.Reason, Source: d.Source, ToolName: c.Tool,
 	})
-	status := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
-		policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[d.Outcome]
-	return []any{g.opts.AccountID, status, c.Tool, string(meta), ts(g.opts.Now())}
+	return []any{g.opts.AccountID, decisionStatus(d.Outcome), c.Tool, string(meta), ts(g.opts.Now())}
+}
+
+// decisionMeta is the metadata of a decision's action log row. Its fields
+// are in the order of their names, as a map's would be, so that the rows
+// read the same as they always have; it is a struct because every
+// mutation writes one, and encoding a map sorts its keys each time.
+type decisionMeta struct {
+	Caller         string          `json:"caller"`
+	Category       policy.Category `json:"category"`
+	Decision       policy.Outcome  `json:"decision"`
+	EquivalentTool string          `json:"equivalent_tool"`
+	Loop           string          `json:"loop"`
+	MatchedRuleID  string          `json:"matched_rule_id"`
+	Reason         string          `json:"reason"`
+	Source         string          `json:"source"`
+	ToolName       string          `json:"tool_name"`
+}
+
+// decisionStatus is the action log status of a decision's outcome.
+func decisionStatus(o policy.Outcome) string {
+	switch o {
+	case policy.Allow:
+		return "allowed"
+	case policy.Deny:
+		return "denied"
+	case policy.RequireApproval:
+		return "routed_to_approval"
+	case policy.DryRun:
+		return "dry_run"
+	}
+	return ""
 }
 
 func (g *Gateway) logDecision(ctx context.Context, q querier, decision []any) {

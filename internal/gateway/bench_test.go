@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +138,10 @@ const (
 	envBenchCallers = "TUITBOT_BENCH_CALLERS"
 	envBenchFirst   = "TUITBOT_BENCH_FIRST"
 	envBenchLocks   = "TUITBOT_BENCH_LOCKS"
+	// envBenchProfile, when set in the benchmark's own environment, names
+	// a directory where each worker writes CPU, block and mutex profiles
+	// of its timed calls (kind-pid.cpu, .block, .mutex), for go tool pprof.
+	envBenchProfile = "TUITBOT_BENCH_PROFILE"
 )
 
 // BenchmarkConcurrentMutations compares, per backend and in one run, the
@@ -325,11 +331,58 @@ func benchWorker(kind string) error {
 	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
 		return err
 	}
+	stop, err := startProfiles(kind)
+	if err != nil {
+		return err
+	}
 	if err := concurrently(callers, calls, func(n int) error { return op(strconv.Itoa(first + n)) }); err != nil {
+		return err
+	}
+	if err := stop(); err != nil {
 		return err
 	}
 	fmt.Println("done")
 	return nil
+}
+
+// startProfiles starts the profiles envBenchProfile asks for, if any; stop
+// writes them.
+func startProfiles(kind string) (stop func() error, err error) {
+	dir := os.Getenv(envBenchProfile)
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	base := filepath.Join(dir, kind+"-"+strconv.Itoa(os.Getpid()))
+	cpu, err := os.Create(base + ".cpu")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, err
+	}
+	runtime.SetBlockProfileRate(1)
+	runtime.SetMutexProfileFraction(1)
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := cpu.Close(); err != nil {
+			return err
+		}
+		for _, name := range []string{"block", "mutex"} {
+			f, err := os.Create(base + "." + name)
+			if err != nil {
+				return err
+			}
+			if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // benchWarmCalls is how many calls each caller of a worker makes before it

@@ -167,6 +167,12 @@ type Gateway struct {
 	release  func()
 	stmts    *stmtCache
 	backlog  backlog
+	// qPrior and qPriorByIntent are qPriorOrQueued and
+	// qPriorOrQueuedByIntent in the database's dialect.
+	qPrior, qPriorByIntent string
+	// legacy says until when calls are also looked up by their parameters
+	// hash (see legacyRows).
+	legacy legacyRows
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
@@ -203,6 +209,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		opts.AuditRetention = 90 * 24 * time.Hour
 	}
 	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance()}
+	g.qPrior, g.qPriorByIntent = priorOrQueued(opts.DB.Dialect)
 	release, err := g.lockInstance()
 	if err != nil {
 		return nil, err
@@ -226,6 +233,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	if err := g.applyRetention(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if g.legacy, err = g.findLegacyRows(ctx); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -462,7 +473,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	// that order, so two calls never wait on each other crosswise). Caps
 	// are held by the counter rows' locks, which the reservation takes; the
 	// approval queue's bound by the account's lock.
-	err = g.opts.DB.LockedTx(ctx, g.callScopes(c, id), func(tx *sql.Tx) error {
+	err = g.opts.DB.KeyedTx(ctx, g.callScopes(c, id), func(tx *sql.Tx) error {
 		q := txQ{g.stmts, tx}
 		dup, err := g.checkDuplicateQ(ctx, q, c, id)
 		if err != nil || dup != nil {
@@ -577,17 +588,23 @@ func (g *Gateway) precheck(ctx context.Context, act *Action, c Call, params json
 	if act.Precheck == nil || c.approvalID != 0 {
 		return time.Time{}, nil
 	}
-	tx, err := g.opts.DB.BeginTx(ctx, nil)
-	if err != nil {
+	var answered bool
+	err := g.opts.DB.KeyedTx(ctx, nil, func(tx *sql.Tx) error {
+		dup, err := g.checkDuplicateQ(ctx, txQ{g.stmts, tx}, c, id)
+		answered = dup != nil || err != nil
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
 		return time.Time{}, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
-	dup, err := g.checkDuplicateQ(ctx, txQ{g.stmts, tx}, c, id)
-	_ = tx.Rollback()
-	if dup != nil || err != nil {
+	if answered {
 		return time.Time{}, nil // answered, or refused, by the checks with the decision
 	}
 	return act.Precheck(ctx, params)
 }
+
+// errRollback ends a transaction that only read.
+var errRollback = errors.New("rolled back")
 
 func (g *Gateway) execute(ctx context.Context, act *Action, params json.RawMessage) (res Result, err error) {
 	defer func() {

@@ -163,20 +163,22 @@ func TestSpellingsShareTheDuplicateChecks(t *testing.T) {
 
 // TestRowsOlderThanIntentKeysStillBlock: a row written before intent keys
 // has its parameters hash as its key (the migration copies it); the call it
-// recorded, made again with the same tool, still meets it.
+// recorded, made again with the same tool, still meets it. Such rows are
+// there before any gateway of this version starts.
 func TestRowsOlderThanIntentKeysStillBlock(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		for _, status := range []string{statusUnknown, statusSuccess} {
 			t.Run(status, func(t *testing.T) {
 				e := newEnv(t)
-				typedIntent(e.g.actions[fakeTool])
 				c, hash := canon(t, `{"text":"old"}`)
 				if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, intent_key, params_summary, status, owner, created_at)
 					VALUES ('old-row', ?, ?, ?, ?, ?, 'gone', ?)`, fakeTool, hash, hash, c, status, ts(e.clock.Now())); err != nil {
 					t.Fatal(err)
 				}
+				g := e.open()
+				typedIntent(g.actions[fakeTool])
 				e.clock.Advance(time.Minute)
-				r, err := e.do(e.g, json.RawMessage(c), "")
+				r, err := e.do(g, json.RawMessage(c), "")
 				switch status {
 				case statusUnknown:
 					if ae := wantCode(t, err, apperr.OutcomeUnverified); ae.Extra["original_correlation_id"] != "old-row" {
@@ -189,6 +191,76 @@ func TestRowsOlderThanIntentKeysStillBlock(t *testing.T) {
 				}
 				if e.act.count() != 0 {
 					t.Fatal("the call ran again")
+				}
+			})
+		}
+	})
+}
+
+// TestRowsOlderThanIntentKeysAreLookedUpWhileTheyCount: the lookups by
+// parameters hash (half of every call's duplicate check) are made only
+// while a row written before intent keys can answer a call: an unresolved
+// unknown or interrupted attempt forever, a row in the duplicate window
+// until it leaves it (from its resolution when it was resolved), an item
+// waiting for approval until it expires. Rows with intent keys never
+// count, whatever their status.
+func TestRowsOlderThanIntentKeysAreLookedUpWhileTheyCount(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		const window = 5 * time.Minute
+		for _, c := range []struct {
+			name   string
+			status string
+			legacy bool
+			// age is how long before the gateway starts the row was
+			// written; resolved, when set, how long before it started
+			// the row was resolved as having happened.
+			age, resolved time.Duration
+			queued        bool
+			// matters is how long after the start the row still counts:
+			// -1 never, 0 forever.
+			matters time.Duration
+		}{
+			{name: "none", matters: -1},
+			{name: "intent key", status: statusUnknown, matters: -1},
+			{name: "recent success", status: statusSuccess, legacy: true, age: time.Minute, matters: window - time.Minute},
+			{name: "old success", status: statusSuccess, legacy: true, age: time.Hour, matters: -1},
+			{name: "old unknown", status: statusUnknown, legacy: true, age: 30 * 24 * time.Hour, matters: 0},
+			{name: "old interrupted", status: statusInterrupted, legacy: true, age: 30 * 24 * time.Hour, matters: 0},
+			{name: "resolved lately", status: statusUnknown, legacy: true, age: time.Hour, resolved: 2 * time.Minute, matters: window - 2*time.Minute},
+			{name: "resolved long ago", status: statusUnknown, legacy: true, age: time.Hour, resolved: 50 * time.Minute, matters: -1},
+			{name: "queued", legacy: true, queued: true, matters: 20 * time.Minute},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				e := newEnv(t)
+				start := e.clock.Now()
+				key := "intent-key"
+				if c.legacy {
+					key = "the-hash"
+				}
+				if c.queued {
+					if _, err := e.db.ExecContext(e.ctx, `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params, params_hash, intent_key,
+						status, created_at, expires_at) VALUES ('default', ?, '{}', '{}', 'the-hash', ?, 'pending', ?, ?)`,
+						fakeTool, key, ts(start.Add(-time.Hour)), ts(start.Add(c.matters))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if c.status != "" {
+					var resolution, resolvedAt any
+					if c.resolved != 0 {
+						resolution, resolvedAt = ResolvedHappened, ts(start.Add(-c.resolved))
+					}
+					if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, intent_key, params_summary, status,
+						owner, created_at, resolution, resolved_at) VALUES ('row', ?, 'the-hash', ?, '{}', ?, 'gone', ?, ?, ?)`,
+						fakeTool, key, c.status, ts(start.Add(-c.age)), resolution, resolvedAt); err != nil {
+						t.Fatal(err)
+					}
+				}
+				g := e.open()
+				for _, at := range []time.Duration{0, time.Minute, 2 * window, 30 * 24 * time.Hour} {
+					want := c.matters == 0 || at < c.matters
+					if got := g.legacy.matter(start.Add(at)); got != want {
+						t.Errorf("%v after the start: looked up by hash = %v, want %v", at, got, want)
+					}
 				}
 			})
 		}

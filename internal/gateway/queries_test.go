@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
 // targetAction is a fake tool whose Target is the id in field.
@@ -174,52 +176,63 @@ func TestPendingApprovalsIsTheOneCount(t *testing.T) {
 // an earlier identical call finds the newest one from the index on account
 // and intent key (once per key it looks up), in order, instead of reading every row of the tool
 // (which once made each like cost a scan of all earlier likes). The
-// history is one tool's thousands of calls that the database has no
-// statistics about yet, as on a new PostgreSQL database in its first
-// minutes; there PostgreSQL's prepared statements use a generic plan,
-// which is the plan checked.
+// history is one tool's calls that the database has no statistics about
+// yet, as on a new PostgreSQL database in its first minutes; there
+// PostgreSQL's prepared statements use a generic plan, made in the call's
+// transaction as the gateway begins it, which is the plan checked. It is
+// checked at several sizes of that history: while it is small every index
+// that starts with the account looks as cheap as the right one, and the
+// plan made then is kept however much the history grows.
 func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
-		const rows, batch = 3000, 500
-		for i := 0; i < rows; i += batch {
-			var b strings.Builder
-			b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at) VALUES `)
-			for j := range batch {
-				if j > 0 {
-					b.WriteString(", ")
+		const batch = 50
+		written := 0
+		for _, rows := range []int{150, 400, 3000} {
+			for ; written < rows; written += batch {
+				var b strings.Builder
+				b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at) VALUES `)
+				for j := range batch {
+					if j > 0 {
+						b.WriteString(", ")
+					}
+					i := written + j
+					fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i, i, fakeTool, i, i)
 				}
-				fmt.Fprintf(&b, "('c%d', 'k%d', '%s', '%064x', '%064x', '{}', 'pending', 'x', '2026-03-04T12:00:00.000Z')", i+j, i+j, fakeTool, i+j, i+j)
+				if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+			// Each call's row is completed after it is written, as the gateway
+			// does.
+			if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'success', completed_at = created_at WHERE status = 'pending'`); err != nil {
 				t.Fatal(err)
 			}
-		}
-		// Each call's row is completed after it is written, as the gateway
-		// does.
-		if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'success', completed_at = created_at`); err != nil {
-			t.Fatal(err)
-		}
-		since := "2026-01-01T00:00:00.000Z"
-		for _, c := range []struct {
-			name    string
-			query   string
-			args    []any
-			indexes []string
-		}{
-			{"by intent", qPriorOrQueued, []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
-				[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
-			{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
-		} {
-			plan := explain(t, e, c.query, c.args...)
-			for _, index := range c.indexes {
-				if !strings.Contains(plan, index) {
-					t.Errorf("%s: plan does not use %s:\n%s", c.name, index, plan)
+			since := "2026-01-01T00:00:00.000Z"
+			all, byIntent := priorOrQueued(e.db.Dialect)
+			for _, c := range []struct {
+				name    string
+				query   string
+				args    []any
+				indexes []string
+			}{
+				{"by intent and hash", all, []any{"default", "inew", since, "default", "hnew", since, "default", "inew", since, "default", "hnew", since},
+					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
+				{"by intent", byIntent, []any{"default", "inew", since, "default", "inew", since},
+					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
+				{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
+			} {
+				plan := explain(t, e, c.query, c.args...)
+				for _, index := range c.indexes {
+					if !strings.Contains(plan, index) {
+						t.Errorf("%d rows, %s: plan does not use %s:\n%s", rows, c.name, index, plan)
+					}
 				}
-			}
-			for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan", "idx_mutation_audit_tool"} {
-				if strings.Contains(plan, bad) {
-					t.Errorf("%s: plan has %q:\n%s", c.name, bad, plan)
+				for _, bad := range []string{"TEMP B-TREE", "Sort", "SCAN mutation_audit", "SCAN approval_queue", "Seq Scan",
+					"idx_mutation_audit_tool", "idx_mutation_audit_target"} {
+					if strings.Contains(plan, bad) {
+						t.Errorf("%d rows, %s: plan has %q:\n%s", rows, c.name, bad, plan)
+					}
 				}
 			}
 		}
@@ -227,53 +240,55 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 }
 
 // explain returns the database's plan for query with args. On PostgreSQL it
-// is the generic plan a prepared statement settles on, and sequential
-// scans are ruled out: on small tables they would be cheapest and say
-// nothing about which index the query can use.
+// is the generic plan a prepared statement settles on, made as the first
+// statement of a call's transaction, and sequential scans are ruled out:
+// on small tables they would be cheapest and say nothing about which index
+// the query can use.
 func explain(t *testing.T, e *env, query string, args ...any) string {
 	t.Helper()
-	conn, err := e.db.Conn(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	q := "EXPLAIN QUERY PLAN " + query
-	if storetest.BackendOf(t) == storetest.Postgres {
-		for _, set := range []string{"SET enable_seqscan = off", "SET plan_cache_mode = force_generic_plan",
-			"PREPARE plan_probe AS " + store.Rebind(query)} {
-			if _, err := conn.ExecContext(e.ctx, set); err != nil {
-				t.Fatalf("%s: %v", set, err)
-			}
-		}
-		defer conn.ExecContext(e.ctx, "DEALLOCATE plan_probe")
-		lits := make([]string, len(args))
-		for i, a := range args {
-			lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
-		}
-		q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
-	}
-	rows, err := conn.QueryContext(e.ctx, q, args...)
-	if err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var plan []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+	err := e.db.KeyedTx(e.ctx, nil, func(tx *sql.Tx) error {
+		q := "EXPLAIN QUERY PLAN " + query
+		if storetest.BackendOf(t) == storetest.Postgres {
+			for _, set := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL plan_cache_mode = force_generic_plan",
+				"PREPARE plan_probe AS " + store.Rebind(query)} {
+				if _, err := tx.ExecContext(e.ctx, set); err != nil {
+					return fmt.Errorf("%s: %w", set, err)
+				}
+			}
+			defer tx.ExecContext(e.ctx, "DEALLOCATE plan_probe")
+			lits := make([]string, len(args))
+			for i, a := range args {
+				lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
+			}
+			q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+		rows, err := tx.QueryContext(e.ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("explain: %w", err)
 		}
-		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
@@ -423,4 +438,53 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 			t.Errorf("%d read statements prepared for two shapes asked three times, want 2", prepared)
 		}
 	})
+}
+
+// TestCheapEncodingsReadAsBefore: the decision log's metadata, written as a
+// struct, and a call's audit summary, its canonical parameters taken as
+// they are, are byte for byte what encoding a map and re-encoding the
+// parameters gave, including the characters JSON escapes for HTML.
+func TestCheapEncodingsReadAsBefore(t *testing.T) {
+	g := &Gateway{opts: Options{AccountID: "default", Now: time.Now}}
+	for _, c := range []struct {
+		call Call
+		dec  policy.Decision
+	}{
+		{Call{Tool: "x_like_tweet"}, policy.Decision{Outcome: policy.Allow}},
+		{Call{Tool: "x_post_tweet", Caller: "autopilot", Loop: "content"},
+			policy.Decision{Outcome: policy.RequireApproval, RuleID: "r<1>", Reason: `a "quoted" & <b>bold</b> reason é`, Source: "config"}},
+		{Call{Tool: "x_delete", approvalID: 3}, policy.Decision{Outcome: policy.Deny, Reason: "\u2028line"}},
+	} {
+		row := g.decisionRow(c.call, policy.CatEngage, "x_like_tweet", c.dec)
+		want, err := json.Marshal(map[string]any{
+			"tool_name": c.call.Tool, "category": policy.CatEngage, "equivalent_tool": "x_like_tweet", "decision": c.dec.Outcome,
+			"reason": c.dec.Reason, "matched_rule_id": c.dec.RuleID, "source": c.dec.Source, "caller": callerOf(c.call), "loop": c.call.Loop,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[3] != string(want) {
+			t.Errorf("metadata %s, want %s", row[3], want)
+		}
+		wantStatus := map[policy.Outcome]string{policy.Allow: "allowed", policy.Deny: "denied",
+			policy.RequireApproval: "routed_to_approval", policy.DryRun: "dry_run"}[c.dec.Outcome]
+		if row[1] != wantStatus {
+			t.Errorf("status %v, want %s", row[1], wantStatus)
+		}
+	}
+	act := &Action{Tool: "x_post_tweet"}
+	for _, raw := range []string{`{"text":"plain"}`, `{"text":"a <b> & c"}`, "{\"text\":\"line\u2028sep\"}", `{"a":[1,2.50,{"b":null}]}`,
+		`{"text":"` + strings.Repeat("é", 900) + `"}`} {
+		params, err := Canonical([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(json.RawMessage(params))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := auditSummary(act, params), tweettext.TruncateBytes(string(b), maxSummaryBytes); got != want {
+			t.Errorf("summary of %.40s: %.60s, want %.60s", raw, got, want)
+		}
+	}
 }

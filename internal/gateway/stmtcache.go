@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -29,14 +30,27 @@ const (
 	// age: only a resolution lifts it, never the window. A resolved one
 	// counts from its resolution, as if it had just completed. It must run
 	// after the call's lock is taken, in a statement of its own: on
-	// PostgreSQL a statement reads the snapshot it started with.
+	// PostgreSQL a statement reads the snapshot it started with. It runs
+	// early in the call's transaction (after qPriorByKey only), which on
+	// PostgreSQL plans both without sorts, so that every lookup reads its
+	// index in order however little the planner knows of the tables; its
+	// one row turns sorts back on for the statements after it (see
+	// store.KeyedTx and priorOrQueued).
 	qPriorOrQueued = `SELECT a.id, a.intent_key, a.tool_name, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution,
 		l.id, l.intent_key, l.tool_name, l.status, l.correlation_id, l.error_code, l.result_json, l.resolution, q.id, r.id
-		FROM (SELECT 1 AS one) AS o
+		FROM (SELECT ` + sortsOn + ` AS one) AS o
 		LEFT JOIN ` + qAuditByIntent + ` AS a ON 1 = 1
 		LEFT JOIN ` + qAuditByIntent + ` AS l ON 1 = 1
 		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1
 		LEFT JOIN ` + qQueuedByIntent + ` AS r ON 1 = 1`
+	// qPriorOrQueuedByIntent is qPriorOrQueued without the lookups by
+	// parameters hash, for a database that holds no row written before
+	// intent keys that could still answer a call (see legacyRows): half
+	// the lookups, on the statement every mutation runs.
+	qPriorOrQueuedByIntent = `SELECT a.id, a.intent_key, a.tool_name, a.status, a.correlation_id, a.error_code, a.result_json, a.resolution, q.id
+		FROM (SELECT ` + sortsOn + ` AS one) AS o
+		LEFT JOIN ` + qAuditByIntent + ` AS a ON 1 = 1
+		LEFT JOIN ` + qQueuedByIntent + ` AS q ON 1 = 1`
 	// qAuditByIntent is the latest audit row of account ?, intent key ?,
 	// that counts for duplicates at window start ?.
 	qAuditByIntent = `(SELECT id, intent_key, tool_name, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
@@ -68,15 +82,23 @@ const (
 
 // qInsertPendingLogged writes an allowed call's decision and its pending
 // row in one statement, which saves PostgreSQL a round trip on every
-// mutation. SQLite, with no round trips to save, has no such statement.
+// mutation; it is sent with the transaction's COMMIT, which saves another
+// (see insertPending). SQLite, with no round trips to save, has no such
+// statement.
 const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInsertPending
 
+// sortsOn stands in qPriorOrQueued for the dialect's store.SortsOn.
+const sortsOn = "<sorts on>"
+
+// priorOrQueued is qPriorOrQueued in dialect d, and byIntent
+// qPriorOrQueuedByIntent.
+func priorOrQueued(d store.Dialect) (all, byIntent string) {
+	return strings.Replace(qPriorOrQueued, sortsOn, store.SortsOn(d), 1), strings.Replace(qPriorOrQueuedByIntent, sortsOn, store.SortsOn(d), 1)
+}
+
 func hotQueries(d store.Dialect) []string {
-	qs := []string{qPriorByKey, qPriorOrQueued, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
-	if d == store.Postgres {
-		qs = append(qs, qInsertPendingLogged)
-	}
-	return qs
+	all, byIntent := priorOrQueued(d)
+	return []string{qPriorByKey, all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
 }
 
 // stmtCache keeps the hot-path statements prepared. SQLite spends most of a

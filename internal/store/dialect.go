@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"net/url"
 	"strconv"
@@ -96,7 +98,15 @@ func LockKey(scope string) int64 {
 	return int64(h.Sum64())
 }
 
-type txLocksKey struct{}
+// txBegin is how a transaction that pgConn begins itself starts: the
+// advisory locks it takes, and whether its first statement is planned
+// without explicit sorts (see KeyedTx).
+type txBegin struct {
+	keys   []int64
+	noSort bool
+}
+
+type txBeginKey struct{}
 
 // LockedTx runs fn in a write transaction that holds the write locks of
 // scopes (see WriteLock), taken in that order before fn's first statement.
@@ -105,37 +115,132 @@ type txLocksKey struct{}
 // later statement still reads a snapshot taken after the locks were
 // granted. On SQLite the transaction's own write lock covers every scope.
 func (d *DB) LockedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) error) error {
-	if d.Dialect == Postgres && len(scopes) > 0 {
-		keys := make([]int64, len(scopes))
-		for i, sc := range scopes {
-			keys[i] = LockKey(sc)
-		}
-		ctx = context.WithValue(ctx, txLocksKey{}, keys)
+	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes)}, fn)
+}
+
+// KeyedTx is LockedTx for a transaction whose first statements read the
+// newest rows of exact keys, each through an index on the key and then the
+// row id (WHERE account_id = ? AND intent_key = ? ORDER BY id DESC LIMIT
+// 1). Before a PostgreSQL table has statistics (a new database, until
+// autovacuum first analyzes it) the planner cannot tell that index from
+// any other that starts with the same column: each looks like it holds one
+// matching row, and it may pick one that holds every row of the account,
+// sorting what it reads. A prepared statement keeps the generic plan made
+// then, so every lookup would read the account's whole history. The
+// transaction therefore begins with explicit sorts disabled, which leaves
+// the planner only the index that gives the rows in order; the last of
+// those lookups must select SortsOn so that the statements after it (whose
+// plans may need a sort) are planned as usual.
+func (d *DB) KeyedTx(ctx context.Context, scopes []string, fn func(*sql.Tx) error) error {
+	return d.beginTx(ctx, txBegin{keys: lockKeys(scopes), noSort: true}, fn)
+}
+
+// SortsOn is a select-list expression that turns explicit sorts back on
+// for the rest of a KeyedTx transaction; on SQLite, which never turned
+// them off, it is a constant.
+func SortsOn(d Dialect) string {
+	if d == Postgres {
+		return "set_config('enable_sort', 'on', true)"
+	}
+	return "1"
+}
+
+func (d *DB) beginTx(ctx context.Context, b txBegin, fn func(*sql.Tx) error) error {
+	if d.Dialect == Postgres && (len(b.keys) > 0 || b.noSort) {
+		ctx = context.WithValue(ctx, txBeginKey{}, b)
 	}
 	return d.Tx(ctx, fn)
 }
 
-// beginWithLocks is the simple query that begins a transaction and takes
-// the advisory locks of keys, in order.
-func beginWithLocks(keys []int64) string {
-	var b strings.Builder
-	b.WriteString("BEGIN")
-	for _, k := range keys {
-		b.WriteString("; SELECT pg_advisory_xact_lock(")
-		b.WriteString(strconv.FormatInt(k, 10))
-		b.WriteString(")")
+func lockKeys(scopes []string) []int64 {
+	keys := make([]int64, len(scopes))
+	for i, sc := range scopes {
+		keys[i] = LockKey(sc)
 	}
-	return b.String()
+	return keys
+}
+
+// beginQuery is the simple query that begins a transaction as b says:
+// sorts off if asked, then the advisory locks of its keys, in order.
+func beginQuery(b txBegin) string {
+	var q strings.Builder
+	q.WriteString("BEGIN")
+	if b.noSort {
+		q.WriteString("; SET LOCAL enable_sort = off")
+	}
+	for _, k := range b.keys {
+		q.WriteString("; SELECT pg_advisory_xact_lock(")
+		q.WriteString(strconv.FormatInt(k, 10))
+		q.WriteString(")")
+	}
+	return q.String()
 }
 
 // pgTx is a transaction begun by pgConn itself (with locks).
 type pgTx struct {
-	ctx context.Context
-	tx  pgx.Tx
+	ctx  context.Context
+	tx   pgx.Tx
+	conn *pgConnState
+	// last is the statement ExecLast left for the commit to send.
+	last *lastExec
 }
 
-func (t pgTx) Commit() error   { return t.tx.Commit(t.ctx) }
-func (t pgTx) Rollback() error { return t.tx.Rollback(t.ctx) }
+type lastExec struct {
+	query string
+	args  []any
+}
+
+func (t *pgTx) Commit() error {
+	t.conn.tx = nil
+	if t.last == nil {
+		return t.tx.Commit(t.ctx)
+	}
+	b := &pgx.Batch{}
+	b.Queue(t.last.query, t.last.args...)
+	b.Queue("COMMIT")
+	br := t.tx.SendBatch(t.ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The server skipped the COMMIT after the statement's error: the
+		// transaction is still open, aborted, and ends here.
+		_ = t.tx.Rollback(t.ctx)
+		return err
+	}
+	return nil
+}
+
+func (t *pgTx) Rollback() error {
+	t.conn.tx = nil
+	return t.tx.Rollback(t.ctx)
+}
+
+type execLastKey struct{}
+
+// ExecLast runs query as the last statement of tx. In a transaction begun
+// by LockedTx or KeyedTx on PostgreSQL it is sent with the COMMIT, which
+// saves the gateway a round trip on every mutation: the commit then
+// returns its error (and the transaction rolls back), and nothing may run
+// in tx after it. Elsewhere it runs at once.
+func ExecLast(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	_, err := tx.ExecContext(context.WithValue(ctx, execLastKey{}, true), query, args...)
+	return err
+}
+
+// deferredResult is the result of a statement left for the commit.
+type deferredResult struct{}
+
+func (deferredResult) LastInsertId() (int64, error) {
+	return 0, errors.New("store: the statement runs with the commit")
+}
+func (deferredResult) RowsAffected() (int64, error) {
+	return 0, errors.New("store: the statement runs with the commit")
+}
 
 // pgDriver wraps the pgx database/sql driver so that the statements written
 // with SQLite's placeholders (? and ?N) run unchanged on PostgreSQL: each
@@ -147,7 +252,7 @@ func (d pgDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgConn{c.(*stdlib.Conn)}, nil
+	return pgConn{c: c.(*stdlib.Conn), st: &pgConnState{}}, nil
 }
 
 type pgConnector struct{ base driver.Connector }
@@ -157,14 +262,21 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgConn{conn.(*stdlib.Conn)}, nil
+	return pgConn{c: conn.(*stdlib.Conn), st: &pgConnState{}}, nil
 }
 
 func (c pgConnector) Driver() driver.Driver { return pgDriver{c.base.Driver()} }
 
 // pgConn forwards every capability of the pgx connection, rebinding the
 // query text on the way.
-type pgConn struct{ c *stdlib.Conn }
+type pgConn struct {
+	c  *stdlib.Conn
+	st *pgConnState
+}
+
+// pgConnState is what a connection knows of the transaction it began
+// itself, if any.
+type pgConnState struct{ tx *pgTx }
 
 var (
 	_ driver.ConnPrepareContext = pgConn{}
@@ -185,20 +297,33 @@ func (p pgConn) Begin() (driver.Tx, error) {
 	return p.c.BeginTx(context.Background(), driver.TxOptions{})
 }
 func (p pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	keys, _ := ctx.Value(txLocksKey{}).([]int64)
-	if len(keys) == 0 || opts != (driver.TxOptions{}) {
+	b, ok := ctx.Value(txBeginKey{}).(txBegin)
+	if !ok || opts != (driver.TxOptions{}) {
 		return p.c.BeginTx(ctx, opts)
 	}
 	if p.c.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
 	}
-	tx, err := p.c.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: beginWithLocks(keys)})
+	tx, err := p.c.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: beginQuery(b)})
 	if err != nil {
 		return nil, err
 	}
-	return pgTx{ctx: ctx, tx: tx}, nil
+	t := &pgTx{ctx: ctx, tx: tx, conn: p.st}
+	p.st.tx = t
+	return t, nil
 }
 func (p pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if t := p.st.tx; t != nil && t.last == nil && ctx.Value(execLastKey{}) != nil {
+		vals := make([]any, len(args))
+		for i, a := range args {
+			if a.Name != "" {
+				return nil, fmt.Errorf("store: ExecLast takes positional arguments, not %s", a.Name)
+			}
+			vals[i] = a.Value
+		}
+		t.last = &lastExec{query: Rebind(query), args: vals}
+		return deferredResult{}, nil
+	}
 	return p.c.ExecContext(ctx, Rebind(query), args)
 }
 func (p pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {

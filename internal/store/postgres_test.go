@@ -375,3 +375,151 @@ func TestPostgresPoolKeepsItsConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedTxPlansItsFirstLookupsWithoutSorts: a KeyedTx transaction
+// begins with PostgreSQL's explicit sorts off and holds its scopes' locks;
+// selecting SortsOn turns sorts back on for the rest of it, and no other
+// transaction (LockedTx, a plain one, the next KeyedTx before its own
+// lookups) is touched.
+func TestKeyedTxPlansItsFirstLookupsWithoutSorts(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	sorting := func(t *testing.T, tx *sql.Tx) string {
+		t.Helper()
+		var v string
+		if err := tx.QueryRowContext(ctx, `SHOW enable_sort`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	const scope = "account:default:intent:abc"
+	for i := range 2 {
+		err := db.KeyedTx(ctx, []string{scope}, func(tx *sql.Tx) error {
+			if v := sorting(t, tx); v != "off" {
+				t.Errorf("round %d: enable_sort = %s at the start, want off", i, v)
+			}
+			var held int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+				AND pid = pg_backend_pid() AND ((classid::bigint << 32) | objid::bigint) = ?`, store.LockKey(scope)).Scan(&held); err != nil {
+				t.Fatal(err)
+			}
+			if held != 1 {
+				t.Errorf("round %d: the scope's lock is held %d times, want once", i, held)
+			}
+			var one string
+			if err := tx.QueryRowContext(ctx, `SELECT `+store.SortsOn(store.Postgres)).Scan(&one); err != nil {
+				t.Fatal(err)
+			}
+			if v := sorting(t, tx); v != "on" {
+				t.Errorf("round %d: enable_sort = %s after SortsOn, want on", i, v)
+			}
+			// Turned off again, for the next round to see it undone at the
+			// end of this transaction.
+			_, err := tx.ExecContext(ctx, `SET LOCAL enable_sort = off`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, run := range map[string]func(func(*sql.Tx) error) error{
+		"LockedTx": func(fn func(*sql.Tx) error) error { return db.LockedTx(ctx, []string{scope}, fn) },
+		"Tx":       func(fn func(*sql.Tx) error) error { return db.Tx(ctx, fn) },
+	} {
+		if err := run(func(tx *sql.Tx) error {
+			if v := sorting(t, tx); v != "on" {
+				t.Errorf("%s: enable_sort = %s, want on", name, v)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExecLastRunsWithTheCommit: in a LockedTx or KeyedTx transaction on
+// PostgreSQL, ExecLast's statement is sent with the COMMIT: it has not run
+// when ExecLast returns, it runs before the commit, and when it fails the
+// commit returns its error and nothing of the transaction stays. The
+// connection then serves the next transaction. In a plain transaction it
+// runs at once.
+func TestExecLastRunsWithTheCommit(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	if _, err := db.ExecContext(ctx, `CREATE TABLE last_probe (n INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func(t *testing.T, q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) int {
+		t.Helper()
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM last_probe`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, begin := range []struct {
+		name string
+		tx   func(func(*sql.Tx) error) error
+	}{
+		{"LockedTx", func(fn func(*sql.Tx) error) error { return db.LockedTx(ctx, []string{"last"}, fn) }},
+		{"KeyedTx", func(fn func(*sql.Tx) error) error { return db.KeyedTx(ctx, nil, fn) }},
+	} {
+		t.Run(begin.name, func(t *testing.T) {
+			if _, err := db.ExecContext(ctx, `DELETE FROM last_probe`); err != nil {
+				t.Fatal(err)
+			}
+			err := begin.tx(func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO last_probe (n) VALUES (1)`); err != nil {
+					return err
+				}
+				if err := store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 2); err != nil {
+					return err
+				}
+				if n := count(t, tx); n != 1 {
+					t.Errorf("%d rows after ExecLast returned, want 1: its statement waits for the commit", n)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, db); n != 2 {
+				t.Fatalf("%d rows committed, want 2", n)
+			}
+			// A statement that fails at the commit: the commit says so and
+			// the transaction's first row is not kept.
+			err = begin.tx(func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO last_probe (n) VALUES (3)`); err != nil {
+					return err
+				}
+				return store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 1)
+			})
+			if err == nil || !strings.Contains(err.Error(), "duplicate key") {
+				t.Fatalf("commit = %v, want the statement's duplicate key error", err)
+			}
+			if n := count(t, db); n != 2 {
+				t.Fatalf("%d rows after the failed commit, want 2", n)
+			}
+			// Every pooled connection still works.
+			for range 4 {
+				if err := begin.tx(func(tx *sql.Tx) error { return store.ExecLast(ctx, tx, `SELECT 1`) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := store.ExecLast(ctx, tx, `INSERT INTO last_probe (n) VALUES (?)`, 9); err != nil {
+			return err
+		}
+		if n := count(t, tx); n != 3 {
+			t.Errorf("%d rows in a plain transaction after ExecLast, want 3", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
