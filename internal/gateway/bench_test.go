@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,15 +161,55 @@ func BenchmarkConcurrentMutations(b *testing.B) {
 				// builds its template, which would land on whichever
 				// kind runs first.
 				b.StopTimer()
-				target := filepath.Join(b.TempDir(), "bench.db")
-				if backend == storetest.Postgres {
-					target = pgtest.NewDatabase(b, "")
-				} else {
-					copyMigrated(b, target)
-				}
-				runWorkers(b, kind, target)
+				runWorkers(b, kind, benchTarget(b, backend))
 			})
 		}
+	}
+}
+
+// benchTarget is a new migrated database of backend for a benchmark.
+func benchTarget(b *testing.B, backend string) string {
+	b.Helper()
+	if backend == storetest.Postgres {
+		return pgtest.NewDatabase(b, "")
+	}
+	target := filepath.Join(b.TempDir(), "bench.db")
+	copyMigrated(b, target)
+	return target
+}
+
+// benchPairs is how many gateway-floor pairs BenchmarkMutationPairs times.
+const benchPairs = 8
+
+// BenchmarkMutationPairs is BenchmarkConcurrentMutations as pairs: each
+// pair times b.N calls through the gateway and b.N through the floor one
+// right after the other (which goes first alternates), each on its own
+// database, so both halves of a ratio see the same machine. It reports
+// the median and the lowest of the pairs' ratios (floor time over gateway
+// time: the gateway's share of the floor's throughput).
+func BenchmarkMutationPairs(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			b.StopTimer()
+			targets := map[string]string{"gateway": benchTarget(b, backend), "floor": benchTarget(b, backend)}
+			ratios := make([]float64, 0, benchPairs)
+			for pair := range benchPairs {
+				kinds := []string{"gateway", "floor"}
+				if pair%2 == 1 {
+					kinds = []string{"floor", "gateway"}
+				}
+				took := map[string]time.Duration{}
+				for _, kind := range kinds {
+					took[kind], _ = workerRound(b, kind, targets[kind], b.N, pair*b.N, func() {}, func() {})
+				}
+				ratios = append(ratios, float64(took["floor"])/float64(took["gateway"]))
+			}
+			b.Logf("%s pairs, floor/gateway in run order: %.3f", backend, ratios)
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+			b.ReportMetric(ratios[0], "lowest-ratio")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
 
@@ -178,6 +219,20 @@ func BenchmarkConcurrentMutations(b *testing.B) {
 func runWorkers(b *testing.B, kind, target string) {
 	b.Helper()
 	b.StopTimer()
+	_, cpu := workerRound(b, kind, target, b.N, 0, b.StartTimer, b.StopTimer)
+	// The callers' CPU, start-up included but not the warm-up's calls: on a
+	// machine the database shares, it is the part of the cost the gateway
+	// adds on the client side.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "client-cpu-ns/op")
+}
+
+// workerRound runs total calls of kind on target in benchProcs worker
+// processes, their keys numbered from from (a repeated key would be
+// answered as a duplicate), calling start when every worker is ready and
+// stop when the last is done, and returns the time between the two and
+// the workers' CPU time apart from their warm-up.
+func workerRound(b *testing.B, kind, target string, total, from int, start, stop func()) (elapsed, cpu time.Duration) {
+	b.Helper()
 	locks := filepath.Join(b.TempDir(), "locks")
 	type worker struct {
 		cmd    *exec.Cmd
@@ -186,10 +241,10 @@ func runWorkers(b *testing.B, kind, target string) {
 		stderr *strings.Builder
 	}
 	var ws []worker
-	first := 0
+	first := from
 	for p := range benchProcs {
-		calls := b.N / benchProcs
-		if p < b.N%benchProcs {
+		calls := total / benchProcs
+		if p < total%benchProcs {
 			calls++
 		}
 		callers := benchCallers / benchProcs
@@ -236,25 +291,23 @@ func runWorkers(b *testing.B, kind, target string) {
 		}
 		warmCPU += time.Duration(ns)
 	}
-	b.StartTimer()
+	start()
+	began := time.Now()
 	for _, w := range ws {
 		w.gate.Close()
 	}
 	for _, w := range ws {
 		expect(w, "done")
 	}
-	b.StopTimer()
-	var cpu time.Duration
+	elapsed = time.Since(began)
+	stop()
 	for _, w := range ws {
 		if err := w.cmd.Wait(); err != nil {
 			b.Fatalf("worker: %v: %s", err, w.stderr)
 		}
 		cpu += w.cmd.ProcessState.UserTime() + w.cmd.ProcessState.SystemTime()
 	}
-	// The callers' CPU, start-up included but not the warm-up's calls: on a
-	// machine the database shares, it is the part of the cost the gateway
-	// adds on the client side.
-	b.ReportMetric(float64((cpu-warmCPU).Nanoseconds())/float64(b.N), "client-cpu-ns/op")
+	return elapsed, cpu - warmCPU
 }
 
 // benchWorker is a worker process of BenchmarkConcurrentMutations. It

@@ -237,8 +237,11 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	if g.legacy, err = g.findLegacyRows(ctx); err != nil {
-		g.Close()
-		return nil, err
+		// Not knowing is no reason to refuse to start (health_check then
+		// says what is wrong with the database): every call looks such
+		// rows up, as it did before they could be skipped.
+		g.opts.Logger.Warn("cannot tell whether audit rows older than intent keys still count; every call looks them up", "error", err)
+		g.legacy = legacyRows{forever: true}
 	}
 	return g, nil
 }
