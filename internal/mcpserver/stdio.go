@@ -326,14 +326,18 @@ func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, 
 	if trimmed[0] == '[' {
 		return nil, nil, -32600, "invalid request: JSON-RPC batches are not supported; send one message per line", false
 	}
-	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
+	var members map[string]json.RawMessage
+	if trimmed[0] != '{' || json.Unmarshal(trimmed, &members) != nil {
+		return nil, nil, -32600, "invalid request: a JSON-RPC message must be an object", false
 	}
-	if trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
+	// The SDK decodes more strictly than encoding/json (member names match
+	// case-sensitively, for one); whatever it would refuse is answered here.
+	// A request or notification whose members are all spelled as JSON-RPC
+	// spells them leaves it nothing more to refuse, so only other messages
+	// pay for a second decoding of the line and a run of its decoder,
+	// which takes a fresh 32 KiB buffer per message.
+	m, plain := plainRequest(members)
+	if !plain && json.Unmarshal(trimmed, &m) != nil {
 		return nil, nil, -32600, "invalid request: a JSON-RPC message must be an object", false
 	}
 	idOK := validID(m.ID)
@@ -351,13 +355,7 @@ func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, 
 	case m.Method == nil && len(m.ID) == 0:
 		return nil, nil, -32600, "invalid request: a response needs the id of the request it answers", false
 	}
-	// The SDK decodes more strictly than encoding/json (member names match
-	// case-sensitively, for one); whatever it would refuse is answered here.
-	// A request or notification whose members are all spelled as JSON-RPC
-	// spells them leaves it nothing more to refuse, so only other messages
-	// pay for a second run of its decoder, which takes a fresh 32 KiB
-	// buffer per message.
-	if m.Method == nil || m.Result != nil || m.Error != nil || !plainRequestMembers(trimmed) {
+	if !plain {
 		if _, err := jsonrpc.DecodeMessage(trimmed); err != nil {
 			return nil, echo, -32600, "invalid request: " + err.Error(), false
 		}
@@ -368,21 +366,35 @@ func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, 
 	return msg, nil, 0, "", true
 }
 
-// plainRequestMembers reports whether every member of the object obj is
-// one a request carries, spelled exactly so.
-func plainRequestMembers(obj []byte) bool {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(obj, &members) != nil {
-		return false
-	}
+// rpcFields are the members of a JSON-RPC message the guard looks at.
+type rpcFields struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// plainRequest reads the fields of a request or notification whose every
+// member is one a request carries, spelled exactly so, and whose method
+// and version are strings; plain is false for any other message.
+func plainRequest(members map[string]json.RawMessage) (m rpcFields, plain bool) {
 	for name := range members {
 		switch name {
 		case "jsonrpc", "id", "method", "params":
 		default:
-			return false
+			return rpcFields{}, false
 		}
 	}
-	return true
+	method, ok := members["method"]
+	if !ok || method[0] != '"' {
+		return rpcFields{}, false
+	}
+	if v, ok := members["jsonrpc"]; ok && json.Unmarshal(v, &m.JSONRPC) != nil {
+		return rpcFields{}, false
+	}
+	m.Method, m.ID = new(string), members["id"]
+	return m, true
 }
 
 // validID accepts an absent id (a notification), a string, or an integer
