@@ -197,7 +197,7 @@ func CheckAt(prefix string, v reflect.Value, l Limits) error {
 		}
 		v = v.Elem()
 	}
-	if v.Kind() != reflect.Struct {
+	if v.Kind() != reflect.Struct || v.NumField() == 0 && len(l) == 0 {
 		return nil
 	}
 	at := func(name string) string {

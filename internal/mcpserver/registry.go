@@ -175,8 +175,10 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 // decodeStrict decodes tool arguments, rejecting unknown fields and
 // trailing data rather than guessing what the caller meant.
 func decodeStrict(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		raw = json.RawMessage("{}")
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "{}":
+		// No arguments leave v as it is: nothing to decode.
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
