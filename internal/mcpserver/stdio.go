@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,19 +45,89 @@ func (o StdioOptions) maxBytes() int {
 
 // GuardedStdio is a stdio transport that answers malformed lines with a
 // JSON-RPC error instead of ending the session: one bad line from a client
-// must not take the server down.
+// must not take the server down. It hands the SDK messages it has decoded
+// itself (see checkMessage), so a message is decoded once, by the guard,
+// rather than by the guard and then twice more by the SDK's stdio reader.
 func GuardedStdio(in io.Reader, out io.Writer, opts StdioOptions) mcp.Transport {
+	return &guardedTransport{in: in, out: out, limit: opts.maxBytes()}
+}
+
+type guardedTransport struct {
+	in    io.Reader
+	out   io.Writer
+	limit int
+}
+
+func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
 	neg := &negotiation{}
-	w := &lockedWriter{w: out, neg: neg}
-	limit := opts.maxBytes()
-	return &mcp.IOTransport{
-		Reader: io.NopCloser(&lineGuard{r: bufio.NewReaderSize(in, 64<<10), out: w, limit: limit, neg: neg}),
-		Writer: nopWriteCloser{w},
-		// The guard passes at most limit bytes plus the newline; the SDK's
-		// own cap only backs it up.
-		MaxLineLength: limit + 1,
+	w := &lockedWriter{w: t.out, neg: neg}
+	g := &lineGuard{r: bufio.NewReaderSize(t.in, 64<<10), out: w, limit: t.limit, neg: neg}
+	c := &guardedConn{w: w, incoming: make(chan readResult), closed: make(chan struct{})}
+	go c.readLoop(g)
+	return c, nil
+}
+
+// guardedConn is one stdio session's connection. Lines are read in their
+// own goroutine, so that Close ends a Read waiting for input: a read of
+// stdin cannot be interrupted.
+type guardedConn struct {
+	w         *lockedWriter
+	incoming  chan readResult
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+func (c *guardedConn) readLoop(g *lineGuard) {
+	for {
+		msg, err := g.next()
+		select {
+		case c.incoming <- readResult{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
 	}
 }
+
+func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-c.incoming:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+func (c *guardedConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *guardedConn) SessionID() string { return "" }
 
 // ServeStdio runs srv on stdin/stdout until ctx ends or the client leaves.
 func ServeStdio(ctx context.Context, srv *mcp.Server, opts StdioOptions) error {
@@ -133,48 +204,44 @@ func (n *negotiation) agreed() string {
 	return n.version
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 type lineGuard struct {
-	r       *bufio.Reader
-	out     io.Writer
-	limit   int
-	neg     *negotiation
-	pending []byte
+	r     *bufio.Reader
+	out   io.Writer
+	limit int
+	neg   *negotiation
 }
 
-func (g *lineGuard) Read(p []byte) (int, error) {
-	for len(g.pending) == 0 {
+// next is the next message to pass on; every line before it that is not
+// one has been answered with an error.
+func (g *lineGuard) next() (jsonrpc.Message, error) {
+	for {
 		line, head, tooLong, err := g.readLine()
+		var msg jsonrpc.Message
 		switch {
 		case tooLong:
 			g.reject(leadingID(head), -32600, tooLargeMessage(int64(g.limit)))
 		case isBatch(line):
 			g.reject(nil, -32600, g.batchRefusal())
 		case len(bytes.TrimSpace(line)) > 0:
-			if msg, id, code, text, ok := checkMessage(line); ok {
-				if bytes.Contains(msg, []byte(`"initialize"`)) {
-					if method, id := initializeID(msg); method == "initialize" {
-						g.neg.asked(id)
-					}
-				}
-				g.pending = msg
-			} else {
+			m, id, code, text, ok := checkMessage(line)
+			if !ok {
 				g.reject(id, code, text)
-			}
-		}
-		if err != nil {
-			if len(g.pending) > 0 {
 				break
 			}
-			return 0, err
+			if req, isReq := m.(*jsonrpc.Request); isReq && req.Method == "initialize" {
+				g.neg.asked(id)
+			}
+			msg = m
+		}
+		if msg != nil {
+			// A read error after the message comes with the next call,
+			// which reads nothing more.
+			return msg, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	n := copy(p, g.pending)
-	g.pending = g.pending[n:]
-	return n, nil
 }
 
 // isBatch reports a line that holds a JSON-RPC batch: a valid JSON array.
@@ -191,16 +258,6 @@ func (g *lineGuard) batchRefusal() string {
 		return noBatchMessage(v)
 	}
 	return "invalid request: JSON-RPC batches are not supported; send one message per line"
-}
-
-// initializeID returns the method and id of a checked message.
-func initializeID(msg []byte) (string, json.RawMessage) {
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	return m.Method, m.ID
 }
 
 // tooLargeMessage is the error text for a message over the limit, on every
@@ -312,10 +369,10 @@ func nestingDepth(data []byte) int {
 // checkMessage accepts one JSON-RPC 2.0 object whose id, if any, is a
 // string or an integer the SDK can echo back unchanged, and which the SDK's
 // own decoder accepts; anything else gets a parse or invalid-request error
-// here, because the SDK would end the whole session on it. The message it
-// passes on is the trimmed line plus a newline: the SDK refuses anything but
-// a newline after a value.
-func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, ok bool) {
+// here, because the SDK would end the whole session on it. It returns the
+// message as the SDK's decoder decodes it, and the id as the line spells
+// it (for a refused line, the id to answer with, if any).
+func checkMessage(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int, text string, ok bool) {
 	trimmed := bytes.TrimSpace(line)
 	if d := nestingDepth(trimmed); d > MaxNestingDepth {
 		return nil, leadingID(trimmed), -32600, fmt.Sprintf("invalid request: JSON nested %d levels deep; the limit is %d", d, MaxNestingDepth), false
@@ -333,9 +390,10 @@ func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, 
 	// The SDK decodes more strictly than encoding/json (member names match
 	// case-sensitively, for one); whatever it would refuse is answered here.
 	// A request or notification whose members are all spelled as JSON-RPC
-	// spells them leaves it nothing more to refuse, so only other messages
-	// pay for a second decoding of the line and a run of its decoder,
-	// which takes a fresh 32 KiB buffer per message.
+	// spells them, with plain strings, is made into the SDK's message from
+	// these members; only other messages pay for a second decoding of the
+	// line and a run of the SDK's decoder, which takes a fresh 32 KiB buffer
+	// per message.
 	m, plain := plainRequest(members)
 	if !plain && json.Unmarshal(trimmed, &m) != nil {
 		return nil, nil, -32600, "invalid request: a JSON-RPC message must be an object", false
@@ -355,15 +413,16 @@ func checkMessage(line []byte) (msg, id json.RawMessage, code int, text string, 
 	case m.Method == nil && len(m.ID) == 0:
 		return nil, nil, -32600, "invalid request: a response needs the id of the request it answers", false
 	}
-	if !plain {
-		if _, err := jsonrpc.DecodeMessage(trimmed); err != nil {
-			return nil, echo, -32600, "invalid request: " + err.Error(), false
+	if plain {
+		if req, ok := plainMessage(m.ID, members["method"], members["params"]); ok {
+			return req, m.ID, 0, "", true
 		}
 	}
-	msg = make([]byte, len(trimmed)+1)
-	copy(msg, trimmed)
-	msg[len(trimmed)] = '\n'
-	return msg, nil, 0, "", true
+	msg, err := jsonrpc.DecodeMessage(trimmed)
+	if err != nil {
+		return nil, echo, -32600, "invalid request: " + err.Error(), false
+	}
+	return msg, m.ID, 0, "", true
 }
 
 // rpcFields are the members of a JSON-RPC message the guard looks at.
@@ -395,6 +454,51 @@ func plainRequest(members map[string]json.RawMessage) (m rpcFields, plain bool) 
 	}
 	m.Method, m.ID = new(string), members["id"]
 	return m, true
+}
+
+// plainMessage is the request the SDK's decoder makes of a checked plain
+// request, when its method and id are plain strings or an integer and its
+// params, if any, an object or array; ok is false otherwise, and the SDK's
+// decoder decides. The SDK reads a numeric id as a float64, and so does
+// this.
+func plainMessage(rawID, rawMethod, params json.RawMessage) (req *jsonrpc.Request, ok bool) {
+	method, ok := plainString(rawMethod)
+	if !ok {
+		return nil, false
+	}
+	if len(params) > 0 && params[0] != '{' && params[0] != '[' {
+		return nil, false
+	}
+	var raw any
+	switch {
+	case len(rawID) == 0:
+	case rawID[0] == '"':
+		s, ok := plainString(rawID)
+		if !ok {
+			return nil, false
+		}
+		raw = s
+	default:
+		f, err := strconv.ParseFloat(string(rawID), 64)
+		if err != nil {
+			return nil, false
+		}
+		raw = f
+	}
+	id, err := jsonrpc.MakeID(raw)
+	if err != nil {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: method, Params: params}, true
+}
+
+// plainString is the JSON string s holds when it has no escapes and is
+// valid UTF-8: then its text is its value, whichever decoder reads it.
+func plainString(s json.RawMessage) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+		return "", false
+	}
+	return string(s[1 : len(s)-1]), true
 }
 
 // validID accepts an absent id (a notification), a string, or an integer

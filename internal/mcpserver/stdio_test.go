@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -409,10 +410,12 @@ func nested(id string, depth int) string {
 		strings.Repeat("[", inner) + strings.Repeat("]", inner) + `}}`
 }
 
-// FuzzGuardAgainstDecoder feeds one line through the guard into the SDK's
-// real stdio decoder. The property: whatever the guard passes, the decoder
-// accepts, because a line the decoder refuses ends the whole session;
-// whatever the guard refuses gets exactly one JSON-RPC error reply.
+// FuzzGuardAgainstDecoder feeds one line through the guarded connection.
+// The property: whatever the guard passes, the SDK's decoder accepts (a
+// line it refuses would end the whole session), and the message passed on
+// is exactly the one the SDK's decoder makes of the line, though the guard
+// decoded it itself; whatever the guard refuses gets exactly one JSON-RPC
+// error reply.
 func FuzzGuardAgainstDecoder(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
@@ -432,6 +435,16 @@ func FuzzGuardAgainstDecoder(f *testing.F) {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"s\":\"\xff\"}}",
 		nested("1", 128), nested("1", 129), nested("1", 1000), nested("1", 1001), nested("1", 9999), nested("1", 10001),
 		`not json`, `[]`, `{}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a\u0062","method":"p\u0069ng"}`,
+		`{"jsonrpc":"2.0","id":"\u00e9té","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":[1, 2]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1},"params":{"b":2}}`,
+		`{ "params" : { "a" : [ ] } , "method" : "x" , "id" : "1" , "jsonrpc" : "2.0" }`,
 	} {
 		f.Add(s)
 	}
@@ -451,6 +464,13 @@ func FuzzGuardAgainstDecoder(f *testing.F) {
 			}
 			if msg == nil {
 				t.Fatalf("%q delivered a nil message", line)
+			}
+			want, err := jsonrpc.DecodeMessage([]byte(strings.TrimSpace(line)))
+			if err != nil {
+				t.Fatalf("the guard passed %q but the SDK decoder refuses it: %v", line, err)
+			}
+			if !reflect.DeepEqual(msg, want) {
+				t.Fatalf("%q was passed on as %#v; the SDK decodes it as %#v", line, msg, want)
 			}
 		case errors.Is(err, io.EOF):
 			replies := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
