@@ -525,3 +525,37 @@ func FuzzGuardedStdio(f *testing.F) {
 		g.endsOnEOF(t, 10*time.Second)
 	})
 }
+
+// TestGuardedConnDecodesAPlainRequestOnce guards what a tool call costs
+// the stdio transport: the guard's own decoding of a plain request is the
+// only one. The SDK's stdio reader decoded each line twice more, each time
+// with a fresh 32 KiB buffer, which was most of a call's garbage.
+func TestGuardedConnDecodesAPlainRequestOnce(t *testing.T) {
+	const runs = 200
+	line := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"health_check","arguments":{}}}` + "\n"
+	in := strings.NewReader(strings.Repeat(line, runs+1))
+	conn, err := mcpserver.GuardedStdio(in, io.Discard, mcpserver.StdioOptions{}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	if _, err := conn.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "tools/call" {
+			t.Fatalf("read %#v", msg)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
+		t.Errorf("reading one plain request allocates %d bytes; want at most 16 KiB", per)
+	}
+}
