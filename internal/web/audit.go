@@ -325,8 +325,8 @@ func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at ro
 		if kept[i] == nil || kept[i].key != k {
 			b.Reset()
 			r := auditRowOf(e, at)
-			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
-				return "", fmt.Errorf("print audit row: %w", err)
+			if err := printAuditRow(&b, t, &r); err != nil {
+				return "", err
 			}
 			kept[i] = &printedRow{key: k, when: when, ok: ok, html: b.String()}
 			p.mu.Lock()

@@ -173,6 +173,19 @@ type Server struct {
 	tlsConfig *tls.Config
 }
 
+// parseTemplates are the site's pages under path prefix base, with times
+// shown relative to now.
+func parseTemplates(base string, now func() time.Time) (*template.Template, error) {
+	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
+		// A stored time shown relative to now, the exact time on hover.
+		"ago":   func(at string) stamp { return stampOf(now(), at, false) },
+		"until": func(at string) stamp { return stampOf(now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: parse templates: %w", err)
+	}
+	return tmpl, nil
+}
+
 type session struct {
 	csrf  string
 	flash string
@@ -201,13 +214,9 @@ func New(d Deps, o Options) (*Server, error) {
 	if o.Prefix != "" && (!strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || strings.ContainsAny(o.Prefix, "\"?#% ")) {
 		return nil, fmt.Errorf("web: path prefix %q: want a path such as /ui, without a trailing slash", o.Prefix)
 	}
-	base := o.Prefix
-	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
-		// A stored time shown relative to now, the exact time on hover.
-		"ago":   func(at string) stamp { return stampOf(d.Now(), at, false) },
-		"until": func(at string) stamp { return stampOf(d.Now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
+	tmpl, err := parseTemplates(o.Prefix, d.Now)
 	if err != nil {
-		return nil, fmt.Errorf("web: parse templates: %w", err)
+		return nil, err
 	}
 	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(),
 		posts: newLookupCache[Post](d.Now, "post"), users: newLookupCache[describe.User](d.Now, "account"),
