@@ -93,7 +93,7 @@ func writeAuditRow(b *bytes.Buffer, r *auditRow) bool {
 
 // escapedAlike reports whether template.HTMLEscapeString escapes each of
 // vs as html/template escapes it in text and in a quoted attribute. Both
-// replace NUL, '"', '&', '\'', '<' and '>' alike and leave every other
+// replace NUL, both quotes, '&', '<' and '>' alike and leave every other
 // byte, invalid UTF-8 included, as it is; only the template also
 // replaces '+'.
 func escapedAlike(vs ...string) bool {
