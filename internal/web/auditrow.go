@@ -16,116 +16,172 @@ func printAuditRow(b *bytes.Buffer, t *template.Template, r *auditRow) error {
 	if writeAuditRow(b, r) {
 		return nil
 	}
-	if err := t.ExecuteTemplate(b, "auditrow", r); err != nil {
+	// A copy for the template, which keeps what it is given as an any:
+	// the row itself then stays off the heap when the template is not
+	// asked.
+	row := *r
+	if err := t.ExecuteTemplate(b, "auditrow", &row); err != nil {
 		return fmt.Errorf("print audit row: %w", err)
 	}
 	return nil
 }
 
 // writeAuditRow appends row r to b as the "auditrow" template prints it,
-// markup for markup, and reports whether it did; it writes nothing when
-// a value printed is one it cannot vouch for.
+// markup for markup, and reports whether it did; it leaves b as it was
+// when a value printed is one it cannot vouch for.
 //
 // The template escapes its text and quoted attribute values (class and
 // title included) with html/template's HTML escaper, and its hrefs with
 // its URL filter, URL normaliser and attribute escaper. Here a text or
-// attribute value is escaped by template.HTMLEscapeString, the same
-// replacements but for '+', which the template writes "&#43;": a value
-// holding one is left to the template. A URL is written as it is when
-// each of those three provably leaves it so (see verbatimURL).
-// FuzzAuditRow holds the two printers to the same bytes.
+// attribute value is escaped by template.HTMLEscapeString (see
+// rowWriter.text), and a URL is written as it is when each of those
+// three provably leaves it so (see rowWriter.url). FuzzAuditRow holds
+// the two printers to the same bytes.
 func writeAuditRow(b *bytes.Buffer, r *auditRow) bool {
-	// Only what the row prints is checked: the template shows the first
-	// of Said, PostURL (with PostID) and Target that is set.
-	var said, post, target bool
+	w := rowWriter{b: b, ok: true}
+	start := b.Len()
+	b.WriteString(`<tr><td data-label="When"><time datetime="`)
+	w.text(r.At)
+	b.WriteString(`" title="`)
+	w.text(r.Exact)
+	b.WriteString(`">`)
+	w.text(r.Rel)
+	b.WriteString(`</time></td><td class="what" data-label="What"><strong>`)
+	w.text(r.Name)
+	b.WriteString(`</strong> <span class="tool">`)
+	w.text(r.Tool)
+	b.WriteString(`</span>`)
+	// The template shows the first of Said, PostURL (with PostID) and
+	// Target that is set.
 	switch {
 	case r.Said != "":
-		said = true
-	case r.PostURL != "":
-		post = true
-	case r.Target != "":
-		target = true
-	}
-	if !escapedAlike(r.At, r.Exact, r.Rel, r.Name, r.Tool, r.Status, r.StatusText, r.Caller, r.Label) || !verbatimURL(r.Href) ||
-		said && !escapedAlike(r.Said) || post && (!verbatimURL(r.PostURL) || !escapedAlike(r.PostID)) || target && !escapedAlike(r.Target) {
-		return false
-	}
-	esc := template.HTMLEscapeString
-	b.WriteString(`<tr><td data-label="When"><time datetime="`)
-	b.WriteString(esc(r.At))
-	b.WriteString(`" title="`)
-	b.WriteString(esc(r.Exact))
-	b.WriteString(`">`)
-	b.WriteString(esc(r.Rel))
-	b.WriteString(`</time></td><td class="what" data-label="What"><strong>`)
-	b.WriteString(esc(r.Name))
-	b.WriteString(`</strong> <span class="tool">`)
-	b.WriteString(esc(r.Tool))
-	b.WriteString(`</span>`)
-	switch {
-	case said:
 		b.WriteString(`<br><span class="said">`)
-		b.WriteString(esc(r.Said))
+		w.text(r.Said)
 		b.WriteString(`</span>`)
-	case post:
+	case r.PostURL != "":
 		b.WriteString(`<br><a href="`)
-		b.WriteString(r.PostURL)
+		w.url(r.PostURL)
 		b.WriteString(`">post `)
-		b.WriteString(esc(r.PostID))
+		w.text(r.PostID)
 		b.WriteString(`</a>`)
-	case target:
+	case r.Target != "":
 		b.WriteString(`<br>`)
-		b.WriteString(esc(r.Target))
+		w.text(r.Target)
 	}
 	b.WriteString(`</td><td data-label="Status" class="status-`)
-	b.WriteString(esc(r.Status))
+	w.text(r.Status)
 	b.WriteString(`">`)
-	b.WriteString(esc(r.StatusText))
+	w.text(r.StatusText)
 	b.WriteString(`</td><td data-label="Asked by">`)
-	b.WriteString(esc(r.Caller))
+	w.text(r.Caller)
 	b.WriteString("</td>\n<td><a href=\"")
-	b.WriteString(r.Href)
+	w.url(r.Href)
 	b.WriteString(`">Details and rollback<span class="sr-only"> of `)
-	b.WriteString(esc(r.Label))
+	// Label, as it joins them.
+	w.text(r.Name)
+	b.WriteString(" at ")
+	w.text(r.Exact)
 	b.WriteString("</span></a></td></tr>\n")
-	return true
+	if !w.ok {
+		b.Truncate(start)
+	}
+	return w.ok
 }
 
-// escapedAlike reports whether template.HTMLEscapeString escapes each of
-// vs as html/template escapes it in text and in a quoted attribute. Both
-// replace NUL, both quotes, '&', '<' and '>' alike and leave every other
-// byte, invalid UTF-8 included, as it is; only the template also
-// replaces '+'.
-func escapedAlike(vs ...string) bool {
-	for _, v := range vs {
-		if strings.IndexByte(v, '+') >= 0 {
-			return false
+// rowWriter writes a row's values to b as the template escapes them, as
+// long as it can: ok turns false at the first value it cannot vouch for,
+// and what is written after that no longer matters.
+type rowWriter struct {
+	b  *bytes.Buffer
+	ok bool
+}
+
+// text writes v escaped for text or a quoted attribute value.
+// template.HTMLEscapeString replaces NUL, both quotes, '&', '<' and '>'
+// as html/template's escaper does and leaves every other byte (invalid
+// UTF-8 included) as it is, where the template also replaces '+': a
+// value holding one is refused. A value of bytes neither touches (most
+// of a row's: times, names, ids) is written without asking.
+func (w *rowWriter) text(v string) {
+	plain := true
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case plainByte(c):
+		case c == '+':
+			w.ok = false
+			return
+		default:
+			plain = false
 		}
 	}
-	return true
+	if plain {
+		w.b.WriteString(v)
+	} else {
+		w.b.WriteString(template.HTMLEscapeString(v))
+	}
 }
 
-// verbatimURL reports whether html/template prints u in a quoted href as
-// u itself. Its URL filter keeps a URL whose scheme is http or https, or
+// url writes u, in a quoted href, when html/template prints it as u
+// itself. Its URL filter keeps a URL whose scheme is http or https, or
 // that has none (a path); starting with "/", "http://" or "https://" is
 // a narrower sure sign. Its normaliser keeps letters, digits,
 // "-._~!#$&*+,/:;=?@[]" and a '%' with two hex digits after it (what
 // url.PathEscape and url.QueryEscape write), and its attribute escaper
-// keeps all of those but '&' and '+', which are refused here.
-func verbatimURL(u string) bool {
+// keeps all of those but '&' and '+'. Any other URL is refused.
+func (w *rowWriter) url(u string) {
 	if !strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		return false
+		w.ok = false
+		return
 	}
 	for i := 0; i < len(u); i++ {
 		switch c := u[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("-._~!#$*,/:;=?@[]", c) >= 0:
+		case urlByte(c):
 		case c == '%' && i+2 < len(u) && isHexDigit(u[i+1]) && isHexDigit(u[i+2]):
 		default:
-			return false
+			w.ok = false
+			return
 		}
 	}
-	return true
+	w.b.WriteString(u)
+}
+
+// urlLo and urlHi have bit c%64 set for each byte c (below 64, and from
+// 64 to 127) that a URL in an href keeps as it is: letters, digits and
+// -._~!#$*,/:;=?@[] .
+const (
+	urlLo uint64 = 0x3ff<<'0' | 1<<'-' | 1<<'.' | 1<<'!' | 1<<'#' | 1<<'$' | 1<<'*' | 1<<',' | 1<<'/' | 1<<':' | 1<<';' | 1<<'=' | 1<<'?'
+	urlHi uint64 = 0x3ffffff<<('A'-64) | 0x3ffffff<<('a'-64) | 1<<('_'-64) | 1<<('~'-64) | 1<<('@'-64) | 1<<('['-64) | 1<<(']'-64)
+)
+
+func urlByte(c byte) bool {
+	switch {
+	case c >= 0x80:
+		return false
+	case c < 64:
+		return urlLo>>c&1 == 1
+	}
+	return urlHi>>(c-64)&1 == 1
+}
+
+// plainLo and plainHi have bit c%64 set for each ASCII byte c (below 64,
+// and from 64) that no escaper of HTML touches: letters, digits, space
+// and ()-,./:_ .
+const (
+	plainLo uint64 = 1<<' ' | 1<<'(' | 1<<')' | 1<<',' | 1<<'-' | 1<<'.' | 1<<'/' | 0x3ff<<'0' | 1<<':'
+	plainHi uint64 = 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
+)
+
+// plainByte reports whether both escapers leave c as it is and it is no
+// '+': one of plainLo and plainHi, or a byte of multi-byte (or invalid)
+// UTF-8.
+func plainByte(c byte) bool {
+	switch {
+	case c >= 0x80:
+		return true
+	case c < 64:
+		return plainLo>>c&1 == 1
+	}
+	return plainHi>>(c-64)&1 == 1
 }
 
 func isHexDigit(c byte) bool {

@@ -38,9 +38,9 @@ func templateRow(t testing.TB, tmpl *template.Template, r *auditRow) string {
 // javascript: and other schemes, '%' escapes whole and cut short.
 func FuzzAuditRow(f *testing.F) {
 	tmpl := rowTemplate(f)
-	f.Fuzz(func(t *testing.T, at, exact, rel, name, tool, said, postURL, postID, target, status, statusText, caller, href, label string) {
+	f.Fuzz(func(t *testing.T, at, exact, rel, name, tool, said, postURL, postID, target, status, statusText, caller, href string) {
 		r := auditRow{At: at, Exact: exact, Rel: rel, Name: name, Tool: tool, Said: said, PostURL: postURL, PostID: postID,
-			Target: target, Status: status, StatusText: statusText, Caller: caller, Href: href, Label: label}
+			Target: target, Status: status, StatusText: statusText, Caller: caller, Href: href}
 		want := templateRow(t, tmpl, &r)
 		var b bytes.Buffer
 		if writeAuditRow(&b, &r) && b.String() != want {
@@ -103,14 +103,14 @@ func TestAuditRowFallsBackToTheTemplate(t *testing.T) {
 	tmpl := rowTemplate(t)
 	base := auditRow{At: "2026-01-01T00:00:00.000Z", Exact: "Thu 1 Jan 2026, 00:00:00 UTC", Rel: "3 h ago", Name: "Like", Tool: "x_like_tweet",
 		PostURL: "https://x.com/i/web/status/5", PostID: "5", Status: "success", StatusText: "success", Caller: "mcp",
-		Href: "/ui/audit/c1", Label: "Like at Thu 1 Jan 2026, 00:00:00 UTC"}
+		Href: "/ui/audit/c1"}
 	for _, tc := range []struct {
 		name string
 		edit func(r *auditRow)
 	}{
 		{"a plus in posted text", func(r *auditRow) { r.Said = "C++ & Go" }},
 		{"a plus in the status class", func(r *auditRow) { r.Status = "a+b" }},
-		{"a plus in the label", func(r *auditRow) { r.Label = "Like at +01:00" }},
+		{"a plus in the time (and the label)", func(r *auditRow) { r.Exact = "Thu 1 Jan 2026, 00:00:00 +04" }},
 		{"a plus in a target", func(r *auditRow) { r.PostURL, r.Target = "", "user +1" }},
 		{"a plus in a post id", func(r *auditRow) { r.PostID = "5+" }},
 		{"a javascript link", func(r *auditRow) { r.PostURL = "javascript:alert(1)" }},
@@ -145,5 +145,56 @@ func TestAuditRowFallsBackToTheTemplate(t *testing.T) {
 				t.Errorf("the row is printed\n%s\nthe template prints\n%s", b.String(), want)
 			}
 		})
+	}
+}
+
+// TestPlainBytesAreLeftByBothEscapers: every byte a row writes without
+// asking template.HTMLEscapeString is one that it, and html/template in
+// text and in quoted attributes, leave as it is.
+func TestPlainBytesAreLeftByBothEscapers(t *testing.T) {
+	tmpl := template.Must(template.New("").Parse(`{{.}}|<a title="{{.}}" class="x-{{.}}">`))
+	n := 0
+	for c := 0; c < 256; c++ {
+		if !plainByte(byte(c)) {
+			continue
+		}
+		n++
+		s := "a" + string([]byte{byte(c)}) + "b"
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		if want := s + `|<a title="` + s + `" class="x-` + s + `">`; b.String() != want || template.HTMLEscapeString(s) != s {
+			t.Errorf("byte %#x is taken for plain, and an escaper changes it: %q, %q", c, b.String(), template.HTMLEscapeString(s))
+		}
+	}
+	// Letters, digits, space, ()-,./:_ and the 128 bytes from 0x80.
+	if n != 52+10+9+128 {
+		t.Errorf("%d bytes are plain", n)
+	}
+}
+
+// TestURLBytesAreKeptInAnHref: every byte a row writes in a link as it
+// is, html/template keeps as it is in an href.
+func TestURLBytesAreKeptInAnHref(t *testing.T) {
+	tmpl := template.Must(template.New("").Parse(`<a href="{{.}}">`))
+	n := 0
+	for c := 0; c < 256; c++ {
+		if !urlByte(byte(c)) {
+			continue
+		}
+		n++
+		u := "/a" + string([]byte{byte(c)}) + "b"
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, u); err != nil {
+			t.Fatal(err)
+		}
+		if want := `<a href="` + u + `">`; b.String() != want {
+			t.Errorf("byte %#x is kept in a link, and the template prints %q", c, b.String())
+		}
+	}
+	// Letters, digits and -._~!#$*,/:;=?@[] .
+	if n != 52+10+17 {
+		t.Errorf("%d bytes are kept in links", n)
 	}
 }

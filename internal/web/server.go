@@ -151,8 +151,8 @@ type Server struct {
 	static staticAssets
 	posts  *lookupCache[Post]
 	users  *lookupCache[describe.User]
-	// auditRows keeps audit table rows as the template printed them.
-	auditRows printedRows
+	// statusOptions and callerOptions are the audit page's filters.
+	statusOptions, callerOptions filterOptions
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
 
@@ -221,6 +221,12 @@ func New(d Deps, o Options) (*Server, error) {
 	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(),
 		posts: newLookupCache[Post](d.Now, "post"), users: newLookupCache[describe.User](d.Now, "account"),
 		crossOrigin: http.NewCrossOriginProtection(), limiter: approvallink.NewLimiter(d.Now)}
+	if s.statusOptions, err = newFilterOptions(tmpl, statuses); err != nil {
+		return nil, err
+	}
+	if s.callerOptions, err = newFilterOptions(tmpl, callers); err != nil {
+		return nil, err
+	}
 	if d.PublicBaseURL != "" {
 		u, err := url.Parse(d.PublicBaseURL)
 		if err != nil || u.Host == "" {
@@ -648,6 +654,12 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, n
 }
 
 func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int, sess *session, name, title string, data any) {
+	s.execute(w, status, name, s.pageOf(r, sess, name, title, data))
+}
+
+// pageOf is the page of template name, titled title, that shows data to
+// sess in the layout every page shares. It takes sess's flash.
+func (s *Server) pageOf(r *http.Request, sess *session, name, title string, data any) page {
 	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path, Wide: widePages[name], Base: s.o.Prefix}
 	if a, err := s.acct(r); err == nil {
 		p.Account, p.AcctQ = a.Name, s.acctQuery(a)
@@ -669,10 +681,18 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int
 	p.CSRF = sess.csrf
 	s.mu.Unlock()
 	p.Flash, p.FlashErr, p.FlashLinkText, p.FlashLink = s.takeFlash(sess)
-	s.execute(w, status, name, p)
+	return p
 }
 
 func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
+	s.executeThen(w, status, name, data, nil)
+}
+
+// executeThen is execute with then, when set, writing the rest of the
+// page after what template name prints: a long part of a page written
+// straight into it rather than handed to a template as one value (which
+// copies it twice more).
+func (s *Server) executeThen(w http.ResponseWriter, status int, name string, data any, then func(b *bytes.Buffer) error) {
 	// The page is rendered whole before anything is sent, so a template
 	// error still answers a clean error page.
 	b := bufPool.Get().(*bytes.Buffer)
@@ -680,7 +700,11 @@ func (s *Server) execute(w http.ResponseWriter, status int, name string, data an
 		b.Reset()
 		bufPool.Put(b)
 	}()
-	if err := s.tmpl.ExecuteTemplate(b, name, data); err != nil {
+	err := s.tmpl.ExecuteTemplate(b, name, data)
+	if err == nil && then != nil {
+		err = then(b)
+	}
+	if err != nil {
 		s.d.Log.Error("web: render", "template", name, "error", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
