@@ -241,8 +241,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 // and the way to the details (and the rollback). It is the "auditrow"
 // template's data, and writeAuditRow's, which prints it the same without
 // the template's reflection. Every value is computed here, once, and
-// joined where the row prints several side by side, so that a row left
-// to the template prints (and escapes) as few values as show it.
+// joined where the row prints several side by side (but Label, which
+// only the template joins), so that a row left to the template prints
+// (and escapes) as few values as show it.
 type auditRow struct {
 	At, Exact, Rel string
 	Name, Tool     string
