@@ -40,10 +40,24 @@ func parseStored(at string) (t time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	// time.Date would carry 31 April into May; time.Parse refuses it.
-	if d > time.Date(y, time.Month(mo)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+	if d > daysIn(mo, y) {
 		return time.Time{}, false
 	}
 	return time.Date(y, time.Month(mo), d, h, mi, s, ms*int(time.Millisecond), time.UTC), true
+}
+
+// daysIn is the number of days of month m (1 to 12) of year y.
+func daysIn(m, y int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // exactOf is t in the local zone as t.Local().Format(exactLayout)
@@ -53,16 +67,19 @@ func exactOf(t time.Time) string { return exactIn(t, time.Local) }
 // exactIn is t in zone loc as t.In(loc).Format(exactLayout) writes it.
 func exactIn(t time.Time, loc *time.Location) string {
 	t = t.In(loc)
-	zone, _ := t.Zone()
-	y, mo, d := t.Date()
+	zone, offset := t.Zone()
+	// The wall clock in loc, as a time in UTC: read without looking the
+	// zone up again for each of its fields.
+	wall := t.UTC().Add(time.Duration(offset) * time.Second)
+	y, mo, d := wall.Date()
 	// Format pads a year to four digits and writes a zone without a name
 	// as its offset: those it writes itself.
 	if zone == "" || y < 1000 || y > 9999 {
 		return t.Format(exactLayout)
 	}
-	h, mi, s := t.Clock()
+	h, mi, s := wall.Clock()
 	var buf [48]byte
-	b := append(buf[:0], t.Weekday().String()[:3]...)
+	b := append(buf[:0], wall.Weekday().String()[:3]...)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(d), 10)
 	b = append(b, ' ')
