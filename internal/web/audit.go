@@ -54,11 +54,12 @@ func choices(names []string, chosen string) []choice {
 	return out
 }
 
-// filterOptions are a filter's <option>s as the "options" template of
+// filterOptions are a select's <option>s as the "options" template of
 // the site prints them, for each of its names chosen and for none ("").
 // The audit page shows two filters of names fixed in the code on every
-// view: printed once, they cost a lookup instead of a dozen values each
-// through the template's reflection.
+// view, and every page the account switcher: printed once, they cost a
+// lookup instead of a dozen values each through the template's
+// reflection.
 type filterOptions map[string]template.HTML
 
 func newFilterOptions(t *template.Template, names []string) (filterOptions, error) {
