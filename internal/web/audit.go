@@ -301,11 +301,15 @@ func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
 // auditRows appends the table's body of entries es shown at at to b:
 // every row as the "auditrow" template of t prints it, in order.
 func auditRows(b *bytes.Buffer, t *template.Template, es []gateway.AuditEntry, at rowsAt) error {
+	plus, err := plusOf(t)
+	if err != nil {
+		return err
+	}
 	// A row is some 600 bytes.
 	b.Grow(len(es) * 700)
 	for i := range es {
 		r := auditRowOf(&es[i], at)
-		if err := printAuditRow(b, t, &r); err != nil {
+		if err := printAuditRow(b, t, plus, &r); err != nil {
 			return err
 		}
 	}

@@ -8,12 +8,12 @@ import (
 )
 
 // printAuditRow appends row r to b exactly as the "auditrow" template of
-// t prints it. Most rows are written by writeAuditRow, which costs a
+// t prints it; plus is how t escapes '+' (see plusOf). Most rows are written by writeAuditRow, which costs a
 // fraction of the template's reflection; a row it cannot prove it prints
 // as the template does goes through the template, which stays the
 // definition of the row.
-func printAuditRow(b *bytes.Buffer, t *template.Template, r *auditRow) error {
-	if writeAuditRow(b, r) {
+func printAuditRow(b *bytes.Buffer, t *template.Template, plus string, r *auditRow) error {
+	if writeAuditRow(b, r, plus) {
 		return nil
 	}
 	// A copy for the template, which keeps what it is given as an any:
@@ -33,12 +33,12 @@ func printAuditRow(b *bytes.Buffer, t *template.Template, r *auditRow) error {
 // The template escapes its text and quoted attribute values (class and
 // title included) with html/template's HTML escaper, and its hrefs with
 // its URL filter, URL normaliser and attribute escaper. Here a text or
-// attribute value is escaped by template.HTMLEscapeString (see
-// rowWriter.text), and a URL is written as it is when each of those
-// three provably leaves it so (see rowWriter.url). FuzzAuditRow holds
-// the two printers to the same bytes.
-func writeAuditRow(b *bytes.Buffer, r *auditRow) bool {
-	w := rowWriter{b: b, ok: true}
+// attribute value is escaped by template.HTMLEscapeString and plus, the
+// template's own spelling of '+' (see rowWriter.text), and a URL is
+// written as it is when each of those three provably leaves it so (see
+// rowWriter.url). FuzzAuditRow holds the two printers to the same bytes.
+func writeAuditRow(b *bytes.Buffer, r *auditRow, plus string) bool {
+	w := rowWriter{b: b, ok: true, plus: plus}
 	start := b.Len()
 	b.WriteString(`<tr><td data-label="When"><time datetime="`)
 	w.text(r.At)
@@ -94,31 +94,58 @@ func writeAuditRow(b *bytes.Buffer, r *auditRow) bool {
 type rowWriter struct {
 	b  *bytes.Buffer
 	ok bool
+	// plus is '+' as the template escapes it ("" when not known).
+	plus string
 }
 
 // text writes v escaped for text or a quoted attribute value.
 // template.HTMLEscapeString replaces NUL, both quotes, '&', '<' and '>'
 // as html/template's escaper does and leaves every other byte (invalid
-// UTF-8 included) as it is, where the template also replaces '+': a
-// value holding one is refused. A value of bytes neither touches (most
-// of a row's: times, names, ids) is written without asking.
+// UTF-8 included) as it is; the template also replaces '+', which is
+// written as the template spells it. Both escape a character at a time,
+// so a value is escaped piece by piece between its '+'. A value of bytes
+// neither touches (most of a row's: times, names, ids) is written
+// without asking.
 func (w *rowWriter) text(v string) {
-	plain := true
+	plain, plus := true, false
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case plainByte(c):
 		case c == '+':
-			w.ok = false
-			return
+			plus = true
 		default:
 			plain = false
 		}
 	}
-	if plain {
+	switch {
+	case plain && !plus:
 		w.b.WriteString(v)
-	} else {
+	case !plus:
 		w.b.WriteString(template.HTMLEscapeString(v))
+	case w.plus == "":
+		w.ok = false
+	default:
+		// Times in a zone east of UTC without a name ("+04") hold one.
+		for {
+			before, after, found := strings.Cut(v, "+")
+			w.b.WriteString(template.HTMLEscapeString(before))
+			if !found {
+				break
+			}
+			w.b.WriteString(w.plus)
+			v = after
+		}
 	}
+}
+
+// plusOf is '+' as the templates t escape it in text and quoted
+// attributes (the row's "plus" template prints one), for rowWriter.
+func plusOf(t *template.Template) (string, error) {
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "plus", nil); err != nil {
+		return "", fmt.Errorf("escaped plus: %w", err)
+	}
+	return b.String(), nil
 }
 
 // url writes u, in a quoted href, when html/template prints it as u
@@ -171,9 +198,8 @@ const (
 	plainHi uint64 = 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
 )
 
-// plainByte reports whether both escapers leave c as it is and it is no
-// '+': one of plainLo and plainHi, or a byte of multi-byte (or invalid)
-// UTF-8.
+// plainByte reports whether both escapers leave c as it is: one of
+// plainLo and plainHi, or a byte of multi-byte (or invalid) UTF-8.
 func plainByte(c byte) bool {
 	switch {
 	case c >= 0x80:

@@ -20,6 +20,16 @@ func rowTemplate(t testing.TB) *template.Template {
 	return tmpl
 }
 
+// rowPlus is '+' as the templates tmpl escape it.
+func rowPlus(t testing.TB, tmpl *template.Template) string {
+	t.Helper()
+	plus, err := plusOf(tmpl)
+	if err != nil || plus == "" {
+		t.Fatalf("plus: %q %v", plus, err)
+	}
+	return plus
+}
+
 // templateRow is row r as the "auditrow" template prints it.
 func templateRow(t testing.TB, tmpl *template.Template, r *auditRow) string {
 	t.Helper()
@@ -38,20 +48,24 @@ func templateRow(t testing.TB, tmpl *template.Template, r *auditRow) string {
 // javascript: and other schemes, '%' escapes whole and cut short.
 func FuzzAuditRow(f *testing.F) {
 	tmpl := rowTemplate(f)
+	plus := rowPlus(f, tmpl)
 	f.Fuzz(func(t *testing.T, at, exact, rel, name, tool, said, postURL, postID, target, status, statusText, caller, href string) {
 		r := auditRow{At: at, Exact: exact, Rel: rel, Name: name, Tool: tool, Said: said, PostURL: postURL, PostID: postID,
 			Target: target, Status: status, StatusText: statusText, Caller: caller, Href: href}
 		want := templateRow(t, tmpl, &r)
-		var b bytes.Buffer
-		if writeAuditRow(&b, &r) && b.String() != want {
-			t.Errorf("row %+v is written\n%q\nthe template prints\n%q", r, b.String(), want)
-		}
-		b.Reset()
-		if err := printAuditRow(&b, tmpl, &r); err != nil {
-			t.Fatal(err)
-		}
-		if b.String() != want {
-			t.Errorf("row %+v is printed\n%q\nthe template prints\n%q", r, b.String(), want)
+		// With '+' as the template spells it, and without (refusing it).
+		for _, p := range []string{plus, ""} {
+			var b bytes.Buffer
+			if writeAuditRow(&b, &r, p) && b.String() != want {
+				t.Errorf("row %+v is written\n%q\nthe template prints\n%q", r, b.String(), want)
+			}
+			b.Reset()
+			if err := printAuditRow(&b, tmpl, p, &r); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != want {
+				t.Errorf("row %+v is printed\n%q\nthe template prints\n%q", r, b.String(), want)
+			}
 		}
 	})
 }
@@ -61,6 +75,7 @@ func FuzzAuditRow(f *testing.F) {
 // another account) are written without the template, as it prints them.
 func TestAuditRowIsWrittenWithoutTheTemplate(t *testing.T) {
 	tmpl := rowTemplate(t)
+	plus := rowPlus(t, tmpl)
 	now := time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC)
 	onX := rowsAt{base: "/ui", now: now, postURL: func(id string) string { return "https://x.com/i/web/status/" + id }}
 	sandbox := rowsAt{base: "/ui", acct: "brand_b/é", now: now, postURL: func(id string) string { return "/ui/posts/" + id + "?account=brand_b" }}
@@ -80,12 +95,15 @@ func TestAuditRowIsWrittenWithoutTheTemplate(t *testing.T) {
 		{"nothing shown", entry("c5", "x_list_create", "success", "", describe.Recorded{Name: "Create list"}), onX},
 		{"an escaped id", entry(`a"b/<c> d`, "x_like_tweet", "<pending>", "", describe.Recorded{Name: "Like <it>"}), sandbox},
 		{"a time not read", &gateway.AuditEntry{CorrelationID: "c6", Tool: "x_like_tweet", Status: "success", CreatedAt: `"soon" <now>`}, onX},
+		{"pluses", entry("c7", "x_post_tweet", "success", "", describe.Recorded{Name: "Post", Text: "C++ & Go: 1+1 <b>+</b>"}), onX},
+		{"a time east of UTC with no zone name", &gateway.AuditEntry{CorrelationID: "c8", Tool: "x_like_tweet", Status: "a+b",
+			CreatedAt: "2026-01-01T00:00:00+04:00", Resolution: "+"}, onX},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := auditRowOf(tc.e, tc.at)
 			want := templateRow(t, tmpl, &r)
 			var b bytes.Buffer
-			if !writeAuditRow(&b, &r) {
+			if !writeAuditRow(&b, &r, plus) {
 				t.Fatalf("row %+v is left to the template", r)
 			}
 			if b.String() != want {
@@ -95,12 +113,12 @@ func TestAuditRowIsWrittenWithoutTheTemplate(t *testing.T) {
 	}
 }
 
-// TestAuditRowFallsBackToTheTemplate: a row with a value the template
-// escapes otherwise than template.HTMLEscapeString, or a link it may
-// filter or normalise, is left to the template, and printed as it
-// prints it.
+// TestAuditRowFallsBackToTheTemplate: a row with a link the template may
+// filter or normalise, or with a '+' when its spelling is not known, is
+// left to the template, and printed as it prints it.
 func TestAuditRowFallsBackToTheTemplate(t *testing.T) {
 	tmpl := rowTemplate(t)
+	plus := rowPlus(t, tmpl)
 	base := auditRow{At: "2026-01-01T00:00:00.000Z", Exact: "Thu 1 Jan 2026, 00:00:00 UTC", Rel: "3 h ago", Name: "Like", Tool: "x_like_tweet",
 		PostURL: "https://x.com/i/web/status/5", PostID: "5", Status: "success", StatusText: "success", Caller: "mcp",
 		Href: "/ui/audit/c1"}
@@ -108,11 +126,6 @@ func TestAuditRowFallsBackToTheTemplate(t *testing.T) {
 		name string
 		edit func(r *auditRow)
 	}{
-		{"a plus in posted text", func(r *auditRow) { r.Said = "C++ & Go" }},
-		{"a plus in the status class", func(r *auditRow) { r.Status = "a+b" }},
-		{"a plus in the time (and the label)", func(r *auditRow) { r.Exact = "Thu 1 Jan 2026, 00:00:00 +04" }},
-		{"a plus in a target", func(r *auditRow) { r.PostURL, r.Target = "", "user +1" }},
-		{"a plus in a post id", func(r *auditRow) { r.PostID = "5+" }},
 		{"a javascript link", func(r *auditRow) { r.PostURL = "javascript:alert(1)" }},
 		{"a javascript link of safe characters", func(r *auditRow) { r.PostURL = "javascript:alert%281%29" }},
 		{"a link of another scheme", func(r *auditRow) { r.PostURL = "data:text/html,x" }},
@@ -127,18 +140,23 @@ func TestAuditRowFallsBackToTheTemplate(t *testing.T) {
 		{"a link with unicode", func(r *auditRow) { r.PostURL = "/ui/posts/é" }},
 		{"a link with NUL", func(r *auditRow) { r.Href = "/ui/audit/c\x001" }},
 		{"an empty details link", func(r *auditRow) { r.Href = "" }},
+		{"a plus not known", func(r *auditRow) { r.Said = "C++" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := base
 			tc.edit(&r)
+			plus := plus
+			if tc.name == "a plus not known" {
+				plus = ""
+			}
 			var b bytes.Buffer
-			if writeAuditRow(&b, &r) {
+			if writeAuditRow(&b, &r, plus) {
 				t.Fatalf("row %+v is written without the template", r)
 			}
 			if b.Len() != 0 {
 				t.Fatalf("a row left to the template wrote %q", b.String())
 			}
-			if err := printAuditRow(&b, tmpl, &r); err != nil {
+			if err := printAuditRow(&b, tmpl, plus, &r); err != nil {
 				t.Fatal(err)
 			}
 			if want := templateRow(t, tmpl, &r); b.String() != want {
