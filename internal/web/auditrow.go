@@ -8,10 +8,10 @@ import (
 )
 
 // printAuditRow appends row r to b exactly as the "auditrow" template of
-// t prints it; plus is how t escapes '+' (see plusOf). Most rows are written by writeAuditRow, which costs a
-// fraction of the template's reflection; a row it cannot prove it prints
-// as the template does goes through the template, which stays the
-// definition of the row.
+// t prints it; plus is how t escapes '+' (see plusOf). Most rows are
+// written by writeAuditRow, which costs a fraction of the template's
+// reflection; a row it cannot prove it prints as the template does goes
+// through the template, which stays the definition of the row.
 func printAuditRow(b *bytes.Buffer, t *template.Template, plus string, r *auditRow) error {
 	if writeAuditRow(b, r, plus) {
 		return nil
