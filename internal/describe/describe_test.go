@@ -179,6 +179,12 @@ func TestAgoAndCount(t *testing.T) {
 	if got := In(now, now.Add(90*time.Minute)); got != "in 1 h" {
 		t.Errorf("In = %q", got)
 	}
+	for d, want := range map[time.Duration]string{40 * time.Second: "40 s", 4*time.Minute + 59*time.Second: "4 min", 47 * time.Hour: "47 h",
+		48 * time.Hour: "2 days", 59 * 24 * time.Hour: "59 days", 61 * 24 * time.Hour: "2 months", 400 * 24 * time.Hour: "13 months"} {
+		if got := Span(d); got != want {
+			t.Errorf("Span(%s) = %q, want %q", d, got, want)
+		}
+	}
 	for n, want := range map[int64]string{0: "0", 999: "999", 1218: "1,218", 1234567: "1,234,567", -4500: "-4,500"} {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)

@@ -109,7 +109,9 @@ func Ago(now, t time.Time) string {
 	case d < time.Minute:
 		return "just now"
 	}
-	return Span(d) + " ago"
+	// Joined at once: a table shows one per row.
+	n, unit := span(d)
+	return strconv.Itoa(n) + " " + unit + " ago"
 }
 
 // In is how long after now t is ("in 3 h").
@@ -122,17 +124,23 @@ func In(now, t time.Time) string {
 
 // Span writes a duration in a word or two ("40 s", "4 min", "3 h", "2 days").
 func Span(d time.Duration) string {
+	n, unit := span(d)
+	return strconv.Itoa(n) + " " + unit
+}
+
+// span is d as a number of its unit.
+func span(d time.Duration) (int, string) {
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Seconds()))
+		return int(d.Seconds()), "s"
 	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
+		return int(d.Minutes()), "min"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
+		return int(d.Hours()), "h"
 	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%d days", int(d.Hours()/24))
+		return int(d.Hours() / 24), "days"
 	}
-	return fmt.Sprintf("%d months", int(d.Hours()/24/30))
+	return int(d.Hours() / 24 / 30), "months"
 }
 
 // Count writes n with thousands separators ("1,218").

@@ -101,7 +101,7 @@ func stampOf(now time.Time, at string, in bool) stamp {
 	if !ok {
 		return stamp{At: at, Rel: at, Exact: at}
 	}
-	st := stamp{At: at, Rel: describe.Ago(now, t), Exact: t.Local().Format("Mon 2 Jan 2006, 15:04:05 MST")}
+	st := stamp{At: at, Rel: describe.Ago(now, t), Exact: exactOf(t)}
 	if in {
 		st.Rel = describe.In(now, t)
 	}
@@ -111,6 +111,9 @@ func stampOf(now time.Time, at string, in bool) stamp {
 // parseStamp reads a stored time, or a post's from discovery, which keeps
 // X's own spelling.
 func parseStamp(at string) (time.Time, bool) {
+	if t, ok := parseStored(at); ok {
+		return t, true
+	}
 	t, err := store.ParseTime(at)
 	if err != nil {
 		if t, err = time.Parse(time.RFC3339, at); err != nil {

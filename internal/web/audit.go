@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -20,19 +19,18 @@ import (
 // trail as filtered.
 type auditData struct {
 	Unresolved []gateway.AuditEntry
-	// Body is the table's body, each row as the "auditrow" template
-	// printed it ("" without rows).
-	Body   template.HTML
+	// Rows says the table has rows: they are printed after the "audit"
+	// template, before "auditend" (see auditRows).
+	Rows   bool
 	Tool   string
 	Status string
 	Caller string
 	Since  string
 	Search string
-	// Statuses and Callers are the filters' choices, the one chosen
-	// marked.
-	Statuses  []choice
-	Callers   []choice
-	AcctField string
+	// StatusOptions and CallerOptions are the filters' choices, the one
+	// chosen marked.
+	StatusOptions, CallerOptions template.HTML
+	AcctField                    string
 }
 
 // callers are who can start a mutation, for the caller filter's choices.
@@ -56,6 +54,35 @@ func choices(names []string, chosen string) []choice {
 	return out
 }
 
+// filterOptions are a select's <option>s as the "options" template of
+// the site prints them, for each of its names chosen and for none ("").
+// The audit page shows two filters of names fixed in the code on every
+// view, and every page the account switcher: printed once, they cost a
+// lookup instead of a dozen values each through the template's
+// reflection.
+type filterOptions map[string]template.HTML
+
+func newFilterOptions(t *template.Template, names []string) (filterOptions, error) {
+	o := make(filterOptions, len(names)+1)
+	for _, chosen := range append([]string{""}, names...) {
+		var b strings.Builder
+		if err := t.ExecuteTemplate(&b, "options", choices(names, chosen)); err != nil {
+			return nil, fmt.Errorf("web: filter options: %w", err)
+		}
+		o[chosen] = template.HTML(b.String())
+	}
+	return o, nil
+}
+
+// of is the options with chosen marked: none for a name not among them,
+// as choices marks none.
+func (o filterOptions) of(chosen string) template.HTML {
+	if h, ok := o[chosen]; ok {
+		return h
+	}
+	return o[""]
+}
+
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	a := s.acctOrFail(w, r, sess)
@@ -64,7 +91,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 	}
 	q := r.URL.Query()
 	d := auditData{Tool: q.Get("tool"), Status: q.Get("status"), Caller: q.Get("caller"), Since: q.Get("since"), Search: q.Get("q")}
-	d.Statuses, d.Callers = choices(statuses, d.Status), choices(callers, d.Caller)
+	d.StatusOptions, d.CallerOptions = s.statusOptions.of(d.Status), s.callerOptions.of(d.Caller)
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
@@ -82,11 +109,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	at := rowsAt{base: s.o.Prefix, acct: d.AcctField, now: s.d.Now(), postURL: func(id string) string { return s.postURL(a, id, "") }}
-	if d.Body, err = s.auditRows.print(s.tmpl, rows, at); err != nil {
-		s.fail(w, r, sess, http.StatusInternalServerError, err)
-		return
-	}
+	d.Rows = len(rows) > 0
 	// An outcome nobody knows blocks identical calls until a human says
 	// what happened: those come first, whatever the filter. They are read
 	// only when the rows' query did not prove there are none.
@@ -96,7 +119,21 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 			return
 		}
 	}
-	s.render(w, r, sess, "audit", "Audit", d)
+	at := rowsAt{base: s.o.Prefix, acct: d.AcctField, now: s.d.Now(), postURL: func(id string) string { return s.postURL(a, id, "") }}
+	// A hundred rows are most of the page: they go straight into it.
+	p := s.pageOf(r, sess, "audit", "Audit", d)
+	s.executeThen(w, http.StatusOK, "audit", p, s.auditRest(p, rows, at))
+}
+
+// auditRest writes what follows the "audit" template of page p: the
+// table's rows of entries es shown at at, then the "auditend" template.
+func (s *Server) auditRest(p page, es []gateway.AuditEntry, at rowsAt) func(b *bytes.Buffer) error {
+	return func(b *bytes.Buffer) error {
+		if err := auditRows(b, s.tmpl, es, at); err != nil {
+			return err
+		}
+		return s.tmpl.ExecuteTemplate(b, "auditend", p)
+	}
 }
 
 type auditDetailData struct {
@@ -202,11 +239,12 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, sess *session) 
 
 // auditRow is one row of the audit table as shown: when, what was done
 // (in words, with the post's text or its target), the status, who asked
-// and the way to the details (and the rollback). Every value is computed
-// here, once, and joined where the row prints several side by side, so
-// the template prints (and escapes) as few values per row as show it:
-// with a hundred rows, each printed value is a noticeable part of the
-// page's time.
+// and the way to the details (and the rollback). It is the "auditrow"
+// template's data, and writeAuditRow's, which prints it the same without
+// the template's reflection. Every value is computed here, once, and
+// joined where the row prints several side by side (but Label, which
+// only the template joins), so that a row left to the template prints
+// (and escapes) as few values as show it.
 type auditRow struct {
 	At, Exact, Rel string
 	Name, Tool     string
@@ -219,10 +257,13 @@ type auditRow struct {
 	// its resolution.
 	Status, StatusText string
 	Caller             string
-	// Href is the row's detail page (on the account shown); Label says
-	// which row it opens, for a screen reader.
-	Href, Label string
+	// Href is the row's detail page (on the account shown).
+	Href string
 }
+
+// Label says which row Href opens, for a screen reader. Joined only by
+// the template: the row as written prints its two parts.
+func (r *auditRow) Label() string { return r.Name + " at " + r.Exact }
 
 // rowsAt is where audit rows are shown: on the site under base, for
 // account acct ("" for the first), at now; postURL opens a post.
@@ -239,7 +280,7 @@ func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
 	// described when it was read): nothing is decoded here.
 	act := e.Shown
 	r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
-		Caller: e.Caller, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID), Label: act.Name + " at " + when.Exact}
+		Caller: e.Caller, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID)}
 	if at.acct != "" {
 		r.Href += "?account=" + url.QueryEscape(at.acct)
 	}
@@ -257,94 +298,20 @@ func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
 	return r
 }
 
-// rowKey is everything an audit table row as printed depends on, besides
-// the site's path prefix (one per server): auditRowOf computes the row
-// from nothing else. The time counts as shown relative to now, so a row
-// is printed again when that changes.
-type rowKey struct {
-	acct, corr, createdAt, rel   string
-	tool, status, resolution, by string
-	shown                        describe.Recorded
-}
-
-// maxPrintedRows bounds printedRows: a few pages of every account.
-const maxPrintedRows = 2000
-
-// printedRows keeps audit table rows as the "auditrow" template printed
-// them, with their rowKey: a row printed before is printed the same again,
-// so a page reloaded prints only the rows that changed. Escaping a value
-// costs the template a call through reflection, and with a hundred rows
-// of ten values each those calls were most of the page's time. The HTML
-// is the template's own output, escaped for where each value goes;
-// nothing here writes or escapes any.
-type printedRows struct {
-	mu sync.Mutex
-	// rows are by correlation id, which names one row of one account:
-	// a short key to hash, and the row's key then says whether what was
-	// printed is still the row.
-	rows map[string]*printedRow
-}
-
-// printedRow is one row as printed (never changed once kept), the key it
-// was printed for, and its time as read (ok false when it did not read as one), so that a page
-// shown again need not read the row's time again to say how long ago it
-// was.
-type printedRow struct {
-	key  rowKey
-	when time.Time
-	ok   bool
-	html string
-}
-
-// print is the table's body of entries es shown at at: every row as the
-// "auditrow" template of t prints it, in order.
-func (p *printedRows) print(t *template.Template, es []gateway.AuditEntry, at rowsAt) (template.HTML, error) {
-	kept := make([]*printedRow, len(es))
-	p.mu.Lock()
+// auditRows appends the table's body of entries es shown at at to b:
+// every row as the "auditrow" template of t prints it, in order.
+func auditRows(b *bytes.Buffer, t *template.Template, es []gateway.AuditEntry, at rowsAt) error {
+	plus, err := plusOf(t)
+	if err != nil {
+		return err
+	}
+	// A row is some 600 bytes.
+	b.Grow(len(es) * 700)
 	for i := range es {
-		kept[i] = p.rows[es[i].CorrelationID]
-	}
-	p.mu.Unlock()
-	n := 0
-	var b bytes.Buffer
-	for i := range es {
-		e := &es[i]
-		k := rowKey{acct: at.acct, corr: e.CorrelationID, createdAt: e.CreatedAt, rel: e.CreatedAt,
-			tool: e.Tool, status: e.Status, resolution: e.Resolution, by: e.Caller, shown: e.Shown}
-		var when time.Time
-		var ok bool
-		if kept[i] != nil && kept[i].key.createdAt == e.CreatedAt {
-			when, ok = kept[i].when, kept[i].ok
-		} else {
-			when, ok = parseStamp(e.CreatedAt)
+		r := auditRowOf(&es[i], at)
+		if err := printAuditRow(b, t, plus, &r); err != nil {
+			return err
 		}
-		if ok {
-			// As stampOf says it.
-			k.rel = describe.Ago(at.now, when)
-		}
-		if kept[i] == nil || kept[i].key != k {
-			b.Reset()
-			r := auditRowOf(e, at)
-			if err := t.ExecuteTemplate(&b, "auditrow", &r); err != nil {
-				return "", fmt.Errorf("print audit row: %w", err)
-			}
-			kept[i] = &printedRow{key: k, when: when, ok: ok, html: b.String()}
-			p.mu.Lock()
-			if len(p.rows) >= maxPrintedRows || p.rows == nil {
-				// Start over rather than track what was used last: a
-				// page's rows are printed again at once.
-				p.rows = make(map[string]*printedRow, maxPrintedRows)
-			}
-			p.rows[k.corr] = kept[i]
-			p.mu.Unlock()
-		}
-		n += len(kept[i].html)
 	}
-	var body strings.Builder
-	body.Grow(n)
-	for _, r := range kept {
-		body.WriteString(r.html)
-	}
-	// The template's own output, kept whole: already escaped.
-	return template.HTML(body.String()), nil
+	return nil
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,44 @@ func TestAuditPageShowsUnresolvedOutcomesFirstWhateverTheFilter(t *testing.T) {
 				t.Errorf("%s: the table lacks the liked row", tt.path)
 			}
 		})
+	}
+}
+
+// TestAuditFiltersMarkTheChoice: the audit page's filters show every
+// status and caller, the ones asked for marked (none for a name that is
+// not one), as the "options" template prints them.
+func TestAuditFiltersMarkTheChoice(t *testing.T) {
+	s := newSite(t, nil)
+	c, _ := s.client()
+	for _, tc := range []struct {
+		path, status, caller string
+	}{
+		{"/audit", "", ""},
+		{"/audit?status=failure&caller=cli", "failure", "cli"},
+		{"/audit?status=duplicate&caller=someone", "duplicate", "someone"},
+	} {
+		code, body := s.get(c, tc.path)
+		if code != 200 {
+			t.Fatalf("%s: %d", tc.path, code)
+		}
+		for _, f := range []struct {
+			field, chosen string
+			names         []string
+		}{{`<select name="status">`, tc.status, statuses}, {`<select name="caller" id="filter-caller">`, tc.caller, callers}} {
+			var b strings.Builder
+			if err := s.srv.tmpl.ExecuteTemplate(&b, "options", choices(f.names, f.chosen)); err != nil {
+				t.Fatal(err)
+			}
+			want := f.field + `<option value="">all</option>` + b.String() + `</select>`
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the page lacks %s", tc.path, want)
+			}
+			if n := strings.Count(b.String(), "<option"); n != len(f.names) {
+				t.Errorf("%d options of %d names", n, len(f.names))
+			}
+			if sel := strings.Contains(b.String(), "<option selected>"+f.chosen+"</option>"); sel != slices.Contains(f.names, f.chosen) {
+				t.Errorf("%s: %q marked %v", tc.path, f.chosen, sel)
+			}
+		}
 	}
 }

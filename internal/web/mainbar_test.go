@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,44 @@ func TestMainBarMarksItsPageAndKeepsTheAccount(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLayoutPrintedOnceIsTheTemplates: the main bar and the account
+// switcher a page gets, printed when the server started, are what their
+// templates print for that page and account, on every account, on an
+// account that is none of them and under a path prefix.
+func TestLayoutPrintedOnceIsTheTemplates(t *testing.T) {
+	for _, prefix := range []string{"", "/ui"} {
+		s := newSiteAt(t, nil, prefix)
+		var names []string
+		for _, a := range s.srv.accts {
+			names = append(names, a.Name)
+		}
+		if len(names) < 2 {
+			t.Fatalf("accounts %v: want several, for the switcher", names)
+		}
+		for _, acct := range append(names, "nobody") {
+			for _, page := range []string{"approvals", "approval", "drafts", "audit", "auditdetail", "analytics", "autopilot", "settings", "error"} {
+				p := s.srv.pageOf(httptest.NewRequest(http.MethodGet, "/x?account="+acct, nil), &session{}, page, "T", nil)
+				q, chosen := "?account="+acct, acct
+				if acct == names[0] || acct == "nobody" {
+					q = ""
+				}
+				if acct == "nobody" {
+					chosen = ""
+				}
+				var bar, opts strings.Builder
+				if err := s.srv.tmpl.ExecuteTemplate(&bar, "navlinks", navBar{Links: s.srv.navLinksOf(q), Cur: navCurrentOf(page)}); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.srv.tmpl.ExecuteTemplate(&opts, "options", choices(names, chosen)); err != nil {
+					t.Fatal(err)
+				}
+				if string(p.NavLinks) != bar.String() || string(p.AccountOptions) != opts.String() {
+					t.Errorf("%s%s on %s: the layout has\n%s\n%s\nthe templates print\n%s\n%s", prefix, page, acct, p.NavLinks, p.AccountOptions, bar.String(), opts.String())
+				}
+			}
+		}
 	}
 }

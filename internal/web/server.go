@@ -151,8 +151,12 @@ type Server struct {
 	static staticAssets
 	posts  *lookupCache[Post]
 	users  *lookupCache[describe.User]
-	// auditRows keeps audit table rows as the template printed them.
-	auditRows printedRows
+	// statusOptions and callerOptions are the audit page's filters;
+	// navBars and accountOptions the layout's main bar and account
+	// switcher, printed when the server starts (see printLayout).
+	statusOptions, callerOptions filterOptions
+	navBars                      map[navKey]template.HTML
+	accountOptions               filterOptions
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
 
@@ -171,6 +175,19 @@ type Server struct {
 	// tls is set when the server speaks TLS itself (UseTLS).
 	tls       bool
 	tlsConfig *tls.Config
+}
+
+// parseTemplates are the site's pages under path prefix base, with times
+// shown relative to now.
+func parseTemplates(base string, now func() time.Time) (*template.Template, error) {
+	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
+		// A stored time shown relative to now, the exact time on hover.
+		"ago":   func(at string) stamp { return stampOf(now(), at, false) },
+		"until": func(at string) stamp { return stampOf(now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: parse templates: %w", err)
+	}
+	return tmpl, nil
 }
 
 type session struct {
@@ -201,17 +218,19 @@ func New(d Deps, o Options) (*Server, error) {
 	if o.Prefix != "" && (!strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || strings.ContainsAny(o.Prefix, "\"?#% ")) {
 		return nil, fmt.Errorf("web: path prefix %q: want a path such as /ui, without a trailing slash", o.Prefix)
 	}
-	base := o.Prefix
-	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
-		// A stored time shown relative to now, the exact time on hover.
-		"ago":   func(at string) stamp { return stampOf(d.Now(), at, false) },
-		"until": func(at string) stamp { return stampOf(d.Now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
+	tmpl, err := parseTemplates(o.Prefix, d.Now)
 	if err != nil {
-		return nil, fmt.Errorf("web: parse templates: %w", err)
+		return nil, err
 	}
 	s := &Server{d: d, o: o, tmpl: tmpl, sessions: map[string]*session{}, loginToken: randomToken(),
 		posts: newLookupCache[Post](d.Now, "post"), users: newLookupCache[describe.User](d.Now, "account"),
 		crossOrigin: http.NewCrossOriginProtection(), limiter: approvallink.NewLimiter(d.Now)}
+	if s.statusOptions, err = newFilterOptions(tmpl, statuses); err != nil {
+		return nil, err
+	}
+	if s.callerOptions, err = newFilterOptions(tmpl, callers); err != nil {
+		return nil, err
+	}
 	if d.PublicBaseURL != "" {
 		u, err := url.Parse(d.PublicBaseURL)
 		if err != nil || u.Host == "" {
@@ -235,6 +254,9 @@ func New(d Deps, o Options) (*Server, error) {
 		s.accts = append(s.accts, &a)
 	}
 	s.d.Gateway = s.accts[0].Gateway
+	if err := s.printLayout(); err != nil {
+		return nil, err
+	}
 	sub, _ := fs.Sub(staticFS, "static")
 	if s.static, err = newStaticAssets(sub); err != nil {
 		return nil, err
@@ -594,25 +616,22 @@ type page struct {
 	// FlashLink, when set, ends the flash with a link named FlashLinkText.
 	FlashLink, FlashLinkText string
 	Data                     any
-	// Account is the account shown; Accounts all of them (the switcher
-	// appears when there are several); AcctQ the query that keeps a link
-	// on this account ("" for the first).
-	Account  string
-	Accounts []string
-	AcctQ    string
-	Path     string
+	// Account is the account shown; AccountOptions the switcher's
+	// choices, that one chosen ("" with one account: no switcher); AcctQ
+	// the query that keeps a link on this account ("" for the first).
+	Account        string
+	AccountOptions template.HTML
+	AcctQ          string
+	Path           string
 	// NoLogin says why nothing reaches X for the account shown ("": it
 	// is logged in); every page shows it.
 	NoLogin string
 	// Wide lets a page of tables or columns use the screen's width.
 	Wide bool
-	// Base is the site's path prefix; Links the main bar's addresses
-	// (on the account shown) and Cur the one of them this page is in.
-	// They are computed once here: the layout runs on every page, and a
-	// template's function calls and comparisons go through reflection.
-	Base  string
-	Links navLinks
-	Cur   navCurrent
+	// Base is the site's path prefix; NavLinks the main bar's links (on
+	// the account shown), the one this page is in marked.
+	Base     string
+	NavLinks template.HTML
 }
 
 // navLinks are the main bar's addresses.
@@ -621,14 +640,74 @@ type navLinks struct{ Approvals, Drafts, Audit, Analytics, Autopilot, Settings s
 // navCurrent marks the main bar's entry a page belongs to.
 type navCurrent struct{ Approvals, Drafts, Audit, Analytics, Autopilot, Settings bool }
 
-// nav is the main bar of page name, with query q keeping the account.
-func (s *Server) nav(name, q string) (navLinks, navCurrent) {
+// navLinksOf are the main bar's addresses, with query q keeping the
+// account.
+func (s *Server) navLinksOf(q string) navLinks {
 	b := s.o.Prefix
 	return navLinks{Approvals: b + "/approvals" + q, Drafts: b + "/drafts" + q, Audit: b + "/audit" + q,
-			Analytics: b + "/analytics" + q, Autopilot: b + "/autopilot" + q, Settings: b + "/settings" + q},
-		navCurrent{Approvals: name == "approvals" || name == "approval", Drafts: name == "drafts",
-			Audit: name == "audit" || name == "auditdetail", Analytics: name == "analytics", Autopilot: name == "autopilot",
-			Settings: name == "settings"}
+		Analytics: b + "/analytics" + q, Autopilot: b + "/autopilot" + q, Settings: b + "/settings" + q}
+}
+
+// navCurrentOf marks the main bar's entry page name belongs to.
+func navCurrentOf(name string) navCurrent {
+	return navCurrent{Approvals: name == "approvals" || name == "approval", Drafts: name == "drafts",
+		Audit: name == "audit" || name == "auditdetail", Analytics: name == "analytics", Autopilot: name == "autopilot",
+		Settings: name == "settings"}
+}
+
+// navEntries are the main bar's entries a page can be in, and none.
+var navEntries = []navCurrent{{}, {Approvals: true}, {Drafts: true}, {Audit: true}, {Analytics: true}, {Autopilot: true}, {Settings: true}}
+
+// navKey names one main bar: the entry marked and the account's query.
+type navKey struct {
+	cur navCurrent
+	q   string
+}
+
+// navQuery is the query the main bar's links keep account a with ("" for
+// the first account).
+func (s *Server) navQuery(a *Account) string {
+	if s.acctQuery(a) == "" {
+		return ""
+	}
+	return "?account=" + a.Name
+}
+
+// printLayout prints the parts of the layout that take few values, for
+// each of them, once: the main bar (per entry marked and account) and
+// the account switcher's choices (per account shown). The layout runs on
+// every page, and through the template's reflection these were most of
+// its time. What they print is still their templates' ("navlinks" and
+// "options").
+func (s *Server) printLayout() error {
+	s.navBars = make(map[navKey]template.HTML, len(navEntries)*len(s.accts))
+	for _, a := range s.accts {
+		q := s.navQuery(a)
+		for _, cur := range navEntries {
+			var b strings.Builder
+			if err := s.tmpl.ExecuteTemplate(&b, "navlinks", navBar{Links: s.navLinksOf(q), Cur: cur}); err != nil {
+				return fmt.Errorf("web: main bar: %w", err)
+			}
+			s.navBars[navKey{cur, q}] = template.HTML(b.String())
+		}
+	}
+	if len(s.accts) > 1 {
+		names := make([]string, len(s.accts))
+		for i, a := range s.accts {
+			names[i] = a.Name
+		}
+		var err error
+		if s.accountOptions, err = newFilterOptions(s.tmpl, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// navBar is the "navlinks" template's data.
+type navBar struct {
+	Links navLinks
+	Cur   navCurrent
 }
 
 // widePages use the whole width of a large screen.
@@ -639,31 +718,41 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, n
 }
 
 func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, status int, sess *session, name, title string, data any) {
+	s.execute(w, status, name, s.pageOf(r, sess, name, title, data))
+}
+
+// pageOf is the page of template name, titled title, that shows data to
+// sess in the layout every page shares. It takes sess's flash.
+func (s *Server) pageOf(r *http.Request, sess *session, name, title string, data any) page {
 	p := page{Title: title, Nav: name, Data: data, Path: r.URL.Path, Wide: widePages[name], Base: s.o.Prefix}
+	q := ""
 	if a, err := s.acct(r); err == nil {
-		p.Account, p.AcctQ = a.Name, s.acctQuery(a)
+		p.Account, p.AcctQ, q = a.Name, s.acctQuery(a), s.navQuery(a)
 		if a.XLogin != nil {
 			p.NoLogin = a.XLogin()
 		}
 	}
-	q := ""
-	if p.AcctQ != "" {
-		q = "?account=" + p.Account
-	}
-	p.Links, p.Cur = s.nav(name, q)
-	if len(s.accts) > 1 {
-		for _, a := range s.accts {
-			p.Accounts = append(p.Accounts, a.Name)
-		}
+	// Printed for every entry and account (q of one, or none's).
+	p.NavLinks = s.navBars[navKey{navCurrentOf(name), q}]
+	if s.accountOptions != nil {
+		p.AccountOptions = s.accountOptions.of(p.Account)
 	}
 	s.mu.Lock()
 	p.CSRF = sess.csrf
 	s.mu.Unlock()
 	p.Flash, p.FlashErr, p.FlashLinkText, p.FlashLink = s.takeFlash(sess)
-	s.execute(w, status, name, p)
+	return p
 }
 
 func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
+	s.executeThen(w, status, name, data, nil)
+}
+
+// executeThen is execute with then, when set, writing the rest of the
+// page after what template name prints: a long part of a page written
+// straight into it rather than handed to a template as one value (which
+// copies it twice more).
+func (s *Server) executeThen(w http.ResponseWriter, status int, name string, data any, then func(b *bytes.Buffer) error) {
 	// The page is rendered whole before anything is sent, so a template
 	// error still answers a clean error page.
 	b := bufPool.Get().(*bytes.Buffer)
@@ -671,7 +760,11 @@ func (s *Server) execute(w http.ResponseWriter, status int, name string, data an
 		b.Reset()
 		bufPool.Put(b)
 	}()
-	if err := s.tmpl.ExecuteTemplate(b, name, data); err != nil {
+	err := s.tmpl.ExecuteTemplate(b, name, data)
+	if err == nil && then != nil {
+		err = then(b)
+	}
+	if err != nil {
 		s.d.Log.Error("web: render", "template", name, "error", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
