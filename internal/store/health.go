@@ -164,23 +164,19 @@ func quickCheck(ctx context.Context, conn *sql.Conn) ([]string, error) {
 	return lines, rows.Err()
 }
 
-// watchFiles pins one connection for the life of the DB and remembers which
-// files the database, its WAL and its shared-memory index are. SQLite
-// deletes the WAL only when the last connection closes, so while the pin
-// holds, each of the three paths must keep naming the same file; if one is
+// watchFiles opens the WAL on the pinned connection, which stays open for
+// the life of the DB, and remembers which files the database, its WAL and
+// its shared-memory index are. SQLite deletes the WAL only when the last
+// connection closes, so while the pin holds, each of the three paths must keep naming the same file; if one is
 // deleted or replaced, processes that open the database from now on no
 // longer see what this one wrote.
 func (d *DB) watchFiles(ctx context.Context) error {
-	conn, err := d.Conn(ctx)
-	if err != nil {
+	// A read opens the WAL on the pin; the schema version is one that
+	// leaves the schema unparsed.
+	var version int
+	if err := d.pin.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version); err != nil {
 		return fmt.Errorf("database %s: %w", d.Path, err)
 	}
-	var one int
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&one); err != nil {
-		conn.Close()
-		return fmt.Errorf("database %s: %w", d.Path, err)
-	}
-	d.pin = conn
 	d.files = map[string]os.FileInfo{}
 	for _, p := range d.watchedPaths() {
 		st, err := os.Stat(p)

@@ -195,6 +195,14 @@ func checkSidecars(path string) error {
 }
 
 func (d *DB) open(ctx context.Context, opts Options) error {
+	// The pin is the pool's first connection, taken before anything reads
+	// the schema through it: it only ever begins transactions, and a parsed
+	// schema would hold a second copy of it in this process for good.
+	pin, err := d.Conn(ctx)
+	if err != nil {
+		return d.unreadable(err)
+	}
+	d.pin = pin
 	if err := d.verify(ctx); err != nil {
 		return err
 	}
@@ -286,13 +294,17 @@ func checkWritable(path string) error {
 func (d *DB) verify(ctx context.Context) error {
 	var n int
 	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
-		return fmt.Errorf("database %s cannot be read (%v); it may be corrupt or not a tuitbot database: restore a backup or move it aside", d.Path, err)
+		return d.unreadable(err)
 	}
 	var mode string
 	if err := d.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("database %s: read journal mode: %w", d.Path, err)
 	}
 	return nil
+}
+
+func (d *DB) unreadable(err error) error {
+	return fmt.Errorf("database %s cannot be read (%v); it may be corrupt or not a tuitbot database: restore a backup or move it aside", d.Path, err)
 }
 
 func (d *DB) migrate(ctx context.Context, opts Options) error {
