@@ -201,3 +201,34 @@ func TestSameTextTwoAccountsIsTwoIntents(t *testing.T) {
 		}
 	})
 }
+
+// TestAccountsShareTheDatabasesStatements: the gateways of several accounts
+// on one database prepare its hot queries once between them, and one
+// gateway closing leaves the others' statements working.
+func TestAccountsShareTheDatabasesStatements(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		prepared := e.db.Statements()
+		if want := len(hotQueries(e.db.Dialect)); prepared < want {
+			t.Fatalf("%d statements prepared with one gateway open, want at least its %d hot queries", prepared, want)
+		}
+		cfg := policy.Config{}
+		a, actA := e.accountGateway("brand_a", cfg)
+		b, actB := e.accountGateway("brand_b", cfg)
+		if n := e.db.Statements(); n != prepared {
+			t.Errorf("%d statements prepared with three gateways open, want the first one's %d", n, prepared)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Do(e.ctx, Call{Tool: fakeTool, Params: map[string]any{"text": "after"}}); err != nil {
+			t.Fatalf("brand_b after brand_a closed: %v", err)
+		}
+		if actA.count() != 0 || actB.count() != 1 {
+			t.Errorf("actions ran %d (brand_a) and %d (brand_b) times, want 0 and 1", actA.count(), actB.count())
+		}
+		if _, err := e.g.Do(e.ctx, Call{Tool: fakeTool, Params: map[string]any{"text": "later"}}); err != nil {
+			t.Fatalf("default after brand_a closed: %v", err)
+		}
+	})
+}

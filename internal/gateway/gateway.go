@@ -224,7 +224,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		release = func() { unlock(); fileRelease() }
 	}
 	g.release = release
-	if g.stmts, err = newStmtCache(ctx, opts.DB.DB, opts.DB.Dialect); err != nil {
+	if g.stmts, err = newStmtCache(ctx, opts.DB); err != nil {
 		release()
 		return nil, err
 	}
@@ -246,7 +246,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Close releases the liveness lock and the prepared statements.
+// Close releases the liveness lock; the prepared statements are the
+// database's and close with it.
 func (g *Gateway) Close() error {
 	// One last try to record what is waiting; a journal with outcomes
 	// still unrecorded stays for the next start.
@@ -256,9 +257,6 @@ func (g *Gateway) Close() error {
 		}
 	}
 	g.removeJournal()
-	if g.stmts != nil {
-		g.stmts.close()
-	}
 	if g.release != nil {
 		g.release()
 		g.release = nil

@@ -410,6 +410,7 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		before := e.db.Statements()
 		full, err := e.g.Recent(e.ctx, AuditFilter{Tool: "x_like_tweet", Limit: 100})
 		if err != nil {
 			t.Fatal(err)
@@ -431,10 +432,7 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 				}
 			}
 		}
-		e.g.stmts.mu.Lock()
-		prepared := len(e.g.stmts.reads)
-		e.g.stmts.mu.Unlock()
-		if prepared != 2 { // the full and the brief shape
+		if prepared := e.db.Statements() - before; prepared != 2 { // the full and the brief shape
 			t.Errorf("%d read statements prepared for two shapes asked three times, want 2", prepared)
 		}
 	})

@@ -5,12 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
-// The hot-path queries, prepared once per gateway.
+// The hot-path queries, prepared once per database.
 const (
 	qPriorByKey = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json,
 			COALESCE(resolution,''), COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
@@ -107,63 +106,36 @@ func hotQueries(d store.Dialect) []string {
 // opens: preparing later from inside a transaction would need a second pool
 // connection while the transaction holds the write lock, and with the pool
 // exhausted by writers waiting for that lock it would deadlock until the
-// busy timeout.
+// busy timeout. The statements are the database's (store.DB.Prepared), so
+// the gateways of several accounts share them.
 type stmtCache struct {
-	db *sql.DB
+	db *store.DB
 	m  map[string]*sql.Stmt // read-only after newStmtCache
-
-	// reads are the read-only queries of the review pages, prepared on
-	// first use: they run on the pool, never inside a transaction, so
-	// preparing one late waits on no writer.
-	mu    sync.Mutex
-	reads map[string]*sql.Stmt
 }
 
-func newStmtCache(ctx context.Context, db *sql.DB, d store.Dialect) (*stmtCache, error) {
+func newStmtCache(ctx context.Context, db *store.DB) (*stmtCache, error) {
 	c := &stmtCache{db: db, m: map[string]*sql.Stmt{}}
-	for _, q := range hotQueries(d) {
-		s, err := db.PrepareContext(ctx, q)
+	for _, q := range hotQueries(db.Dialect) {
+		s, err := db.Prepared(ctx, q)
 		if err != nil {
-			c.close()
-			return nil, fmt.Errorf("gateway: prepare statement: %w", err)
+			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		c.m[q] = s
 	}
 	return c, nil
 }
 
-func (c *stmtCache) close() {
-	for k, s := range c.m {
-		_ = s.Close()
-		delete(c.m, k)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, s := range c.reads {
-		_ = s.Close()
-		delete(c.reads, k)
-	}
-}
-
 // queryRead runs a read-only query on the pool through its prepared
-// statement, preparing it the first time.
+// statement, preparing it the first time. The review pages' reads run on
+// the pool, never inside a transaction, so preparing one late waits on no
+// writer.
 func (c *stmtCache) queryRead(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	c.mu.Lock()
-	s, ok := c.reads[query]
-	if !ok {
-		var err error
-		// Prepared without the caller's deadline: the statement outlives
-		// the request.
-		if s, err = c.db.PrepareContext(context.WithoutCancel(ctx), query); err != nil {
-			c.mu.Unlock()
-			return nil, err
-		}
-		if c.reads == nil {
-			c.reads = map[string]*sql.Stmt{}
-		}
-		c.reads[query] = s
+	// Prepared without the caller's deadline: the statement outlives the
+	// request.
+	s, err := c.db.Prepared(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
 	return s.QueryContext(ctx, args...)
 }
 

@@ -75,6 +75,7 @@ type DB struct {
 	walMu    sync.Mutex
 	// inUse releases this handle's shared lock on InUsePath.
 	inUse func()
+	stmts prepared
 }
 
 // Options controls Open.
@@ -234,6 +235,7 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 // the open lock meanwhile, so that a process opening the database never
 // sees this one half closed (WAL already removed, in-use lock still held).
 func (d *DB) Close() error {
+	d.closeStatements()
 	if d.Dialect == Postgres {
 		return d.DB.Close()
 	}

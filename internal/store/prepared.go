@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// prepared keeps statements prepared for the life of a DB, one per query
+// text, whoever asks: every account's gateway runs the same queries, and
+// each statement prepared again would hold another compiled copy on every
+// connection that runs it.
+type prepared struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// Prepared returns the statement for query, prepared on first use and
+// closed with the DB. It is safe for concurrent use, like the statement.
+// ctx bounds only the first preparation.
+func (d *DB) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	d.stmts.mu.Lock()
+	defer d.stmts.mu.Unlock()
+	if s, ok := d.stmts.m[query]; ok {
+		return s, nil
+	}
+	s, err := d.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	if d.stmts.m == nil {
+		d.stmts.m = map[string]*sql.Stmt{}
+	}
+	d.stmts.m[query] = s
+	return s, nil
+}
+
+// Statements is how many statements Prepared keeps.
+func (d *DB) Statements() int {
+	d.stmts.mu.Lock()
+	defer d.stmts.mu.Unlock()
+	return len(d.stmts.m)
+}
+
+// closeStatements closes what Prepared kept.
+func (d *DB) closeStatements() {
+	d.stmts.mu.Lock()
+	defer d.stmts.mu.Unlock()
+	for q, s := range d.stmts.m {
+		_ = s.Close()
+		delete(d.stmts.m, q)
+	}
+}
