@@ -16,12 +16,7 @@ import (
 // second copy of it in memory for its whole life.
 func TestPinKeepsTheWALWithoutTheSchema(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "tuitbot.db")
-	d, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, path := openInternal(t)
 	if _, err := d.ExecContext(ctx, "INSERT INTO action_log (action_type, created_at) VALUES ('x', '2026-01-01T00:00:00.000Z')"); err != nil {
 		t.Fatal(err)
 	}

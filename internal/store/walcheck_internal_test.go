@@ -15,12 +15,7 @@ import (
 // truncated one.
 func TestCheckWALUnderTheWriteLock(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "tuitbot.db")
-	d, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, path := openInternal(t)
 	d.walTries = 0
 	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -78,4 +73,17 @@ func TestCheckWALUnderTheWriteLock(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openInternal opens a new database in a temporary directory, closed when
+// the test ends.
+func openInternal(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tuitbot.db")
+	d, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, path
 }
