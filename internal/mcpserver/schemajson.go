@@ -13,16 +13,27 @@ import (
 // relative to the repository root.
 const schemasGenPath = "internal/mcpserver/schemas_gen.go"
 
+// schemaJSON is an input schema's JSON text. It stays the string it was
+// generated as: a start that converted every schema to bytes would hold a
+// second copy of all of them, 60 KB, for the life of the process, while a
+// schema is read only when tools are listed over HTTP or a tool is first
+// called.
+type schemaJSON string
+
+// MarshalJSON puts the text in as it is.
+func (s schemaJSON) MarshalJSON() ([]byte, error) { return []byte(s), nil }
+
 // inputSchemaJSON is the tool's input schema as JSON, exactly as
 // InputSchema marshals. A start takes it from the generated table, so it
 // derives no schema by reflection; a tool added since the table was last
 // generated is derived here (and TestDocsAreCurrent fails until the table
 // is regenerated).
-func (t *Tool) inputSchemaJSON() (json.RawMessage, error) {
+func (t *Tool) inputSchemaJSON() (schemaJSON, error) {
 	if s := generatedInputSchema(t.Name); s != "" {
-		return json.RawMessage(s), nil
+		return schemaJSON(s), nil
 	}
-	return t.deriveInputSchemaJSON()
+	b, err := t.deriveInputSchemaJSON()
+	return schemaJSON(b), err
 }
 
 func (t *Tool) deriveInputSchemaJSON() (json.RawMessage, error) {

@@ -182,7 +182,7 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 		// snapshot tests prove every schema resolves).
 		resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
 			var s jsonschema.Schema
-			if err := json.Unmarshal(schema, &s); err != nil {
+			if err := json.Unmarshal([]byte(schema), &s); err != nil {
 				return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 			}
 			return s.Resolve(nil)

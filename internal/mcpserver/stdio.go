@@ -61,7 +61,9 @@ type guardedTransport struct {
 func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
 	neg := &negotiation{}
 	w := &lockedWriter{w: t.out, neg: neg}
-	g := &lineGuard{r: bufio.NewReaderSize(t.in, 64<<10), out: w, limit: t.limit, neg: neg}
+	// readLine copies every line out of the reader, so a bigger buffer
+	// only saves reads of long lines, and stays allocated for the session.
+	g := &lineGuard{r: bufio.NewReader(t.in), out: w, limit: t.limit, neg: neg}
 	c := &guardedConn{w: w, incoming: make(chan readResult), closed: make(chan struct{})}
 	go c.readLoop(g)
 	return c, nil
