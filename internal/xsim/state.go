@@ -87,8 +87,12 @@ func newState(w *World) *state {
 		s.communities[cm.ID] = &cm
 	}
 	s.quotesNeedTier = w.QuotesNeedHigherTier
+	// A loaded world spells each id, language and source afresh wherever it
+	// appears; kept once, the demo world's strings take half the memory.
+	in := interner{}
 	for i := range w.Users {
 		u := w.Users[i]
+		u.ID = in.of(u.ID)
 		s.users[u.ID] = &u
 		s.byName[lower(u.Username)] = u.ID
 	}
@@ -96,19 +100,20 @@ func newState(w *World) *state {
 	slices.SortFunc(tweets, func(a, b Tweet) int { return cmpID(a.ID, b.ID) })
 	for i := range tweets {
 		t := tweets[i]
+		in.tweet(&t)
 		s.addTweet(&t)
 	}
 	for _, e := range w.Follows {
-		s.follow(e)
+		s.follow(in.edge(e))
 	}
 	for _, e := range w.Likes {
 		if s.tweets[e.To] != nil {
-			s.like(e)
+			s.like(in.edge(e))
 		}
 	}
 	for _, e := range w.Bookmarks {
 		if s.tweets[e.To] != nil {
-			s.bookmark(e)
+			s.bookmark(in.edge(e))
 		}
 	}
 	for name, es := range w.Relations {
@@ -142,6 +147,38 @@ func newState(w *World) *state {
 		s.lists[l.ID] = &l
 	}
 	return s
+}
+
+// interner keeps one copy of each string of a world being loaded.
+type interner map[string]string
+
+func (in interner) of(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
+}
+
+func (in interner) edge(e Edge) Edge {
+	e.From, e.To = in.of(e.From), in.of(e.To)
+	return e
+}
+
+// tweet interns a post's strings: ids recur as authors, conversations,
+// replies, quotes and retweets, a few languages and sources cover every
+// post, and a retweet repeats its original's text.
+func (in interner) tweet(t *Tweet) {
+	for _, f := range []*string{&t.ID, &t.Text, &t.AuthorID, &t.ConversationID, &t.InReplyToTweetID, &t.InReplyToUserID,
+		&t.QuoteOf, &t.RetweetOf, &t.Lang, &t.Source, &t.ReplySettings, &t.CommunityID} {
+		*f = in.of(*f)
+	}
+	for i := range t.MediaKeys {
+		t.MediaKeys[i] = in.of(t.MediaKeys[i])
+	}
+	for i := range t.EditHistory {
+		t.EditHistory[i] = in.of(t.EditHistory[i])
+	}
 }
 
 // snapshot converts the state back into a World.
