@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,10 +109,11 @@ type Tool struct {
 	Errors    []apperr.Code
 	Hints     Hints
 	InputType reflect.Type
-	// limits are the argument limits, declared by the input type (for a
-	// mutation, by its arguments' type): the schema shows them and
-	// decoding enforces them.
-	limits argcheck.Limits
+	// limits returns the argument limits, declared by the input type (for
+	// a mutation, by its arguments' type): the schema shows them and
+	// decoding enforces them. They are built on a tool's first call, not
+	// for every tool at every start: a session calls a few of them.
+	limits func() argcheck.Limits
 	// Enabled, when set, decides from an account's configuration whether
 	// the tool may act for that account: the tool is registered when some
 	// account the server acts for enables it, and each call is judged by
@@ -160,16 +162,21 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
-	t.limits = argcheck.Of(t.InputType)
+	t.limits = limitsOf(t.InputType)
 	t.parse = func(raw json.RawMessage) (any, error) {
 		var in In
 		if err := decodeStrict(raw, &in); err != nil {
 			return nil, err
 		}
-		return in, argcheck.Check(reflect.ValueOf(in), t.limits)
+		return in, argcheck.Check(reflect.ValueOf(in), t.limits())
 	}
 	t.handle = func(ctx context.Context, c *Call, in any) (Result, error) { return h(ctx, c, in.(In)) }
 	return t
+}
+
+// limitsOf builds the limits input declares once, when first asked.
+func limitsOf(input reflect.Type) func() argcheck.Limits {
+	return sync.OnceValue(func() argcheck.Limits { return argcheck.Of(input) })
 }
 
 // decodeStrict decodes tool arguments, rejecting unknown fields and
@@ -225,7 +232,7 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
 	dropNullable(s)
-	if err := argcheck.Schema(s, t.InputType, t.limits); err != nil {
+	if err := argcheck.Schema(s, t.InputType, t.limits()); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	if t.TakesAccount() {

@@ -257,7 +257,7 @@ func invoke(ctx context.Context, c *Call, t *Tool, resolve func() (*jsonschema.R
 	}
 	// Agents often send ids as JSON numbers; an id they cannot have
 	// rounded becomes the string X uses, any other is refused.
-	raw, err := argcheck.NumericIDs(raw, t.limits)
+	raw, err := argcheck.NumericIDs(raw, t.limits())
 	if err != nil {
 		return Result{}, err
 	}

@@ -87,7 +87,7 @@ func mutationTool(m actions.Mutation) *Tool {
 		Description: m.Description + " Goes through the policy gateway: it may be routed to human approval, deduplicated or denied.",
 		Needs:       Needs{X: true, DB: true}, Profiles: workflowOnly, Errors: mutationErrors(m.Errors...),
 		Hints:     Hints{Destructive: m.Destructive, Idempotent: m.Idempotent, OpenWorld: true},
-		InputType: in, limits: argcheck.Of(m.Input),
+		InputType: in, limits: limitsOf(m.Input),
 	}
 	type call struct {
 		args any
@@ -98,7 +98,7 @@ func mutationTool(m actions.Mutation) *Tool {
 		if err := decodeStrict(raw, v.Addr().Interface()); err != nil {
 			return nil, err
 		}
-		if err := argcheck.Check(v, t.limits); err != nil {
+		if err := argcheck.Check(v, t.limits()); err != nil {
 			return nil, err
 		}
 		return call{args: v.Field(0).Interface(), key: v.Field(1).String()}, nil
