@@ -55,9 +55,11 @@ type DB struct {
 	IdentityNote string
 
 	reserveBytes int64
-	// pin keeps one connection open for the DB's life; files are the
-	// database, WAL and shared-memory files as they were at open.
+	// pin keeps one connection open for the DB's life, from a pool of its
+	// own (see openPin); files are the database, WAL and shared-memory
+	// files as they were at open.
 	pin   *sql.Conn
+	pinDB *sql.DB
 	files map[string]os.FileInfo
 	// shm is held open to read the wal-index header (see checkWAL). It
 	// stays open until SQLite has closed the database: closing any
@@ -154,7 +156,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	// One writer at a time is SQLite's model; a small pool still lets reads
 	// run beside a write under WAL.
-	// One more than that is pinned by watchFiles.
 	db.SetMaxOpenConns(5)
 	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes, walTries: walCheckTries}
 	if err := d.open(ctx, opts); err != nil {
@@ -196,14 +197,9 @@ func checkSidecars(path string) error {
 }
 
 func (d *DB) open(ctx context.Context, opts Options) error {
-	// The pin is the pool's first connection, taken before anything reads
-	// the schema through it: it only ever begins transactions, and a parsed
-	// schema would hold a second copy of it in this process for good.
-	pin, err := d.Conn(ctx)
-	if err != nil {
-		return d.unreadable(err)
+	if err := d.openPin(ctx); err != nil {
+		return err
 	}
-	d.pin = pin
 	if err := d.verify(ctx); err != nil {
 		return err
 	}
@@ -231,6 +227,28 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	return d.watchFiles(ctx)
 }
 
+// openPin opens the connection that keeps the WAL in place (see
+// watchFiles). It comes from a pool of its own, whose connections run only
+// the busy timeout: the pool's journal-mode and synchronous pragmas each
+// read the whole schema, and the pin, which only ever begins transactions,
+// would hold that second copy of it for the life of the process. It needs
+// neither: it writes nothing, and WAL mode is the database's, kept in its
+// header, which the pool's first connection sets.
+func (d *DB) openPin(ctx context.Context) error {
+	db, err := sql.Open("sqlite", "file:"+d.Path+"?"+busyTimeout)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", d.Path, err)
+	}
+	db.SetMaxOpenConns(1)
+	pin, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return d.unreadable(err)
+	}
+	d.pin, d.pinDB = pin, db
+	return nil
+}
+
 // Close releases the pinned connection and closes the database. It holds
 // the open lock meanwhile, so that a process opening the database never
 // sees this one half closed (WAL already removed, in-use lock still held).
@@ -249,7 +267,8 @@ func (d *DB) Close() error {
 func (d *DB) closeLocked() error {
 	if d.pin != nil {
 		_ = d.pin.Close()
-		d.pin = nil
+		_ = d.pinDB.Close()
+		d.pin, d.pinDB = nil, nil
 	}
 	err := d.DB.Close()
 	if d.shm != nil {
@@ -267,9 +286,12 @@ func (d *DB) closeLocked() error {
 	return err
 }
 
+// busyTimeout is how long a connection waits for another's lock.
+const busyTimeout = "_pragma=busy_timeout(10000)"
+
 func dsn(path string, extra []string) string {
 	q := []string{
-		"_pragma=busy_timeout(10000)",
+		busyTimeout,
 		"_pragma=journal_mode(WAL)",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
