@@ -109,11 +109,12 @@ type Tool struct {
 	Errors    []apperr.Code
 	Hints     Hints
 	InputType reflect.Type
-	// limits returns the argument limits, declared by the input type (for
-	// a mutation, by its arguments' type): the schema shows them and
-	// decoding enforces them. They are built on a tool's first call, not
-	// for every tool at every start: a session calls a few of them.
-	limits func() argcheck.Limits
+	// limitsOf is the type that declares the argument limits: the input
+	// type, or a mutation's arguments' type. The schema shows them and
+	// decoding enforces them (see limits).
+	limitsOf   reflect.Type
+	limitsOnce sync.Once
+	limitsVal  argcheck.Limits
 	// Enabled, when set, decides from an account's configuration whether
 	// the tool may act for that account: the tool is registered when some
 	// account the server acts for enables it, and each call is judged by
@@ -162,7 +163,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
-	t.limits = limitsOf(t.InputType)
+	t.limitsOf = t.InputType
 	t.parse = func(raw json.RawMessage) (any, error) {
 		var in In
 		if err := decodeStrict(raw, &in); err != nil {
@@ -174,9 +175,11 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	return t
 }
 
-// limitsOf builds the limits input declares once, when first asked.
-func limitsOf(input reflect.Type) func() argcheck.Limits {
-	return sync.OnceValue(func() argcheck.Limits { return argcheck.Of(input) })
+// limits returns the tool's argument limits, built on its first call
+// rather than for every tool at every start: a session calls a few.
+func (t *Tool) limits() argcheck.Limits {
+	t.limitsOnce.Do(func() { t.limitsVal = argcheck.Of(t.limitsOf) })
+	return t.limitsVal
 }
 
 // decodeStrict decodes tool arguments, rejecting unknown fields and

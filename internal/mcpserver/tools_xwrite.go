@@ -87,7 +87,7 @@ func mutationTool(m actions.Mutation) *Tool {
 		Description: m.Description + " Goes through the policy gateway: it may be routed to human approval, deduplicated or denied.",
 		Needs:       Needs{X: true, DB: true}, Profiles: workflowOnly, Errors: mutationErrors(m.Errors...),
 		Hints:     Hints{Destructive: m.Destructive, Idempotent: m.Idempotent, OpenWorld: true},
-		InputType: in, limits: limitsOf(m.Input),
+		InputType: in, limitsOf: m.Input,
 	}
 	type call struct {
 		args any
