@@ -172,43 +172,37 @@ func (w *rowWriter) url(u string) {
 	w.b.WriteString(u)
 }
 
-// urlLo and urlHi have bit c%64 set for each byte c (below 64, and from
-// 64 to 127) that a URL in an href keeps as it is: letters, digits and
-// -._~!#$*,/:;=?@[] .
+// asciiSet has bit c%64 of lo set for each byte c below 64 in the set, and
+// bit c%64 of hi for each from 64 to 127.
+type asciiSet struct{ lo, hi uint64 }
+
+// has reports whether the ASCII byte c is in s.
+func (s asciiSet) has(c byte) bool {
+	if c < 64 {
+		return s.lo>>c&1 == 1
+	}
+	return s.hi>>(c-64)&1 == 1
+}
+
+// urlLo and urlHi are the bytes a URL in an href keeps as they are:
+// letters, digits and -._~!#$*,/:;=?@[] .
 const (
 	urlLo uint64 = 0x3ff<<'0' | 1<<'-' | 1<<'.' | 1<<'!' | 1<<'#' | 1<<'$' | 1<<'*' | 1<<',' | 1<<'/' | 1<<':' | 1<<';' | 1<<'=' | 1<<'?'
 	urlHi uint64 = 0x3ffffff<<('A'-64) | 0x3ffffff<<('a'-64) | 1<<('_'-64) | 1<<('~'-64) | 1<<('@'-64) | 1<<('['-64) | 1<<(']'-64)
 )
 
-func urlByte(c byte) bool {
-	switch {
-	case c >= 0x80:
-		return false
-	case c < 64:
-		return urlLo>>c&1 == 1
-	}
-	return urlHi>>(c-64)&1 == 1
-}
+func urlByte(c byte) bool { return c < 0x80 && asciiSet{urlLo, urlHi}.has(c) }
 
-// plainLo and plainHi have bit c%64 set for each ASCII byte c (below 64,
-// and from 64) that no escaper of HTML touches: letters, digits, space
-// and ()-,./:_ .
+// plainLo and plainHi are the ASCII bytes no escaper of HTML touches:
+// letters, digits, space and ()-,./:_ .
 const (
 	plainLo uint64 = 1<<' ' | 1<<'(' | 1<<')' | 1<<',' | 1<<'-' | 1<<'.' | 1<<'/' | 0x3ff<<'0' | 1<<':'
 	plainHi uint64 = 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
 )
 
-// plainByte reports whether both escapers leave c as it is: one of
-// plainLo and plainHi, or a byte of multi-byte (or invalid) UTF-8.
-func plainByte(c byte) bool {
-	switch {
-	case c >= 0x80:
-		return true
-	case c < 64:
-		return plainLo>>c&1 == 1
-	}
-	return plainHi>>(c-64)&1 == 1
-}
+// plainByte reports whether both escapers leave c as it is: an ASCII byte
+// of plainLo and plainHi, or a byte of multi-byte (or invalid) UTF-8.
+func plainByte(c byte) bool { return c >= 0x80 || asciiSet{plainLo, plainHi}.has(c) }
 
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
