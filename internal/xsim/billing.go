@@ -4,17 +4,25 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // Billing kinds, one per line of X's pay-per-use price list.
 const (
-	BillPostRead       = "posts_read"
-	BillUserRead       = "users_read"
-	BillFollowRead     = "follows_read"
-	BillMediaRead      = "media_read"
-	BillContentCreate  = "content_create"
-	BillContentURL     = "content_create_with_url"
+	BillPostRead      = "posts_read"
+	BillUserRead      = "users_read"
+	BillFollowRead    = "follows_read"
+	BillMediaRead     = "media_read"
+	BillContentCreate = "content_create"
+	BillContentURL    = "content_create_with_url"
+	// BillSummonedReply is "Post: Create (summoned)": on pay-per-use, a
+	// reply to a post that summoned its author, with or without a URL
+	// (changelog 2026-04-16: "summoned replies remain $0.01").
+	BillSummonedReply = "content_create_summoned"
+	// BillOwnedRead is "Owned Reads": on pay-per-use, every resource an
+	// account reads from its own OwnedReadRoutes (changelog 2026-04-16).
+	BillOwnedRead      = "owned_reads"
 	BillInteraction    = "user_interaction_create"
 	BillInteractionDel = "interaction_delete"
 	BillContentManage  = "content_manage"
@@ -41,6 +49,8 @@ func Prices() map[string]int64 {
 		BillMediaRead:      5_000,
 		BillContentCreate:  15_000,
 		BillContentURL:     200_000,
+		BillSummonedReply:  10_000,
+		BillOwnedRead:      1_000,
 		BillInteraction:    15_000,
 		BillInteractionDel: 10_000,
 		BillContentManage:  5_000,
@@ -58,12 +68,19 @@ func Prices() map[string]int64 {
 func utcDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // chargeReads bills the resources a read returned, skipping those already
-// charged today. Runs under s.mu.
+// charged today. Every resource an Owned Read returns, its expansions
+// among them, is billed at the Owned Reads price: X prices the request's
+// resources by the endpoint. Runs under s.mu.
 func (s *Server) chargeReads(c *call, kind string, ids []string) {
 	day := utcDay(c.now)
+	seenKind := kind
+	if s.ownedRead(c) {
+		// Deduplicated apart from the same resource read at its own price.
+		kind, seenKind = BillOwnedRead, BillOwnedRead+":"+kind
+	}
 	var n int64
 	for _, id := range ids {
-		k := day + "|" + kind + "|" + id
+		k := day + "|" + seenKind + "|" + id
 		if s.st.seen[k] {
 			continue
 		}
@@ -192,4 +209,29 @@ func (s *Server) handleUsage(c *call) reply {
 		"billing": map[string]any{"currency": "USD", "total_usd": formatUSD(total), "daily": daily},
 	}
 	return ok(map[string]any{"data": data})
+}
+
+// isOwnedReadRoute reports whether route is one of the twelve "Owned
+// Reads" of the 2026-04-16 changelog entry. The emulator serves seven of
+// them; the others are priced here so that a route added later is too.
+func isOwnedReadRoute(route string) bool {
+	prefix := "GET /2/users/{id}/"
+	if !strings.HasPrefix(route, prefix) {
+		return false
+	}
+	switch strings.TrimPrefix(route, prefix) {
+	case "bookmarks", "blocking", "muting", "pinned_lists", "tweets", "mentions", "liked_tweets",
+		"followers", "following", "owned_lists", "followed_lists", "list_memberships":
+		return true
+	}
+	return false
+}
+
+// ownedRead reports whether the call reads its own account through an
+// Owned Read on pay-per-use: the {id} is the token's user. X adds that the
+// user must own the developer app; every account of the emulated world
+// owns the app it acts through (each stands for its own app, which is why
+// access levels are per account). Runs under s.mu.
+func (s *Server) ownedRead(c *call) bool {
+	return c.route != nil && isOwnedReadRoute(c.route.key) && c.r.PathValue("id") == c.user.ID && s.selfServe(c)
 }

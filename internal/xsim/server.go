@@ -67,6 +67,19 @@ type Options struct {
 	SaveEvery time.Duration
 	// afterSave, in tests, is told after each write of StateFile.
 	afterSave func()
+	// Access, when set, is the access level of every account's app
+	// (World.Access): AccessPayPerUse models the self-serve X of 2026.
+	// Empty keeps the world's level, which for a world that names none is
+	// AccessEnterprise: the X every test before 2026 was written against.
+	// SetUserAccess sets single accounts. New panics on a level that is not
+	// one (ParseAccess reads configuration).
+	Access Access
+	// StrictSummons makes a reply to a post that is itself a reply to one
+	// of the replier's posts need a summons of its own on self-serve
+	// access: only the two summons X names (an @mention of the replier, a
+	// quote of one of its posts) then count. By default such a reply is
+	// summoned; see classifyReply for why.
+	StrictSummons bool
 	// OnSaveError is told when writing StateFile fails (the change stays in
 	// memory and the next write tries again); nil reports through Logf.
 	OnSaveError func(error)
@@ -170,6 +183,15 @@ func New(opts Options) *Server {
 		counters: map[string]int64{},
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		closed:   make(chan struct{}),
+	}
+	if opts.Access != "" {
+		if _, err := ParseAccess(string(opts.Access)); err != nil {
+			panic(fmt.Sprintf("xsim: Options.Access: %v", err))
+		}
+		if s.st.access != opts.Access {
+			s.st.access = opts.Access
+			s.changed()
+		}
 	}
 	for k, v := range opts.RateLimitOverrides {
 		s.limits[k] = v
@@ -617,6 +639,8 @@ func (s *Server) dispatch(c *call) reply {
 		return errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))
 	case rt.write && s.st.suspended[c.user.ID]:
 		return errSuspended()
+	case rt.api && s.refuseSelfServe(c) != nil:
+		return *s.refuseSelfServe(c)
 	default:
 		return rt.handle(c)
 	}

@@ -45,7 +45,10 @@ type state struct {
 	communities map[string]*Community
 	// quotesNeedTier is World.QuotesNeedHigherTier.
 	quotesNeedTier bool
-	lastID         int64
+	// access and accessByUser are World.Access and World.AccessByUser.
+	access       Access
+	accessByUser map[string]Access
+	lastID       int64
 }
 
 func newState(w *World) *state {
@@ -87,6 +90,10 @@ func newState(w *World) *state {
 		s.communities[cm.ID] = &cm
 	}
 	s.quotesNeedTier = w.QuotesNeedHigherTier
+	s.access, s.accessByUser = w.Access, maps.Clone(w.AccessByUser)
+	if s.accessByUser == nil {
+		s.accessByUser = map[string]Access{}
+	}
 	// A loaded world spells each id, language and source afresh wherever it
 	// appears; kept once, the demo world's strings take half the memory.
 	in := interner{}
@@ -238,6 +245,7 @@ func (s *state) snapshot(now time.Time) *World {
 		w.Communities = append(w.Communities, c)
 	}
 	w.QuotesNeedHigherTier = s.quotesNeedTier
+	w.Access, w.AccessByUser = s.access, s.accessSnapshot()
 	return w
 }
 

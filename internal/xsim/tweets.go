@@ -342,6 +342,7 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		return *bad
 	}
 	t := &Tweet{AuthorID: c.user.ID, Text: text, CreatedAt: c.now.UTC(), Lang: guessLang(text), Source: "xsim"}
+	kind := replyOwn // not a reply: priced as a post
 	if req.Reply != nil {
 		pid := req.Reply.InReplyToTweetID
 		if !isNumericID(pid) {
@@ -354,6 +355,10 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		if !s.st.mayReply(parent, c.user) {
 			return errForbidden(DetailReplyNotAllowed)
 		}
+		kind = s.classifyReply(parent, c.user)
+		if kind == replyNotSummoned && s.selfServe(c) {
+			return errNotPermitted()
+		}
 		t.InReplyToTweetID = parent.ID
 		t.InReplyToUserID = parent.AuthorID
 		t.ConversationID = parent.ConversationID
@@ -365,6 +370,9 @@ func (s *Server) handleCreateTweet(c *call) reply {
 		}
 		if s.st.tweets[qid] == nil {
 			return errForbidden("You attempted to quote a Tweet that is deleted or not visible to you.")
+		}
+		if s.selfServe(c) {
+			return errNotPermitted()
 		}
 		if s.st.quotesNeedTier {
 			return errFeatureUnavailable(c.grant.ClientID)
@@ -396,9 +404,13 @@ func (s *Server) handleCreateTweet(c *call) reply {
 	}
 	s.st.addTweet(t)
 	s.count(CountTweetsCreated)
-	if hasLink(text) {
+	switch {
+	case kind == replySummoned && s.selfServe(c):
+		// X's pay-per-use price; an Enterprise contract is priced apart.
+		s.chargeWrite(c, BillSummonedReply)
+	case hasLink(text):
 		s.chargeWrite(c, BillContentURL)
-	} else {
+	default:
 		s.chargeWrite(c, BillContentCreate)
 	}
 	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{

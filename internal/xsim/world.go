@@ -41,9 +41,14 @@ type World struct {
 	Communities []Community `json:"communities,omitempty"`
 	// QuotesNeedHigherTier makes quote posts answer X's 403 for a feature
 	// outside the app's access level, as X does on tiers without them.
-	QuotesNeedHigherTier bool      `json:"quotes_need_higher_tier,omitempty"`
-	Sequence             int64     `json:"sequence"`
-	SavedAt              time.Time `json:"saved_at,omitzero"`
+	QuotesNeedHigherTier bool `json:"quotes_need_higher_tier,omitempty"`
+	// Access is the access level of every account's app that AccessByUser
+	// does not name; "" (every world saved before it) is AccessEnterprise.
+	Access Access `json:"access,omitempty"`
+	// AccessByUser is the access level of single accounts' apps, by user id.
+	AccessByUser map[string]Access `json:"access_by_user,omitempty"`
+	Sequence     int64             `json:"sequence"`
+	SavedAt      time.Time         `json:"saved_at,omitzero"`
 }
 
 // worldVersion is bumped whenever the JSON layout changes incompatibly.
@@ -205,6 +210,7 @@ func (w *World) Clone() *World {
 		out.Lists[i].Members = slices.Clone(out.Lists[i].Members)
 	}
 	out.DemoAccounts = maps.Clone(w.DemoAccounts)
+	out.AccessByUser = maps.Clone(w.AccessByUser)
 	out.DMs = slices.Clone(w.DMs)
 	for i := range out.DMs {
 		out.DMs[i].ParticipantIDs = slices.Clone(out.DMs[i].ParticipantIDs)
@@ -241,6 +247,9 @@ func (w *World) Validate() error {
 		}
 		users[u.ID] = true
 		names[lu] = true
+	}
+	if err := validAccess(w, users); err != nil {
+		return err
 	}
 	if !users[w.DemoUserID] {
 		return fmt.Errorf("world: demo_user_id %q is not a user", w.DemoUserID)
