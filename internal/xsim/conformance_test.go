@@ -277,6 +277,30 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		t.Errorf("a quote that needs a higher tier = %d, want 403", st)
 	}
 	s.SetQuotesNeedHigherTier(false)
+	// Self-serve access, as X is in 2026: an unsummoned reply, a like, a
+	// follow and a quote answer X's bare 403.
+	if err := s.SetAccess(xsim.AccessPayPerUse); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/2/tweets", map[string]any{"text": "an unsummoned reply", "reply": map[string]any{"in_reply_to_tweet_id": otherTweet}}},
+		{"/2/tweets", map[string]any{"text": "a self-serve quote", "quote_tweet_id": otherTweet}},
+		{"/2/users/" + me + "/likes", map[string]any{"tweet_id": otherTweet}},
+		{"/2/users/" + me + "/following", map[string]any{"target_user_id": other}},
+	} {
+		if st, _ := c.json("POST", r.path, r.body); st != 403 {
+			t.Errorf("self-serve POST %s = %d, want 403", r.path, st)
+		}
+	}
+	if st, _ := c.json("GET", "/2/users/"+me+"/mentions?max_results=5", nil); st != 200 {
+		t.Errorf("a self-serve owned read = %d, want 200", st)
+	}
+	if err := s.SetAccess(xsim.AccessEnterprise); err != nil {
+		t.Fatal(err)
+	}
 
 	reads := []string{
 		"/2/tweets/" + mine + q(tf, ex, uf, mf),
@@ -293,6 +317,8 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/search/recent" + q("query=golang", "max_results=10", tf, ex, uf),
 		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust OR golang) -is:retweet has:links"), "max_results=100", "sort_order=recency"),
 		"/2/tweets/search/recent" + q("query="+url.QueryEscape("(rust")),
+		"/2/tweets/search/recent" + q("query="+url.QueryEscape("golang min_likes:1 min_replies:0 min_reposts:0"), tf),
+		"/2/tweets/search/recent" + q("query="+url.QueryEscape("golang min_likes:lots")),
 		"/2/tweets/" + otherTweet + "/liking_users" + q(uf, "max_results=10"),
 		"/2/users/me" + q(uf, "expansions=pinned_post_id", tf),
 		"/2/users/" + other + q(uf),

@@ -2,6 +2,7 @@ package xsim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,8 +12,15 @@ import (
 // (implicit AND), "quoted phrases", OR, - negation, parentheses, and the
 // operators from:, to:, @handle, #hashtag, is:reply, is:retweet, is:quote,
 // is:verified, has:links, has:media, has:mentions, has:hashtags, lang:,
-// conversation_id:, url:. As on X, AND binds tighter than OR, and a query
+// conversation_id:, url:, and min_likes:, min_replies:, min_reposts: (a
+// whole number, 0 or more). As on X, AND binds tighter than OR, and a query
 // must contain at least one positive term.
+//
+// Since X moved search to a new index (changelog 2026-05-04), keyword
+// search no longer returns reposts: a repost's text is not in the keyword
+// index, so keywords, phrases, hashtags and cashtags never match one, while
+// operators alone (from:x is:retweet) still find it. The same entry added
+// the min_ operators.
 
 // maxQueryLen is X's recent-search query length limit.
 const maxQueryLen = 512
@@ -114,7 +122,10 @@ type andNode []qnode
 type orNode []qnode
 type notNode struct{ n qnode }
 type termNode struct{ words []string } // keyword or phrase: contiguous words
-type opNode struct{ op, value string }
+type opNode struct {
+	op, value string
+	n         int64 // the min_ operators' threshold
+}
 
 func (a andNode) match(m *matchCtx) bool {
 	for _, n := range a {
@@ -156,7 +167,7 @@ func (n notNode) match(m *matchCtx) bool { return !n.n.match(m) }
 func (n notNode) positive() bool         { return false }
 func (n notNode) String() string         { return "NOT(" + n.n.String() + ")" }
 
-func (t termNode) match(m *matchCtx) bool { return m.hasPhrase(t.words) }
+func (t termNode) match(m *matchCtx) bool { return m.t.RetweetOf == "" && m.hasPhrase(t.words) }
 func (t termNode) positive() bool         { return true }
 func (t termNode) String() string         { return fmt.Sprintf("%q", strings.Join(t.words, " ")) }
 
@@ -206,6 +217,12 @@ func (o opNode) match(m *matchCtx) bool {
 			}
 		}
 		return false
+	case "min_likes":
+		return m.metric("like_count") >= o.n
+	case "min_replies":
+		return m.metric("reply_count") >= o.n
+	case "min_reposts":
+		return m.metric("retweet_count") >= o.n
 	}
 	return false
 }
@@ -221,7 +238,7 @@ func joinNodes(ns []qnode) string {
 // operatorValues lists the accepted operators; nil means any non-empty value.
 func operatorValues(op string) ([]string, bool) {
 	switch op {
-	case "from", "to", "lang", "conversation_id", "url":
+	case "from", "to", "lang", "conversation_id", "url", "min_likes", "min_replies", "min_reposts":
 		return nil, true
 	case "is":
 		return []string{"reply", "retweet", "quote", "verified"}, true
@@ -400,6 +417,14 @@ func (p *qparser) word(t qtoken) (qnode, error) {
 				}
 			case "url":
 				val = strings.ToLower(val)
+			case "min_likes", "min_replies", "min_reposts":
+				// Digits only: no sign, fraction or exponent, and no more
+				// than a count can hold.
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil || strings.TrimLeft(val, "0123456789") != "" {
+					return nil, &queryError{Pos: t.pos, Msg: fmt.Sprintf("invalid value '%s' for operator '%s:': it must be a whole number, 0 or more", val, op)}
+				}
+				return opNode{op: op, value: val, n: n}, nil
 			default:
 				val = strings.ToLower(val)
 				if values != nil && !containsStr(values, val) {
@@ -441,6 +466,7 @@ func containsStr(list []string, s string) bool {
 
 // matchCtx is a post prepared for matching.
 type matchCtx struct {
+	st        *state
 	t         *Tweet
 	words     []string
 	author    string
@@ -451,7 +477,7 @@ type matchCtx struct {
 }
 
 func (s *state) matchCtxFor(t *Tweet) *matchCtx {
-	m := &matchCtx{t: t, words: wordsOf(t.Text, false), authorID: t.AuthorID, replyToID: t.InReplyToUserID}
+	m := &matchCtx{st: s, t: t, words: wordsOf(t.Text, false), authorID: t.AuthorID, replyToID: t.InReplyToUserID}
 	if u := s.users[t.AuthorID]; u != nil {
 		m.author = lower(u.Username)
 		m.verified = u.Verified
@@ -461,6 +487,9 @@ func (s *state) matchCtxFor(t *Tweet) *matchCtx {
 	}
 	return m
 }
+
+// metric is one of the post's public metrics, as its answer reports it.
+func (m *matchCtx) metric(name string) int64 { return m.st.tweetMetrics(m.t)[name] }
 
 func wordEq(tok, q string) bool {
 	if tok == q {
