@@ -119,6 +119,10 @@ type Options struct {
 	// the configuration says (a resolver, trusted roots, ports); tests use
 	// it to reach their own TLS server.
 	MediaFetch func(*safefetch.Options)
+	// SandboxAccess is the access level of each sandbox account's app, by
+	// account name, which the sandbox emulator then models (see
+	// SandboxAccess).
+	SandboxAccess SandboxAccess
 }
 
 // New builds the services for cfg.
@@ -152,7 +156,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	var bases map[string]string
 	var httpClient *http.Client
 	if opts.Sandbox {
-		sb, err := startSandbox(ctx, a)
+		sb, err := startSandbox(ctx, a, opts.SandboxAccess)
 		if err != nil {
 			a.Close()
 			return nil, err

@@ -70,6 +70,7 @@ type Sandbox struct {
 
 	home, state string
 	seed        int64
+	access      SandboxAccess
 	now         func() time.Time
 	log         *slog.Logger
 	base        http.RoundTripper
@@ -162,7 +163,45 @@ func sandboxTransport() *http.Transport {
 	return t
 }
 
-func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
+// SandboxAccess returns the access level of an account's app by the
+// account's name (config.DefaultAccountName for the default account), or
+// "" to leave the emulator world's level for it as it is. The emulator
+// started for the sandbox models those levels: on xsim.AccessPayPerUse its
+// demo user meets the self-serve X of 2026. The default account's level is
+// also the world's, for users no account names. A nil SandboxAccess leaves
+// every level as the world has it (a new world: xsim.AccessEnterprise).
+type SandboxAccess func(account string) xsim.Access
+
+// applyAccess sets the levels access gives on srv; setting the levels the
+// world already has changes nothing, so a start does not rewrite it.
+func applyAccess(srv *xsim.Server, access SandboxAccess) error {
+	if access == nil {
+		return nil
+	}
+	if lvl := access(config.DefaultAccountName); lvl != "" {
+		if err := srv.SetAccess(lvl); err != nil {
+			return fmt.Errorf("sandbox access of account %s: %w", config.DefaultAccountName, err)
+		}
+	}
+	accounts := srv.DemoAccounts()
+	names := make([]string, 0, len(accounts))
+	for name := range accounts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		lvl := access(name)
+		if lvl == "" {
+			continue
+		}
+		if err := srv.SetUserAccess(accounts[name], lvl); err != nil {
+			return fmt.Errorf("sandbox access of account %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, error) {
 	cfg := a.Cfg
 	if err := os.MkdirAll(filepath.Join(cfg.Home, sandboxLockDir), 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox home %s: %w", cfg.Home, err)
@@ -172,7 +211,7 @@ func startSandbox(ctx context.Context, a *App) (*Sandbox, error) {
 		return nil, err
 	}
 	s := &Sandbox{home: cfg.Home, state: state, seed: cfg.Sandbox.Seed, now: a.Now, log: a.Log,
-		base: sandboxTransport()}
+		base: sandboxTransport(), access: access}
 	// Registered before anything else so `tuitbot sandbox reset` sees this
 	// process as a user of the sandbox from the start.
 	if s.user, err = os.CreateTemp(filepath.Join(cfg.Home, sandboxLockDir), sandboxUserLock+strconv.Itoa(os.Getpid())+"-*.lock"); err != nil {
@@ -310,6 +349,10 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 		return nil, "", fmt.Errorf("sandbox state %s: %w (run `tuitbot sandbox reset` to start over)", s.state, err)
 	}
 	srv := xsim.New(opts)
+	if err := applyAccess(srv, s.access); err != nil {
+		_ = srv.Close()
+		return nil, "", err
+	}
 	// The emulator lives until this process closes the App, not until the
 	// context of whatever request happened to start it ends.
 	bg := context.Background()

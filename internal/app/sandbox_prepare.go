@@ -42,7 +42,7 @@ func PrepareSandbox(ctx context.Context, cfg *config.Config, log *slog.Logger, a
 		return fmt.Errorf("prepare the sandbox: %w", err)
 	}
 	a := &App{Cfg: cfg, Log: slog.New(warnOnly{log.Handler()}), Now: time.Now}
-	if _, err := startSandbox(ctx, a); err != nil {
+	if _, err := startSandbox(ctx, a, nil); err != nil {
 		return fmt.Errorf("prepare the sandbox: %w", err)
 	}
 	if err := a.Close(); err != nil {

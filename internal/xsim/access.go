@@ -95,12 +95,18 @@ func (s *Server) AccessOf(userID string) Access {
 }
 
 // SetAccess sets the access level of every account's app that
-// SetUserAccess has not set (World.Access).
+// SetUserAccess has not set (World.Access). Setting the level a world
+// already has changes nothing, so a sandbox that applies its configuration
+// at every start does not rewrite its world file.
 func (s *Server) SetAccess(a Access) error {
 	if _, err := ParseAccess(string(a)); err != nil {
 		return err
 	}
 	s.mu.Lock()
+	if s.st.access == a || s.st.access == "" && a == AccessEnterprise {
+		s.mu.Unlock()
+		return nil
+	}
 	s.st.access = a
 	s.changed()
 	s.mu.Unlock()
@@ -121,6 +127,10 @@ func (s *Server) SetUserAccess(userID string, a Access) error {
 	if s.st.users[userID] == nil {
 		s.mu.Unlock()
 		return fmt.Errorf("xsim: no user %s", userID)
+	}
+	if s.st.accessByUser[userID] == a {
+		s.mu.Unlock()
+		return nil
 	}
 	if a == "" {
 		delete(s.st.accessByUser, userID)
