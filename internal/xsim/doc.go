@@ -42,6 +42,13 @@
 //     reposts and replies to others are not edit eligible; refusals are
 //     403s (the Detail* constants; X does not document its wording), and
 //     deleting any version deletes the chain.
+//   - Access levels (access.go, docs/x-rules.md): each account's app is
+//     Enterprise (a world that says nothing) or self-serve pay-per-use. On
+//     pay-per-use, as X since 2026, a reply whose target did not summon the
+//     replier, likes, unlikes, follows, unfollows and quote posts answer
+//     X's bare 403, a summoned reply costs $0.010 with or without a URL and
+//     Owned Reads $0.001 per resource. On every level keyword search drops
+//     reposts and min_likes:, min_replies:, min_reposts: filter.
 //   - Media: simple and chunked upload per the v2 document, X's size limits
 //     and types, video and GIF processing advanced by STATUS polls
 //     (pending -> in_progress -> succeeded), alt text via /2/media/metadata.
