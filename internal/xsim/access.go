@@ -211,13 +211,3 @@ func (s *Server) classifyReply(target *Tweet, u *User) replyKind {
 	}
 	return replyNotSummoned
 }
-
-// refuseSelfServe answers X's 403 for a route a self-serve app may no
-// longer call, or nil. Runs under s.mu.
-func (s *Server) refuseSelfServe(c *call) *reply {
-	if !removedFromSelfServe(c.route.key) || !s.selfServe(c) {
-		return nil
-	}
-	rep := errNotPermitted()
-	return &rep
-}

@@ -639,8 +639,8 @@ func (s *Server) dispatch(c *call) reply {
 		return errMissingScopes(missingScopes(c.grant.Scopes, rt.scopes))
 	case rt.write && s.st.suspended[c.user.ID]:
 		return errSuspended()
-	case rt.api && s.refuseSelfServe(c) != nil:
-		return *s.refuseSelfServe(c)
+	case rt.api && removedFromSelfServe(rt.key) && s.selfServe(c):
+		return errNotPermitted()
 	default:
 		return rt.handle(c)
 	}
