@@ -352,7 +352,7 @@ func (s appSource) PublishFailures(ctx context.Context, account string, since ti
 }
 
 // moveNotices records publish.rescheduled in the transaction that moves a
-// queued item off its missed slot.
+// queued item or a recurring post's occurrence off its missed time.
 type moveNotices struct{ out *notify.Outbox }
 
 func (m moveNotices) Rescheduled(ctx context.Context, tx *sql.Tx, account string, mv workflow.Moved) error {

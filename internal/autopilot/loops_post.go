@@ -377,9 +377,10 @@ func (r *Runner) publisherLoop(it *iter) error {
 	return nil
 }
 
-// rescheduleMissed moves queued items whose slot passed more than
-// late_grace_minutes ago (the process was down) to the next free slot;
-// those within the grace stay due and post late now.
+// rescheduleMissed moves queued items and recurring posts' occurrences
+// whose time passed more than late_grace_minutes ago (the process was
+// down) to the next free slot, or an occurrence with none back to the
+// drafts; those within the grace stay due and post late now.
 func (r *Runner) rescheduleMissed(it *iter) error {
 	p, err := r.cfg.QueuePolicy()
 	if err != nil {
@@ -390,6 +391,10 @@ func (r *Runner) rescheduleMissed(it *iter) error {
 		return err
 	}
 	for _, m := range moved {
+		if m.To == "" {
+			it.note("draft %d missed its time %s by more than the late grace; back in the drafts to schedule again", m.DraftID, m.From)
+			continue
+		}
 		it.note("draft %d missed its slot %s by more than the late grace; moved to %s", m.DraftID, m.From, m.To)
 	}
 	return nil

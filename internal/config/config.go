@@ -266,7 +266,7 @@ type Queue struct {
 	Slots            []string `toml:"slots" doc:"Posting slots as days and an HH:MM time in schedule.timezone, e.g. [\"mon-fri 09:00\", \"sat,sun 11:00\"]; days are mon..sun, ranges (mon-fri) or daily. Empty = no queue."`
 	MinGapMinutes    int      `toml:"min_gap_minutes" doc:"A free slot is at least this many minutes from any other scheduled post (0 = only the slot itself must be free)."`
 	MaxPerDay        int      `toml:"max_per_day" doc:"Most scheduled posts on one day in schedule.timezone before its slots count as full (0 = no cap)."`
-	LateGraceMinutes int      `toml:"late_grace_minutes" doc:"How late a queued item may still publish when its slot passed while nothing ran; past it the item moves to the next free slot and publish.rescheduled is sent."`
+	LateGraceMinutes int      `toml:"late_grace_minutes" doc:"How late a queued item or a recurring post's occurrence may still publish when its time passed while nothing ran; past it the item moves to the next free slot (an occurrence with none goes back to the drafts) and publish.rescheduled is sent."`
 }
 
 // Evergreen configures recycling the account's best posts into queue

@@ -30,9 +30,9 @@ const (
 	EventExpiring  = "approval.expiring"
 	EventUnknown   = "mutation.unknown"
 	EventPubFailed = "publish.failed"
-	// EventRescheduled: a queued post missed its slot by more than the
-	// queue's late grace (the process was down) and moved to the next
-	// free slot.
+	// EventRescheduled: a queued post or a recurring post's occurrence
+	// missed its time by more than the queue's late grace (the process
+	// was down) and moved to the next free slot, or back to the drafts.
 	EventRescheduled = "publish.rescheduled"
 	EventPublished   = "post.published"
 	// EventTest is what `tuitbot notify test` sends; no configuration
@@ -69,7 +69,7 @@ type Item struct {
 	// publish.rescheduled.
 	DraftID int64 `json:"draft_id,omitempty"`
 	// MissedSlot and ScheduledFor are the slot a rescheduled post missed
-	// and the one it holds now.
+	// and the one it holds now (empty: it went back to the drafts).
 	MissedSlot   string `json:"missed_slot,omitempty"`
 	ScheduledFor string `json:"scheduled_for,omitempty"`
 }

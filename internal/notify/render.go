@@ -39,6 +39,9 @@ func Title(m Message) string {
 	case EventPubFailed:
 		return prefix + "Scheduled post failed"
 	case EventRescheduled:
+		if it.ScheduledFor == "" {
+			return prefix + "Scheduled post missed its time and went back to the drafts"
+		}
 		return prefix + "Scheduled post missed its slot and moved to the next free one"
 	case EventPublished:
 		return prefix + "Posted: " + it.Tool
@@ -71,8 +74,11 @@ func Details(it Item, now time.Time) string {
 	if it.Error != "" {
 		parts = append(parts, "error: "+it.Error)
 	}
-	if it.MissedSlot != "" && it.ScheduledFor != "" {
+	switch {
+	case it.MissedSlot != "" && it.ScheduledFor != "":
 		parts = append(parts, "missed "+it.MissedSlot+", now "+it.ScheduledFor)
+	case it.MissedSlot != "":
+		parts = append(parts, "missed "+it.MissedSlot+", now a draft to schedule again")
 	}
 	return strings.Join(parts, " · ")
 }

@@ -19,3 +19,16 @@ func TestRescheduledSaysWhereThePostWent(t *testing.T) {
 		t.Errorf("Details = %q", got)
 	}
 }
+
+// TestRescheduledBackToDrafts: an occurrence with no slot to go to says
+// it is a draft again, not that it moved to a slot.
+func TestRescheduledBackToDrafts(t *testing.T) {
+	it := Item{Tool: "scheduled_tweet", Text: "a recurring post", DraftID: 8, MissedSlot: "2026-03-02T10:00:00.000Z"}
+	m := Message{Event: EventRescheduled, Items: []Item{it}}
+	if got := Title(m); got != "Scheduled post missed its time and went back to the drafts" {
+		t.Errorf("Title = %q", got)
+	}
+	if got := Details(it, time.Now()); !strings.Contains(got, "missed 2026-03-02T10:00:00.000Z, now a draft to schedule again") {
+		t.Errorf("Details = %q", got)
+	}
+}

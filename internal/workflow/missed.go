@@ -12,14 +12,19 @@ import (
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
-// Moved is a queued item whose slot passed while nothing published it
-// (the process was down) and that was moved to the next free slot.
+// Moved is a scheduled item whose time passed while nothing published it
+// (the process was down) and that was moved: to the next free queue slot,
+// or, for an occurrence of a recurring post with no free slot to go to,
+// back to the drafts (To empty) for a person to schedule.
 type Moved struct {
 	DraftID     int64
 	ContentType string
 	Text        string
-	// From is the slot it missed, To the one it holds now.
+	// From is the time it missed, To the slot it holds now; To is empty
+	// when it went back to the drafts.
 	From, To string
+	// Recurring is the recurring post the item is an occurrence of.
+	Recurring int64
 }
 
 // MoveNotifier hears of each move inside the transaction that makes it,
@@ -29,24 +34,22 @@ type MoveNotifier interface {
 	Rescheduled(ctx context.Context, tx *sql.Tx, account string, m Moved) error
 }
 
-// RescheduleMissed applies late_grace_minutes to the account's queue: an
-// item whose slot is more than grace in the past moves to the next free
-// slot (never onto a taken one), and s.Moves hears of it. Items still
-// within the grace are left for the publisher, which posts them late.
-// Items scheduled at a chosen time (not in a queue slot) are not moved.
-// When the queue has no slots or no free slot is left the item stays and
-// publishes late; the error says so.
+// RescheduleMissed applies late_grace_minutes to the account's queue and
+// recurring posts: an item whose time is more than grace in the past moves
+// to the next free queue slot (never onto a taken one), and s.Moves hears
+// of it. Items still within the grace are left for the publisher, which
+// posts them late. Other items scheduled at a chosen time are not moved.
+// A queued item with no free slot to go to stays and publishes late; an
+// occurrence of a recurring post goes back to the drafts instead, since it
+// was meant for its own time and a person should choose another.
 func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace time.Duration) ([]Moved, error) {
-	if len(p.Rules) == 0 {
-		return nil, nil
-	}
 	now := s.Now()
 	cutoff := s.ts(now.Add(-grace))
 	var moved []Moved
 	err := s.DB.LockedTx(ctx, []string{store.AccountScope(s.account())}, func(tx *sql.Tx) error {
 		moved = moved[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, content_type, content, scheduled_for FROM drafts
-			WHERE account_id = ? AND status = ? AND queue_slot IS NOT NULL AND scheduled_for < ? ORDER BY scheduled_for, id`,
+		rows, err := tx.QueryContext(ctx, `SELECT id, content_type, content, scheduled_for, COALESCE(recurring_id, 0) FROM drafts
+			WHERE account_id = ? AND status = ? AND (queue_slot IS NOT NULL OR recurring_id IS NOT NULL) AND scheduled_for < ? ORDER BY scheduled_for, id`,
 			s.account(), DraftScheduled, cutoff)
 		if err != nil {
 			return dbErr(err, "read missed queue slots")
@@ -54,7 +57,7 @@ func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace ti
 		var late []Moved
 		for rows.Next() {
 			var m Moved
-			if err := rows.Scan(&m.DraftID, &m.ContentType, &m.Text, &m.From); err != nil {
+			if err := rows.Scan(&m.DraftID, &m.ContentType, &m.Text, &m.From, &m.Recurring); err != nil {
 				rows.Close()
 				return dbErr(err, "read missed queue slots")
 			}
@@ -64,21 +67,38 @@ func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace ti
 		if err := rows.Err(); err != nil {
 			return dbErr(err, "read missed queue slots")
 		}
+		full := len(p.Rules) == 0
 		for _, m := range late {
-			// Each move is written before the next slot is looked for, so
-			// the bookings read inside this transaction include it.
-			slots, err := s.freeSlots(ctx, tx, p, now.Add(time.Nanosecond), 1, m.DraftID)
-			if apperr.CodeOf(err) == apperr.QueueFull {
-				// No slot to move to: the rest stay and publish late.
-				return nil
+			if !full {
+				// Each move is written before the next slot is looked for,
+				// so the bookings read inside this transaction include it.
+				slots, err := s.freeSlots(ctx, tx, p, now.Add(time.Nanosecond), 1, m.DraftID)
+				switch {
+				case apperr.CodeOf(err) == apperr.QueueFull:
+					full = true
+				case err != nil:
+					return err
+				default:
+					m.To = s.ts(slots[0])
+				}
+			}
+			if m.To == "" && m.Recurring == 0 {
+				// No slot to move to: a queued item stays and publishes late.
+				continue
+			}
+			var res sql.Result
+			if m.To != "" {
+				res, err = tx.ExecContext(ctx, `UPDATE drafts SET scheduled_for = ?, queue_slot = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ? AND scheduled_for = ?`,
+					m.To, m.To, s.ts(now), m.DraftID, s.account(), DraftScheduled, m.From)
+			} else {
+				res, err = tx.ExecContext(ctx, `UPDATE drafts SET status = 'draft', scheduled_for = NULL, queue_slot = NULL, updated_at = ? WHERE id = ? AND account_id = ? AND status = ? AND scheduled_for = ?`,
+					s.ts(now), m.DraftID, s.account(), DraftScheduled, m.From)
 			}
 			if err != nil {
-				return err
+				return dbErr(err, "move missed item")
 			}
-			m.To = s.ts(slots[0])
-			if _, err := tx.ExecContext(ctx, `UPDATE drafts SET scheduled_for = ?, queue_slot = ?, updated_at = ? WHERE id = ? AND account_id = ? AND status = ? AND scheduled_for = ?`,
-				m.To, m.To, s.ts(now), m.DraftID, s.account(), DraftScheduled, m.From); err != nil {
-				return dbErr(err, "move missed queue item")
+			if n, _ := res.RowsAffected(); n != 1 {
+				continue
 			}
 			if m.ContentType == "thread" {
 				var tweets []string

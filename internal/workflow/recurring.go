@@ -440,7 +440,10 @@ func (s *Service) UpdateRecurring(ctx context.Context, loc *time.Location, id in
 		}
 		n, _ := withdrawn.RowsAffected()
 		p.Created -= int(n)
-		if n > 0 || p.lastAt.After(now) {
+		// Occurrences are made again from now: what was withdrawn, and
+		// nothing of the time the rule was paused. Only occurrences made
+		// ahead that wait for approval keep their place.
+		if n > 0 || !p.lastAt.After(now) {
 			p.lastAt = now
 		}
 		body, _ := json.Marshal(p.Texts)
@@ -529,10 +532,17 @@ func (s *Service) makeOccurrences(ctx context.Context, loc *time.Location, id in
 			return dbErr(err, "read recurring post")
 		}
 		now := s.Now()
-		after := now
-		if p.lastAt.After(after) {
-			after = p.lastAt
+		// Occurrences are made from the last one made, or from the rule's
+		// creation: one whose time passed while nothing ran was announced
+		// (next_at) and is made too, late; RescheduleMissed then decides
+		// whether it still posts or moves.
+		from := p.lastAt
+		if from.IsZero() {
+			if from, err = store.ParseTime(p.CreatedAt); err != nil {
+				return dbErr(err, "read recurring post")
+			}
 		}
+		after := maxTime(now, p.lastAt)
 		left := 0
 		if p.EndsAfter > 0 {
 			if left = p.EndsAfter - p.Created; left <= 0 {
@@ -540,7 +550,7 @@ func (s *Service) makeOccurrences(ctx context.Context, loc *time.Location, id in
 			}
 		}
 		ts := s.ts(now)
-		for _, at := range r.Between(loc, after, now.Add(RecurringAhead), left) {
+		for _, at := range r.Between(loc, from, now.Add(RecurringAhead), left) {
 			text := p.Texts[p.Created%len(p.Texts)]
 			res, err := tx.ExecContext(ctx, `INSERT INTO drafts (account_id, content_type, content, source, status, scheduled_for, recurring_id, occurrence_at, created_at, updated_at)
 				VALUES (?, 'tweet', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.account(), text, SourceRecurring, DraftScheduled, s.ts(at), p.ID, s.ts(at), ts, ts)
