@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/queue"
 )
 
 // schedule is the [schedule] section compiled: the active hours in their
@@ -139,7 +140,7 @@ func (s schedule) describe() string {
 // slotAt is the local time of slot minute m on the local day of day.
 func (s schedule) slotAt(day time.Time, m int) time.Time {
 	l := day.In(s.loc)
-	return time.Date(l.Year(), l.Month(), l.Day(), m/60, m%60, 0, 0, s.loc)
+	return queue.WallClock(l.Year(), l.Month(), l.Day(), m/60, m%60, s.loc)
 }
 
 // currentSlot is the latest preferred slot at or before t; ok is false

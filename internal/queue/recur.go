@@ -94,10 +94,9 @@ func (r Recurrence) On(d time.Time) bool {
 }
 
 // At is the occurrence instant on civil date d: the wall-clock time read in
-// loc, so 09:00 stays 09:00 across a daylight-saving change (a time the
-// change skips moves forward as time.Date normalises it).
+// loc (WallClock), so 09:00 stays 09:00 across a daylight-saving change.
 func (r Recurrence) At(d time.Time, loc *time.Location) time.Time {
-	return time.Date(d.Year(), d.Month(), d.Day(), r.Hour, r.Minute, 0, 0, loc)
+	return WallClock(d.Year(), d.Month(), d.Day(), r.Hour, r.Minute, loc)
 }
 
 // Between returns up to max occurrences in (after, until], earliest first;

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,6 +70,57 @@ func TestShortestRepeat(t *testing.T) {
 			got, ok := tc.r.ShortestRepeat(time.UTC, now, tc.k, tc.limit)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("got %s %v, want %s %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestOccurrencesOnTheAutumnChange: on the day the clock goes back a daily
+// occurrence comes once, a time inside the repeated hour at its first
+// instance (before the change), in zones west and east of UTC.
+func TestOccurrencesOnTheAutumnChange(t *testing.T) {
+	cases := []struct {
+		tz          string
+		day         time.Time // the date the clock goes back
+		hour, min   int
+		wantOnDay   string // UTC instant of that day's occurrence
+		wantBefore  string // the day before
+		wantAfter   string // the day after
+		description string
+	}{
+		{"America/New_York", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 1, 30,
+			"2026-11-01T05:30:00Z", "2026-10-31T05:30:00Z", "2026-11-02T06:30:00Z", "inside the repeated hour"},
+		{"America/New_York", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 9, 0,
+			"2026-11-01T14:00:00Z", "2026-10-31T13:00:00Z", "2026-11-02T14:00:00Z", "outside it"},
+		{"Europe/Berlin", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), 2, 30,
+			"2026-10-25T00:30:00Z", "2026-10-24T00:30:00Z", "2026-10-26T01:30:00Z", "inside the repeated hour"},
+		{"Europe/Berlin", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), 9, 0,
+			"2026-10-25T08:00:00Z", "2026-10-24T07:00:00Z", "2026-10-26T08:00:00Z", "outside it"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tz+" "+tc.description, func(t *testing.T) {
+			loc, err := time.LoadLocation(tc.tz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Recurrence{N: 1, Unit: UnitDay, Hour: tc.hour, Minute: tc.min, Anchor: tc.day.AddDate(0, 0, -7)}
+			from := time.Date(tc.day.Year(), tc.day.Month(), tc.day.Day()-1, 0, 0, 0, 0, loc)
+			to := time.Date(tc.day.Year(), tc.day.Month(), tc.day.Day()+2, 0, 0, 0, 0, loc)
+			var got []string
+			for _, g := range r.Between(loc, from, to, 0) {
+				got = append(got, g.UTC().Format(time.RFC3339))
+			}
+			want := []string{tc.wantBefore, tc.wantOnDay, tc.wantAfter}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("occurrences %v, want %v", got, want)
+			}
+			slots := Expand([]Rule{{Days: [7]bool{true, true, true, true, true, true, true}, Hour: tc.hour, Minute: tc.min}}, loc, from, to)
+			var gs []string
+			for _, s := range slots {
+				gs = append(gs, s.UTC().Format(time.RFC3339))
+			}
+			if strings.Join(gs, " ") != strings.Join(want, " ") {
+				t.Errorf("queue slots %v, want %v", gs, want)
 			}
 		})
 	}

@@ -103,9 +103,10 @@ func ParseSlots(slots []string) ([]Rule, error) {
 }
 
 // Expand returns the slot instants in [from, to), earliest first and
-// without duplicates. Wall-clock times are read in loc, so "09:00" stays
-// 09:00 across a daylight-saving change; a time the change skips moves
-// forward as time.Date normalises it.
+// without duplicates. Wall-clock times are read in loc (WallClock), so
+// "09:00" stays 09:00 across a daylight-saving change, a time in the hour
+// that repeats is its first instance, and a time the change skips moves
+// forward.
 func Expand(rules []Rule, loc *time.Location, from, to time.Time) []time.Time {
 	if len(rules) == 0 || !from.Before(to) {
 		return nil
@@ -120,7 +121,7 @@ func Expand(rules []Rule, loc *time.Location, from, to time.Time) []time.Time {
 			if !r.Days[day.Weekday()] {
 				continue
 			}
-			at := time.Date(day.Year(), day.Month(), day.Day(), r.Hour, r.Minute, 0, 0, loc)
+			at := WallClock(day.Year(), day.Month(), day.Day(), r.Hour, r.Minute, loc)
 			if !at.Before(from) && at.Before(to) {
 				out = append(out, at)
 			}
