@@ -52,9 +52,10 @@ func (c *cli) withAutopilot(cmd *cobra.Command, mode lockMode, opts autopilot.Op
 }
 
 // accountRunner builds account a's runner. With lockOnce it holds the
-// account's lock (per-account lock file on SQLite, session lock on
-// PostgreSQL) until release is called; with lockStandBy on SQLite too,
-// since processes sharing a home need no standby.
+// account's lock (a per-account lock file beside the SQLite database,
+// shared by every home using it; a session lock on PostgreSQL) until
+// release is called; with lockStandBy on SQLite too: there a second runner
+// is refused rather than kept on standby.
 func (c *cli) accountRunner(ctx context.Context, a *app.App, mode lockMode, opts autopilot.Options) (*autopilot.Runner, func(), error) {
 	release := func() {}
 	if mode == lockStandBy && !onPostgres(a) {
@@ -71,7 +72,7 @@ func (c *cli) accountRunner(ctx context.Context, a *app.App, mode lockMode, opts
 			}
 			release = l.Release
 		} else {
-			l, err := autopilot.AcquireAccountRunLock(a.Cfg.Home, a.Account)
+			l, err := autopilot.AcquireAccountRunLock(a.DB.Path, a.Cfg.Home, a.Account)
 			if err != nil {
 				return nil, nil, err
 			}

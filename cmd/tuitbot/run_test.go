@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,7 +49,7 @@ func TestRunAllAccounts(t *testing.T) {
 		waitOutput(t, out, "autopilot running for account "+account)
 	}
 	waitOutput(t, out, "press Ctrl-C to stop")
-	for _, tc := range []struct{ account, lock string }{{"default", "run.lock"}, {"brand_b", "run-brand_b.lock"}} {
+	for _, tc := range []struct{ account, lock string }{{"default", "tuitbot.db.run.lock"}, {"brand_b", "tuitbot.db.run-brand_b.lock"}} {
 		r := h.fails(t, "--account", tc.account, "tick")
 		mustContain(t, "tick of "+tc.account+" beside run --all-accounts", r.stderr, "already running", h.path(tc.lock))
 	}
@@ -67,7 +69,7 @@ func TestRunOneAccountBesideAnother(t *testing.T) {
 	waitOutput(t, out, "autopilot running for account default")
 	h.ok(t, "--account", "brand_b", "tick")
 	r := h.fails(t, "run")
-	mustContain(t, "second run of default", r.stderr, "already running", h.path("run.lock"))
+	mustContain(t, "second run of default", r.stderr, "already running", h.path("tuitbot.db.run.lock"))
 	waitSignalExit(t, cmd, out)
 }
 
@@ -106,4 +108,39 @@ func TestRunStandsByOnPostgres(t *testing.T) {
 	_ = first.Wait()
 	waitOutput(t, out2, "autopilot started")
 	waitSignalExit(t, second, out2)
+}
+
+// TestRunLockBelongsToTheDatabase: two homes (two config directories)
+// pointing at one SQLite file share one autopilot per account. While the
+// first home's `run` holds the account, the second home's `run` and
+// `tick` are refused, and the refusal names the holder: its process id,
+// host and home.
+func TestRunLockBelongsToTheDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "shared.db")
+	var homes []*home
+	for range 2 {
+		h := newHome(t)
+		writeRunConfig(t, h)
+		homes = append(homes, h.with("TUITBOT_STORAGE__DB_PATH="+db))
+	}
+	first := exec.Command(binPath, "run")
+	first.Dir = homes[0].dir
+	out := startServer(t, first, homes[0].env)
+	waitOutput(t, out, "autopilot running for account default")
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second home takes the database on as its own, as its refusal to
+	// open another home's database says to.
+	for _, args := range [][]string{{"run"}, {"tick"}} {
+		r := homes[1].fails(t, append([]string{"--accept-new-database"}, args...)...)
+		mustContain(t, "second home's "+args[0], r.stderr, "already running", "process "+strconv.Itoa(first.Process.Pid),
+			"host "+host, homes[0].dir, db+".run.lock")
+	}
+	// Another account of the shared database is free.
+	homes[1].ok(t, "--accept-new-database", "--account", "brand_b", "tick")
+	waitSignalExit(t, first, out)
+	// Stopped, the account is free for the other home.
+	homes[1].ok(t, "--accept-new-database", "tick")
 }

@@ -228,16 +228,18 @@ func TestExclusiveRunnersOfTwoAccountsBothRun(t *testing.T) {
 	}
 }
 
-// TestRunLockPerAccount checks the SQLite lock files: one per account, so
-// two accounts of one home run together and one account runs once.
+// TestRunLockPerAccount checks the SQLite lock files: one per account
+// beside the database, so two accounts of one database run together and
+// one account runs once.
 func TestRunLockPerAccount(t *testing.T) {
 	home := t.TempDir()
-	def, err := autopilot.AcquireAccountRunLock(home, "default")
+	db := filepath.Join(home, "tuitbot.db")
+	def, err := autopilot.AcquireAccountRunLock(db, home, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer def.Release()
-	brand, err := autopilot.AcquireAccountRunLock(home, "brand_b")
+	brand, err := autopilot.AcquireAccountRunLock(db, home, "brand_b")
 	if err != nil {
 		t.Fatalf("a second account's lock beside the default's: %v", err)
 	}
@@ -246,16 +248,14 @@ func TestRunLockPerAccount(t *testing.T) {
 		if got := autopilot.RunLockFile(tc.account); got != tc.file {
 			t.Errorf("RunLockFile(%q) = %q, want %q", tc.account, got, tc.file)
 		}
-		if _, err := os.Stat(filepath.Join(home, tc.file)); err != nil {
+		path := db + "." + tc.file
+		if _, err := os.Stat(path); err != nil {
 			t.Errorf("lock file: %v", err)
 		}
 		var le *autopilot.LockedError
-		if _, err := autopilot.AcquireAccountRunLock(home, tc.account); !errors.As(err, &le) || le.Path != filepath.Join(home, tc.file) {
-			t.Errorf("second lock of %q: %v, want LockedError on %s", tc.account, err, tc.file)
+		if _, err := autopilot.AcquireAccountRunLock(db, home, tc.account); !errors.As(err, &le) || le.Path != path {
+			t.Errorf("second lock of %q: %v, want LockedError on %s", tc.account, err, path)
 		}
-	}
-	if _, err := autopilot.AcquireRunLock(home); err == nil {
-		t.Error("AcquireRunLock took the default account's lock while it was held")
 	}
 }
 

@@ -79,22 +79,28 @@ func TestLoopNamesAreValidated(t *testing.T) {
 	wantCode(t, err, apperr.ConfigError, "intervals.publisher_seconds")
 }
 
+// TestRunLockAllowsOneInstance: the run lock belongs to the database, not
+// the home: a second home using the same SQLite file is refused while the
+// first holds the account, and the refusal names the holder's process,
+// host and home.
 func TestRunLockAllowsOneInstance(t *testing.T) {
-	home := t.TempDir()
-	l1, err := autopilot.AcquireRunLock(home)
+	db := filepath.Join(t.TempDir(), "shared.db")
+	homeA, homeB := t.TempDir(), t.TempDir()
+	l1, err := autopilot.AcquireAccountRunLock(db, homeA, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = autopilot.AcquireRunLock(home)
+	_, err = autopilot.AcquireAccountRunLock(db, homeB, "default")
 	var le *autopilot.LockedError
 	if !errors.As(err, &le) {
-		t.Fatalf("second lock: %v, want LockedError", err)
+		t.Fatalf("second home's lock on the same database: %v, want LockedError", err)
 	}
-	path := filepath.Join(home, autopilot.RunLockName)
-	if le.Path != path || le.PID != os.Getpid() {
-		t.Errorf("LockedError = %+v, want path %s and pid %d", le, path, os.Getpid())
+	host, _ := os.Hostname()
+	path := db + "." + autopilot.RunLockName
+	if le.Path != path || le.PID != os.Getpid() || le.Host != host || le.Home != homeA {
+		t.Errorf("LockedError = %+v, want path %s, pid %d, host %s, home %s", le, path, os.Getpid(), host, homeA)
 	}
-	for _, s := range []string{path, strconv.Itoa(os.Getpid()), "already running"} {
+	for _, s := range []string{path, "process " + strconv.Itoa(os.Getpid()), "host " + host, "home " + homeA, "already running", "account default"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("message %q does not name %q", err, s)
 		}
@@ -102,10 +108,29 @@ func TestRunLockAllowsOneInstance(t *testing.T) {
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v, mode %v", err, st.Mode())
 	}
+	// Another database is another lock, whatever the home.
+	other, err := autopilot.AcquireAccountRunLock(filepath.Join(t.TempDir(), "other.db"), homeA, "default")
+	if err != nil {
+		t.Fatalf("the same home's lock on another database: %v", err)
+	}
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// A link to the database is the same database.
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := autopilot.AcquireAccountRunLock(link, homeB, "default"); !errors.As(err, &le) || le.Path != path {
+		t.Errorf("lock through a link to the database: %v, want LockedError on %s", err, path)
+	}
 	if err := l1.Release(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := autopilot.AcquireRunLock(home)
+	l2, err := autopilot.AcquireAccountRunLock(db, homeB, "default")
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}
