@@ -188,6 +188,41 @@ func TestRecurringOccurrenceIsNeverLost(t *testing.T) {
 				if got := posted(day(3, 0, 0), day(4, 0, 0)); len(got) != 1 || got[0] != "2026-03-05 10:02 "+texts[3] {
 					t.Errorf("day 3: posted %q; want the fourth text at 10:02", got)
 				}
+
+				// Days 4-5: down from day 4 09:50 until day 5 10:20, so two
+				// occurrences of the daily rule are missed. Neither posts late
+				// nor vanishes: the older waits in the drafts (a slot would
+				// put it after its successor), the latest takes a slot when
+				// the queue has one before the next occurrence.
+				before := len(e.rescheduledNotices())
+				e.cronTicks(day(3, 10, 30), day(5, 11, 0), [2]time.Time{day(4, 9, 50), day(5, 10, 20)})
+				if got := posted(day(4, 9, 50), day(5, 11, 0)); len(got) != 0 {
+					t.Errorf("days 4-5: posted %q during and after the outage; want nothing that late", got)
+				}
+				latest := ""
+				if tc.at != "" {
+					latest = store.FormatTime(day(5, 18, 0))
+				}
+				for _, c := range []struct {
+					occurrence    time.Time
+					status, sched string
+				}{
+					{day(4, 10, 0), "draft", ""},
+					{day(5, 10, 0), tc.status, latest},
+				} {
+					var status, sched string
+					err := e.db().QueryRow(`SELECT status, COALESCE(scheduled_for, '') FROM drafts WHERE recurring_id = ? AND occurrence_at = ?`,
+						rule.ID, store.FormatTime(c.occurrence)).Scan(&status, &sched)
+					if err != nil {
+						t.Fatalf("the occurrence of %s is gone: %v", c.occurrence.Format(time.RFC3339), err)
+					}
+					if status != c.status || sched != c.sched {
+						t.Errorf("the occurrence of %s is %s at %q; want %s at %q", c.occurrence.Format(time.RFC3339), status, sched, c.status, c.sched)
+					}
+				}
+				if n := len(e.rescheduledNotices()) - before; n != 2 {
+					t.Errorf("%d publish.rescheduled notices for the two occurrences missed in the outage, want 2", n)
+				}
 			})
 		}
 	})

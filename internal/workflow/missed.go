@@ -23,8 +23,10 @@ type Moved struct {
 	// From is the time it missed, To the slot it holds now; To is empty
 	// when it went back to the drafts.
 	From, To string
-	// Recurring is the recurring post the item is an occurrence of.
-	Recurring int64
+	// Recurring is the recurring post the item is an occurrence of, and
+	// Occurrence the time it was made for.
+	Recurring  int64
+	Occurrence string
 }
 
 // MoveNotifier hears of each move inside the transaction that makes it,
@@ -41,14 +43,15 @@ type MoveNotifier interface {
 // posts them late. Other items scheduled at a chosen time are not moved.
 // A queued item with no free slot to go to stays and publishes late; an
 // occurrence of a recurring post goes back to the drafts instead, since it
-// was meant for its own time and a person should choose another.
+// was meant for its own time and a person should choose another, and so
+// does one whose free slot is not before the rule's next occurrence.
 func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace time.Duration) ([]Moved, error) {
 	now := s.Now()
 	cutoff := s.ts(now.Add(-grace))
 	var moved []Moved
 	err := s.DB.LockedTx(ctx, []string{store.AccountScope(s.account())}, func(tx *sql.Tx) error {
 		moved = moved[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, content_type, content, scheduled_for, COALESCE(recurring_id, 0) FROM drafts
+		rows, err := tx.QueryContext(ctx, `SELECT id, content_type, content, scheduled_for, COALESCE(recurring_id, 0), COALESCE(occurrence_at, '') FROM drafts
 			WHERE account_id = ? AND status = ? AND (queue_slot IS NOT NULL OR recurring_id IS NOT NULL) AND scheduled_for < ? ORDER BY scheduled_for, id`,
 			s.account(), DraftScheduled, cutoff)
 		if err != nil {
@@ -57,7 +60,7 @@ func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace ti
 		var late []Moved
 		for rows.Next() {
 			var m Moved
-			if err := rows.Scan(&m.DraftID, &m.ContentType, &m.Text, &m.From, &m.Recurring); err != nil {
+			if err := rows.Scan(&m.DraftID, &m.ContentType, &m.Text, &m.From, &m.Recurring, &m.Occurrence); err != nil {
 				rows.Close()
 				return dbErr(err, "read missed queue slots")
 			}
@@ -69,6 +72,7 @@ func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace ti
 		}
 		full := len(p.Rules) == 0
 		for _, m := range late {
+			var slot time.Time
 			if !full {
 				// Each move is written before the next slot is looked for,
 				// so the bookings read inside this transaction include it.
@@ -79,7 +83,19 @@ func (s *Service) RescheduleMissed(ctx context.Context, p queue.Policy, grace ti
 				case err != nil:
 					return err
 				default:
-					m.To = s.ts(slots[0])
+					slot, m.To = slots[0], s.ts(slots[0])
+				}
+			}
+			if m.To != "" && m.Recurring != 0 {
+				// An occurrence never posts after the rule's next one: after
+				// a long outage only the latest missed one takes a slot, and
+				// the older ones wait in the drafts.
+				next, err := s.nextOccurrence(ctx, tx, p.Loc, m.Recurring, m.Occurrence)
+				if err != nil {
+					return err
+				}
+				if !next.IsZero() && !slot.Before(next) {
+					m.To = ""
 				}
 			}
 			if m.To == "" && m.Recurring == 0 {

@@ -575,6 +575,31 @@ func (s *Service) makeOccurrences(ctx context.Context, loc *time.Location, id in
 	return made, err
 }
 
+// nextOccurrence is rule id's occurrence after the one at occurrence (a
+// stored time); zero when the rule is gone, not active, ends or cannot be
+// read.
+func (s *Service) nextOccurrence(ctx context.Context, tx *sql.Tx, loc *time.Location, id int64, occurrence string) (time.Time, error) {
+	at, err := store.ParseTime(occurrence)
+	if err != nil {
+		return time.Time{}, nil
+	}
+	p, err := s.recurringTx(ctx, tx, id)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	r, err := p.recurrence()
+	if err != nil || p.Status != RecurringActive {
+		return time.Time{}, nil
+	}
+	if next := r.Between(loc, at, at.AddDate(2, 0, 0), 1); len(next) == 1 {
+		return next[0], nil
+	}
+	return time.Time{}, nil
+}
+
 func (s *Service) endRecurring(ctx context.Context, tx *sql.Tx, p *RecurringPost) error {
 	_, err := tx.ExecContext(ctx, `UPDATE recurring_posts SET status = ?, updated_at = ? WHERE id = ?`, RecurringEnded, s.ts(s.Now()), p.ID)
 	return dbErr(err, "end recurring post")
