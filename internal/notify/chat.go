@@ -114,7 +114,7 @@ func (c *chatHook) Name() string { return c.name }
 
 // credentials: a Slack or Discord webhook URL is its own key.
 func (c *chatHook) credentials() []string { return urlCredentials(c.url, true) }
-func (c *chatHook) Type() string { return c.typ }
+func (c *chatHook) Type() string          { return c.typ }
 
 func (c *chatHook) Send(ctx context.Context, m Message) (string, error) {
 	body, err := c.body(m)
