@@ -111,10 +111,10 @@ func NewDiscord(name, url string, client *http.Client, now func() time.Time) Cha
 }
 
 func (c *chatHook) Name() string { return c.name }
+func (c *chatHook) Type() string { return c.typ }
 
 // credentials: a Slack or Discord webhook URL is its own key.
 func (c *chatHook) credentials() []string { return urlCredentials(c.url, true) }
-func (c *chatHook) Type() string          { return c.typ }
 
 func (c *chatHook) Send(ctx context.Context, m Message) (string, error) {
 	body, err := c.body(m)
