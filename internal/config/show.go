@@ -197,7 +197,7 @@ func Reference() string {
 	b.WriteString("past it a message is refused with `policy_denied_rate_limited` naming `limits.max_dms_per_day`.\n")
 	b.WriteString("\n## Notification channels\n\n")
 	b.WriteString("Each `[[notify.channels]]` entry has a `name` (1-32 of `a-z`, `0-9`, `_`, `-`), a `type`, optional `events` ")
-	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are never written in the file: ")
+	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are kept out of the file: ")
 	b.WriteString("each `*_env` key names the environment variable that holds one, and its value is masked in every output. ")
 	b.WriteString("An ntfy topic is a secret too: anyone who knows it reads every notice published to it, approval links included. ")
 	b.WriteString("Prefer `topic_env`; a `topic` written in the file still works, and is masked in every output like the other secrets.\n\n")
