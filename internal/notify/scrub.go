@@ -100,8 +100,8 @@ var lowerHex = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // urlCredentials are the parts of a URL that may be secret: its user
 // info's password and its query values and, for a URL that is itself a
-// secret (a Slack or Discord webhook, whose path is its key), the whole URL
-// and its path.
+// secret (a Slack or Discord webhook, whose path is its key), the whole URL,
+// its path and the path's last segment.
 func urlCredentials(raw string, secret bool) []string {
 	var out []string
 	if secret {
@@ -113,6 +113,10 @@ func urlCredentials(raw string, secret bool) []string {
 	}
 	if secret && len(u.Path) > 1 {
 		out = append(out, u.Path)
+		// The last segment is the key itself (Slack's and Discord's).
+		if last := u.Path[strings.LastIndex(u.Path, "/")+1:]; len(last) >= 8 {
+			out = append(out, last)
+		}
 	}
 	if p, ok := u.User.Password(); ok && p != "" {
 		out = append(out, p)
