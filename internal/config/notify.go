@@ -225,6 +225,20 @@ func telegramChat(s string) bool {
 	return len(digits) <= 20 && digitsPattern.MatchString(digits)
 }
 
+// NotifyWarnings are what `config validate` points out in the channels
+// without refusing them: an ntfy topic written in the file, where whoever
+// reads the file (an agent with file access, a backup) reads every notice
+// and its links.
+func (c *Config) NotifyWarnings() []string {
+	var out []string
+	for i, ch := range c.Notify.Channels {
+		if ch.Type == ChannelNtfy && ch.Topic != "" {
+			out = append(out, fmt.Sprintf("notify.channels[%d].topic (channel %s) is written in the file: anyone who reads the topic reads every notice and its approval links; keep it in the environment with topic_env", i, ch.Name))
+		}
+	}
+	return out
+}
+
 // validateNotify checks [notify], [[notify.channels]] and [approval_links].
 func (c *Config) validateNotify(add func(key, format string, args ...any)) {
 	n := c.Notify

@@ -290,6 +290,10 @@ token_env = "NTFY_TOKEN"
 	if cfg.Notify.Channels[0].Topic != literal {
 		t.Error("masking changed the configuration itself")
 	}
+	w := cfg.NotifyWarnings()
+	if len(w) != 1 || !strings.Contains(w[0], "notify.channels[0].topic") || !strings.Contains(w[0], "topic_env") || strings.Contains(w[0], literal) {
+		t.Errorf("NotifyWarnings = %q, want one for the literal topic, without it", w)
+	}
 
 	writeFile(t, home, "config.toml", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic = \"secret topic!\"\n")
 	if _, _, err := load(t, home, "", nil); err == nil || strings.Contains(err.Error(), "secret topic!") {
