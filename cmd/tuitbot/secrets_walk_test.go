@@ -105,13 +105,17 @@ var (
 )
 
 // TestNoSecretReachesAnyOutput gives every setting that can approve or read
-// an approval a recognisable value (in the file and the environment), runs
-// the MCP server and the review page with notifications going to local
-// destinations that quote back what they get, and finds none of those
-// values, nor the stored ones (the link key, the MCP token, the OAuth
-// tokens) nor a link token, in: get_config, get_capabilities,
-// get_notification_status and health_check over MCP, `config show` (and
-// --json), the /settings page, the logs of both servers, and /metrics.
+// an approval a recognisable value, in the file and the environment: the X
+// client secret, the LLM key, the database URL, a webhook's signing secret,
+// ntfy topics and token, Slack and Discord webhook URLs, a Telegram bot
+// token, an SMTP password. It runs the MCP server and the review page with
+// notifications going to local destinations that quote back what they get,
+// and finds none of those values, nor the stored ones (the link key, the
+// MCP token, the OAuth tokens, the web login token and session) nor a link
+// token, in: get_config, get_capabilities, get_notification_status and
+// health_check over MCP, `config show` (and --json), the /settings page,
+// the logs of both servers, and /metrics. The database URL is walked
+// through `config show` only: a server given one would need PostgreSQL.
 func TestNoSecretReachesAnyOutput(t *testing.T) {
 	for _, s := range config.SecretSettings() {
 		if len(walkSecrets[s.Key]) == 0 {
@@ -282,7 +286,16 @@ password_env = "WALK_SMTP_PASSWORD"
 
 	// The review page's settings, and its log.
 	cmd, stdout, stderr := h.start(t, "web", "--sandbox", "--listen", "127.0.0.1:0", "--log-level", "debug")
-	c, base, _ := webLogin(t, stdout)
+	c, base, login := webLogin(t, stdout)
+	// The login link and the session it opens decide items too.
+	if _, tok, ok := strings.Cut(login, "token="); ok {
+		secrets["web login token"] = tok
+	}
+	if u, err := url.Parse(base + "/"); err == nil {
+		for _, ck := range c.Jar.Cookies(u) {
+			secrets["web session cookie "+ck.Name] = ck.Value
+		}
+	}
 	settings := webGet(t, c, base+"/settings")
 	mustContain(t, "settings page", settings, "Client secret</dt><dd>"+config.Mask)
 	outputs["/settings"] = settings
