@@ -141,8 +141,15 @@ func (ch NotifyChannel) secretKeys() (held, named []string) {
 	return held, named
 }
 
+// channelFields lists NotifyChannel's fields by index, as reflect.Value's
+// Field(i) reads them.
 func channelFields() []reflect.StructField {
-	return reflect.VisibleFields(reflect.TypeOf(NotifyChannel{}))
+	rt := reflect.TypeOf(NotifyChannel{})
+	out := make([]reflect.StructField, rt.NumField())
+	for i := range out {
+		out[i] = rt.Field(i)
+	}
+	return out
 }
 
 // SecretEnvNames lists every environment variable the configuration names
@@ -342,7 +349,7 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 		case ch.Topic != "" && ch.TopicEnv != "":
 			add(key+".topic", "and topic_env are both set; keep only topic_env (the topic is a secret: anyone who knows it reads the notices)")
 		case ch.Topic == "" && ch.TopicEnv == "":
-			add(key+".topic_env", "is required for a ntfy channel: the name of the environment variable that holds the topic (or give topic itself)")
+			add(key+".topic_env", "is required for an ntfy channel: the name of the environment variable that holds the topic (or give topic itself)")
 		case ch.Topic != "" && !NtfyTopic(ch.Topic):
 			add(key+".topic", "is not a topic: use 1-64 of A-Z, a-z, 0-9, _ and -")
 		}
