@@ -240,13 +240,17 @@ func TestUsageErrors(t *testing.T) {
 // require_approval_for names is valid.
 func TestConfigValidatePrintsPolicyWarnings(t *testing.T) {
 	h := newHome(t)
-	cfg := "[mcp_policy]\ntemplate = \"growth_aggressive\"\ndry_run_mutations = true\nblocked_tools = [\"x_post_tweet\"]\n"
+	cfg := "[mcp_policy]\ntemplate = \"growth_aggressive\"\ndry_run_mutations = true\nblocked_tools = [\"x_post_tweet\"]\n" +
+		"[[notify.channels]]\nname = \"phone\"\ntype = \"ntfy\"\ntopic = \"tuitbot-7f3a9c2e\"\n"
 	if err := os.WriteFile(h.path("config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	v := h.ok(t, "config", "validate")
 	mustContain(t, "validate", v.stdout, "warning: dry_run_mutations is on",
-		`warning: rule "compat:approval:x_like_tweet"`, "configuration is valid")
+		`warning: rule "compat:approval:x_like_tweet"`, "warning: notify.channels[0].topic (channel phone) is written in the file", "configuration is valid")
+	if strings.Contains(v.stdout, "tuitbot-7f3a9c2e") {
+		t.Errorf("validate quotes the topic:\n%s", v.stdout)
+	}
 }
 
 // TestURLQueryCredentialsMaskedOnEverySurface: a key in a URL's query (a

@@ -88,7 +88,7 @@ func (c *cli) configCmd() *cobra.Command {
 			if err := app.ValidateAll(cfg); err != nil {
 				return err
 			}
-			for _, w := range app.PolicyWarnings(cfg) {
+			for _, w := range append(cfg.NotifyWarnings(), app.PolicyWarnings(cfg)...) {
 				fmt.Fprintln(c.stdout, "warning:", w)
 			}
 			fmt.Fprintln(c.stdout, "configuration is valid")

@@ -40,16 +40,9 @@ func (c *cli) logSink() (io.Writer, error) {
 // named like one.
 func (c *cli) logHandler(w io.Writer, level slog.Level, cfg *config.Config) (slog.Handler, error) {
 	if cfg != nil {
-		for _, f := range config.Fields(cfg) {
-			if f.Secret {
-				c.secrets.Add(f.Value.String())
-			}
-		}
-		// Keys may live in the environment variables the config names (the
-		// LLM key, each notification channel's secrets).
-		for _, env := range cfg.SecretEnvNames() {
-			c.secrets.Add(os.Getenv(env))
-		}
+		// Every credential the configuration holds (keys, an ntfy topic) or
+		// names in the environment (the LLM key, each channel's secrets).
+		c.secrets.Add(cfg.SecretValues(os.Getenv)...)
 	}
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: c.secrets.ReplaceAttr}
 	switch strings.ToLower(c.logFormat) {

@@ -103,7 +103,7 @@ type LLM struct {
 	Model          string  `toml:"model" doc:"Model name, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1."`
 	BaseURL        string  `toml:"base_url" doc:"Provider base URL, e.g. http://127.0.0.1:11434/v1 for Ollama."`
 	APIKey         string  `toml:"api_key" secret:"true" doc:"Provider API key. Prefer api_key_env."`
-	APIKeyEnv      string  `toml:"api_key_env" doc:"Name of the environment variable holding the API key."`
+	APIKeyEnv      string  `toml:"api_key_env" secret:"env" doc:"Name of the environment variable holding the API key."`
 	TimeoutSeconds int     `toml:"timeout_seconds" doc:"Timeout of every LLM call."`
 	MaxTokens      int     `toml:"max_tokens" doc:"Most tokens one completion may produce."`
 	Temperature    float64 `toml:"temperature" doc:"Sampling temperature, 0 to 2."`

@@ -182,8 +182,10 @@ type Field struct {
 	Section string // "" for top-level keys
 	Key     string
 	Doc     string
-	Secret  bool
-	Value   reflect.Value
+	// Secret: the key holds a credential (tag secret:"true"); SecretEnv:
+	// it names the environment variable that holds one (secret:"env").
+	Secret, SecretEnv bool
+	Value             reflect.Value
 }
 
 // Name is the dotted key name.
@@ -223,7 +225,7 @@ func Fields(cfg *Config) []Field {
 					continue
 				}
 				out = append(out, Field{Section: tag, Key: itag, Doc: inner.Tag.Get("doc"),
-					Secret: inner.Tag.Get("secret") == "true", Value: sv.Field(j)})
+					Secret: inner.Tag.Get("secret") == secretHeld, SecretEnv: inner.Tag.Get("secret") == secretNamed, Value: sv.Field(j)})
 			}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,7 +25,9 @@ type Notify struct {
 }
 
 // NotifyChannel is one [[notify.channels]] entry. Which keys apply depends
-// on Type; secrets are only ever named (the *_env keys), never given.
+// on Type. Secrets are named (the *_env keys, tagged secret:"env"), not
+// given; the one secret the file may hold, an ntfy topic, is tagged
+// secret:"true" and masked in every output.
 type NotifyChannel struct {
 	Name   string   `toml:"name" json:"name"`
 	Type   string   `toml:"type" json:"type"`
@@ -32,15 +35,17 @@ type NotifyChannel struct {
 
 	// webhook
 	URL       string `toml:"url,omitempty" json:"url,omitempty"`
-	SecretEnv string `toml:"secret_env,omitempty" json:"secret_env,omitempty"`
-	// ntfy
+	SecretEnv string `toml:"secret_env,omitempty" json:"secret_env,omitempty" secret:"env"`
+	// ntfy. Anyone who knows a topic reads what is published to it, the
+	// approval links included: it is a credential like a token.
 	Server   string `toml:"server,omitempty" json:"server,omitempty"`
-	Topic    string `toml:"topic,omitempty" json:"topic,omitempty"`
-	TokenEnv string `toml:"token_env,omitempty" json:"token_env,omitempty"`
+	Topic    string `toml:"topic,omitempty" json:"topic,omitempty" secret:"true"`
+	TopicEnv string `toml:"topic_env,omitempty" json:"topic_env,omitempty" secret:"env"`
+	TokenEnv string `toml:"token_env,omitempty" json:"token_env,omitempty" secret:"env"`
 	// slack, discord
-	WebhookURLEnv string `toml:"webhook_url_env,omitempty" json:"webhook_url_env,omitempty"`
+	WebhookURLEnv string `toml:"webhook_url_env,omitempty" json:"webhook_url_env,omitempty" secret:"env"`
 	// telegram
-	BotTokenEnv    string  `toml:"bot_token_env,omitempty" json:"bot_token_env,omitempty"`
+	BotTokenEnv    string  `toml:"bot_token_env,omitempty" json:"bot_token_env,omitempty" secret:"env"`
 	ChatID         string  `toml:"chat_id,omitempty" json:"chat_id,omitempty"`
 	AllowedUserIDs []int64 `toml:"allowed_user_ids,omitempty" json:"allowed_user_ids,omitempty"`
 	APIBaseURL     string  `toml:"api_base_url,omitempty" json:"api_base_url,omitempty"`
@@ -50,7 +55,7 @@ type NotifyChannel struct {
 	From        string   `toml:"from,omitempty" json:"from,omitempty"`
 	To          []string `toml:"to,omitempty" json:"to,omitempty"`
 	Username    string   `toml:"username,omitempty" json:"username,omitempty"`
-	PasswordEnv string   `toml:"password_env,omitempty" json:"password_env,omitempty"`
+	PasswordEnv string   `toml:"password_env,omitempty" json:"password_env,omitempty" secret:"env"`
 	TLS         string   `toml:"tls,omitempty" json:"tls,omitempty"`
 }
 
@@ -109,13 +114,40 @@ func (n Notify) Channel(name string) (NotifyChannel, bool) {
 }
 
 // EnvNames lists the environment variables that hold this channel's
-// secrets, so the process can mask their values wherever they appear.
+// secrets (its secret:"env" keys that are set), so the process can mask
+// their values wherever they appear.
 func (ch NotifyChannel) EnvNames() []string {
-	var out []string
-	for _, e := range []string{ch.SecretEnv, ch.TokenEnv, ch.WebhookURLEnv, ch.BotTokenEnv, ch.PasswordEnv} {
-		if e != "" {
-			out = append(out, e)
+	_, named := ch.secretKeys()
+	return named
+}
+
+// secretKeys returns the values of the channel's set secret keys: those
+// that hold a credential, and those that name an environment variable
+// holding one.
+func (ch NotifyChannel) secretKeys() (held, named []string) {
+	rv := reflect.ValueOf(ch)
+	for i, sf := range channelFields() {
+		v := rv.Field(i)
+		if sf.Type.Kind() != reflect.String || v.String() == "" {
+			continue
 		}
+		switch sf.Tag.Get("secret") {
+		case secretHeld:
+			held = append(held, v.String())
+		case secretNamed:
+			named = append(named, v.String())
+		}
+	}
+	return held, named
+}
+
+// channelFields lists NotifyChannel's fields by index, as reflect.Value's
+// Field(i) reads them.
+func channelFields() []reflect.StructField {
+	rt := reflect.TypeOf(NotifyChannel{})
+	out := make([]reflect.StructField, rt.NumField())
+	for i := range out {
+		out[i] = rt.Field(i)
 	}
 	return out
 }
@@ -124,8 +156,10 @@ func (ch NotifyChannel) EnvNames() []string {
 // as holding a secret (the LLM key, each channel's secrets).
 func (c *Config) SecretEnvNames() []string {
 	var out []string
-	if c.LLM.APIKeyEnv != "" {
-		out = append(out, c.LLM.APIKeyEnv)
+	for _, f := range Fields(c) {
+		if f.SecretEnv && f.Value.String() != "" {
+			out = append(out, f.Value.String())
+		}
 	}
 	for _, ch := range c.Notify.Channels {
 		out = append(out, ch.EnvNames()...)
@@ -133,9 +167,16 @@ func (c *Config) SecretEnvNames() []string {
 	return out
 }
 
-// MaskedChannel is a channel as outputs show it: no secret (there is none
-// in the file), and any credentials or query a URL carries masked.
+// MaskedChannel is a channel as outputs show it: every secret it holds
+// (an ntfy topic) masked, and any credentials or query a URL carries
+// masked.
 func MaskedChannel(ch NotifyChannel) NotifyChannel {
+	rv := reflect.ValueOf(&ch).Elem()
+	for i, sf := range channelFields() {
+		if sf.Tag.Get("secret") == secretHeld && rv.Field(i).String() != "" {
+			rv.Field(i).SetString(Mask)
+		}
+	}
 	ch.URL = maskURL(ch.URL)
 	ch.Server = maskURL(ch.Server)
 	ch.APIBaseURL = maskURL(ch.APIBaseURL)
@@ -176,8 +217,9 @@ var (
 	wordPattern   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
 
-// ntfyTopic reports whether s is 1-64 of A-Z, a-z, 0-9, _ and -.
-func ntfyTopic(s string) bool { return len(s) <= 64 && topicPattern.MatchString(s) }
+// NtfyTopic reports whether s is an ntfy topic: 1-64 of A-Z, a-z, 0-9, _
+// and -.
+func NtfyTopic(s string) bool { return len(s) <= 64 && topicPattern.MatchString(s) }
 
 // telegramChat reports whether s is a Telegram chat id: 1-20 digits,
 // negative for a group, or @ and a channel name of 5-32 letters, digits
@@ -188,6 +230,20 @@ func telegramChat(s string) bool {
 	}
 	digits := strings.TrimPrefix(s, "-")
 	return len(digits) <= 20 && digitsPattern.MatchString(digits)
+}
+
+// NotifyWarnings are what `config validate` points out in the channels
+// without refusing them: an ntfy topic written in the file, where whoever
+// reads the file (an agent with file access, a backup) reads every notice
+// and its links.
+func (c *Config) NotifyWarnings() []string {
+	var out []string
+	for i, ch := range c.Notify.Channels {
+		if ch.Type == ChannelNtfy && ch.Topic != "" {
+			out = append(out, fmt.Sprintf("notify.channels[%d].topic (channel %s) is written in the file: anyone who reads the topic reads every notice and its approval links; keep it in the environment with topic_env", i, ch.Name))
+		}
+	}
+	return out
 }
 
 // validateNotify checks [notify], [[notify.channels]] and [approval_links].
@@ -288,9 +344,16 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 		env("secret_env", ch.SecretEnv, true)
 	case ChannelNtfy:
 		url("server", ch.Server)
-		if need("topic", ch.Topic) && !ntfyTopic(ch.Topic) {
-			add(key+".topic", "%q: use 1-64 of A-Z, a-z, 0-9, _ and -", ch.Topic)
+		// The topic is a credential: never quote it back.
+		switch {
+		case ch.Topic != "" && ch.TopicEnv != "":
+			add(key+".topic", "and topic_env are both set; keep only topic_env (the topic is a secret: anyone who knows it reads the notices)")
+		case ch.Topic == "" && ch.TopicEnv == "":
+			add(key+".topic_env", "is required for an ntfy channel: the name of the environment variable that holds the topic (or give topic itself)")
+		case ch.Topic != "" && !NtfyTopic(ch.Topic):
+			add(key+".topic", "is not a topic: use 1-64 of A-Z, a-z, 0-9, _ and -")
 		}
+		env("topic_env", ch.TopicEnv, false)
 		env("token_env", ch.TokenEnv, false)
 	case ChannelSlack, ChannelDiscord:
 		env("webhook_url_env", ch.WebhookURLEnv, true)
@@ -357,14 +420,14 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 // keysOfType are the type-specific keys each channel type reads.
 var keysOfType = map[string][]string{
 	ChannelWebhook:  {"url", "secret_env"},
-	ChannelNtfy:     {"server", "topic", "token_env"},
+	ChannelNtfy:     {"server", "topic_env", "topic", "token_env"},
 	ChannelSlack:    {"webhook_url_env"},
 	ChannelDiscord:  {"webhook_url_env"},
 	ChannelTelegram: {"bot_token_env", "chat_id", "allowed_user_ids", "api_base_url"},
 	ChannelEmail:    {"smtp_host", "smtp_port", "from", "to", "username", "password_env", "tls"},
 }
 
-var channelKeyOrder = []string{"url", "secret_env", "server", "topic", "token_env", "webhook_url_env", "bot_token_env",
+var channelKeyOrder = []string{"url", "secret_env", "server", "topic_env", "topic", "token_env", "webhook_url_env", "bot_token_env",
 	"chat_id", "allowed_user_ids", "api_base_url", "smtp_host", "smtp_port", "from", "to", "username", "password_env", "tls"}
 
 // channelKeys lists the type-specific keys that are set on ch. Defaults
@@ -373,7 +436,7 @@ var channelKeyOrder = []string{"url", "secret_env", "server", "topic", "token_en
 func channelKeys(ch NotifyChannel) []string {
 	set := map[string]bool{
 		"url": ch.URL != "", "secret_env": ch.SecretEnv != "", "server": ch.Server != "",
-		"topic": ch.Topic != "", "token_env": ch.TokenEnv != "", "webhook_url_env": ch.WebhookURLEnv != "",
+		"topic": ch.Topic != "", "topic_env": ch.TopicEnv != "", "token_env": ch.TokenEnv != "", "webhook_url_env": ch.WebhookURLEnv != "",
 		"bot_token_env": ch.BotTokenEnv != "", "chat_id": ch.ChatID != "", "allowed_user_ids": len(ch.AllowedUserIDs) > 0,
 		"api_base_url": ch.APIBaseURL != "", "smtp_host": ch.SMTPHost != "",
 		"smtp_port": ch.SMTPPort != 0, "from": ch.From != "", "to": len(ch.To) > 0,

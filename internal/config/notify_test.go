@@ -139,7 +139,11 @@ func TestBadNotifyValues(t *testing.T) {
 		{"secret in file", "[[notify.channels]]\nname = \"a\"\ntype = \"webhook\"\nurl = \"https://h.example.com\"\nsecret_env = \"whsec_abc+/=\"\n", "notify.channels[0].secret_env", []string{"not an environment variable name"}},
 		{"foreign key", "[[notify.channels]]\nname = \"a\"\ntype = \"slack\"\nwebhook_url_env = \"S\"\nsecret_env = \"X\"\n", "notify.channels[0].secret_env", []string{"does not apply", "webhook_url_env"}},
 		{"unknown key", "[[notify.channels]]\nname = \"a\"\ntype = \"slack\"\nwebhook_url = \"https://hooks.slack.com/x\"\n", "notify.channels.webhook_url", []string{"unknown key", "webhook_url_env"}},
-		{"ntfy topic", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic = \"a b\"\n", "notify.channels[0].topic", []string{"a b"}},
+		{"ntfy topic", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic = \"a b\"\n", "notify.channels[0].topic", []string{"1-64"}},
+		{"ntfy no topic", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\n", "notify.channels[0].topic_env", []string{"required", "environment variable"}},
+		{"ntfy both topics", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic = \"abc\"\ntopic_env = \"T\"\n", "notify.channels[0].topic", []string{"topic_env", "secret"}},
+		{"ntfy topic in env key", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic_env = \"tuitbot-7f3a-9c\"\n", "notify.channels[0].topic_env", []string{"not an environment variable name"}},
+		{"topic_env on slack", "[[notify.channels]]\nname = \"a\"\ntype = \"slack\"\nwebhook_url_env = \"S\"\ntopic_env = \"T\"\n", "notify.channels[0].topic_env", []string{"does not apply"}},
 		{"slack env", "[[notify.channels]]\nname = \"a\"\ntype = \"slack\"\n", "notify.channels[0].webhook_url_env", []string{"required"}},
 		{"telegram users", "[[notify.channels]]\nname = \"a\"\ntype = \"telegram\"\nbot_token_env = \"T\"\nchat_id = \"1\"\n", "notify.channels[0].allowed_user_ids", []string{"required"}},
 		{"telegram chat", "[[notify.channels]]\nname = \"a\"\ntype = \"telegram\"\nbot_token_env = \"T\"\nchat_id = \"x y\"\nallowed_user_ids = [1]\n", "notify.channels[0].chat_id", []string{"x y"}},
@@ -239,5 +243,78 @@ func TestRejectedChannelURLMasked(t *testing.T) {
 		if strings.Contains(err.Error(), leak) {
 			t.Errorf("error %q contains %q", err, leak)
 		}
+	}
+}
+
+// An ntfy topic reads every notice published to it, links included: a
+// literal topic is masked in every output and known as a secret (so the
+// logs mask it), its refusal never quotes it, and topic_env names a
+// variable whose value is treated the same way.
+func TestNtfyTopicIsASecret(t *testing.T) {
+	const literal, fromEnv = "tuitbot-literal-topic-4b1d", "tuitbot-env-topic-93ce"
+	home := t.TempDir()
+	writeFile(t, home, "config.toml", `
+[[notify.channels]]
+name = "phone"
+type = "ntfy"
+topic = "`+literal+`"
+
+[[notify.channels]]
+name = "tablet"
+type = "ntfy"
+topic_env = "NTFY_TOPIC"
+token_env = "NTFY_TOKEN"
+`)
+	cfg, _ := mustLoad(t, home, "", env{"NTFY_TOPIC": fromEnv})
+	tomlOut, err := config.MaskedTOML(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonOut, err := config.MaskedJSON(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"toml": tomlOut, "json": string(jsonOut)} {
+		if strings.Contains(out, literal) {
+			t.Errorf("%s output shows the topic:\n%s", name, out)
+		}
+		assertContainsAll(t, out, "NTFY_TOPIC", config.Mask)
+	}
+	if got, want := cfg.SecretEnvNames(), []string{"NTFY_TOPIC", "NTFY_TOKEN"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SecretEnvNames = %v, want %v", got, want)
+	}
+	vals := cfg.SecretValues(env{"NTFY_TOPIC": fromEnv}.getenv)
+	if !slices.Contains(vals, literal) || !slices.Contains(vals, fromEnv) {
+		t.Errorf("SecretValues = %v, want both topics", vals)
+	}
+	if cfg.Notify.Channels[0].Topic != literal {
+		t.Error("masking changed the configuration itself")
+	}
+	w := cfg.NotifyWarnings()
+	if len(w) != 1 || !strings.Contains(w[0], "notify.channels[0].topic") || !strings.Contains(w[0], "topic_env") || strings.Contains(w[0], literal) {
+		t.Errorf("NotifyWarnings = %q, want one for the literal topic, without it", w)
+	}
+
+	writeFile(t, home, "config.toml", "[[notify.channels]]\nname = \"a\"\ntype = \"ntfy\"\ntopic = \"secret topic!\"\n")
+	if _, _, err := load(t, home, "", nil); err == nil || strings.Contains(err.Error(), "secret topic!") {
+		t.Errorf("a bad topic is refused without quoting it; got %v", err)
+	}
+}
+
+// Every secret setting is found from the tags, and none is forgotten: the
+// list holds the keys that are secret and only those.
+func TestSecretSettingsListEveryCredential(t *testing.T) {
+	got := map[string]bool{}
+	for _, s := range config.SecretSettings() {
+		got[s.Key] = s.Env
+	}
+	want := map[string]bool{
+		"x_api.client_secret": false, "llm.api_key": false, "llm.api_key_env": true, "storage.database_url": false,
+		"notify.channels[].secret_env": true, "notify.channels[].topic": false, "notify.channels[].topic_env": true,
+		"notify.channels[].token_env": true, "notify.channels[].webhook_url_env": true, "notify.channels[].bot_token_env": true,
+		"notify.channels[].password_env": true,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SecretSettings = %v\nwant %v", got, want)
 	}
 }

@@ -149,11 +149,12 @@ func ExampleTOML() string {
 # template = "agency_mode"
 #
 # Notification channels: secrets are never written here, only the name of
-# the environment variable that holds them (the *_env keys).
+# the environment variable that holds them (the *_env keys). An ntfy topic
+# is one: anyone who knows it reads the notices and their approval links.
 # [[notify.channels]]
 # name = "phone"
 # type = "ntfy"               # webhook | ntfy | slack | discord | telegram | email
-# topic = "tuitbot-7f3a9c"
+# topic_env = "NTFY_TOPIC"    # holds a topic nobody can guess
 # token_env = "NTFY_TOKEN"
 #
 # [[notify.channels]]
@@ -196,8 +197,10 @@ func Reference() string {
 	b.WriteString("past it a message is refused with `policy_denied_rate_limited` naming `limits.max_dms_per_day`.\n")
 	b.WriteString("\n## Notification channels\n\n")
 	b.WriteString("Each `[[notify.channels]]` entry has a `name` (1-32 of `a-z`, `0-9`, `_`, `-`), a `type`, optional `events` ")
-	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are never written in the file: ")
-	b.WriteString("each `*_env` key names the environment variable that holds one, and its value is masked in every output.\n\n")
+	b.WriteString("(default `notify.events`) and the keys of its type. Channels are file-only. Secrets are kept out of the file: ")
+	b.WriteString("each `*_env` key names the environment variable that holds one, and its value is masked in every output. ")
+	b.WriteString("An ntfy topic is a secret too: anyone who knows it reads every notice published to it, approval links included. ")
+	b.WriteString("Prefer `topic_env`; a `topic` written in the file still works, and is masked in every output like the other secrets.\n\n")
 	b.WriteString("| Type | Keys |\n|---|---|\n")
 	for _, t := range ChannelTypes() {
 		fmt.Fprintf(&b, "| `%s` | `%s` |\n", t, strings.Join(keysOfType[t], "`, `"))

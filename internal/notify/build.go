@@ -61,11 +61,22 @@ func Build(n config.Notify, getenv func(string) string, client *http.Client, now
 			}
 			c = w
 		case config.ChannelNtfy:
+			topic := ch.Topic
+			if ch.TopicEnv != "" {
+				t, err := secret("topic_env", ch.TopicEnv, true)
+				if err != nil {
+					return nil, err
+				}
+				if !config.NtfyTopic(t) {
+					return nil, fmt.Errorf("%s.topic_env: %s does not hold a topic: use 1-64 of A-Z, a-z, 0-9, _ and - (channel %s)", key, ch.TopicEnv, ch.Name)
+				}
+				topic = t
+			}
 			tok, err := secret("token_env", ch.TokenEnv, true)
 			if err != nil {
 				return nil, err
 			}
-			c = NewNtfy(ch.Name, ch.Server, ch.Topic, tok, client, now)
+			c = NewNtfy(ch.Name, ch.Server, topic, tok, client, now)
 		case config.ChannelSlack, config.ChannelDiscord:
 			u, err := secret("webhook_url_env", ch.WebhookURLEnv, true)
 			if err != nil {

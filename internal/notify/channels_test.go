@@ -141,3 +141,40 @@ func TestBuildNamesTheMissingSecret(t *testing.T) {
 		t.Fatalf("a plain http webhook URL: %v", err)
 	}
 }
+
+// An ntfy topic may come from topic_env: the channel publishes to it, a
+// missing or malformed value fails naming the key and variable without
+// quoting the value, and the status target names neither topic.
+func TestNtfyTopicFromTheEnvironment(t *testing.T) {
+	rcv := newReceiver(t)
+	n := config.Notify{Channels: []config.NotifyChannel{
+		{Name: "phone", Type: "ntfy", Server: rcv.srv.URL, TopicEnv: "NTFY_TOPIC"},
+		{Name: "old", Type: "ntfy", Server: rcv.srv.URL, Topic: "literal-topic-in-file-8d2e"},
+	}}
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if _, err := Build(n, getenv, nil, nil); err == nil || !strings.Contains(err.Error(), "notify.channels[0].topic_env") || !strings.Contains(err.Error(), "NTFY_TOPIC") {
+		t.Fatalf("unset topic_env: %v", err)
+	}
+	env["NTFY_TOPIC"] = "not a topic/9f"
+	if _, err := Build(n, getenv, nil, nil); err == nil || !strings.Contains(err.Error(), "notify.channels[0].topic_env") || strings.Contains(err.Error(), "not a topic/9f") {
+		t.Fatalf("malformed topic: %v", err)
+	}
+	env["NTFY_TOPIC"] = "env-topic-nobody-guesses-41c7"
+	chans, err := Build(n, getenv, rcv.srv.Client(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chans[0].Send(context.Background(), oneItem("hello", Links{})); err != nil {
+		t.Fatal(err)
+	}
+	if got := rcv.requests(); len(got) != 1 || !strings.Contains(string(got[0].Body), `"topic":"env-topic-nobody-guesses-41c7"`) {
+		t.Fatalf("published %+v", got)
+	}
+	for i, want := range []string{"(the topic in $NTFY_TOPIC)", "(topic " + config.Mask + ")"} {
+		got := Target(n.Channels[i])
+		if !strings.HasSuffix(got, want) || strings.Contains(got, "literal-topic") || strings.Contains(got, "li"+config.Mask) {
+			t.Errorf("Target(%s) = %q, want it to end %q", n.Channels[i].Name, got, want)
+		}
+	}
+}

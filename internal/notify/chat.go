@@ -25,6 +25,11 @@ func NewNtfy(name, server, topic, token string, client *http.Client, now func() 
 }
 
 func (n *Ntfy) Name() string { return n.name }
+
+// credentials: the topic reads every notice, the token may publish.
+func (n *Ntfy) credentials() []string {
+	return append(urlCredentials(n.server, false), n.topic, n.token)
+}
 func (n *Ntfy) Type() string { return config.ChannelNtfy }
 
 type ntfyAction struct {
@@ -107,6 +112,9 @@ func NewDiscord(name, url string, client *http.Client, now func() time.Time) Cha
 
 func (c *chatHook) Name() string { return c.name }
 func (c *chatHook) Type() string { return c.typ }
+
+// credentials: a Slack or Discord webhook URL is its own key.
+func (c *chatHook) credentials() []string { return urlCredentials(c.url, true) }
 
 func (c *chatHook) Send(ctx context.Context, m Message) (string, error) {
 	body, err := c.body(m)

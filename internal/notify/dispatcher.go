@@ -425,7 +425,10 @@ func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, ca
 		// Shutting down: the lease runs out and another pass sends it.
 		return ctx.Err()
 	}
-	msg := err.Error()
+	// What the destination answered may quote the links or the channel's
+	// own secrets, in any escaping: mask them before the text is logged
+	// or kept where get_notification_status reads it.
+	msg := newScrubber(ch, m.Links).scrub(err.Error())
 	var se *SendError
 	errors.As(err, &se)
 	attempts := carrier.Attempts + 1

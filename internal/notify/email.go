@@ -38,6 +38,9 @@ func NewEmail(ch config.NotifyChannel, password string) *Email {
 func (e *Email) Name() string { return e.name }
 func (e *Email) Type() string { return config.ChannelEmail }
 
+// credentials: the SMTP password.
+func (e *Email) credentials() []string { return []string{e.password} }
+
 // emailMessage builds the mail for m.
 func (e *Email) emailMessage(m Message) (*mail.Msg, error) {
 	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
@@ -181,6 +182,9 @@ func scanRow(sc interface{ Scan(...any) error }) (Row, error) {
 		&r.CreatedAt, &r.SentAt, &r.BatchID, &payload, &r.messageRef, &r.dedupKey); err != nil {
 		return r, err
 	}
+	// Errors are scrubbed before they are kept; a row kept by an older
+	// version may still quote a link.
+	r.LastError = redact.ApprovalLinks(r.LastError)
 	if err := json.Unmarshal([]byte(payload), &r.payload); err != nil {
 		return r, fmt.Errorf("outbox row %d: payload: %w", r.ID, err)
 	}
@@ -421,7 +425,7 @@ func (o *Outbox) Status(ctx context.Context, channels []string) ([]ChannelStatus
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("read channel %s's status: %w", ch, err)
 		}
-		s.LastError, s.LastErrorAt = msg, at
+		s.LastError, s.LastErrorAt = redact.ApprovalLinks(msg), at
 		out = append(out, s)
 	}
 	return out, nil

@@ -40,7 +40,11 @@ func Target(ch config.NotifyChannel) string {
 	case config.ChannelWebhook:
 		return host(ch.URL)
 	case config.ChannelNtfy:
-		return host(ch.Server) + " (topic " + maskMiddle(ch.Topic) + ")"
+		// The topic reads every notice: not even a hint of it.
+		if ch.TopicEnv != "" {
+			return host(ch.Server) + " (the topic in $" + ch.TopicEnv + ")"
+		}
+		return host(ch.Server) + " (topic " + config.Mask + ")"
 	case config.ChannelSlack, config.ChannelDiscord:
 		return "the webhook URL in $" + ch.WebhookURLEnv
 	case config.ChannelTelegram:
@@ -51,8 +55,8 @@ func Target(ch config.NotifyChannel) string {
 	return ""
 }
 
-// maskMiddle keeps a hint of a semi-secret name (an ntfy topic anyone
-// could subscribe to) without giving it away.
+// maskMiddle keeps a hint of a name that is not a credential (a Telegram
+// chat id: only the bot can write to it) without giving it away.
 func maskMiddle(s string) string {
 	r := []rune(s)
 	if len(r) <= 4 {

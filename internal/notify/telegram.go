@@ -28,6 +28,11 @@ type Telegram struct {
 	now                       func() time.Time
 }
 
+// credentials: the bot token acts as the bot (and reads its updates).
+func (t *Telegram) credentials() []string {
+	return append(urlCredentials(t.base, false), t.token)
+}
+
 // NewTelegram builds the channel.
 func NewTelegram(ch config.NotifyChannel, token string, client *http.Client, now func() time.Time) *Telegram {
 	return &Telegram{name: ch.Name, base: strings.TrimRight(ch.APIBaseURL, "/"), token: token, chatID: ch.ChatID,

@@ -22,6 +22,7 @@ import (
 type Webhook struct {
 	name   string
 	url    string
+	secret string
 	key    []byte
 	client *http.Client
 	now    func() time.Time
@@ -52,7 +53,13 @@ func NewWebhook(name, url, secret string, client *http.Client, now func() time.T
 	if err != nil {
 		return nil, err
 	}
-	return &Webhook{name: name, url: url, key: key, client: client, now: now}, nil
+	return &Webhook{name: name, url: url, secret: strings.TrimSpace(secret), key: key, client: client, now: now}, nil
+}
+
+// credentials are the signing secret (whole, and its base64 part) and what
+// the URL's user info and query carry.
+func (w *Webhook) credentials() []string {
+	return append(urlCredentials(w.url, false), w.secret, strings.TrimPrefix(w.secret, secretPrefix))
 }
 
 func (w *Webhook) Name() string { return w.name }

@@ -69,16 +69,28 @@ func maskParams(u string) string {
 	})
 }
 
-// approvalLink matches the token of a signed approval link (/a/TOKEN).
-var approvalLink = regexp.MustCompile(`/a/[A-Za-z0-9_-]{16,}`)
+// linkSlash is a "/" as text quoting a link may spell it: as is, escaped
+// in JSON (\/, \u002f, escaped again when JSON is nested) or
+// percent-encoded (%2F, %252F when encoded twice).
+const linkSlash = `(/|\\+/|\\+u002[fF]|%2[fF]|%252[fF])`
+
+// approvalLink matches the token of a signed approval link (/a/TOKEN),
+// whatever the spelling of its slashes. The token's own characters
+// (base64url) are the same in every spelling.
+var approvalLink = regexp.MustCompile(linkSlash + `a` + linkSlash + `[A-Za-z0-9_-]{16,}`)
+
+// mayHoldLink is a cheap test that s may hold a link in some spelling.
+func mayHoldLink(s string) bool { return strings.ContainsAny(s, "/\\%") }
 
 // ApprovalLinks returns s with the token of every approval link path in it
-// replaced by Mask: such a link approves a post, so no log may hold one.
+// replaced by Mask, however the text escapes the link (a receiver's error
+// answer quotes it as JSON or in an encoded query): such a link approves a
+// post, so no log or stored error may hold one.
 func ApprovalLinks(s string) string {
-	if !strings.Contains(s, "/a/") {
+	if !mayHoldLink(s) {
 		return s
 	}
-	return approvalLink.ReplaceAllString(s, "/a/"+Mask)
+	return approvalLink.ReplaceAllString(s, "${1}a${2}"+Mask)
 }
 
 // LogAttr is a slog ReplaceAttr function that masks URL credentials and
@@ -88,7 +100,7 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); strings.Contains(s, "://") || strings.Contains(s, "/a/") {
+		if s := v.String(); strings.Contains(s, "://") || mayHoldLink(s) {
 			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	case slog.KindAny:
@@ -101,7 +113,7 @@ func LogAttr(_ []string, a slog.Attr) slog.Attr {
 		default:
 			return a
 		}
-		if strings.Contains(s, "://") || strings.Contains(s, "/a/") {
+		if strings.Contains(s, "://") || mayHoldLink(s) {
 			a.Value = slog.StringValue(ApprovalLinks(URLCredentials(s)))
 		}
 	}

@@ -100,7 +100,15 @@ func TestApprovalLinksMasked(t *testing.T) {
 		"GET https://phone.example.ts.net/a/" + tok + " 200": "GET https://phone.example.ts.net/a/" + redact.Mask + " 200",
 		"path=/a/" + tok + "?x=1":                            "path=/a/" + redact.Mask + "?x=1",
 		"/a/short stays":                                     "/a/short stays",
-		"see /approvals/12 and /ui/a/":                       "see /approvals/12 and /ui/a/",
+		// A receiver quoting the link back in JSON or an encoded query.
+		`{"error":"no route for https:\/\/phone.example\/a\/` + tok + `"}`:  `{"error":"no route for https:\/\/phone.example\/a\/` + redact.Mask + `"}`,
+		`{"url":"https:\u002f\u002fphone.example\u002fa\u002f` + tok + `"}`: `{"url":"https:\u002f\u002fphone.example\u002fa\u002f` + redact.Mask + `"}`,
+		`"\u002Fa\u002F` + tok + `"`:                                        `"\u002Fa\u002F` + redact.Mask + `"`,
+		`"{\"u\":\"\\/a\\/` + tok + `\"}"`:                                  `"{\"u\":\"\\/a\\/` + redact.Mask + `\"}"`,
+		"next=https%3A%2F%2Fphone.example%2Fa%2F" + tok:                     "next=https%3A%2F%2Fphone.example%2Fa%2F" + redact.Mask,
+		"next=%2fa%2f" + tok + "&x=1":                                       "next=%2fa%2f" + redact.Mask + "&x=1",
+		"twice %252Fa%252F" + tok:                                           "twice %252Fa%252F" + redact.Mask,
+		"see /approvals/12 and /ui/a/":                                      "see /approvals/12 and /ui/a/",
 	} {
 		if got := redact.ApprovalLinks(in); got != want {
 			t.Errorf("ApprovalLinks(%q) = %q, want %q", in, got, want)
