@@ -1,13 +1,16 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -289,10 +292,34 @@ func (d *Dispatcher) current(ctx context.Context, r Row) (*gateway.ApprovalItem,
 	if it.Status != gateway.ApprovalPending {
 		return nil, "the item was " + it.Status + " before the notice went out", nil
 	}
-	if ContentHash(it.Tool, it.Params) != ContentHash(r.payload.Tool, r.payload.Params) {
+	if !sameContent(r.payload, it) {
 		return nil, "the item was edited before the notice went out; the edit's notice carries the new text", nil
 	}
 	return it, "", nil
+}
+
+// sameContent reports whether the item still holds the content the event
+// was about: the hash of the parameters as stored then against those
+// stored now. A row recorded before the payload kept that hash compares
+// the decoded parameters, since its copy was re-encoded.
+func sameContent(was Item, now *gateway.ApprovalItem) bool {
+	if was.Content != "" {
+		return was.Tool == now.Tool && was.Content == ContentHash(now.Tool, now.Params)
+	}
+	return was.Tool == now.Tool && sameJSON(was.Params, now.Params)
+}
+
+// sameJSON reports whether a and b decode to equal values.
+func sameJSON(a, b json.RawMessage) bool {
+	decode := func(raw json.RawMessage) (any, bool) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		return v, dec.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // deliverChannel sends one channel's claimed rows: held for the hourly

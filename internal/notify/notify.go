@@ -54,13 +54,19 @@ type Item struct {
 	Text       string          `json:"text,omitempty"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	ParamsHash string          `json:"params_hash,omitempty"`
-	Rule       string          `json:"rule,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Caller     string          `json:"caller,omitempty"`
-	CreatedAt  string          `json:"created_at,omitempty"`
-	ExpiresAt  string          `json:"expires_at,omitempty"`
-	Status     string          `json:"status,omitempty"`
-	ReviewedBy string          `json:"reviewed_by,omitempty"`
+	// Equivalent is the typed tool a universal request does the work of.
+	Equivalent string `json:"equivalent_tool,omitempty"`
+	// Content is ContentHash over the parameters exactly as they were
+	// stored when the event happened. The payload's own copy of Params
+	// is a re-encoding (escaping, spacing), never compared byte for byte.
+	Content    string `json:"content_hash,omitempty"`
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Caller     string `json:"caller,omitempty"`
+	CreatedAt  string `json:"created_at,omitempty"`
+	ExpiresAt  string `json:"expires_at,omitempty"`
+	Status     string `json:"status,omitempty"`
+	ReviewedBy string `json:"reviewed_by,omitempty"`
 	// CorrelationID names the mutation of mutation.unknown and
 	// post.published; Error says what failed (publish.failed).
 	CorrelationID string `json:"correlation_id,omitempty"`
@@ -146,6 +152,7 @@ func itemOf(n gateway.Notice) Item {
 	it := n.Item
 	return Item{
 		Account: n.Account, ItemID: it.ID, Tool: it.Tool, Text: textOf(it.Params), Params: it.Params, ParamsHash: n.ParamsHash,
+		Equivalent: it.EquivalentTool, Content: ContentHash(it.Tool, it.Params),
 		Rule: it.MatchedRuleID, Reason: it.Reason, Caller: it.Caller, CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt,
 		Status: it.Status, ReviewedBy: it.ReviewedBy,
 	}
