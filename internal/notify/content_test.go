@@ -66,11 +66,14 @@ func newEveryChannel(t *testing.T) *everyChannel {
 
 // queueParams records approval.created for a pending item whose stored
 // parameters are exactly params, as the gateway stores and hands them on.
-func (w *world) queueParams(id int64, tool string, params string) gateway.ApprovalItem {
+func (w *world) queueParams(id int64, tool string, params string, change ...func(*gateway.ApprovalItem)) gateway.ApprovalItem {
 	w.t.Helper()
 	it := gateway.ApprovalItem{ID: id, Tool: tool, Params: json.RawMessage(params), OriginalParams: json.RawMessage(params),
 		MatchedRuleID: "user:review", Reason: "posts need review", Caller: "mcp", Status: gateway.ApprovalPending,
 		CreatedAt: store.FormatTime(w.clk.Now()), ExpiresAt: store.FormatTime(w.clk.Now().Add(24 * time.Hour))}
+	for _, c := range change {
+		c(&it)
+	}
 	w.items.put(it)
 	err := w.db.Tx(w.ctx, func(tx *sql.Tx) error {
 		return w.out.Notice(w.ctx, tx, gateway.Notice{Kind: gateway.NoticeCreated, Account: "default", Item: it, ParamsHash: fmt.Sprint("h", id)})

@@ -31,7 +31,9 @@ func (actingLinks) Links(_ context.Context, _ string, it *gateway.ApprovalItem, 
 // as a reader sees it (escapes undone where the format undoes them), and
 // whether it carried a decision that acts without the review page.
 type delivered struct {
-	text   string
+	text string
+	// wire is the text as sent, escapes and all.
+	wire   string
 	oneTap bool
 	// limit is the channel's message length limit and length the length
 	// it counts (0: none).
@@ -64,11 +66,11 @@ func (e *everyChannel) last(t *testing.T) map[string]delivered {
 
 	var sl struct{ Text string }
 	mustJSON(t, body(config.ChannelSlack), &sl)
-	out[config.ChannelSlack] = delivered{text: slackUnescape(sl.Text), limit: 40000, length: utf16Length(sl.Text)}
+	out[config.ChannelSlack] = delivered{text: slackUnescape(sl.Text), wire: sl.Text, limit: 40000, length: utf16Length(sl.Text)}
 
 	var dc struct{ Content string }
 	mustJSON(t, body(config.ChannelDiscord), &dc)
-	out[config.ChannelDiscord] = delivered{text: discordUnescape(dc.Content), limit: 2000, length: utf16Length(dc.Content)}
+	out[config.ChannelDiscord] = delivered{text: discordUnescape(dc.Content), wire: dc.Content, limit: 2000, length: utf16Length(dc.Content)}
 
 	sent := e.tg.sentMessages()
 	if len(sent) == 0 {
@@ -156,11 +158,11 @@ func mailText(t *testing.T, raw []byte) string {
 
 // notifyOne queues one item with the given stored parameters and delivers
 // its approval.created notice, with one-tap on, through every channel.
-func notifyOne(t *testing.T, tool, params string) map[string]delivered {
+func notifyOne(t *testing.T, tool, params string, change ...func(*gateway.ApprovalItem)) map[string]delivered {
 	t.Helper()
 	e := newEveryChannel(t)
 	w := newWorld(t, e.routes...)
-	w.queueParams(1, tool, params)
+	w.queueParams(1, tool, params, change...)
 	w.runOnce(w.dispatcher(DispatcherOptions{Links: actingLinks{}, OneTap: true}, e.chans...))
 	for _, r := range w.rows() {
 		if r.Status != StatusDelivered {
