@@ -48,7 +48,11 @@ func shownOf(it Item) shown {
 	act := describe.Of(it.Tool, it.Equivalent, it.Params)
 	s := shown{effect: act.Effect}
 	if l := act.TargetLabel(); l != "" {
-		s.target = l + ": " + string(act.Target.Kind) + " " + act.Target.ID
+		what := it.TargetLine
+		if what == "" {
+			what = string(act.Target.Kind) + " " + act.Target.ID
+		}
+		s.target = l + ": " + what
 	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(it.Params, &p) != nil {

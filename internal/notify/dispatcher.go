@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -34,8 +35,11 @@ type DispatcherOptions struct {
 	// dropped for a decided item and no links are made.
 	Items Items
 	// Links makes signed links (nil: messages carry none).
-	Links  LinkMaker
-	OneTap bool
+	Links LinkMaker
+	// Targets reads the post or account an item acts on (nil: a notice
+	// names it by its id).
+	Targets Targets
+	OneTap  bool
 	// BatchWindow merges item events queued within it of a channel's last
 	// message into one digest (0: none).
 	BatchWindow time.Duration
@@ -398,6 +402,9 @@ func ids(rows []pendingRow) []int64 {
 	return out
 }
 
+// targetTimeout bounds reading an item's target from X for a message.
+const targetTimeout = 10 * time.Second
+
 // send delivers one message made of rows and records the outcome.
 func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, capped bool) error {
 	carrier := rows[0]
@@ -406,6 +413,13 @@ func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, ca
 		it := r.payload
 		if it.Account == "" {
 			it.Account = r.Account
+		}
+		if r.item != nil && d.o.Targets != nil {
+			if t := describe.Of(it.Tool, it.Equivalent, it.Params).Target; t.Kind != describe.KindNone {
+				tctx, cancel := context.WithTimeout(ctx, min(targetTimeout, d.o.SendTimeout))
+				it.TargetLine = d.o.Targets.TargetLine(tctx, r.Account, t)
+				cancel()
+			}
 		}
 		m.Items = append(m.Items, it)
 		var l Links

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -56,6 +57,9 @@ type Item struct {
 	ParamsHash string          `json:"params_hash,omitempty"`
 	// Equivalent is the typed tool a universal request does the work of.
 	Equivalent string `json:"equivalent_tool,omitempty"`
+	// TargetLine is the post or account the item acts on as read from X
+	// when the message is made (describe.TargetLine); never stored.
+	TargetLine string `json:"-"`
 	// Content is ContentHash over the parameters exactly as they were
 	// stored when the event happened. The payload's own copy of Params
 	// is a re-encoding (escaping, spacing), never compared byte for byte.
@@ -163,6 +167,13 @@ func itemOf(n gateway.Notice) Item {
 // the current content.
 type Items interface {
 	Item(ctx context.Context, account string, id int64) (*gateway.ApprovalItem, error)
+}
+
+// Targets reads from X the post or account an item acts on, in the
+// words of describe.TargetLine, so a notice shows what a like, delete or
+// follow touches as the review page does.
+type Targets interface {
+	TargetLine(ctx context.Context, account string, t describe.Target) string
 }
 
 // LinkMaker issues the signed links of an item for a channel, and signs
