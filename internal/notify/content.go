@@ -127,33 +127,39 @@ type format struct {
 	limit   int
 }
 
-// render writes m's items under head in format f, cutting the posts'
-// text when the whole would pass f's limit; cut reports that it did. A
-// cut post says so, and where the rest is.
+// render writes m's items under head in format f. When the whole would
+// pass f's limit it spells out fewer of a digest's items, then cuts the
+// posts' text (and the targets' read from X) as little as it must; cut
+// reports that it did. A cut post says so, and where the rest is.
 func render(head string, m Message, f format) (out string, cut bool) {
-	out = renderCut(head, m, f, -1)
+	items := min(len(m.Items), maxDigestItems)
+	out = renderCut(head, m, f, -1, items)
 	if f.limit <= 0 || f.measure(out) <= f.limit {
 		return out, false
 	}
-	// The longest per-post cut that fits.
+	fits := func(keep, items int) bool { return f.measure(renderCut(head, m, f, keep, items)) <= f.limit }
+	for items > 1 && !fits(0, items) {
+		items--
+	}
+	// The longest cut that fits.
 	lo, hi := 0, 0
-	for _, it := range m.Items {
+	for _, it := range m.Items[:items] {
+		hi = max(hi, utf8.RuneCountInString(it.TargetLine))
 		for _, p := range shownOf(it).posts {
 			hi = max(hi, utf8.RuneCountInString(p))
 		}
 	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if f.measure(renderCut(head, m, f, mid)) <= f.limit {
+		if fits(mid, items) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	out = renderCut(head, m, f, lo)
+	out = renderCut(head, m, f, lo, items)
 	if f.measure(out) > f.limit {
-		// Even without the posts' text the facts do not fit: cut the
-		// end, which is the last items' facts.
+		// Even one item's facts do not fit: cut the end.
 		r := []rune(out)
 		for len(r) > 0 && f.measure(string(r))+1 > f.limit {
 			r = r[:len(r)-max(1, (f.measure(string(r))+1-f.limit)/2)]
@@ -163,8 +169,9 @@ func render(head string, m Message, f format) (out string, cut bool) {
 	return out, true
 }
 
-// renderCut renders with each post cut to at most keep runes (-1: none).
-func renderCut(head string, m Message, f format, keep int) string {
+// renderCut renders the first items of m with each post and target read
+// from X cut to at most keep runes (-1: none).
+func renderCut(head string, m Message, f format, keep, items int) string {
 	var b strings.Builder
 	line := func(s string) {
 		if s != "" {
@@ -174,12 +181,15 @@ func renderCut(head string, m Message, f format, keep int) string {
 	}
 	line(head)
 	for i, it := range m.Items {
-		if i >= maxDigestItems {
-			line(f.fact(fmt.Sprintf("…and %d more.", len(m.Items)-i)))
+		if i >= items {
+			line(f.fact(fmt.Sprintf("…and %d more, on the review page.", len(m.Items)-i)))
 			break
 		}
 		if i > 0 {
 			b.WriteString("\n")
+		}
+		if r := []rune(it.TargetLine); keep >= 0 && len(r) > keep {
+			it.TargetLine = string(r[:keep]) + "…"
 		}
 		s := shownOf(it)
 		if s.effect != "" && itemEvents[m.Event] {

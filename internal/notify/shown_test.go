@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	"net/mail"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -273,5 +274,44 @@ func TestNoticesSayWhatIsDecided(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A digest too long for its channel spells out fewer items and cuts their
+// posts; it stays within the limit, its code blocks closed and each view
+// link whole.
+func TestLongDigestsFitTheirChannel(t *testing.T) {
+	m := Message{ID: "msg_9", Event: EventCreated, Account: "default", Timestamp: t0, OneTap: true}
+	for i := range 12 {
+		params, _ := json.Marshal(map[string]string{"text": strings.Repeat(fmt.Sprintf("post %d ```-# ", i), 25)})
+		m.Items = append(m.Items, Item{Account: "default", ItemID: int64(i + 1), Tool: "x_post_tweet", Params: params,
+			Rule: "user:review", Caller: "mcp", ExpiresAt: "2026-03-02T11:00:00.000Z"})
+		m.Links = append(m.Links, Links{View: fmt.Sprintf("https://phone.example/a/view-%02d-xxxxxxxxxxxxxxxxxxxxxxxxxxxx", i+1)})
+	}
+	e := newEveryChannel(t)
+	for _, c := range e.chans {
+		if _, err := c.Send(context.Background(), m); err != nil {
+			t.Fatalf("%s: %v", c.Name(), err)
+		}
+	}
+	for name, d := range e.last(t) {
+		if d.limit > 0 && d.length > d.limit {
+			t.Errorf("%s: %d characters, over its limit of %d", name, d.length, d.limit)
+		}
+		if d.oneTap {
+			t.Errorf("%s: a digest with one-tap", name)
+		}
+		if d.wire != "" && strings.Count(d.wire, "```")%2 != 0 {
+			t.Errorf("%s: a code block left open:\n%s", name, d.wire)
+		}
+		links := regexp.MustCompile(`view-\d\d-x+`).FindAllString(d.text, -1)
+		if len(links) == 0 {
+			t.Errorf("%s: no view link", name)
+		}
+		for _, l := range links {
+			if len(l) != len("view-01-xxxxxxxxxxxxxxxxxxxxxxxxxxxx") {
+				t.Errorf("%s: a cut view link %q", name, l)
+			}
+		}
 	}
 }
