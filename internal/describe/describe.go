@@ -175,6 +175,10 @@ func Of(tool, equivalent string, params json.RawMessage) Action {
 	return a
 }
 
+// IsRaw reports a universal request tool, whose parameters are the
+// request itself.
+func IsRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
+
 // rawTarget finds the target of a universal request where X's write
 // endpoints name the post or account they change: in the path, or for an
 // edit in the body.

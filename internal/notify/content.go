@@ -76,7 +76,7 @@ func shownOf(it Item) shown {
 	}
 	s.options = actions.DescribeOptions(it.Params)
 	s.media = countMedia(p["media_ids"])
-	s.whole = act.Target.Kind == describe.KindNone && len(s.posts) > 0 && s.media == 0 && !isRaw(it.Tool)
+	s.whole = act.Target.Kind == describe.KindNone && len(s.posts) > 0 && s.media == 0 && !describe.IsRaw(it.Tool)
 	for k := range p {
 		if !wholeKeys[k] && !(k == "media_ids" && s.media == 0) {
 			s.whole = false
@@ -101,9 +101,6 @@ func countMedia(raw json.RawMessage) int {
 	}
 	return n
 }
-
-// isRaw reports a universal request, whose parameters are the request.
-func isRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
 
 // oneTap reports whether m may carry a decision that acts without the
 // review page: one-tap is on, m is about one item, and the message showed

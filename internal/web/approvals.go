@@ -244,7 +244,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		v.Target = tv
 	}
 	v.CountText = countText(v.Count, v.Max)
-	v.ShowParams = v.Field == "" && (v.Target == nil || isRaw(it.Tool))
+	v.ShowParams = v.Field == "" && (v.Target == nil || describe.IsRaw(it.Tool))
 	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
 	v.Options = actions.DescribeOptions(it.Params)
@@ -282,10 +282,6 @@ func ruleSentence(act describe.Action, it gateway.ApprovalItem, rules []policy.R
 	}
 	return act.Plural + " need your approval (policy: " + why + ")", id
 }
-
-// isRaw reports a universal request tool, whose parameters are the
-// request itself.
-func isRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
 
 // postURL opens post id: on x.com, or, in the sandbox, this site's view of
 // the emulator's post.
