@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,11 +25,11 @@ func (s staticToken) Refresh(context.Context) (string, error)     { return strin
 // speaking X's API, as the application's dispatcher does.
 type emulatedTargets struct {
 	x     *xapi.Client
-	calls int
+	calls atomic.Int32
 }
 
 func (e *emulatedTargets) TargetLine(ctx context.Context, _ string, t describe.Target) string {
-	e.calls++
+	e.calls.Add(1)
 	return describe.TargetLine(ctx, e.x, t, time.Now())
 }
 
@@ -101,8 +102,8 @@ func TestNoticesShowTheTargetReadFromX(t *testing.T) {
 					t.Errorf("%s offers one-tap on a %s", name, tc.name)
 				}
 			}
-			if targets.calls != len(e.chans) {
-				t.Errorf("read X %d times for %d channels", targets.calls, len(e.chans))
+			if int(targets.calls.Load()) != len(e.chans) {
+				t.Errorf("read X %d times for %d channels", targets.calls.Load(), len(e.chans))
 			}
 		})
 	}
