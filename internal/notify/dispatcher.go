@@ -69,9 +69,10 @@ type Sweep func(ctx context.Context, out *Outbox, now time.Time) error
 // Dispatcher delivers the outbox. Each long-lived process runs one; the
 // claim's lease makes every row one process's to send.
 type Dispatcher struct {
-	o     DispatcherOptions
-	chans map[string]Channel
-	owner string
+	o       DispatcherOptions
+	chans   map[string]Channel
+	owner   string
+	targets targetCache
 }
 
 // NewDispatcher returns a dispatcher over o.
@@ -402,9 +403,6 @@ func ids(rows []pendingRow) []int64 {
 	return out
 }
 
-// targetTimeout bounds reading an item's target from X for a message.
-const targetTimeout = 10 * time.Second
-
 // send delivers one message made of rows and records the outcome.
 func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, capped bool) error {
 	carrier := rows[0]
@@ -417,7 +415,7 @@ func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, ca
 		if r.item != nil && d.o.Targets != nil {
 			if t := describe.Of(it.Tool, it.Equivalent, it.Params).Target; t.Kind != describe.KindNone {
 				tctx, cancel := context.WithTimeout(ctx, min(targetTimeout, d.o.SendTimeout))
-				it.TargetLine = d.o.Targets.TargetLine(tctx, r.Account, t)
+				it.TargetLine = d.targets.line(tctx, d.o.Targets, r.Account, t, d.o.Now())
 				cancel()
 			}
 		}
