@@ -48,32 +48,13 @@ func (c *cli) showItem(ctx context.Context, a *app.App, it *gateway.ApprovalItem
 // describeTarget reads one post (its text, author and age) or account
 // (its handle, name and followers) for a reviewer.
 func (c *cli) describeTarget(ctx context.Context, a *app.App, t describe.Target) string {
-	cannot := func(err error) string { return fmt.Sprintf("%s %s (cannot read it from X: %v)", t.Kind, t.ID, err) }
 	x, err := a.XClient()
 	if err != nil {
-		return cannot(err)
+		return describe.CannotRead(t, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	ids := []string{t.ID}
-	if t.Kind == describe.KindUser {
-		users, err := describe.Users(ctx, x, ids)
-		if err != nil {
-			return cannot(err)
-		}
-		if u, ok := users[t.ID]; ok {
-			return u.Line()
-		}
-	} else {
-		posts, err := describe.Posts(ctx, x, ids)
-		if err != nil {
-			return cannot(err)
-		}
-		if p, ok := posts[t.ID]; ok {
-			return p.Line(a.Now())
-		}
-	}
-	return fmt.Sprintf("%s %s (X did not return it: deleted, or not visible to this account)", t.Kind, t.ID)
+	return describe.TargetLine(ctx, x, t, a.Now())
 }
 
 // printBody shows the JSON body of a universal x_post request on its own,

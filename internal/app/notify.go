@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/approvallink"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/flock"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/metrics"
@@ -226,7 +227,24 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 	if a.links != nil {
 		o.Links = a.links
 	}
+	o.Targets = appTargets{a}
 	return o
+}
+
+// appTargets reads an item's target from X through its account's client,
+// for the notice to show what a like, delete or follow touches.
+type appTargets struct{ a *App }
+
+func (t appTargets) TargetLine(ctx context.Context, account string, target describe.Target) string {
+	acc, err := t.a.ForAccount(account)
+	if err != nil {
+		return describe.CannotRead(target, err)
+	}
+	x, err := acc.XClient()
+	if err != nil {
+		return describe.CannotRead(target, err)
+	}
+	return describe.TargetLine(ctx, x, target, t.a.Now())
 }
 
 // appItems reads approval items through each account's gateway.

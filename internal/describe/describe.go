@@ -58,6 +58,29 @@ func (a Action) Title(who string) string {
 	return fmt.Sprintf(a.titled, who)
 }
 
+// targetLabels name the target of the verbs whose words differ from
+// "The post this <verb>".
+var targetLabels = map[string]string{
+	"answers": "The post this answers", "quotes": "The post this quotes", "deletes": "The post this deletes",
+	"edits": "The post as it stands, which this edits",
+}
+
+// TargetLabel names the target for a reader ("The post this deletes", "The
+// account this follows"); "" when the action has none. The review page
+// and the notifications both label it so.
+func (a Action) TargetLabel() string {
+	switch a.Target.Kind {
+	case KindNone:
+		return ""
+	case KindUser:
+		return "The account this " + a.Verb
+	}
+	if l := targetLabels[a.Verb]; l != "" {
+		return l
+	}
+	return "The " + string(a.Target.Kind) + " this " + a.Verb
+}
+
 // wording is a tool's row of the table below; param names the parameter
 // holding the target's id.
 type wording struct {
@@ -151,6 +174,10 @@ func Of(tool, equivalent string, params json.RawMessage) Action {
 	}
 	return a
 }
+
+// IsRaw reports a universal request tool, whose parameters are the
+// request itself.
+func IsRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
 
 // rawTarget finds the target of a universal request where X's write
 // endpoints name the post or account they change: in the path, or for an

@@ -214,3 +214,28 @@ func TestEditLine(t *testing.T) {
 		t.Fatal("a post reads as an edit")
 	}
 }
+
+// The target's label is the same words on the review page and in a
+// notification.
+func TestTargetLabel(t *testing.T) {
+	tests := []struct {
+		tool, params, want string
+	}{
+		{"x_reply_to_tweet", `{"text":"hi","in_reply_to_id":"5"}`, "The post this answers"},
+		{"x_quote_tweet", `{"text":"hi","quoted_tweet_id":"5"}`, "The post this quotes"},
+		{"x_delete_tweet", `{"tweet_id":"5"}`, "The post this deletes"},
+		{"x_edit_tweet", `{"tweet_id":"5","text":"new"}`, "The post as it stands, which this edits"},
+		{"x_like_tweet", `{"tweet_id":"5"}`, "The post this likes"},
+		{"x_follow_user", `{"target_user_id":"7"}`, "The account this follows"},
+		{"x_list_add_member", `{"list_id":"1","user_id":"7"}`, "The account this adds to a list"},
+		{"x_post_tweet", `{"text":"hi"}`, ""},
+		{"x_like_tweet", `{}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			if got := Of(tc.tool, "", json.RawMessage(tc.params)).TargetLabel(); got != tc.want {
+				t.Fatalf("TargetLabel() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

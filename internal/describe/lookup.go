@@ -70,6 +70,36 @@ func Users(ctx context.Context, r Reader, ids []string) (map[string]User, error)
 	return out, nil
 }
 
+// TargetLine reads t from X and says it in one line: the post's text,
+// author and age, or the account's handle, name and followers. When it
+// cannot be read it still names t and says why.
+func TargetLine(ctx context.Context, r Reader, t Target, now time.Time) string {
+	ids := []string{t.ID}
+	if t.Kind == KindUser {
+		users, err := Users(ctx, r, ids)
+		if err != nil {
+			return CannotRead(t, err)
+		}
+		if u, ok := users[t.ID]; ok {
+			return u.Line()
+		}
+	} else {
+		posts, err := Posts(ctx, r, ids)
+		if err != nil {
+			return CannotRead(t, err)
+		}
+		if p, ok := posts[t.ID]; ok {
+			return p.Line(now)
+		}
+	}
+	return fmt.Sprintf("%s %s (X did not return it: deleted, or not visible to this account)", t.Kind, t.ID)
+}
+
+// CannotRead names t when reading it from X failed with err.
+func CannotRead(t Target, err error) string {
+	return fmt.Sprintf("%s %s (cannot read it from X: %v)", t.Kind, t.ID, err)
+}
+
 // Line is the post in one line for a terminal: id, author, age and text.
 func (p Post) Line(now time.Time) string {
 	by := Handle(p.AuthorUsername)

@@ -14,8 +14,9 @@ import (
 
 // oneItem is a message about one item with its links.
 func oneItem(text string, links Links) Message {
+	params, _ := json.Marshal(map[string]string{"text": text})
 	return Message{ID: "msg_1", Event: EventCreated, Account: "default", Timestamp: t0, OneTap: true,
-		Items: []Item{{Account: "default", ItemID: 4, Tool: "x_post_tweet", Text: text, Rule: "user:review", Caller: "mcp",
+		Items: []Item{{Account: "default", ItemID: 4, Tool: "x_post_tweet", Text: text, Params: params, Rule: "user:review", Caller: "mcp",
 			ExpiresAt: "2026-03-02T11:00:00.000Z"}},
 		Links: []Links{links}}
 }
@@ -43,7 +44,7 @@ func TestNtfyPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	if body.Topic != "tuitbot-abc" || body.Click != someLinks.View || !strings.Contains(body.Message, "ship it") ||
-		body.Title != "Approval needed: x_post_tweet" {
+		body.Title != "Approval needed: Post" {
 		t.Fatalf("body %+v", body)
 	}
 	if len(body.Actions) != 3 {

@@ -42,7 +42,12 @@ type ntfyAction struct {
 	Clear   bool              `json:"clear,omitempty"`
 }
 
-// NtfyBody is the JSON published for m.
+// ntfyLimit is ntfy's message size in bytes; a longer one becomes an
+// attachment, or is refused.
+const ntfyLimit = 4096
+
+// NtfyBody is the JSON published for m. Its Approve and Reject actions
+// come only with a message that shows everything approving decides.
 func NtfyBody(topic string, m Message) ([]byte, error) {
 	body := struct {
 		Topic    string       `json:"topic"`
@@ -52,14 +57,18 @@ func NtfyBody(topic string, m Message) ([]byte, error) {
 		Tags     []string     `json:"tags,omitempty"`
 		Priority int          `json:"priority,omitempty"`
 		Actions  []ntfyAction `json:"actions,omitempty"`
-	}{Topic: topic, Title: oneLine(Title(m), 200), Message: PlainText(m), Tags: []string{"tuitbot"}}
+	}{Topic: topic, Title: oneLine(Title(m), 200), Tags: []string{"tuitbot"}}
+	f := plain
+	f.measure, f.limit = byteLen, ntfyLimit
+	var cut bool
+	body.Message, cut = render("", m, f)
 	if len(m.Links) == 1 {
 		l := m.Links[0]
 		body.Click = l.View
 		if l.View != "" {
 			body.Actions = append(body.Actions, ntfyAction{Action: "view", Label: "Review", URL: l.View})
 		}
-		if m.OneTap && l.Approve != "" && l.ApproveCSRF != "" && l.RejectCSRF != "" {
+		if oneTap(m, cut) && l.Approve != "" && l.ApproveCSRF != "" && l.RejectCSRF != "" {
 			hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 			body.Actions = append(body.Actions,
 				ntfyAction{Action: "http", Label: "Approve", URL: l.Approve, Method: http.MethodPost, Headers: hdr,
@@ -131,66 +140,83 @@ func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// breakBackticks puts a zero-width space after every backtick, so no run
+// of them can close the code block the text is in.
+func breakBackticks(s string) string {
+	return strings.ReplaceAll(s, "`", "`\u200b")
+}
+
+// slackFormat: the agent's text goes in a code block, where mrkdwn
+// formats nothing and which it cannot close; the notice's own lines are
+// single lines, escaped.
+var slackFormat = format{
+	fact:    func(s string) string { return slackEscape(oneLine(s, 1000)) },
+	block:   func(s string) string { return "```" + slackEscape(breakBackticks(lineBreaks.Replace(s))) + "```" },
+	details: func(s string) string { return slackEscape(oneLine(s, 1000)) },
+	// The link is ours (base URL and a base64url token); only the label
+	// is text.
+	link:    func(v string) string { return "<" + slackEscape(v) + "|Review and decide>" },
+	measure: utf16Len,
+	limit:   slackLimit,
+}
+
+// slackLimit is below the 40,000 characters past which Slack truncates a
+// message's text.
+const slackLimit = 39000
+
 // SlackBody is the JSON posted for m.
 func SlackBody(m Message) ([]byte, error) {
-	var b strings.Builder
-	b.WriteString("*" + slackEscape(oneLine(Title(m), 300)) + "*\n")
-	for i, it := range m.Items {
-		if i >= maxDigestItems {
-			b.WriteString(slackEscape("…and more.\n"))
-			break
-		}
-		if it.Text != "" {
-			b.WriteString("```" + slackEscape(strings.ReplaceAll(it.Text, "```", "'''")) + "```\n")
-		}
-		if d := Details(it, m.Timestamp); d != "" {
-			b.WriteString(slackEscape(d) + "\n")
-		}
-		if l := m.Links[i].View; l != "" {
-			// The link is ours (base URL and a base64url token); only the
-			// label is text.
-			b.WriteString("<" + slackEscape(l) + "|Review and decide>\n")
-		}
-	}
+	text, _ := render("*"+slackEscape(oneLine(Title(m), 300))+"*", m, slackFormat)
 	return json.Marshal(struct {
 		Text        string `json:"text"`
 		Mrkdwn      bool   `json:"mrkdwn"`
 		LinkNames   bool   `json:"link_names"`
 		UnfurlLinks bool   `json:"unfurl_links"`
 		UnfurlMedia bool   `json:"unfurl_media"`
-	}{Text: strings.TrimRight(b.String(), "\n"), Mrkdwn: true})
+	}{Text: text, Mrkdwn: true})
 }
 
-// discordEscape neutralises mentions and markdown in untrusted text.
+// discordMentions breaks up what reads as a mention: allowed_mentions
+// already stops the ping, this stops the look.
+var discordMentions = strings.NewReplacer("@everyone", "@\u200beveryone", "@here", "@\u200bhere", "<@", "<\u200b@", "<#", "<\u200b#")
+
+// discordEscape makes untrusted text one literal line of Discord
+// markdown: every ASCII punctuation character gets a backslash, which
+// Discord drops when it shows the text, so no heading (#), subtext (-#),
+// list (-, *, 1.), quote (>), code (`), emphasis (*, _, ~), spoiler (|),
+// masked link ([](…)), mention, emoji or timestamp (<…>) is rendered.
 func discordEscape(s string) string {
-	s = strings.NewReplacer("@everyone", "@\u200beveryone", "@here", "@\u200bhere", "<@", "<\u200b@", "<#", "<\u200b#",
-		"\\", "\\\\", "*", "\\*", "_", "\\_", "~", "\\~", "`", "\\`", "|", "\\|", ">", "\\>", "[", "\\[", "]", "\\]").Replace(s)
-	return s
+	s = oneLine(s, 1000)
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return discordMentions.Replace(b.String())
 }
+
+// discordFormat: the agent's text goes in a code block, where Discord
+// renders no markdown and which it cannot close; the notice's own lines
+// are escaped, the details as Discord's small print.
+var discordFormat = format{
+	fact: discordEscape,
+	block: func(s string) string {
+		return "```\n" + discordMentions.Replace(breakBackticks(lineBreaks.Replace(s))) + "\n```"
+	},
+	details: func(s string) string { return "-# " + discordEscape(s) },
+	link:    func(v string) string { return "[Review and decide](<" + v + ">)" },
+	measure: utf16Len,
+	limit:   discordLimit,
+}
+
+// discordLimit is a Discord message's content length.
+const discordLimit = 2000
 
 // DiscordBody is the JSON posted for m.
 func DiscordBody(m Message) ([]byte, error) {
-	var b strings.Builder
-	b.WriteString("**" + discordEscape(oneLine(Title(m), 300)) + "**\n")
-	for i, it := range m.Items {
-		if i >= maxDigestItems {
-			b.WriteString("…and more.\n")
-			break
-		}
-		if it.Text != "" {
-			b.WriteString(discordEscape(it.Text) + "\n")
-		}
-		if d := Details(it, m.Timestamp); d != "" {
-			b.WriteString("-# " + discordEscape(d) + "\n")
-		}
-		if l := m.Links[i].View; l != "" {
-			b.WriteString("[Review and decide](<" + l + ">)\n")
-		}
-	}
-	content := strings.TrimRight(b.String(), "\n")
-	if r := []rune(content); len(r) > 2000 {
-		content = string(r[:1999]) + "…"
-	}
+	content, _ := render("**"+discordEscape(oneLine(Title(m), 300))+"**", m, discordFormat)
 	type mentions struct {
 		Parse []string `json:"parse"`
 	}

@@ -1,18 +1,22 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -31,8 +35,11 @@ type DispatcherOptions struct {
 	// dropped for a decided item and no links are made.
 	Items Items
 	// Links makes signed links (nil: messages carry none).
-	Links  LinkMaker
-	OneTap bool
+	Links LinkMaker
+	// Targets reads the post or account an item acts on (nil: a notice
+	// names it by its id).
+	Targets Targets
+	OneTap  bool
 	// BatchWindow merges item events queued within it of a channel's last
 	// message into one digest (0: none).
 	BatchWindow time.Duration
@@ -62,9 +69,10 @@ type Sweep func(ctx context.Context, out *Outbox, now time.Time) error
 // Dispatcher delivers the outbox. Each long-lived process runs one; the
 // claim's lease makes every row one process's to send.
 type Dispatcher struct {
-	o     DispatcherOptions
-	chans map[string]Channel
-	owner string
+	o       DispatcherOptions
+	chans   map[string]Channel
+	owner   string
+	targets targetCache
 }
 
 // NewDispatcher returns a dispatcher over o.
@@ -289,10 +297,34 @@ func (d *Dispatcher) current(ctx context.Context, r Row) (*gateway.ApprovalItem,
 	if it.Status != gateway.ApprovalPending {
 		return nil, "the item was " + it.Status + " before the notice went out", nil
 	}
-	if ContentHash(it.Tool, it.Params) != ContentHash(r.payload.Tool, r.payload.Params) {
+	if !sameContent(r.payload, it) {
 		return nil, "the item was edited before the notice went out; the edit's notice carries the new text", nil
 	}
 	return it, "", nil
+}
+
+// sameContent reports whether the item still holds the content the event
+// was about: the hash of the parameters as stored then against those
+// stored now. A row recorded before the payload kept that hash compares
+// the decoded parameters, since its copy was re-encoded.
+func sameContent(was Item, now *gateway.ApprovalItem) bool {
+	if was.Content != "" {
+		return was.Tool == now.Tool && was.Content == ContentHash(now.Tool, now.Params)
+	}
+	return was.Tool == now.Tool && sameJSON(was.Params, now.Params)
+}
+
+// sameJSON reports whether a and b decode to equal values.
+func sameJSON(a, b json.RawMessage) bool {
+	decode := func(raw json.RawMessage) (any, bool) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		return v, dec.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // deliverChannel sends one channel's claimed rows: held for the hourly
@@ -379,6 +411,13 @@ func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, ca
 		it := r.payload
 		if it.Account == "" {
 			it.Account = r.Account
+		}
+		if r.item != nil && d.o.Targets != nil {
+			if t := describe.Of(it.Tool, it.Equivalent, it.Params).Target; t.Kind != describe.KindNone {
+				tctx, cancel := context.WithTimeout(ctx, min(targetTimeout, d.o.SendTimeout))
+				it.TargetLine = d.targets.line(tctx, d.o.Targets, r.Account, t, d.o.Now())
+				cancel()
+			}
 		}
 		m.Items = append(m.Items, it)
 		var l Links

@@ -58,7 +58,8 @@ func TestWebhookDeliveryIsSignedTheStandardWay(t *testing.T) {
 		}
 		want := map[string]any{"account": "default", "item_id": 7.0, "tool": "x_post_tweet", "text": "hello <world> @everyone",
 			"params_hash": "hhello <world> @everyone", "rule": "user:review", "caller": "mcp", "created_at": "2026-03-02T10:00:00.000Z",
-			"expires_at": "2026-03-03T10:00:00.000Z", "status": "pending"}
+			"expires_at": "2026-03-03T10:00:00.000Z", "status": "pending",
+			"action": "Post", "effect": "Posts this text from your account.", "posts": []any{"hello <world> @everyone"}}
 		if !reflect.DeepEqual(body.Data, want) {
 			t.Fatalf("data = %v\nwant   %v", body.Data, want)
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -54,13 +55,22 @@ type Item struct {
 	Text       string          `json:"text,omitempty"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	ParamsHash string          `json:"params_hash,omitempty"`
-	Rule       string          `json:"rule,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Caller     string          `json:"caller,omitempty"`
-	CreatedAt  string          `json:"created_at,omitempty"`
-	ExpiresAt  string          `json:"expires_at,omitempty"`
-	Status     string          `json:"status,omitempty"`
-	ReviewedBy string          `json:"reviewed_by,omitempty"`
+	// Equivalent is the typed tool a universal request does the work of.
+	Equivalent string `json:"equivalent_tool,omitempty"`
+	// TargetLine is the post or account the item acts on as read from X
+	// when the message is made (describe.TargetLine); never stored.
+	TargetLine string `json:"-"`
+	// Content is ContentHash over the parameters exactly as they were
+	// stored when the event happened. The payload's own copy of Params
+	// is a re-encoding (escaping, spacing), never compared byte for byte.
+	Content    string `json:"content_hash,omitempty"`
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Caller     string `json:"caller,omitempty"`
+	CreatedAt  string `json:"created_at,omitempty"`
+	ExpiresAt  string `json:"expires_at,omitempty"`
+	Status     string `json:"status,omitempty"`
+	ReviewedBy string `json:"reviewed_by,omitempty"`
 	// CorrelationID names the mutation of mutation.unknown and
 	// post.published; Error says what failed (publish.failed).
 	CorrelationID string `json:"correlation_id,omitempty"`
@@ -146,6 +156,7 @@ func itemOf(n gateway.Notice) Item {
 	it := n.Item
 	return Item{
 		Account: n.Account, ItemID: it.ID, Tool: it.Tool, Text: textOf(it.Params), Params: it.Params, ParamsHash: n.ParamsHash,
+		Equivalent: it.EquivalentTool, Content: ContentHash(it.Tool, it.Params),
 		Rule: it.MatchedRuleID, Reason: it.Reason, Caller: it.Caller, CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt,
 		Status: it.Status, ReviewedBy: it.ReviewedBy,
 	}
@@ -156,6 +167,13 @@ func itemOf(n gateway.Notice) Item {
 // the current content.
 type Items interface {
 	Item(ctx context.Context, account string, id int64) (*gateway.ApprovalItem, error)
+}
+
+// Targets reads from X the post or account an item acts on, in the
+// words of describe.TargetLine, so a notice shows what a like, delete or
+// follow touches as the review page does.
+type Targets interface {
+	TargetLine(ctx context.Context, account string, t describe.Target) string
 }
 
 // LinkMaker issues the signed links of an item for a channel, and signs

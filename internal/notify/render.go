@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
 
@@ -27,13 +28,13 @@ func Title(m Message) string {
 	it := m.Items[0]
 	switch m.Event {
 	case EventCreated:
-		return prefix + "Approval needed: " + it.Tool
+		return prefix + "Approval needed: " + nameOf(it)
 	case EventEdited:
-		return prefix + "Edited, approval needed: " + it.Tool
+		return prefix + "Edited, approval needed: " + nameOf(it)
 	case EventExpiring:
-		return prefix + "Expires soon, approval needed: " + it.Tool
+		return prefix + "Expires soon, approval needed: " + nameOf(it)
 	case EventDecided:
-		return prefix + "Decided (" + it.Status + " by " + it.ReviewedBy + "): " + it.Tool
+		return prefix + "Decided (" + it.Status + " by " + it.ReviewedBy + "): " + nameOf(it)
 	case EventUnknown:
 		return prefix + "Outcome unknown: " + it.Tool + " (check X, then resolve it)"
 	case EventPubFailed:
@@ -49,6 +50,12 @@ func Title(m Message) string {
 		return prefix + "tuitbot test notification"
 	}
 	return prefix + m.Event + ": " + it.Tool
+}
+
+// nameOf is the item's action as the review page names it ("Like",
+// "Delete post", "Thread").
+func nameOf(it Item) string {
+	return describe.Of(it.Tool, it.Equivalent, it.Params).Name
 }
 
 // Details is the line under an item's text: rule, caller and expiry.
@@ -94,33 +101,6 @@ func roughly(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dh%02d", int(d.Hours()), int(d.Minutes())%60)
 	}
-}
-
-// PlainText is the whole message as text: headline, then per item its
-// text, details and view link.
-func PlainText(m Message) string {
-	var b strings.Builder
-	for i, it := range m.Items {
-		if i >= maxDigestItems {
-			fmt.Fprintf(&b, "…and %d more.\n", len(m.Items)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		if it.Text != "" {
-			b.WriteString(it.Text)
-			b.WriteString("\n")
-		}
-		if d := Details(it, m.Timestamp); d != "" {
-			b.WriteString(d)
-			b.WriteString("\n")
-		}
-		if l := m.Links[i].View; l != "" {
-			b.WriteString("Review: " + l + "\n")
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // maxDigestItems bounds how many items a digest spells out.

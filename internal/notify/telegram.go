@@ -108,16 +108,21 @@ type tgMarkup struct {
 	InlineKeyboard [][]tgButton `json:"inline_keyboard"`
 }
 
-// TelegramRequest is the sendMessage request for m.
+// telegramLimit is below the 4,096 characters (UTF-16 units) of a
+// message's text.
+const telegramLimit = 4000
+
+// TelegramRequest is the sendMessage request for m: plain text (no parse
+// mode, so a post formats nothing), Approve and Reject buttons only when
+// the text shows everything approving decides, uncut.
 func TelegramRequest(chatID string, m Message) map[string]any {
-	text := oneLine(Title(m), 300) + "\n\n" + PlainText(m)
-	if r := []rune(text); len(r) > 4000 {
-		text = string(r[:3999]) + "…"
-	}
+	f := plain
+	f.measure, f.limit = utf16Len, telegramLimit
+	text, cut := render(oneLine(Title(m), 300)+"\n", m, f)
 	req := map[string]any{"chat_id": chatID, "text": text, "link_preview_options": map[string]bool{"is_disabled": true}}
 	var rows [][]tgButton
 	if len(m.Items) == 1 {
-		if m.Callback != nil {
+		if m.Callback != nil && oneTap(m, cut) {
 			a, r := m.Callback(0, true), m.Callback(0, false)
 			if a != "" && r != "" {
 				rows = append(rows, []tgButton{{Text: "Approve", CallbackData: a}, {Text: "Reject", CallbackData: r}})

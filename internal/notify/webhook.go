@@ -67,29 +67,42 @@ func (w *Webhook) Type() string { return config.ChannelWebhook }
 
 // webhookData is an item as the webhook body carries it.
 type webhookData struct {
-	Account       string `json:"account"`
-	ItemID        int64  `json:"item_id,omitempty"`
-	Tool          string `json:"tool"`
-	Text          string `json:"text"`
-	ParamsHash    string `json:"params_hash,omitempty"`
-	Rule          string `json:"rule,omitempty"`
-	Caller        string `json:"caller,omitempty"`
-	CreatedAt     string `json:"created_at,omitempty"`
-	ExpiresAt     string `json:"expires_at,omitempty"`
-	ViewURL       string `json:"view_url,omitempty"`
-	ApproveURL    string `json:"approve_url,omitempty"`
-	RejectURL     string `json:"reject_url,omitempty"`
-	Status        string `json:"status,omitempty"`
-	ReviewedBy    string `json:"reviewed_by,omitempty"`
-	CorrelationID string `json:"correlation_id,omitempty"`
-	Error         string `json:"error,omitempty"`
-	DraftID       int64  `json:"draft_id,omitempty"`
+	Account string `json:"account"`
+	ItemID  int64  `json:"item_id,omitempty"`
+	Tool    string `json:"tool"`
+	Text    string `json:"text"`
+	// Action, Effect and Target are the review page's words for the
+	// item; Posts its texts one by one (a thread's in order) and Options
+	// its settings in words.
+	Action        string   `json:"action,omitempty"`
+	Effect        string   `json:"effect,omitempty"`
+	Target        string   `json:"target,omitempty"`
+	Posts         []string `json:"posts,omitempty"`
+	Options       []string `json:"options,omitempty"`
+	ParamsHash    string   `json:"params_hash,omitempty"`
+	Rule          string   `json:"rule,omitempty"`
+	Caller        string   `json:"caller,omitempty"`
+	CreatedAt     string   `json:"created_at,omitempty"`
+	ExpiresAt     string   `json:"expires_at,omitempty"`
+	ViewURL       string   `json:"view_url,omitempty"`
+	ApproveURL    string   `json:"approve_url,omitempty"`
+	RejectURL     string   `json:"reject_url,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	ReviewedBy    string   `json:"reviewed_by,omitempty"`
+	CorrelationID string   `json:"correlation_id,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	DraftID       int64    `json:"draft_id,omitempty"`
 }
 
 func dataOf(it Item, l Links) webhookData {
-	return webhookData{Account: it.Account, ItemID: it.ItemID, Tool: it.Tool, Text: it.Text, ParamsHash: it.ParamsHash, Rule: it.Rule,
+	d := webhookData{Account: it.Account, ItemID: it.ItemID, Tool: it.Tool, Text: it.Text, ParamsHash: it.ParamsHash, Rule: it.Rule,
 		Caller: it.Caller, CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt, ViewURL: l.View, ApproveURL: l.Approve, RejectURL: l.Reject,
 		Status: it.Status, ReviewedBy: it.ReviewedBy, CorrelationID: it.CorrelationID, Error: it.Error, DraftID: it.DraftID}
+	if len(it.Params) > 0 {
+		s := shownOf(it)
+		d.Action, d.Effect, d.Target, d.Posts, d.Options = nameOf(it), s.effect, s.target, s.posts, s.options
+	}
+	return d
 }
 
 // WebhookBody is the JSON a webhook receives. A digest's data holds the

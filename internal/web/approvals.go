@@ -209,12 +209,6 @@ func (s *Server) views(r *http.Request, a *Account, items []gateway.ApprovalItem
 	return out
 }
 
-// targetLabels name the target of each verb on the card.
-var targetLabels = map[string]string{
-	"answers": "The post this answers", "quotes": "The post this quotes", "deletes": "The post this deletes",
-	"edits": "The post as it stands, which this edits",
-}
-
 func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, now time.Time) itemView {
 	v := itemView{ID: it.ID, Tool: it.Tool, Caller: it.Caller, Loop: it.Loop, Status: it.Status, Edited: it.Edited,
 		ReviewedAt: it.ReviewedAt, ReviewedBy: it.ReviewedBy, ReviewNotes: it.ReviewNotes, CorrelationID: it.CorrelationID,
@@ -241,13 +235,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 	}
 	if t := act.Target; t.Kind != describe.KindNone {
 		tv := &targetView{Item: it.ID, Kind: t.Kind, ID: t.ID, Scored: act.Verb == "answers" || act.Verb == "quotes"}
-		tv.Label = targetLabels[act.Verb]
-		if tv.Label == "" {
-			tv.Label = "The " + string(t.Kind) + " this " + act.Verb
-			if t.Kind == describe.KindUser {
-				tv.Label = "The account this " + act.Verb
-			}
-		}
+		tv.Label = act.TargetLabel()
 		if t.Kind == describe.KindPost {
 			// A link even when the post cannot be read: the reviewer may
 			// still open it.
@@ -256,7 +244,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		v.Target = tv
 	}
 	v.CountText = countText(v.Count, v.Max)
-	v.ShowParams = v.Field == "" && (v.Target == nil || isRaw(it.Tool))
+	v.ShowParams = v.Field == "" && (v.Target == nil || describe.IsRaw(it.Tool))
 	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
 	v.Options = actions.DescribeOptions(it.Params)
@@ -294,10 +282,6 @@ func ruleSentence(act describe.Action, it gateway.ApprovalItem, rules []policy.R
 	}
 	return act.Plural + " need your approval (policy: " + why + ")", id
 }
-
-// isRaw reports a universal request tool, whose parameters are the
-// request itself.
-func isRaw(tool string) bool { return tool == "x_post" || tool == "x_put" || tool == "x_delete" }
 
 // postURL opens post id: on x.com, or, in the sandbox, this site's view of
 // the emulator's post.
