@@ -26,6 +26,9 @@ type Proxy struct {
 	refused atomic.Int64
 	cut     atomic.Int64
 
+	// forwarded is told of each connection forwarded to the server.
+	forwarded chan struct{}
+
 	mu    sync.Mutex
 	conns map[net.Conn]bool
 	wg    sync.WaitGroup
@@ -43,7 +46,7 @@ func NewProxy(t testing.TB, raw string) *Proxy {
 	if err != nil {
 		t.Fatalf("pgtest proxy: %v", err)
 	}
-	p := &Proxy{ln: ln, target: u.Host, conns: map[net.Conn]bool{}}
+	p := &Proxy{ln: ln, target: u.Host, conns: map[net.Conn]bool{}, forwarded: make(chan struct{}, 1)}
 	u.Host = ln.Addr().String()
 	p.url = u.String()
 	p.wg.Add(1)
@@ -67,7 +70,12 @@ func (p *Proxy) CutOn(statement string, n int) {
 	p.cutLeft.Store(int64(n))
 }
 
-// Refused is how many connections were refused; Cut how many were cut.
+// Forwarded receives (at most one pending value) after a connection is
+// forwarded to the server: a test waiting for a client to come back
+// waits on it.
+func (p *Proxy) Forwarded() <-chan struct{} { return p.forwarded }
+
+// Refused is how many connections were refused.
 func (p *Proxy) Refused() int { return int(p.refused.Load()) }
 
 // Cut is how many connections CutOn has cut.
@@ -92,6 +100,10 @@ func (p *Proxy) accept() {
 		}
 		if !p.track(c, s) {
 			return
+		}
+		select {
+		case p.forwarded <- struct{}{}:
+		default:
 		}
 		p.wg.Add(2)
 		go func() {
