@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,11 +148,12 @@ func TestMediaDownloadThatNeverReachedXFails(t *testing.T) {
 	tests := []struct {
 		name   string
 		path   string
-		cancel bool // the caller cancels once the host holds the request
+		cancel bool   // the caller cancels once the host holds the request
+		says   string // what the error's message says happened
 	}{
-		{"a host sending one byte a second", "/slow.png", false},
-		{"a host that never sends its headers", "/silent.png", false},
-		{"a caller that cancels while the host is silent", "/held.png", true},
+		{"a host sending one byte a second", "/slow.png", false, "timed out"},
+		{"a host that never sends its headers", "/silent.png", false, "timed out"},
+		{"a caller that cancels while the host is silent", "/held.png", true, "cancelled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,8 +171,8 @@ func TestMediaDownloadThatNeverReachedXFails(t *testing.T) {
 			uploads := e.sim.Counters()[xsim.CountMediaUploaded]
 			_, releasedBefore := pol.counts()
 			resp, err := e.g.Do(ctx, gateway.Call{Tool: "x_upload_media_from_url", Params: params})
-			if apperr.CodeOf(err) != apperr.MediaDownloadError {
-				t.Fatalf("Do = %+v, %v; want %s", resp, err, apperr.MediaDownloadError)
+			if apperr.CodeOf(err) != apperr.MediaDownloadError || !strings.Contains(apperr.As(err).Message, tt.says) {
+				t.Fatalf("Do = %+v, %v; want %s saying %q", resp, err, apperr.MediaDownloadError, tt.says)
 			}
 			var status, code string
 			if err := e.db.QueryRowContext(e.ctx, `SELECT status, COALESCE(error_code, '') FROM mutation_audit WHERE correlation_id = ?`,
