@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
 )
@@ -111,6 +112,9 @@ func (s *Starting) Fail(err error) {
 // request that needs them is answered at once, a tool call with err's
 // envelope (db_error), instead of waiting. The server keeps serving.
 func (s *Starting) Unavailable(err error) {
+	if err == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unavailableErr == nil {
