@@ -12,8 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/store"
 )
 
 // metricsFlags are `mcp serve`'s observability flags.
@@ -47,9 +49,13 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	serving, stopServing := context.WithCancel(ctx)
 	defer stopServing()
 	var starting *mcpserver.Starting
+	// retrying ends the waits between start attempts once the server has
+	// stopped serving.
+	retrying, stopRetrying := context.WithCancel(ctx)
+	defer stopRetrying()
 	started := newStartingApp(func() (*app.App, error) {
 		debug.SetGCPercent(gc)
-		a, err := c.startBuilt(ctx, cfg, opts)
+		a, err := c.startRetrying(ctx, retrying, cfg, opts, starting, log)
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +104,7 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	anyway := time.AfterFunc(startServicesAfter, starting.Begin)
 	defer anyway.Stop()
 	err = c.serveStdio(serving, srv, stdio, started, log, mf, tok, path)
+	stopRetrying()
 	// A client that leaves before the services have started still learns
 	// whether they could (a database refused, say), and one that leaves
 	// while they start does not cut their start short: a half-run
@@ -112,6 +119,41 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	}
 	defer a.Close()
 	return err
+}
+
+// Waits between attempts to start the services while the database cannot
+// be reached: the first is short, for a connection dropped once; each
+// later one twice the last, up to the longest.
+const (
+	firstStartRetry   = 100 * time.Millisecond
+	longestStartRetry = 30 * time.Second
+)
+
+// startRetrying starts the services, and while that fails on a transient
+// database error (store.Transient: the server cannot be reached) it keeps
+// the server serving, every tool call answered db_error, and tries again
+// until the services start or retrying ends.
+func (c *cli) startRetrying(ctx, retrying context.Context, cfg *config.Config, opts app.Options, starting *mcpserver.Starting, log *slog.Logger) (*app.App, error) {
+	wait := firstStartRetry
+	for try := 1; ; try++ {
+		a, err := c.startBuilt(ctx, cfg, opts)
+		if err == nil && try > 1 {
+			log.Info("database reachable again; the services have started", "tries", try)
+		}
+		if err == nil || !store.Transient(err) {
+			return a, err
+		}
+		starting.Unavailable(apperr.Wrap(apperr.DBError, err, "the database cannot be reached; the server keeps trying to start: %v", err))
+		log.Warn("database unreachable; tool calls answer db_error until it is back", "retry_in", wait, "error", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-retrying.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, longestStartRetry)
+	}
 }
 
 // firstAnswersGCPercent lets the heap grow to a few times its start-up

@@ -97,6 +97,13 @@ func newXEnv(t *testing.T) *xenv { return newXEnvWith(t, allowAll{}, nil) }
 // storetest.ForEachBackend subtest t runs in (SQLite outside one).
 func newXEnvWith(t *testing.T, pol gateway.Policy, configure func(*xsim.Options)) *xenv {
 	t.Helper()
+	return newXEnvFetching(t, pol, configure, nil)
+}
+
+// newXEnvFetching is newXEnvWith downloading media from URLs through
+// fetcher; nil means a fetcher allowed to reach the xenv's own media server.
+func newXEnvFetching(t *testing.T, pol gateway.Policy, configure func(*xsim.Options), fetcher *safefetch.Fetcher) *xenv {
+	t.Helper()
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	opts := xsim.DefaultOptions()
@@ -130,7 +137,10 @@ func newXEnvWith(t *testing.T, pol gateway.Policy, configure func(*xsim.Options)
 	}
 	t.Cleanup(func() { g.Close() })
 	rec := &fakeRecorder{}
-	media, fetcher := mediaServer(t)
+	var media string
+	if fetcher == nil {
+		media, fetcher = mediaServer(t)
+	}
 	Register(g, Deps{X: func() (*xapi.Client, error) { return x, nil }, DB: db, AccountID: "default", Now: clk.Now,
 		MediaDirs: []string{dir}, Recorder: rec, URLFetcher: fetcher})
 	return &xenv{t: t, ctx: ctx, sim: sim, db: db, g: g, clock: clk, token: access, me: sim.DemoUserID(), rec: rec, media: dir,

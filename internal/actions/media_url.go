@@ -156,17 +156,20 @@ func uploadURLAction(d Deps, m Mutation) *gateway.Action {
 			return b
 		},
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
+			// Until the upload starts nothing has gone to X: a download
+			// that times out or is cancelled is a failure, not an unknown
+			// outcome.
 			p, err := parse(params)
 			if err != nil {
-				return gateway.Result{}, err
+				return gateway.Result{}, gateway.NotSent(err)
 			}
 			r, err := d.URLFetcher.Get(ctx, p.URL, urlMediaLimit(maxVideo))
 			if err != nil {
-				return gateway.Result{}, err
+				return gateway.Result{}, gateway.NotSent(err)
 			}
 			mime, err := sniffDownload(r, maxVideo)
 			if err != nil {
-				return gateway.Result{}, err
+				return gateway.Result{}, gateway.NotSent(err)
 			}
 			sum := sha256.Sum256(r.Body)
 			res, err := uploadBytes(ctx, d, m, r.Body, hex.EncodeToString(sum[:]), mime, p.AltText, urlFileName(r.URL))

@@ -205,7 +205,7 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 	}
 	a.postLimit = a.newPostLimit()
 	if a.DB != nil {
-		if err := a.startGateway(ctx); err != nil {
+		if err := retryTransient(ctx, a.Log, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
 			a.GatewayErr = err
 			a.Log.Warn("mutation gateway unavailable", "error", err)
 			if apperr.CodeOf(err) == apperr.ConfigError {
@@ -219,6 +219,37 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 		}
 	}
 	return nil
+}
+
+// startupTries is how often a start-up step that failed on a transient
+// database error (store.Transient: a dropped connection, a server
+// restarting) is tried in all, the first retry after startupBackoff and
+// each later one after twice the wait before it.
+const (
+	startupTries   = 5
+	startupBackoff = 50 * time.Millisecond
+)
+
+// retryTransient runs step until it succeeds, fails otherwise than
+// transiently, or has been tried startupTries times: one dropped
+// connection while the services start is no reason not to start.
+func retryTransient(ctx context.Context, log *slog.Logger, what string, step func() error) error {
+	wait := startupBackoff
+	for try := 1; ; try++ {
+		err := step()
+		if err == nil || try == startupTries || !store.Transient(err) {
+			return err
+		}
+		log.Warn("database failed while starting; trying again", "step", what, "try", try, "error", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait *= 2
+	}
 }
 
 // ForAccount returns the services of account name ("" is the account the

@@ -40,6 +40,16 @@ import (
 //	                         or take over, and while the emulator stops
 //	locks/sandbox-PID-*.lock held by every process using the sandbox
 //
+// and beside the world file, whatever home points at it:
+//
+//	WORLD.lock               held by the one emulator serving the world
+//	                         (xsim.LockWorld), saying where it listens
+//	WORLD.start.lock         held, after the home's start lock, while a
+//	                         process decides to attach, start or take over
+//
+// so that homes naming one state file share one emulator, as the
+// processes of one home do.
+//
 // The first process starts the emulator inside itself; later ones attach to
 // it. When the process running it exits, the next request of any attached
 // process finds the address dead and, under the start lock, starts a new
@@ -210,6 +220,10 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 	if err != nil {
 		return nil, err
 	}
+	// The world's lock files live beside it.
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox state %s: %w", state, err)
+	}
 	s := &Sandbox{home: cfg.Home, state: state, seed: cfg.Sandbox.Seed, now: a.Now, log: a.Log,
 		base: sandboxTransport(), access: access}
 	// Registered before anything else so `tuitbot sandbox reset` sees this
@@ -241,6 +255,16 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 	SandboxAccounts(cfg)
 	if srv == nil {
 		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
+		// Logins are minted by the process that starts the emulator: a home
+		// that has never started one on this world, while another home's
+		// process serves it, has none yet.
+		for _, name := range cfg.AccountNames() {
+			if _, err := os.Stat(cfg.TokenFileFor(name)); errors.Is(err, fs.ErrNotExist) {
+				a.Log.Warn("sandbox: another process serves this world and this home has no login in it yet; stop the other sandbox processes, then start this one first",
+					"account", name, "state", state)
+				break
+			}
+		}
 	} else {
 		// Every account logs in as its own demo user, each with its own
 		// token file; one whose file still holds a working login keeps it
@@ -287,6 +311,13 @@ func (s *Sandbox) attachOrStart(ctx context.Context) (base string, srv *xsim.Ser
 		}
 		return ad.URL, nil, nil
 	}
+	// Another home's process may serve the same world file.
+	if url, pid, ok := xsim.WorldOwner(s.state); ok {
+		if !emulatorAnswers(ctx, url) {
+			return "", nil, fmt.Errorf("the sandbox emulator of process %d serves the world in %s but does not answer: stop that process and try again", pid, s.state)
+		}
+		return url, nil, nil
+	}
 	lock, err := os.OpenFile(filepath.Join(s.home, sandboxOwnerLock), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox emulator lock: %w", err)
@@ -314,6 +345,9 @@ func (s *Sandbox) attachOrStart(ctx context.Context) (base string, srv *xsim.Ser
 	if err != nil {
 		_ = flock.Unlock(lock)
 		lock.Close()
+		if errors.Is(err, xsim.ErrWorldInUse) {
+			return "", nil, fmt.Errorf("sandbox state %s: %w; stop the process running it and try again", s.state, err)
+		}
 		return "", nil, err
 	}
 	b, _ := json.Marshal(advert{URL: base, PID: os.Getpid(), State: s.state})
@@ -330,12 +364,27 @@ func (s *Sandbox) attachOrStart(ctx context.Context) (base string, srv *xsim.Ser
 }
 
 // startEmulator starts an emulator on the saved world, at hint when that
-// address is free.
+// address is free. It holds the world's lock from before it reads the
+// world until the emulator closes.
 func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
+	wl, err := xsim.LockWorld(s.state)
+	if err != nil {
+		return nil, "", err
+	}
+	srv, base, err := s.startLocked(hint, wl)
+	if err != nil {
+		_ = wl.Release()
+		return nil, "", err
+	}
+	return srv, base, nil
+}
+
+func (s *Sandbox) startLocked(hint string, wl *xsim.WorldLock) (*xsim.Server, string, error) {
 	opts := xsim.DefaultOptions()
 	opts.Now = s.now
 	opts.Seed = s.seed
 	opts.StateFile = s.state
+	opts.WorldLock = wl
 	opts.OnSaveError = func(err error) {
 		s.log.Warn("sandbox: the emulator world could not be saved; other sandbox processes may not see the latest changes", "state", s.state, "error", err)
 	}
@@ -381,8 +430,29 @@ func (s *Sandbox) startEmulator(hint string) (*xsim.Server, string, error) {
 // lockStart takes the start lock, waiting for a process that is starting or
 // stopping the emulator.
 func (s *Sandbox) lockStart(ctx context.Context) (func(), error) {
-	return lockFile(ctx, filepath.Join(s.home, sandboxStartLock))
+	return lockStarts(ctx, s.home, s.state)
 }
+
+// lockStarts takes the start lock of home, then that of the world file
+// state, which every home naming that file shares.
+func lockStarts(ctx context.Context, home, state string) (func(), error) {
+	unlockHome, err := lockFile(ctx, filepath.Join(home, sandboxStartLock))
+	if err != nil {
+		return nil, err
+	}
+	unlockWorld, err := lockFile(ctx, worldStartLock(state))
+	if err != nil {
+		unlockHome()
+		return nil, err
+	}
+	return func() {
+		unlockWorld()
+		unlockHome()
+	}, nil
+}
+
+// worldStartLock is the start lock of the world file state.
+func worldStartLock(state string) string { return state + ".start.lock" }
 
 func lockFile(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
@@ -593,13 +663,16 @@ func ResetSandbox(ctx context.Context, cfg *config.Config) ([]string, error) {
 	if _, err := os.Stat(home); errors.Is(err, fs.ErrNotExist) {
 		return removeAll(nil, state)
 	}
-	// No process can start the emulator while the start lock is held.
-	unlock, err := lockFile(ctx, filepath.Join(home, sandboxStartLock))
+	// No process can start the emulator while the start locks are held.
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox state %s: %w", state, err)
+	}
+	unlock, err := lockStarts(ctx, home, state)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if pids := sandboxUsers(home); len(pids) > 0 {
+	if pids := sandboxUsers(home, state); len(pids) > 0 {
 		return nil, &SandboxBusyError{PIDs: pids}
 	}
 	entries, err := os.ReadDir(home)
@@ -608,6 +681,9 @@ func ResetSandbox(ctx context.Context, cfg *config.Config) ([]string, error) {
 	}
 	var paths []string
 	for _, e := range entries {
+		if p := filepath.Join(home, e.Name()); p == xsim.WorldLockPath(state) || p == worldStartLock(state) {
+			continue // lock files, like the home's own below
+		}
 		switch e.Name() {
 		case "mcp_token", sandboxStartLock, sandboxOwnerLock:
 			// The MCP bearer token is the user's client configuration; the
@@ -623,9 +699,14 @@ func ResetSandbox(ctx context.Context, cfg *config.Config) ([]string, error) {
 }
 
 // sandboxUsers returns the processes that hold the emulator lock or a
-// sandbox liveness lock in home.
-func sandboxUsers(home string) []int {
+// sandbox liveness lock in home, or serve its world file state.
+func sandboxUsers(home, state string) []int {
 	seen := map[int]bool{}
+	if _, pid, ok := xsim.WorldOwner(state); ok {
+		seen[pid] = true
+	} else if held(xsim.WorldLockPath(state)) {
+		seen[0] = true
+	}
 	if held(filepath.Join(home, sandboxOwnerLock)) {
 		pid := 0
 		if ad, err := readAdvert(home); err == nil {

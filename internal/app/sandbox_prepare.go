@@ -48,6 +48,11 @@ func PrepareSandbox(ctx context.Context, cfg *config.Config, log *slog.Logger, a
 	if err := a.Close(); err != nil {
 		return fmt.Errorf("prepare the sandbox: %w", err)
 	}
+	// A process of another home serving the same world mints no login
+	// for this one; startSandbox has said so.
+	if still, err := sandboxMissing(cfg); err != nil || len(still) > 0 {
+		return err
+	}
 	log.Info("sandbox: prepared the demo world and its accounts' tokens", "home", cfg.Home)
 	return nil
 }

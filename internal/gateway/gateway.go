@@ -626,9 +626,29 @@ const (
 	statusDuplicate   = "duplicate"
 )
 
+// NotSent marks err as the failure of an attempt that provably sent
+// nothing to X (a media download that never finished): the call is a
+// failure, whatever cancellation or deadline caused it, so its charge is
+// given back and a repeat is allowed. Only an attempt that may have
+// reached X can have an unknown outcome.
+func NotSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notSentError{err}
+}
+
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() error { return e.err }
+
 func statusOf(err error) string {
 	if err == nil {
 		return statusSuccess
+	}
+	if errors.As(err, new(notSentError)) {
+		return statusFailure
 	}
 	switch apperr.CodeOf(err) {
 	case apperr.XOutcomeUnknown:

@@ -190,6 +190,9 @@ func TestAuditRowPendingBeforeExecuteThenCompleted(t *testing.T) {
 			{"cancelled", func(context.Context, json.RawMessage) (Result, error) {
 				return Result{}, context.Canceled
 			}, statusUnknown, apperr.InternalError},
+			{"cancelled before anything was sent", func(context.Context, json.RawMessage) (Result, error) {
+				return Result{}, NotSent(apperr.Wrap(apperr.MediaDownloadError, context.Canceled, "url: the download was cancelled"))
+			}, statusFailure, apperr.MediaDownloadError},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/envelope"
 )
 
 // Starting is a server whose services are still starting. A client that
@@ -29,6 +32,14 @@ type Starting struct {
 	// the first answers.
 	begin     func()
 	beginOnce sync.Once
+	// base is the configuration-only Deps the server was built on, kept
+	// apart from deps (which Ready replaces) to answer while unavailable.
+	base Deps
+	// unavailable, once closed, answers the requests that need the
+	// services with unavailableErr until Ready.
+	mu             sync.Mutex
+	unavailable    chan struct{}
+	unavailableErr error
 }
 
 // answeredWhileStarting are the methods that read nothing but the tool
@@ -60,11 +71,12 @@ func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starti
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &Starting{deps: &d, ready: make(chan struct{}), begin: begin}
+	s := &Starting{deps: &d, ready: make(chan struct{}), begin: begin, unavailable: make(chan struct{})}
 	srv, tools, err := build(s.deps, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.base = *s.deps
 	srv.AddReceivingMiddleware(s.gate)
 	return srv, tools, s, nil
 }
@@ -95,12 +107,51 @@ func (s *Starting) Fail(err error) {
 	})
 }
 
+// Unavailable says that the services cannot start for now (the database
+// cannot be reached) while they are tried again: until Ready or Fail, a
+// request that needs them is answered at once, a tool call with err's
+// envelope (db_error), instead of waiting. The server keeps serving.
+func (s *Starting) Unavailable(err error) {
+	if err == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unavailableErr == nil {
+		close(s.unavailable)
+	}
+	s.unavailableErr = err
+}
+
+func (s *Starting) whyUnavailable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unavailableErr
+}
+
+// refuse answers a request while the services are unavailable.
+func (s *Starting) refuse(method string, err error) (mcp.Result, error) {
+	if method != "tools/call" {
+		return nil, fmt.Errorf("the server's services are not available yet: %w", err)
+	}
+	d := &s.base
+	meta := baseMeta(d, d.Now())
+	return render(d, envelope.Fail(apperr.As(err), &meta)), nil
+}
+
 func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !answeredWhileStarting[method] {
 			s.Begin()
 			select {
 			case <-s.ready:
+			case <-s.unavailable:
+				// Ready may have come meanwhile.
+				select {
+				case <-s.ready:
+				default:
+					return s.refuse(method, s.whyUnavailable())
+				}
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
 
@@ -109,4 +110,23 @@ func TestStartingServerRefusesCallsWhenServicesFail(t *testing.T) {
 
 func okHealth(context.Context) []mcpserver.Check {
 	return []mcpserver.Check{{Name: "started_service", Status: "ok"}}
+}
+
+// Services that cannot start for now (the database is unreachable) leave
+// the server serving: a waiting call and every later one get db_error at
+// once, and once Ready the same call runs.
+func TestStartingServerAnswersDBErrorWhileUnavailable(t *testing.T) {
+	ss := newStartingServer(t)
+	ss.send(t, healthCall)
+	ss.waitBegun(t, "a tool was called")
+	ss.st.Unavailable(apperr.New(apperr.DBError, "the database cannot be reached on purpose"))
+	for i, got := range []string{ss.answer(t), string(ss.s.call(t, healthCall))} {
+		if !strings.Contains(got, `"code":"db_error"`) || !strings.Contains(got, "on purpose") || !strings.Contains(got, `"isError":true`) {
+			t.Fatalf("call %d while unavailable: %s", i+1, got)
+		}
+	}
+	ss.st.Ready(mcpserver.Deps{Cfg: testConfig(t, nil), Health: okHealth})
+	if got := ss.s.call(t, healthCall); !strings.Contains(string(got), `started_service`) {
+		t.Fatalf("health_check after Ready: %s", got)
+	}
 }

@@ -196,9 +196,12 @@ func downloadError(err error, u *url.URL) error {
 	if errors.As(err, &e) {
 		return e
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Timeout() {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		return apperr.Wrap(apperr.MediaDownloadError, err, "url: timed out downloading from %s", u.Host)
+	}
+	if errors.Is(err, context.Canceled) {
+		return apperr.Wrap(apperr.MediaDownloadError, err, "url: the download from %s was cancelled", u.Host)
 	}
 	return apperr.Wrap(apperr.MediaDownloadError, err, "url: cannot download from %s", u.Host)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -78,8 +79,13 @@ func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error)
 	db.SetMaxIdleConns(32)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cannot connect to the PostgreSQL database %s (storage.database_url): %s; check that the server is running and reachable and that the database and user exist",
+		// The driver's error is not kept: it may quote the password.
+		msg := fmt.Sprintf("cannot connect to the PostgreSQL database %s (storage.database_url): %s; check that the server is running and reachable and that the database and user exist",
 			shown, hidePassword(err.Error(), rawURL))
+		if Transient(err) {
+			return nil, &unreachableError{msg}
+		}
+		return nil, errors.New(msg)
 	}
 	d := &DB{DB: db, Path: shown, Dialect: Postgres, reserveBytes: -1}
 	if err := d.openPostgres(ctx, opts); err != nil {

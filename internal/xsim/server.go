@@ -59,6 +59,10 @@ type Options struct {
 	// can therefore carry on from the file at any moment, with every change
 	// a client has seen answered.
 	StateFile string
+	// WorldLock is the lock on StateFile (LockWorld) the caller took
+	// before reading the world it passes; the server holds it until Close.
+	// Without one, Start takes it: one emulator serves a world file.
+	WorldLock *WorldLock
 	// SaveEvery, when positive, coalesces those writes: a change is written
 	// at most SaveEvery after it was made, together with every change made
 	// meanwhile, and answers do not wait for the file. Close still writes
@@ -240,6 +244,13 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 		return "", errors.New("xsim: server already started")
 	}
 	s.mu.Unlock()
+	if s.opts.StateFile != "" && s.opts.WorldLock == nil {
+		l, err := LockWorld(s.opts.StateFile)
+		if err != nil {
+			return "", fmt.Errorf("xsim: %w", err)
+		}
+		s.opts.WorldLock = l
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -257,6 +268,12 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 		defer close(done)
 		_ = srv.Serve(ln)
 	}()
+	if l := s.opts.WorldLock; l != nil {
+		if err := l.advertise(base); err != nil {
+			_ = s.Close()
+			return "", fmt.Errorf("xsim: %w", err)
+		}
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -288,6 +305,9 @@ func (s *Server) Close() error {
 			<-done
 		}
 		err = errors.Join(err, s.save(true, true))
+		// Only once the last world is in the file may another emulator
+		// read it.
+		err = errors.Join(err, s.opts.WorldLock.Release())
 	})
 	return err
 }

@@ -1,0 +1,31 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/store/pgtest"
+)
+
+// TestGatewayStartSurvivesADroppedConnection: PostgreSQL drops the
+// connection that syncs the policy limits while the gateway starts, as a
+// flaky network or a server restart does. The start tries that step
+// again, like any transient database error, and the gateway runs.
+func TestGatewayStartSurvivesADroppedConnection(t *testing.T) {
+	proxy := pgtest.NewProxy(t, pgtest.NewDatabase(t, ""))
+	proxy.CutOn("DELETE FROM policy_counters", 1)
+	cfg := testConfig(t, t.TempDir())
+	cfg.Storage.DatabaseURL = proxy.URL()
+	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true})
+	if err != nil {
+		t.Fatalf("app.New with one connection dropped while the gateway starts: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if proxy.Cut() != 1 {
+		t.Fatalf("the proxy cut %d connections, want the one syncing the limits", proxy.Cut())
+	}
+	if _, err := a.RequireGateway(); err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+}

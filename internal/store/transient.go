@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Transient reports whether err is a database failure that trying again
+// may cure: the server could not be reached, a connection broke or was
+// refused, or the server ended a session or a transaction it may take
+// again (a restart, a serialization conflict). A refused or malformed
+// statement, a full disk or a database that is not tuitbot's is not.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ue *unreachableError
+	if errors.As(err, &ue) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08 is a connection exception; 57P01-57P03 a server that is
+		// shutting down or starting; 40001 and 40P01 a transaction the
+		// server chose to abort.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "40001" || pe.Code == "40P01"
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	if pgconn.SafeToRetry(err) {
+		return true
+	}
+	return false
+}
+
+// unreachableError is a database server that could not be connected to
+// for a reason Transient accepts.
+type unreachableError struct{ msg string }
+
+func (e *unreachableError) Error() string { return e.msg }
