@@ -62,6 +62,11 @@ type Endpoint struct {
 	// RawOnly rows are called by no typed method of the client; they are
 	// listed so universal requests to them are priced and classified.
 	RawOnly bool
+	// SameAs names, for a RawOnly row, the typed tool whose effect a
+	// request to it has (POST /2/dm_conversations sends a direct message,
+	// as x_send_dm does): a universal request to the row gets that tool's
+	// policy and limits. It is empty for a row no typed tool covers.
+	SameAs string
 	// Scopes are the OAuth 2.0 user-token scopes X requires for the
 	// endpoint; login asks for those of every typed row (Endpoints.Scopes).
 	Scopes []string
@@ -230,6 +235,15 @@ func endpointTable() []Endpoint {
 		Endpoint{Method: "POST", Path: "/2/dm_conversations/with/:participant_id/messages", Host: HostAPI,
 			Kind: EffectCreate, Retry: classCreate, Price: Pricing{Unit: PriceDMCreate}, Tool: "x_send_dm", Scopes: scopesDMWrite,
 			Undo: undo("x_delete_dm", "dm_event_id", "Delete the message to reverse (deletes always need approval); the recipient may already have read it.")},
+		// The other ways X sends a message, which no typed tool calls: to a
+		// conversation by its id, and to a new group conversation. Each is a
+		// message as much as x_send_dm's.
+		Endpoint{Method: "POST", Path: "/2/dm_conversations/:dm_conversation_id/messages", Host: HostAPI, RawOnly: true, SameAs: "x_send_dm",
+			Kind: EffectCreate, Retry: classCreate, Price: Pricing{Unit: PriceDMCreate}, Scopes: scopesDMWrite,
+			Undo: undo("x_delete_dm", "dm_event_id", "Delete the message to reverse (deletes always need approval); the recipients may already have read it.")},
+		Endpoint{Method: "POST", Path: "/2/dm_conversations", Host: HostAPI, RawOnly: true, SameAs: "x_send_dm",
+			Kind: EffectCreate, Retry: classCreate, Price: Pricing{Unit: PriceDMCreate}, Scopes: scopesDMWrite,
+			Undo: undo("x_delete_dm", "dm_event_id", "Delete the message to reverse (deletes always need approval); the recipients may already have read it.")},
 		read("/2/dm_conversations/with/:participant_id/dm_events", perDM(), scopesDMRead),
 		read("/2/dm_events", perDM(), scopesDMRead),
 		Endpoint{Method: "DELETE", Path: "/2/dm_events/:event_id", Host: HostAPI, Kind: EffectDelete, Retry: classSafe,

@@ -66,11 +66,19 @@ type Effect struct {
 	QuoteOf      string
 	// DMEventID is the direct message a delete names.
 	DMEventID string
+	// ConversationID is the direct-message conversation a message goes to.
+	ConversationID string
 }
 
 // Mutates reports whether the effect changes state on X. Only GET is a
 // read; an unrecognised write is still a write.
 func (e Effect) Mutates() bool { return e.Kind != KindRead }
+
+// Listed reports whether the request is a read or matched a row of the
+// endpoint table. A write that is not listed does something nobody wrote
+// down (a new X endpoint, a spelling of an old one X may read otherwise):
+// a person must look at it, whatever the policy rules say.
+func (e Effect) Listed() bool { return e.Kind == KindRead || e.Endpoint != "" }
 
 // Fields an endpoint row can fill, named in path templates as {name} and
 // in idSource.field.
@@ -81,6 +89,7 @@ const (
 	fieldMedia  = "media" // a media id in the path; recorded nowhere
 	fieldList   = "list"
 	fieldDM     = "dm_event"
+	fieldConv   = "conversation"
 	fieldReply  = "reply"
 	fieldQuote  = "quote"
 )
@@ -135,10 +144,13 @@ func body(key, field string) idSource  { return idSource{in: inBody, key: key, f
 func query(key, field string) idSource { return idSource{in: inQuery, key: key, field: field} }
 
 // endpoints is the one table every universal write is classified against:
-// the X endpoints whose effect a typed tool also has. The v2 rows are X's
-// endpoint table itself (v2Rows), so a typed tool added there is
-// classified too; the legacy v1.1 forms and the DM media upload, which no
-// typed tool calls, are listed here. A request matches a row when the
+// every write of X's endpoint table, most with the effect of a typed tool.
+// The v2 rows are X's endpoint table itself (v2Rows), so a typed tool
+// added there is classified too; the legacy v1.1 forms and the DM media
+// upload, which no typed tool calls, are listed here. Every v1.1 form
+// that sends a message or deletes is listed with the typed tool that does
+// the same, so it meets that tool's policy and limits; a v1.1 write not
+// listed is no row's, and goes to a person (Effect.Listed). A request matches a row when the
 // method is equal (ASCII case ignored) and the path, cut into segments as
 // Classify does, matches the template. No two rows may match the same
 // request; a test and a fuzz target hold the table to that.
@@ -159,6 +171,9 @@ func endpoints() []endpoint {
 		query("in_reply_to_status_id", fieldReply),
 		{in: inQuery, key: "attachment_url", field: fieldQuote, parse: statusID},
 	}
+	v11DM := []idSource{query("id", fieldDM)}
+	v11List := []idSource{query("list_id", fieldList)}
+	v11Member := []idSource{query("list_id", fieldList), query("user_id", fieldTarget)}
 	return append(v2Rows(xapi.NewEndpoints()), []endpoint{
 		// The DM media upload, which no typed tool calls.
 		{"", "POST", "/2/chat/media/upload/initialize", KindMediaUpload, nil},
@@ -183,6 +198,17 @@ func endpoints() []endpoint {
 		{"", "POST", "/1.1/friendships/destroy", KindUnfollow, v11User},
 		{"", "POST", "/1.1/friendships/destroy/{target}", KindUnfollow, v11User},
 		{"", "POST", "/1.1/media/upload", KindMediaUpload, nil},
+		// Direct messages: the event API and its retired predecessor.
+		{"x_send_dm", "POST", "/1.1/direct_messages/events/new", kindOf("x_send_dm"), nil},
+		{"x_send_dm", "POST", "/1.1/direct_messages/new", kindOf("x_send_dm"), nil},
+		{"x_delete_dm", "DELETE", "/1.1/direct_messages/events/destroy", kindOf("x_delete_dm"), v11DM},
+		{"x_delete_dm", "POST", "/1.1/direct_messages/destroy", kindOf("x_delete_dm"), v11DM},
+		// Lists, by list_id (a slug and owner name the List too; the id is
+		// then unknown, the effect is not).
+		{"x_list_create", "POST", "/1.1/lists/create", kindOf("x_list_create"), nil},
+		{"x_list_delete", "POST", "/1.1/lists/destroy", kindOf("x_list_delete"), v11List},
+		{"x_list_add_member", "POST", "/1.1/lists/members/create", kindOf("x_list_add_member"), v11Member},
+		{"x_list_remove_member", "POST", "/1.1/lists/members/destroy", kindOf("x_list_remove_member"), v11Member},
 	}...)
 }
 
@@ -209,17 +235,22 @@ func kindOf(tool string) string {
 	return KindOther
 }
 
-// v2Rows derives the v2 rows from X's endpoint table: every write a typed
-// tool makes, matched as that tool's effect. Path placeholders become the
-// fields they name: the acting user after /2/users, the tweet, the other
+// v2Rows derives the v2 rows from X's endpoint table: every write, matched
+// as the effect of the typed tool that makes it or has its effect
+// (SameAs), or as KindOther with no tool when none does. Path
+// placeholders become the fields they name: the acting user after /2/users, the tweet, the other
 // user. A write that creates nothing and acts on one object the path does
 // not name takes that object's id from the body, under the name its undo
 // takes (tweet_id for a like, target_user_id for a follow).
 func v2Rows(eps *xapi.Endpoints) []endpoint {
 	var out []endpoint
 	for _, r := range eps.All() {
-		if r.Kind == xapi.EffectRead || r.Tool == "" {
+		if r.Kind == xapi.EffectRead {
 			continue
+		}
+		tool := r.Tool
+		if tool == "" {
+			tool = r.SameAs
 		}
 		segs := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
 		named := map[string]bool{}
@@ -232,12 +263,12 @@ func v2Rows(eps *xapi.Endpoints) []endpoint {
 			named[f] = true
 			segs[i] = "{" + f + "}"
 		}
-		ep := endpoint{tool: r.Tool, method: r.Method, path: "/" + strings.Join(segs, "/"), kind: kindOf(r.Tool)}
+		ep := endpoint{tool: tool, method: r.Method, path: "/" + strings.Join(segs, "/"), kind: kindOf(tool)}
 		if r.BodyKey != "" {
 			continue // a variant of the plain row (variants)
 		}
 		switch {
-		case r.Tool == "x_post_tweet":
+		case tool == "x_post_tweet":
 			ep.from = []idSource{
 				{in: inBody, key: "reply", sub: "in_reply_to_tweet_id", field: fieldReply},
 				body("quote_tweet_id", fieldQuote),
@@ -285,6 +316,8 @@ func fieldOfPlaceholder(segs []string, i int, name string) string {
 		return fieldTweet
 	case i == 2 && segs[1] == "lists":
 		return fieldList
+	case i == 2 && segs[1] == "dm_conversations":
+		return fieldConv
 	}
 	if f := fieldOfParam(name); f != "" {
 		return f
@@ -437,6 +470,8 @@ func (e *Effect) set(field, v string) {
 		dst = &e.ListID
 	case fieldDM:
 		dst = &e.DMEventID
+	case fieldConv:
+		dst = &e.ConversationID
 	default:
 		return
 	}

@@ -1,6 +1,7 @@
 package xrequest
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -73,14 +74,16 @@ func TestClassify(t *testing.T) {
 		{"get", "/anything", Effect{Kind: KindRead}},
 		{"GET", "/1.1/media/upload.json", Effect{Kind: KindRead}},
 
+		// Rows of X's table that no typed tool covers: listed, with no tool.
+		{"PUT", "/2/tweets/123/hidden", Effect{Kind: KindOther, TweetID: "123"}},
+		{"POST", "/2/media/metadata", Effect{Kind: KindOther}},
+
 		// Others.
-		{"PUT", "/2/tweets/123/hidden", Effect{Kind: KindOther}},
 		{"DELETE", "/2/tweets", Effect{Kind: KindOther}},
 		{"DELETE", "/2/tweets/search/webhooks/1", Effect{Kind: KindOther}},
 		{"POST", "/2/tweets/123", Effect{Kind: KindOther}},
 		{"POST", "/2/users/42/likes/123", Effect{Kind: KindOther}},
 		{"DELETE", "/2/users/42/likes", Effect{Kind: KindOther}},
-		{"POST", "/2/media/metadata", Effect{Kind: KindOther}},
 		{"POST", "/3/tweets", Effect{Kind: KindOther}},
 		{"PATCH", "/2/tweets", Effect{Kind: KindOther}},
 		{"", "/2/tweets", Effect{Kind: KindOther}},
@@ -90,7 +93,8 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			got := Classify(tt.method, tt.path)
-			if (got.Endpoint == "") != (tt.want.Kind == KindOther || tt.want.Kind == KindRead) {
+			untyped := tt.path == "/2/tweets/123/hidden" || tt.path == "/2/media/metadata"
+			if (got.Endpoint == "") != (tt.want.Kind == KindOther && !untyped || tt.want.Kind == KindRead) {
 				t.Fatalf("Classify = %+v: Endpoint set for no row or missing for a row", got)
 			}
 			if want := kindTools()[got.Kind]; got.Tool != want {
@@ -127,7 +131,7 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			if seg == "" || strings.ContainsAny(seg, "{}") && !ok {
 				t.Errorf("row %q: bad segment %q", a.name(), seg)
 			}
-			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia && f != fieldList && f != fieldDM {
+			if ok && f != fieldUser && f != fieldTweet && f != fieldTarget && f != fieldMedia && f != fieldList && f != fieldDM && f != fieldConv {
 				t.Errorf("row %q: unknown placeholder %q", a.name(), seg)
 			}
 		}
@@ -137,11 +141,13 @@ func TestEndpointTableUnambiguous(t *testing.T) {
 			}
 		}
 		// Every row's own template, with sample ids, matches it alone.
-		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4", "{list}", "5", "{dm_event}", "6").Replace(a.path)
+		sample := strings.NewReplacer("{user}", "1", "{tweet}", "2", "{target}", "3", "{media}", "4", "{list}", "5", "{dm_event}", "6", "{conversation}", "1-3").Replace(a.path)
 		if got := matchRows(rows, a.method, pathSegments(sample)); len(got) != 1 || got[0] != i {
 			t.Errorf("%s %s matches rows %v, want only %d", a.method, sample, got, i)
 		}
-		if tool := (Effect{Kind: a.kind, Tool: a.tool}).Equivalent(); tool == "" {
+		// Only a row of X's table that no typed tool covers (hiding a
+		// reply) has none; it is still listed.
+		if tool := (Effect{Kind: a.kind, Tool: a.tool}).Equivalent(); tool == "" && (a.kind != KindOther || a.tool != "" || !untypedRow(a)) {
 			t.Errorf("row %q has kind %q with no equivalent tool", a.name(), a.kind)
 		}
 	}
@@ -419,4 +425,130 @@ func TestEditBodyIsAnEdit(t *testing.T) {
 	if e := Classify("POST", "/2/tweets"); e.Tool != "x_post_tweet" {
 		t.Errorf("without a body POST /2/tweets is %q", e.Tool)
 	}
+}
+
+// TestMessagesAndDeletesInEverySpelling: every route that sends a direct
+// message is x_send_dm's effect and every route that deletes is the typed
+// delete's, whatever the spelling (v2 or v1.1, letter case, a trailing
+// slash, a ".json" suffix, percent-encoding); a write no row lists is
+// unlisted, so a person sees it. A spelling Check cannot read one way
+// only (a double slash, a dot segment, a matrix parameter) is refused.
+func TestMessagesAndDeletesInEverySpelling(t *testing.T) {
+	tests := []struct {
+		method, path, query, body string
+		tool                      string
+	}{
+		{"POST", "/2/dm_conversations/with/77/messages", "", `{"text":"hi"}`, "x_send_dm"},
+		{"POST", "/2/dm_conversations/5-77/messages", "", `{"text":"hi"}`, "x_send_dm"},
+		{"POST", "/2/DM_Conversations/5-77/Messages/", "", `{"text":"hi"}`, "x_send_dm"},
+		{"POST", "/2/dm_conversations/5-77/messages.json", "", `{"text":"hi"}`, "x_send_dm"},
+		{"POST", "/2/%64m_conversations/5-77/%6Dessages", "", `{"text":"hi"}`, "x_send_dm"},
+		{"POST", "/2/dm_conversations", "", `{"conversation_type":"Group","participant_ids":["5","77"],"message":{"text":"hi"}}`, "x_send_dm"},
+		{"POST", "/2/dm_conversations/", "", `{"conversation_type":"Group"}`, "x_send_dm"},
+		{"POST", "/2/dm_conversations.json", "", `{}`, "x_send_dm"},
+		{"POST", "/1.1/direct_messages/events/new.json", "", `{"event":{"type":"message_create"}}`, "x_send_dm"},
+		{"POST", "/1.1/Direct_Messages/Events/New", "", `{}`, "x_send_dm"},
+		{"POST", "/1.1/direct_messages/new.json", "user_id=77&text=hi", "", "x_send_dm"},
+		{"DELETE", "/1.1/direct_messages/events/destroy.json", "id=88", "", "x_delete_dm"},
+		{"POST", "/1.1/direct_messages/destroy.json", "id=88", "", "x_delete_dm"},
+		{"DELETE", "/2/dm_events/88/", "", "", "x_delete_dm"},
+		{"POST", "/1.1/lists/destroy.json", "list_id=5", "", "x_list_delete"},
+		{"POST", "/1.1/LISTS/DESTROY/", "list_id=5", "", "x_list_delete"},
+		{"POST", "/1.1/lists/destroy.json", "slug=team&owner_screen_name=demo", "", "x_list_delete"},
+		{"DELETE", "/2/Lists/5.json", "", "", "x_list_delete"},
+		{"POST", "/1.1/lists/create.json", "name=team", "", "x_list_create"},
+		{"POST", "/1.1/lists/members/create.json", "list_id=5&user_id=77", "", "x_list_add_member"},
+		{"POST", "/1.1/lists/members/destroy.json", "list_id=5&user_id=77", "", "x_list_remove_member"},
+		{"POST", "/1.1/statuses/destroy/20.json", "", "", "x_delete_tweet"},
+		{"DELETE", "/2/tweets/20/", "", "", "x_delete_tweet"},
+	}
+	for _, tt := range tests {
+		q, err := url.ParseQuery(tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kvs []KV
+		for k, vs := range q {
+			kvs = append(kvs, KV{Key: k, Value: vs[0]})
+		}
+		c, err := Check(Request{Method: tt.method, Path: tt.path, Query: kvs, Body: tt.body})
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+		}
+		e := ClassifyChecked(c)
+		if got := e.Equivalent(); got != tt.tool || !e.Listed() {
+			t.Errorf("%s %s?%s classifies as %+v (equivalent %q), want %s", tt.method, tt.path, tt.query, e, got, tt.tool)
+		}
+	}
+	ids := map[string]Effect{
+		"POST /2/dm_conversations/5-77/messages":           {ConversationID: "5-77"},
+		"POST /2/dm_conversations/with/77/messages":        {TargetUserID: "77"},
+		"DELETE /1.1/direct_messages/events/destroy?id=88": {DMEventID: "88"},
+		"POST /1.1/lists/destroy?list_id=5":                {ListID: "5"},
+	}
+	for req, want := range ids {
+		method, rest, _ := strings.Cut(req, " ")
+		path, query, _ := strings.Cut(rest, "?")
+		k, v, _ := strings.Cut(query, "=")
+		var kvs []KV
+		if k != "" {
+			kvs = []KV{{Key: k, Value: v}}
+		}
+		c, err := Check(Request{Method: method, Path: path, Query: kvs, Body: `{"text":"hi"}`})
+		if method == "DELETE" {
+			c, err = Check(Request{Method: method, Path: path, Query: kvs})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ClassifyChecked(c)
+		if e.ConversationID != want.ConversationID || e.TargetUserID != want.TargetUserID || e.DMEventID != want.DMEventID || e.ListID != want.ListID {
+			t.Errorf("%s names %+v, want %+v", req, e, want)
+		}
+	}
+
+	// Writes no row lists: unlisted, with no typed tool.
+	for _, tt := range []struct{ method, path string }{
+		{"POST", "/1.1/lists/members/destroy_all.json"},
+		{"POST", "/1.1/blocks/destroy.json"},
+		{"POST", "/2/direct_messages/events/new"},
+		{"POST", "/1.1/dm_conversations/5-77/messages"},
+		{"PUT", "/2/lists/5"},
+		{"POST", "/2/tweets/search/stream/rules"},
+	} {
+		c, err := Check(Request{Method: tt.method, Path: tt.path, Body: `{}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := ClassifyChecked(c); e.Listed() || e.Equivalent() != "" {
+			t.Errorf("%s %s classifies as %+v, want an unlisted write", tt.method, tt.path, e)
+		}
+	}
+	// A write X's table lists with no typed tool is listed, with none.
+	c, err := Check(Request{Method: "PUT", Path: "/2/tweets/20/hidden", Body: `{"hidden":true}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := ClassifyChecked(c); !e.Listed() || e.Equivalent() != "" || e.Endpoint != "PUT /2/tweets/{tweet}/hidden" {
+		t.Errorf("hiding a reply classifies as %+v, want the listed row with no typed tool", e)
+	}
+
+	// Ambiguous spellings never reach the classifier.
+	for _, p := range []string{"/2//dm_conversations/5-77/messages", "/2/dm_conversations/./5-77/messages",
+		"/2/dm_conversations;x=1/5-77/messages", "/2/dm_conversations/%2e%2e/5-77/messages", "//2/dm_conversations"} {
+		if _, err := Check(Request{Method: "POST", Path: p, Body: `{}`}); err == nil {
+			t.Errorf("path %q is accepted", p)
+		}
+	}
+}
+
+// untypedRow reports whether row comes from a write of X's endpoint table
+// that names no typed tool.
+func untypedRow(row endpoint) bool {
+	for _, r := range v2Rows(xapi.NewEndpoints()) {
+		if r.name() == row.name() {
+			return r.tool == ""
+		}
+	}
+	return false
 }
