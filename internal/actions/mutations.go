@@ -184,15 +184,18 @@ func same[P argcheck.Limited](in P, _ Env) (any, error) {
 
 func universalMutations() []Mutation {
 	raw := func(method string) func(RawWriteInput, Env) (any, error) {
-		return func(in RawWriteInput, _ Env) (any, error) {
+		return func(in RawWriteInput, env Env) (any, error) {
 			p := RawParams{Method: method, Host: in.Host, Path: in.Path, Query: in.Query, Headers: in.Headers, Body: in.Body}
-			_, err := p.Check()
-			return p, err
+			c, err := p.Check()
+			if err != nil {
+				return p, err
+			}
+			return p, postWorkOf(c).prepare(env)
 		}
 	}
 	return []Mutation{
 		define[RawWriteInput, RawData](Mutation{Name: "x_post", Title: "Raw POST", Category: policy.CatUniversal, Raw: true, Destructive: true,
-			Errors:      []apperr.Code{apperr.XRequestBlocked},
+			Errors:      []apperr.Code{apperr.XRequestBlocked, apperr.TweetTooLong, apperr.EditWindowClosed},
 			Description: "POST to any X API path on an allowed host. An HTTP error status is still success: read data.status."},
 			raw(http.MethodPost), universalAction(http.MethodPost)),
 		define[RawWriteInput, RawData](Mutation{Name: "x_put", Title: "Raw PUT", Category: policy.CatUniversal, Raw: true, Destructive: true, Idempotent: true,

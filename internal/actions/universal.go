@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
@@ -91,7 +92,27 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 			return p.Check()
 		}
 		return &gateway.Action{
-			Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
+			// A request that posts or edits meets the typed tool's checks
+			// as well as its policy (postWork).
+			Validate: func(params json.RawMessage) error {
+				c, err := parse(params)
+				if err != nil {
+					return err
+				}
+				return postWorkOf(c).within(knownLimit(d.PostLimit))
+			},
+			Precheck: func(ctx context.Context, params json.RawMessage) (time.Time, error) {
+				c, err := parse(params)
+				if err != nil {
+					return time.Time{}, err
+				}
+				return postWorkOf(c).beforeX(ctx, d)
+			},
+			// A route no row lists goes to a person, whatever the rules say.
+			Unlisted: func(params json.RawMessage) bool {
+				c, err := parse(params)
+				return err == nil && !xrequest.ClassifyChecked(c).Listed()
+			},
 			// The request gets the policy of the typed tool it does the work
 			// of (a DELETE of a tweet is x_delete_tweet, so the
 			// always-approve-deletes hard rule holds) as well as its own.
@@ -167,6 +188,11 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 			Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 				c, err := parse(params)
 				if err != nil {
+					return gateway.Result{}, err
+				}
+				// Checked again here: an approved request runs long after it
+				// was queued, and an edit's window may have closed meanwhile.
+				if _, err := postWorkOf(c).beforeX(ctx, d); err != nil {
 					return gateway.Result{}, err
 				}
 				x, err := client(d)

@@ -63,6 +63,10 @@ type Action struct {
 	// names the universal tool explicitly. Nil means the action is its own
 	// and only identity.
 	Equivalent func(params json.RawMessage) (tool string)
+	// Unlisted, when set, reports a universal write to a route the
+	// endpoint table does not list: with no equivalent either, it goes to
+	// a person whatever the rules say (policy.Request.UnlistedWrite).
+	Unlisted func(params json.RawMessage) bool
 	// Parts, when set, lists what the call posts as effects of other tools
 	// (a thread's posts), so that limits on those tools count them (see
 	// policy.Request.Parts).
@@ -442,6 +446,7 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 			equiv = ea.Tool
 		} else {
 			preq.UnknownWrite = true
+			preq.UnlistedWrite = act.Unlisted != nil && act.Unlisted(params)
 		}
 	}
 	if act.Cost != nil {

@@ -107,6 +107,10 @@ rules:
 		}
 	}
 	namedAllow := decided != nil && slices.Contains(decided.Conditions.Tools, id.Tool)
+	if unknownWrite && req.UnlistedWrite && !req.BypassApproval {
+		return Decision{Outcome: RequireApproval, RuleID: RuleHardUnlistedWrite, Source: SourceHard,
+			Reason: fmt.Sprintf("%s names a route the endpoint table does not list, so what it does on X is unknown: a person decides, whatever the rules say", id.Tool)}
+	}
 	if unknownWrite && !req.BypassApproval && !namedAllow {
 		return Decision{Outcome: RequireApproval, RuleID: RuleUnknownWrite, Source: SourceDefault,
 			Reason: fmt.Sprintf("%s names no endpoint a typed tool covers; such writes need approval unless a rule names %s explicitly", id.Tool, id.Tool)}
@@ -137,6 +141,8 @@ func validateRequest(req Request) error {
 		return fmt.Errorf("policy request has no tool name")
 	case slices.ContainsFunc(req.Equivalent, func(id Identity) bool { return id.Tool == "" }):
 		return fmt.Errorf("policy request for %s has an equivalent identity with no tool name", req.Tool)
+	case req.UnlistedWrite && !req.UnknownWrite:
+		return fmt.Errorf("policy request for %s is an unlisted write but not an unknown one", req.Tool)
 	case req.Now.IsZero():
 		return fmt.Errorf("policy request for %s has no time", req.Tool)
 	case req.Mode != "" && req.Mode != ModeAutopilot && req.Mode != ModeComposer:

@@ -99,6 +99,9 @@ const (
 	// RuleUnknownWrite is the conservative default for a universal request
 	// no typed tool covers.
 	RuleUnknownWrite = "default:unknown_write"
+	// RuleHardUnlistedWrite sends a universal write to a route the
+	// endpoint table does not list to a person, whatever the rules say.
+	RuleHardUnlistedWrite = "hard:unlisted_write"
 	// RuleApprovalUnlessNamed is the default for a tool in
 	// Config.ApprovalUnlessNamed that no rule naming it allowed.
 	RuleApprovalUnlessNamed = "default:approval_unless_named"
@@ -269,6 +272,11 @@ type Request struct {
 	// UnknownWrite marks a universal write no typed tool covers. It needs
 	// approval unless the rule that decides it names Tool explicitly.
 	UnknownWrite bool
+	// UnlistedWrite marks a universal write to a route the endpoint table
+	// does not list at all: what it does on X is unknown (a message, a
+	// delete?), so no rule can allow it. It needs approval like a delete;
+	// deny and dry-run rules still apply, and an approved replay runs.
+	UnlistedWrite bool
 	// Mode is autopilot or composer; empty means autopilot.
 	Mode string
 	// ApprovalMode is the configured approval_mode flag. Composer mode turns

@@ -240,6 +240,13 @@ func TestEquivalentIdentities(t *testing.T) {
 	post := Identity{Tool: "x_post_tweet", Category: CatWrite}
 	like := Identity{Tool: "x_like_tweet", Category: CatEngage}
 	del := Identity{Tool: "x_delete_tweet", Category: CatDelete}
+	// A route the endpoint table does not list (a message or a delete
+	// spelled some new way, as far as anyone knows).
+	unlisted := func() Request {
+		r := req("x_post")
+		r.UnknownWrite, r.UnlistedWrite = true, true
+		return r
+	}
 	userRule := func(id string, prio int, cond Conditions, act string) Rule {
 		return Rule{ID: id, Priority: prio, Enabled: true, Conditions: cond, Action: Action{Type: act}}
 	}
@@ -338,6 +345,31 @@ func TestEquivalentIdentities(t *testing.T) {
 			r.BypassApproval = true
 			return r
 		}, nil, Allow, "", ""},
+		{"a rule naming the universal tool does not allow an unlisted write", func() Config {
+			c := bare()
+			c.Rules = []Rule{userRule("raw-post", 200, Conditions{Tools: []string{"x_post"}}, ActionAllow)}
+			return c
+		}, unlisted, nil, RequireApproval, RuleHardUnlistedWrite, ""},
+		{"nor does an allow-all rule with approval mode and enforcement off", func() Config {
+			c := bare()
+			c.Template = TemplateGrowthAggressive
+			c.EnforceForMutations = false
+			return c
+		}, unlisted, nil, RequireApproval, RuleHardUnlistedWrite, ""},
+		{"a deny rule still denies an unlisted write", func() Config {
+			c := bare()
+			c.Rules = []Rule{userRule("no-raw", 200, Conditions{Tools: []string{"x_post"}}, ActionDeny)}
+			return c
+		}, unlisted, nil, Deny, "no-raw", apperr.PolicyUserRule},
+		{"an approved unlisted write runs", func() Config {
+			c := bare()
+			c.Rules = []Rule{userRule("raw-post", 200, Conditions{Tools: []string{"x_post"}}, ActionAllow)}
+			return c
+		}, func() Request {
+			r := unlisted()
+			r.BypassApproval = true
+			return r
+		}, nil, Allow, "raw-post", ""},
 	}
 	forEachCounterBackend(t, func(t *testing.T, db CounterDB) {
 		for _, tt := range tests {

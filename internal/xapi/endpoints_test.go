@@ -81,6 +81,14 @@ func TestEndpointTableRows(t *testing.T) {
 		if e.Undo != nil && len(eps.ByTool(e.Undo.Tool)) == 0 {
 			t.Errorf("%s: undo tool %s calls no endpoint of the table", key, e.Undo.Tool)
 		}
+		// Every route that deletes is a typed delete's, so a universal
+		// request to it meets the rule that deletes always need approval.
+		if e.Kind == xapi.EffectDelete && e.Tool == "" && e.SameAs == "" {
+			t.Errorf("%s deletes but names no typed tool whose effect it has", key)
+		}
+		if e.SameAs != "" && (!e.RawOnly || e.Tool != "" || len(eps.ByTool(e.SameAs)) == 0) {
+			t.Errorf("%s: SameAs %q belongs on a raw-only row, naming a tool of the table", key, e.SameAs)
+		}
 	}
 }
 

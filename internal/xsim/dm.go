@@ -81,41 +81,71 @@ func (s *Server) handleSendDM(c *call) reply {
 	if bad := idParam("participant_id", pid); bad != nil {
 		return *bad
 	}
-	var req struct {
-		Text        *string `json:"text"`
-		Attachments []struct {
-			MediaID string `json:"media_id"`
-		} `json:"attachments"`
-	}
+	var req dmMessage
 	if bad := c.jsonBody(&req); bad != nil {
 		return *bad
 	}
-	text := ""
-	if req.Text != nil {
-		text = *req.Text
-		if text == "" {
-			return errInvalidParam("text", text, "The `text` field must not be empty.")
-		}
-	}
-	if text == "" && len(req.Attachments) == 0 {
-		return errInvalidParam("text", "", "One of `text` or `attachments` is required.")
+	if bad := req.check(); bad != nil {
+		return *bad
 	}
 	to := s.st.users[pid]
 	if to == nil {
 		return errNotFound("user", "participant_id", pid)
 	}
-	if to.ID == c.user.ID {
-		return errForbidden("You cannot send a message to yourself.")
+	ev, bad := s.deliver(c, dmConversationID(c.user.ID, to.ID), []*User{to}, req)
+	if bad != nil {
+		return *bad
 	}
-	if !s.st.acceptsDMFrom(to, c.user.ID) {
-		return errForbidden(DetailDMNotAllowed)
+	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{
+		"dm_conversation_id": ev.ConversationID, "dm_event_id": ev.ID,
+	}}}
+}
+
+// dmMessage is a message as X's v2 endpoints take it: a text, media
+// attachments, or both.
+type dmMessage struct {
+	Text        *string `json:"text"`
+	Attachments []struct {
+		MediaID string `json:"media_id"`
+	} `json:"attachments"`
+}
+
+// check refuses a message with nothing in it, or an empty text.
+func (m dmMessage) check() *reply {
+	if m.Text != nil && *m.Text == "" {
+		rep := errInvalidParam("text", "", "The `text` field must not be empty.")
+		return &rep
 	}
-	ev := &DMEvent{ConversationID: dmConversationID(c.user.ID, to.ID), SenderID: c.user.ID,
-		ParticipantIDs: []string{c.user.ID, to.ID}, Text: text, CreatedAt: c.now.UTC()}
-	for _, a := range req.Attachments {
+	if m.Text == nil && len(m.Attachments) == 0 {
+		rep := errInvalidParam("text", "", "One of `text` or `attachments` is required.")
+		return &rep
+	}
+	return nil
+}
+
+// deliver sends a checked message from the caller to the users to in
+// conversation conv, as X does: not to oneself, not to someone who does
+// not take messages from the caller, and with media the caller uploaded.
+// It counts and bills the message.
+func (s *Server) deliver(c *call, conv string, to []*User, m dmMessage) (*DMEvent, *reply) {
+	fail := func(r reply) (*DMEvent, *reply) { return nil, &r }
+	ev := &DMEvent{ConversationID: conv, SenderID: c.user.ID, ParticipantIDs: []string{c.user.ID}, CreatedAt: c.now.UTC()}
+	if m.Text != nil {
+		ev.Text = *m.Text
+	}
+	for _, u := range to {
+		if u.ID == c.user.ID {
+			return fail(errForbidden("You cannot send a message to yourself."))
+		}
+		if !s.st.acceptsDMFrom(u, c.user.ID) {
+			return fail(errForbidden(DetailDMNotAllowed))
+		}
+		ev.ParticipantIDs = append(ev.ParticipantIDs, u.ID)
+	}
+	for _, a := range m.Attachments {
 		md := s.st.media[a.MediaID]
 		if !isNumericID(a.MediaID) || md == nil || md.OwnerID != c.user.ID || md.State != "succeeded" || !c.now.Before(md.ExpiresAt) {
-			return errInvalidParam("attachments.media_id", a.MediaID, "Your media IDs are invalid.")
+			return fail(errInvalidParam("attachments.media_id", a.MediaID, "Your media IDs are invalid."))
 		}
 		ev.MediaKeys = append(ev.MediaKeys, md.Key)
 	}
@@ -124,9 +154,7 @@ func (s *Server) handleSendDM(c *call) reply {
 	s.changed()
 	s.count(CountDMsSent)
 	s.chargeWrite(c, BillDMCreate)
-	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{
-		"dm_conversation_id": ev.ConversationID, "dm_event_id": ev.ID,
-	}}}
+	return ev, nil
 }
 
 // handleDeleteDM is DELETE /2/dm_events/{event_id}: only the sender may

@@ -83,9 +83,14 @@ func (s *Server) ownList(c *call) (*List, *reply) {
 	if bad := idParam("id", id); bad != nil {
 		return nil, bad
 	}
+	return s.ownListByID(c, "id", id)
+}
+
+// ownListByID is ownList for a List id taken from param.
+func (s *Server) ownListByID(c *call, param, id string) (*List, *reply) {
 	l := s.st.visibleList(id, c.user.ID)
 	if l == nil {
-		rep := errNotFound("list", "id", id)
+		rep := errNotFound("list", param, id)
 		return nil, &rep
 	}
 	if l.OwnerID != c.user.ID {

@@ -88,6 +88,7 @@ func (s *Server) routeTable() []*route {
 		open("POST", "/2/oauth2/token", s.handleToken),
 		open("POST", "/2/oauth2/revoke", s.handleRevoke),
 	}
+	rs = append(rs, s.rawOnlyRoutes(api)...)
 	for _, r := range rs {
 		if strings.HasPrefix(r.path, "/2/media/upload") {
 			r.maxBody = mediaBodyLimit
