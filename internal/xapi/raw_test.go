@@ -165,7 +165,9 @@ func TestPathTemplate(t *testing.T) {
 		"/2/tweets/9/liking_users":                       "/2/tweets/:id/liking_users",
 		"/":                                              "/",
 		"/2/dm_conversations/with/123/messages?x=y#frag": "/2/dm_conversations/with/:participant_id/messages",
-		"/2/dm_conversations/123/messages?x=y#frag":      "/2/dm_conversations/:id/messages",
+		"/2/dm_conversations/123/messages?x=y#frag":      "/2/dm_conversations/:dm_conversation_id/messages",
+		"/2/dm_conversations/":                           "/2/dm_conversations",
+		"/2/dm_conversations/123/dm_events":              "/2/dm_conversations/:id/dm_events",
 	}
 	for in, want := range cases {
 		if got := pathTemplate(in); got != want {
