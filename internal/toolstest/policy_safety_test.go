@@ -173,11 +173,16 @@ func TestUniversalRequestsGetTheTypedToolsPolicy(t *testing.T) {
 	}
 	e.requireDelta(before, nil)
 
-	// An unknown write needs approval too; nothing names x_put.
+	// A write of X's table no typed tool covers needs approval too; nothing
+	// names x_put. One the table does not list waits whatever the rules.
 	var a mutationAnswer
-	e.call("x_put", map[string]any{"path": "/2/lists/1", "body": `{"name":"n"}`}).ok(t, &a)
+	e.call("x_put", map[string]any{"path": "/2/tweets/1/hidden", "body": `{"hidden":true}`}).ok(t, &a)
 	if !a.Routed || a.MatchedRuleID != policy.RuleUnknownWrite {
 		t.Fatalf("unknown write: %+v, want routed by %s", a, policy.RuleUnknownWrite)
+	}
+	e.call("x_put", map[string]any{"path": "/2/lists/1", "body": `{"name":"n"}`}).ok(t, &a)
+	if !a.Routed || a.MatchedRuleID != policy.RuleHardUnlistedWrite {
+		t.Fatalf("unlisted write: %+v, want routed by %s", a, policy.RuleHardUnlistedWrite)
 	}
 }
 
