@@ -252,13 +252,18 @@ func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback
 		case ep.Kind == xapi.EffectCreate:
 			// Undone through the id X returned: the new post or List, or the
 			// new version of the post edited.
+			// A message is undone through the event X returned.
 			var body struct {
 				Data struct {
-					ID string `json:"id"`
+					ID        string `json:"id"`
+					DMEventID string `json:"dm_event_id"`
 				} `json:"data"`
 			}
 			if json.Unmarshal(resp.Body, &body) == nil {
 				id = body.Data.ID
+				if ep.Undo.Param == "dm_event_id" {
+					id = body.Data.DMEventID
+				}
 			}
 		case ep.Undo.Param == "target_user_id" || ep.Undo.Param == "user_id":
 			id = e.TargetUserID

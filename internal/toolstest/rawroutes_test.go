@@ -141,9 +141,14 @@ func TestRawMessagesAndDeletesGoToAPerson(t *testing.T) {
 		}
 		before, n := e.counters(), xl.len()
 		var it gateway.ApprovalItem
-		e.call("approve_item", map[string]any{"id": queued[c.name]}).ok(t, &it)
+		r := e.call("approve_item", map[string]any{"id": queued[c.name]}).ok(t, &it)
 		if it.Status != gateway.ApprovalExecuted || it.CorrelationID == "" {
 			t.Fatalf("%s: approved item %+v", c.name, it)
+		}
+		if strings.HasPrefix(c.path, "/2/") {
+			// A v2 message is undone as x_send_dm's is: by deleting it.
+			dms := e.Sim.DMs()
+			requireUndo(t, r.Meta.Rollback, "x_delete_dm", map[string]any{"dm_event_id": dms[len(dms)-1].ID})
 		}
 		if got := xl.since(n); len(got) != 1 {
 			t.Errorf("%s: the approved request reached X as %v, want once", c.name, got)
