@@ -32,7 +32,7 @@ func postWorkOf(c *xrequest.Checked) postWork {
 	if e.Kind != xrequest.KindTweetCreate && e.Kind != xrequest.KindTweetEdit {
 		return postWork{}
 	}
-	w := postWork{tool: e.Equivalent(), edited: e.TweetID}
+	w := postWork{tool: e.Equivalent()}
 	if strings.HasPrefix(e.Endpoint, "POST /1.1/") {
 		w.field, w.text = "query.status", c.Query.Get("status")
 		return w
@@ -43,6 +43,20 @@ func postWorkOf(c *xrequest.Checked) postWork {
 	}
 	_ = json.Unmarshal(c.Body, &body)
 	w.field, w.text = "body.text", body.Text
+	if e.Kind == xrequest.KindTweetEdit {
+		// X's spec takes the post edited as a string; a number could be
+		// read as another post by a parser that rounds it, so it names
+		// none and is refused (within).
+		var edit struct {
+			Options struct {
+				PreviousPostID string `json:"previous_post_id"`
+			} `json:"edit_options"`
+		}
+		if json.Unmarshal(c.Body, &edit) != nil {
+			edit.Options.PreviousPostID = ""
+		}
+		w.edited = edit.Options.PreviousPostID
+	}
 	return w
 }
 

@@ -87,6 +87,8 @@ func TestRawEditsMeetTheTypedEditChecks(t *testing.T) {
 		fails(t, apperr.EditWindowClosed).mentions(t, "author_id")
 	e.call("x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"No post named.","edit_options":{}}`}).
 		fails(t, apperr.InvalidInput).mentions(t, "edit_options.previous_post_id")
+	e.call("x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"A number.","edit_options":{"previous_post_id":` + other.ID + `}}`}).
+		fails(t, apperr.InvalidInput).mentions(t, "edit_options.previous_post_id")
 	if got := e.pendingCount(); got != pending {
 		t.Errorf("refused raw edits left %d items waiting, want %d", got, pending)
 	}
