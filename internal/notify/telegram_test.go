@@ -154,7 +154,8 @@ type fakeDecider struct {
 	by    []string
 }
 
-func (d *fakeDecider) Decide(_ context.Context, _ string, id int64, approve bool, reviewer string) (*gateway.ApprovalItem, error) {
+func (d *fakeDecider) Decide(_ context.Context, _ string, id int64, approve bool, dec gateway.Decision) (*gateway.ApprovalItem, error) {
+	reviewer := dec.Reviewer
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	it, err := d.items.Item(context.Background(), "", id)
