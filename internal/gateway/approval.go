@@ -253,12 +253,13 @@ func (g *Gateway) claimWith(ctx context.Context, id int64, next string, d Decisi
 	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
 		q := `SELECT ` + approvalCols + ` FROM approval_queue WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`
 		if g.opts.DB.Dialect == store.Postgres {
-			// A reviewer on another host claiming the same item, or an
-			// edit of it, holds its row: skip it instead of queueing
-			// behind them; the answer is worked out from the row once
-			// they are done (see undecided). (SQLite's write transaction
-			// already excludes every other writer.)
-			q += ` FOR UPDATE SKIP LOCKED`
+			// Wait for a reviewer on another host deciding the same item,
+			// or an edit of it, rather than skip it: once they commit, the
+			// row is read again as they left it, so the answer says what
+			// happened (decided, or changed) instead of guessing. Both
+			// hold the row only for a few statements. (SQLite's write
+			// transaction already excludes every other writer.)
+			q += ` FOR UPDATE`
 		}
 		var err error
 		it, err = scanApproval(tx.QueryRowContext(ctx, q, id, g.opts.AccountID, now))
@@ -318,8 +319,9 @@ func changedSinceShown(id int64) *apperr.Error {
 }
 
 // undecided says why a claim of item id found nothing to claim: the item
-// is gone, was decided or expired, was edited away from what the reviewer
-// was shown, or is being decided or edited by someone else right now.
+// is gone, was decided or expired, or was edited away from what the
+// reviewer was shown; or, when a change landed between the claim's read
+// and its write, it was changed by someone else just now.
 func (g *Gateway) undecided(ctx context.Context, id int64, shown string) error {
 	it, err := g.Item(ctx, id)
 	if err != nil {
@@ -331,7 +333,7 @@ func (g *Gateway) undecided(ctx context.Context, id int64, shown string) error {
 	case shown != "" && it.ContentHash != shown:
 		return changedSinceShown(id)
 	}
-	return apperr.New(apperr.ApprovalNotPending, "approval item %d is being decided or edited by someone else; look at it again", id)
+	return apperr.New(apperr.ApprovalNotPending, "approval item %d was changed by someone else just now; look at it again", id)
 }
 
 // Reject rejects a pending item.
