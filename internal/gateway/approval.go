@@ -459,7 +459,9 @@ func (g *Gateway) ApproveWith(ctx context.Context, id int64, d Decision) (*Appro
 	if err != nil {
 		return nil, Response{}, err
 	}
-	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: "approval", Loop: it.Loop, approvalID: id})
+	// The replay is the queued call: the audit row names who asked for
+	// it, and who approved it beside them.
+	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: it.Caller, Loop: it.Loop, approvalID: id, decidedBy: it.ReviewedBy})
 	status := ApprovalExecuted
 	result := resp.Answer()
 	var code, msg sql.NullString
