@@ -294,6 +294,19 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// whoLine says who asked for a mutation and, when a person approved it,
+// who did: "asked by autopilot (loop content); approved by link:phone".
+func whoLine(e gateway.AuditEntry) string {
+	s := "asked by " + e.Caller
+	if e.Loop != "" {
+		s += " (loop " + e.Loop + ")"
+	}
+	if e.DecidedBy != "" {
+		s += "; approved by " + e.DecidedBy
+	}
+	return s
+}
+
 // isContentHash reports whether s is spelled as a content hash: 64
 // lowercase hex digits.
 func isContentHash(s string) bool {
@@ -367,6 +380,7 @@ func (c *cli) auditCmd() *cobra.Command {
 				}
 				for _, r := range rows {
 					fmt.Fprintf(c.stdout, "%s  %-11s %-18s %s  %s\n", r.CreatedAt, r.Status, r.Tool, r.CorrelationID, strings.TrimSpace(r.ErrorCode))
+					fmt.Fprintf(c.stdout, "    %s\n", whoLine(r))
 					fmt.Fprintf(c.stdout, "    %s\n", rollbackLine(r))
 				}
 				return nil

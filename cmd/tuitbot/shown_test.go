@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,4 +45,23 @@ func TestApproveShownHoldsOnlyForWhatShowPrinted(t *testing.T) {
 	}
 	done := h.ok(t, "approve", "approve", "1", "--shown", hashOf(), "--sandbox")
 	mustContain(t, "approve with the current hash", done.stdout, "[executed]", "T1 from another reviewer")
+
+	// The audit names who asked (the agent over MCP) and who approved
+	// (the CLI), in audit recent, its JSON and the export.
+	mustContain(t, "audit recent", h.ok(t, "audit", "recent", "--sandbox").stdout, "asked by mcp; approved by cli")
+	var recent struct {
+		Mutations []struct {
+			Caller    string `json:"caller"`
+			DecidedBy string `json:"decided_by"`
+		} `json:"mutations"`
+	}
+	if out := h.ok(t, "audit", "recent", "--json", "--sandbox").stdout; json.Unmarshal([]byte(out), &recent) != nil ||
+		len(recent.Mutations) != 1 || recent.Mutations[0].Caller != "mcp" || recent.Mutations[0].DecidedBy != "cli" {
+		t.Errorf("audit recent --json: %s", out)
+	}
+	var row map[string]any
+	if out := h.ok(t, "export", "--what", "audit", "--format", "jsonl", "--sandbox").stdout; json.Unmarshal([]byte(out), &row) != nil ||
+		row["caller"] != "mcp" || row["decided_by"] != "cli" {
+		t.Errorf("export of the audit: %s", out)
+	}
 }

@@ -66,4 +66,12 @@ func TestAgentApprovalHoldsOnlyForTheContentItRead(t *testing.T) {
 		t.Fatalf("approve_item with the current hash: %+v", r.Error)
 	}
 	e.postedText(t1)
+	// The trail names who asked and who decided, not "approval".
+	var recent struct {
+		Mutations []gateway.AuditEntry `json:"mutations"`
+	}
+	if r := e.call("get_recent_mutations", map[string]any{}); json.Unmarshal(r.Data, &recent) != nil || len(recent.Mutations) != 1 ||
+		recent.Mutations[0].Caller != "mcp" || recent.Mutations[0].DecidedBy != "mcp_agent" {
+		t.Errorf("get_recent_mutations: %s", r.Data)
+	}
 }
