@@ -25,6 +25,11 @@ var auditStatusNames = []string{"pending", "success", "failure", "unknown", "int
 // the item is still shown.
 func (c *cli) showItem(ctx context.Context, a *app.App, it *gateway.ApprovalItem) error {
 	printItem(c.stdout, it)
+	if it.Status == gateway.ApprovalPending {
+		// What this printed, by hash: a decision that names it holds only
+		// while the item is still exactly this.
+		fmt.Fprintf(c.stdout, "  content: %s\n  approve exactly this: tuitbot approve approve %d --shown %s\n", it.ContentHash, it.ID, it.ContentHash)
+	}
 	act := describe.Of(it.Tool, it.EquivalentTool, it.Params)
 	if act.Target.Kind == describe.KindNone {
 		return nil

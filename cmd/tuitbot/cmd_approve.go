@@ -142,16 +142,39 @@ func (c *cli) approveCmd() *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON: get_approval_item's fields")
+	// A terminal keeps nothing between two commands, so the CLI cannot
+	// know what its user last read. `show` prints the item's content hash
+	// and --shown binds a decision to it: an edit since then decides
+	// nothing (approval_changed). Without --shown, the decision binds to
+	// the content its own claim reads, in the claim's transaction: what
+	// runs is what the item records and what the command then prints,
+	// never a mix of two versions.
+	var shown string
+	decision := func() (gateway.Decision, error) {
+		if shown != "" && !isContentHash(shown) {
+			return gateway.Decision{}, usageError{fmt.Errorf("--shown: %q is not a content hash (64 hex digits, as `tuitbot approve show` prints it)", shown)}
+		}
+		return gateway.Decision{Reviewer: reviewer, Notes: notes, Shown: shown}, nil
+	}
 	approve := byID("approve ID", "Approve an item: run exactly the queued call now", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
-		it, _, err := g.Approve(cmd.Context(), id, reviewer, notes)
+		d, err := decision()
+		if err != nil {
+			return err
+		}
+		it, _, err := g.ApproveWith(cmd.Context(), id, d)
 		if it != nil {
 			printItem(c.stdout, it)
 		}
 		return err
 	})
 	approve.Flags().StringVar(&notes, "notes", "", "review notes")
+	approve.Flags().StringVar(&shown, "shown", "", "the content hash \"tuitbot approve show\" printed: approve only if the item is still exactly that")
 	reject := byID("reject ID", "Reject an item", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
-		it, err := g.Reject(cmd.Context(), id, reviewer, notes)
+		d, err := decision()
+		if err != nil {
+			return err
+		}
+		it, err := g.RejectWith(cmd.Context(), id, d)
 		if err != nil {
 			return err
 		}
@@ -160,6 +183,7 @@ func (c *cli) approveCmd() *cobra.Command {
 		return nil
 	})
 	reject.Flags().StringVar(&notes, "notes", "", "review notes")
+	reject.Flags().StringVar(&shown, "shown", "", "the content hash \"tuitbot approve show\" printed: reject only if the item is still exactly that")
 	var text, options string
 	edit := byID("edit ID [--text TEXT] [--options JSON]", "Edit the text or post options of a pending item before approving it", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
 		var ch gateway.Changes
@@ -270,6 +294,33 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// whoLine says who asked for a mutation and, when a person approved it,
+// who did: "asked by autopilot (loop content); approved by link:phone".
+func whoLine(e gateway.AuditEntry) string {
+	s := "asked by " + e.Caller
+	if e.Loop != "" {
+		s += " (loop " + e.Loop + ")"
+	}
+	if e.DecidedBy != "" {
+		s += "; approved by " + e.DecidedBy
+	}
+	return s
+}
+
+// isContentHash reports whether s is spelled as a content hash: 64
+// lowercase hex digits.
+func isContentHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func printItem(w io.Writer, it *gateway.ApprovalItem) {
 	fmt.Fprintf(w, "#%d %s [%s]\n  rule: %s (%s)\n  caller: %s  created: %s  expires: %s\n",
 		it.ID, it.Tool, it.Status, it.MatchedRuleID, it.Reason, it.Caller, it.CreatedAt, it.ExpiresAt)
@@ -329,6 +380,7 @@ func (c *cli) auditCmd() *cobra.Command {
 				}
 				for _, r := range rows {
 					fmt.Fprintf(c.stdout, "%s  %-11s %-18s %s  %s\n", r.CreatedAt, r.Status, r.Tool, r.CorrelationID, strings.TrimSpace(r.ErrorCode))
+					fmt.Fprintf(c.stdout, "    %s\n", whoLine(r))
 					fmt.Fprintf(c.stdout, "    %s\n", rollbackLine(r))
 				}
 				return nil

@@ -123,7 +123,7 @@ func (a *App) StartNotifications(ctx context.Context) error {
 			if !ok {
 				continue
 			}
-			p := &notify.TelegramPoller{T: tg, Outbox: r.outbox, Items: appItems{r}, Links: r.links, Decide: buttonDecider{appQueue{r}},
+			p := &notify.TelegramPoller{T: tg, Outbox: r.outbox, Items: appItems{r}, Links: r.links, Decide: appQueue{r},
 				Acquire: r.pollLock(tg.Name()), Log: r.Log}
 			wg.Add(1)
 			go func() {
@@ -193,25 +193,18 @@ func (q appQueue) gateway(account string) (*gateway.Gateway, error) {
 	return acc.RequireGateway()
 }
 
-// Decide approves or rejects as reviewer, running hook in the decision's
-// transaction (approvallink.Queue).
-func (q appQueue) Decide(ctx context.Context, account string, id int64, approve bool, reviewer string, hook gateway.DecideHook) (*gateway.ApprovalItem, error) {
+// Decide approves or rejects as d says (approvallink.Queue and
+// notify.Decider: links and Telegram buttons).
+func (q appQueue) Decide(ctx context.Context, account string, id int64, approve bool, d gateway.Decision) (*gateway.ApprovalItem, error) {
 	g, err := q.gateway(account)
 	if err != nil {
 		return nil, err
 	}
 	if approve {
-		it, _, err := g.ApproveWith(ctx, id, reviewer, "", hook)
+		it, _, err := g.ApproveWith(ctx, id, d)
 		return it, err
 	}
-	return g.RejectWith(ctx, id, reviewer, "", hook)
-}
-
-// buttonDecider decides for a Telegram button press (notify.Decider).
-type buttonDecider struct{ q appQueue }
-
-func (d buttonDecider) Decide(ctx context.Context, account string, id int64, approve bool, reviewer string) (*gateway.ApprovalItem, error) {
-	return d.q.Decide(ctx, account, id, approve, reviewer, nil)
+	return g.RejectWith(ctx, id, d)
 }
 
 // dispatcherOptions are the dispatcher's settings over this home.

@@ -53,6 +53,7 @@ const (
 	OutcomeUnverified   Code = "previous_outcome_unknown"
 	ApprovalNotPending  Code = "approval_not_pending"
 	ApprovalQueueFull   Code = "approval_queue_full"
+	ApprovalChanged     Code = "approval_changed"
 	ContextError        Code = "context_error"
 	TopicError          Code = "topic_error"
 	NotFound            Code = "not_found"
@@ -112,6 +113,7 @@ var table = map[Code]Info{
 	OutcomeUnverified:   {OutcomeUnverified, false, "An identical earlier attempt has an unknown outcome; verify it (for example read the timeline) before retrying."},
 	ApprovalNotPending:  {ApprovalNotPending, false, "The approval item is not pending (already decided or expired)."},
 	ApprovalQueueFull:   {ApprovalQueueFull, false, "The approval queue holds mcp_policy.max_pending_approvals items; a human must review some before more can be queued."},
+	ApprovalChanged:     {ApprovalChanged, false, "The approval item was edited after the reviewer was shown it; nothing was decided. Review the item as it is now."},
 	ContextError:        {ContextError, false, "Author context could not be assembled."},
 	TopicError:          {TopicError, false, "Topic suggestions could not be produced."},
 	NotFound:            {NotFound, false, "The requested local record does not exist."},

@@ -60,9 +60,9 @@ const KeyFile = "approval_link.key"
 // Queue reads and decides approval items for a link.
 type Queue interface {
 	Item(ctx context.Context, account string, id int64) (*gateway.ApprovalItem, error)
-	// Decide approves or rejects the item as reviewer, running hook in
-	// the transaction that decides it.
-	Decide(ctx context.Context, account string, id int64, approve bool, reviewer string, hook gateway.DecideHook) (*gateway.ApprovalItem, error)
+	// Decide approves or rejects the item as d says (d.Shown: only while
+	// it has that content; d.Hook runs in the deciding transaction).
+	Decide(ctx context.Context, account string, id int64, approve bool, d gateway.Decision) (*gateway.ApprovalItem, error)
 }
 
 // Options configure a Service.
@@ -332,6 +332,9 @@ type Link struct {
 	// CSRF is the value the page's form posts back.
 	CSRF  string
 	nonce string
+	// hash is the content the link was issued for, and so what the
+	// notice showed: the decision holds only for it.
+	hash string
 }
 
 // Check verifies tok: a *Refusal says why it does not work.
@@ -387,7 +390,8 @@ func (s *Service) Check(ctx context.Context, tok string) (*Link, error) {
 	if notify.ContentHash(it.Tool, it.Params) != row.hash {
 		return nil, gone("This post was edited after the link was sent, so the link no longer works. Use the link in the newer message.")
 	}
-	return &Link{Account: t.account, Action: t.action, Channel: row.channel, Item: it, Expires: t.expires, CSRF: csrfFor(key, n), nonce: n}, nil
+	return &Link{Account: t.account, Action: t.action, Channel: row.channel, Item: it, Expires: t.expires, CSRF: csrfFor(key, n), nonce: n,
+		hash: row.hash}, nil
 }
 
 // Act decides the link's item: approve or reject (a view link may do
@@ -409,7 +413,10 @@ func (s *Service) Act(ctx context.Context, tok, csrf, decision string) (*gateway
 	}
 	reviewer := "link:" + l.Channel
 	used := false
-	it, err := s.o.Queue.Decide(ctx, l.Account, l.Item.ID, decision == Approve, reviewer, func(ctx context.Context, tx *sql.Tx) error {
+	// The decision is bound to the content the link was issued for, not
+	// to what Check read: an edit landing after Check is caught inside
+	// the decision's transaction.
+	mark := func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE approval_links SET used_at = ?, used_by = ? WHERE nonce = ? AND used_at IS NULL AND revoked_at IS NULL`,
 			store.FormatTime(s.o.Now()), reviewer, l.nonce)
 		if err != nil {
@@ -420,9 +427,13 @@ func (s *Service) Act(ctx context.Context, tok, csrf, decision string) (*gateway
 			return apperr.New(apperr.ApprovalNotPending, "this link was already used")
 		}
 		return nil
-	})
+	}
+	it, err := s.o.Queue.Decide(ctx, l.Account, l.Item.ID, decision == Approve, gateway.Decision{Reviewer: reviewer, Shown: l.hash, Hook: mark})
 	if used {
 		return nil, gone("This link was already used.")
+	}
+	if apperr.CodeOf(err) == apperr.ApprovalChanged {
+		return nil, gone("This post was edited after the link was sent, so nothing was decided. Use the link in the newer message.")
 	}
 	if apperr.CodeOf(err) == apperr.ApprovalNotPending {
 		// Another device decided first.

@@ -45,12 +45,12 @@ func (q gwQueue) Item(ctx context.Context, _ string, id int64) (*gateway.Approva
 	return q.g.Item(ctx, id)
 }
 
-func (q gwQueue) Decide(ctx context.Context, _ string, id int64, approve bool, reviewer string, hook gateway.DecideHook) (*gateway.ApprovalItem, error) {
+func (q gwQueue) Decide(ctx context.Context, _ string, id int64, approve bool, d gateway.Decision) (*gateway.ApprovalItem, error) {
 	if approve {
-		it, _, err := q.g.ApproveWith(ctx, id, reviewer, "", hook)
+		it, _, err := q.g.ApproveWith(ctx, id, d)
 		return it, err
 	}
-	return q.g.RejectWith(ctx, id, reviewer, "", hook)
+	return q.g.RejectWith(ctx, id, d)
 }
 
 type env struct {
@@ -60,6 +60,8 @@ type env struct {
 	g        *gateway.Gateway
 	svc      *Service
 	executed atomic.Int64
+	mu       sync.Mutex
+	posted   []string // the text of every executed post, in order
 }
 
 func newEnv(t *testing.T) *env {
@@ -74,7 +76,14 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { g.Close() })
 	g.Register(&gateway.Action{Tool: "x_post_tweet", Category: policy.CatWrite, EditableText: "text",
-		Execute: func(context.Context, json.RawMessage) (gateway.Result, error) {
+		Execute: func(_ context.Context, params json.RawMessage) (gateway.Result, error) {
+			var p struct{ Text string }
+			if err := json.Unmarshal(params, &p); err != nil {
+				return gateway.Result{}, err
+			}
+			e.mu.Lock()
+			e.posted = append(e.posted, p.Text)
+			e.mu.Unlock()
 			e.executed.Add(1)
 			return gateway.Result{Data: map[string]string{"id": "1"}}, nil
 		}})

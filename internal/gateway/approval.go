@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -62,7 +64,8 @@ func (g *Gateway) enqueue(ctx context.Context, q querier, c Call, params json.Ra
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: %v", err)
 	}
 	it := ApprovalItem{ID: id, Tool: c.Tool, EquivalentTool: equiv, Params: params, OriginalParams: params, MatchedRuleID: d.RuleID,
-		Reason: d.Reason, Caller: callerOf(c), Loop: c.Loop, Status: ApprovalPending, CreatedAt: ts(now), ExpiresAt: ts(expires)}
+		Reason: d.Reason, Caller: callerOf(c), Loop: c.Loop, Status: ApprovalPending, CreatedAt: ts(now), ExpiresAt: ts(expires),
+		ContentHash: ContentHash(c.Tool, params)}
 	if err := g.notice(ctx, q, NoticeCreated, it, ident.hash); err != nil {
 		return 0, apperr.Wrap(apperr.DBError, err, "queue for approval: record its notification: %v", err)
 	}
@@ -79,20 +82,23 @@ type ApprovalItem struct {
 	Params         json.RawMessage `json:"params"`
 	OriginalParams json.RawMessage `json:"original_params"`
 	Edited         bool            `json:"edited"`
-	MatchedRuleID  string          `json:"matched_rule_id"`
-	Reason         string          `json:"reason"`
-	Caller         string          `json:"caller"`
-	Loop           string          `json:"loop,omitempty"`
-	Status         string          `json:"status"`
-	CreatedAt      string          `json:"created_at"`
-	ExpiresAt      string          `json:"expires_at"`
-	ReviewedAt     string          `json:"reviewed_at,omitempty"`
-	ReviewedBy     string          `json:"reviewed_by,omitempty"`
-	ReviewNotes    string          `json:"review_notes,omitempty"`
-	CorrelationID  string          `json:"correlation_id,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	ErrorCode      string          `json:"error_code,omitempty"`
-	ErrorMessage   string          `json:"error_message,omitempty"`
+	// ContentHash identifies Params as shown (see ContentHash): pass it
+	// back with a decision so that it holds only for this content.
+	ContentHash   string          `json:"content_hash"`
+	MatchedRuleID string          `json:"matched_rule_id"`
+	Reason        string          `json:"reason"`
+	Caller        string          `json:"caller"`
+	Loop          string          `json:"loop,omitempty"`
+	Status        string          `json:"status"`
+	CreatedAt     string          `json:"created_at"`
+	ExpiresAt     string          `json:"expires_at"`
+	ReviewedAt    string          `json:"reviewed_at,omitempty"`
+	ReviewedBy    string          `json:"reviewed_by,omitempty"`
+	ReviewNotes   string          `json:"review_notes,omitempty"`
+	CorrelationID string          `json:"correlation_id,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	ErrorCode     string          `json:"error_code,omitempty"`
+	ErrorMessage  string          `json:"error_message,omitempty"`
 }
 
 const approvalCols = `id, tool_name, COALESCE(equivalent_tool,''), params_json, original_params, matched_rule_id, reason, caller, loop_name, status,
@@ -111,6 +117,7 @@ func scanApproval(sc interface{ Scan(...any) error }) (ApprovalItem, error) {
 	}
 	it.Params, it.OriginalParams = json.RawMessage(params), json.RawMessage(orig)
 	it.Edited = params != orig
+	it.ContentHash = ContentHash(it.Tool, it.Params)
 	if result.Valid && json.Valid([]byte(result.String)) {
 		it.Result = json.RawMessage(result.String)
 	}
@@ -193,53 +200,97 @@ func (g *Gateway) Item(ctx context.Context, id int64) (*ApprovalItem, error) {
 	return &it, nil
 }
 
+// ContentHash identifies an item's exact content as a reviewer is shown
+// it: its tool and canonical parameters. Any edit changes it. Links,
+// buttons, the web page, the CLI and the MCP tools carry it, and a
+// decision holds only while the item still has it (Decision.Shown).
+func ContentHash(tool string, params json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(params)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Decision is one reviewer's answer on an item.
+type Decision struct {
+	// Reviewer is who decided: cli, web, mcp, link:<channel>,
+	// telegram:<user id>.
+	Reviewer string
+	Notes    string
+	// Shown is the ContentHash of the item as the reviewer was shown it.
+	// The decision is a compare-and-set on it, inside the transaction
+	// that claims the item: an item edited since is not decided, and
+	// ApprovalChanged says so. Empty decides the content as the claim
+	// reads it, for a reviewer who was shown nothing beforehand; what runs
+	// is then still exactly what the item records.
+	Shown string
+	// Hook, when set, runs in the claim's transaction once the item is
+	// claimed; its error undoes the claim.
+	Hook DecideHook
+}
+
 // claim moves a pending item to next, failing clearly when it is not
 // pending (already decided, expired, or claimed by another reviewer).
 func (g *Gateway) claim(ctx context.Context, id int64, next, reviewer, notes string) (*ApprovalItem, error) {
-	return g.claimWith(ctx, id, next, reviewer, notes, nil)
+	return g.claimWith(ctx, id, next, Decision{Reviewer: reviewer, Notes: notes})
 }
 
-// claimWith claims like claim; hook, when set, runs in the claim's
-// transaction once the item is claimed.
-func (g *Gateway) claimWith(ctx context.Context, id int64, next, reviewer, notes string, hook DecideHook) (*ApprovalItem, error) {
-	it, err := g.Item(ctx, id)
-	if err != nil {
+// claimWith claims item id for decision d and returns the item exactly as
+// the claim read it: its parameters are the ones the claim compared, so
+// an approval replays those and no others. The read, the comparison with
+// d.Shown and the claim are one transaction (the row locked on
+// PostgreSQL, the database on SQLite), and the UPDATE itself compares the
+// parameters it read, so an edit landing anywhere in between makes the
+// claim fail instead of deciding other content.
+func (g *Gateway) claimWith(ctx context.Context, id int64, next string, d Decision) (*ApprovalItem, error) {
+	if _, err := g.ExpireStale(ctx); err != nil {
 		return nil, err
 	}
 	now := ts(g.opts.Now())
-	var claimed int64
-	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+	var it ApprovalItem
+	var claimed, changed bool
+	err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		q := `SELECT ` + approvalCols + ` FROM approval_queue WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`
 		if g.opts.DB.Dialect == store.Postgres {
-			// A reviewer on another host claiming the same item holds its
-			// row: skip it instead of queueing behind them, since it is
-			// not pending for this reviewer either way. (SQLite's write
-			// transaction already excludes every other claimer.)
-			var got int64
-			err := tx.QueryRowContext(ctx, `SELECT id FROM approval_queue WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?
-				FOR UPDATE SKIP LOCKED`, id, g.opts.AccountID, now).Scan(&got)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
+			// Wait for a reviewer on another host deciding the same item,
+			// or an edit of it, rather than skip it: once they commit, the
+			// row is read again as they left it, so the answer says what
+			// happened (decided, or changed) instead of guessing. Both
+			// hold the row only for a few statements. (SQLite's write
+			// transaction already excludes every other writer.)
+			q += ` FOR UPDATE`
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?,
-			claimed_by = ? WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ?`,
-			next, now, reviewer, notes, g.instance, id, g.opts.AccountID, now)
+		var err error
+		it, err = scanApproval(tx.QueryRowContext(ctx, q, id, g.opts.AccountID, now))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if claimed, err = res.RowsAffected(); err != nil || claimed != 1 {
+		if d.Shown != "" && it.ContentHash != d.Shown {
+			changed = true
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET status = ?, reviewed_at = ?, reviewed_by = ?, review_notes = ?,
+			claimed_by = ? WHERE id = ? AND account_id = ? AND status = 'pending' AND expires_at > ? AND params_json = ?`,
+			next, now, d.Reviewer, d.Notes, g.instance, id, g.opts.AccountID, now, string(it.Params))
+		if err != nil {
 			return err
 		}
-		if hook != nil {
-			if err := hook(ctx, tx); err != nil {
+		n, err := res.RowsAffected()
+		if err != nil || n != 1 {
+			return err
+		}
+		claimed = true
+		if d.Hook != nil {
+			if err := d.Hook(ctx, tx); err != nil {
 				return err
 			}
 		}
-		decided := *it
-		decided.Status, decided.ReviewedAt, decided.ReviewedBy, decided.ReviewNotes = next, now, reviewer, notes
+		decided := it
+		decided.Status, decided.ReviewedAt, decided.ReviewedBy, decided.ReviewNotes = next, now, d.Reviewer, d.Notes
 		return g.notice(ctx, tx, NoticeDecided, decided, "")
 	})
 	if err != nil {
@@ -250,22 +301,49 @@ func (g *Gateway) claimWith(ctx context.Context, id int64, next, reviewer, notes
 		}
 		return nil, apperr.Wrap(apperr.DBError, err, "update approval item: %v", err)
 	}
-	if claimed != 1 {
-		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
+	if changed {
+		return nil, changedSinceShown(id)
 	}
-	it.Status = next
-	return it, nil
+	if !claimed {
+		return nil, g.undecided(ctx, id, d.Shown)
+	}
+	it.Status, it.ReviewedAt, it.ReviewedBy, it.ReviewNotes = next, now, d.Reviewer, d.Notes
+	return &it, nil
+}
+
+// changedSinceShown is the answer to a decision on content the item no
+// longer has.
+func changedSinceShown(id int64) *apperr.Error {
+	return apperr.New(apperr.ApprovalChanged,
+		"approval item %d changed since you saw it (it was edited); nothing was decided: review it as it is now and decide again", id)
+}
+
+// undecided says why a claim of item id found nothing to claim: the item
+// is gone, was decided or expired, or was edited away from what the
+// reviewer was shown; or, when a change landed between the claim's read
+// and its write, it was changed by someone else just now.
+func (g *Gateway) undecided(ctx context.Context, id int64, shown string) error {
+	it, err := g.Item(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case it.Status != ApprovalPending:
+		return apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
+	case shown != "" && it.ContentHash != shown:
+		return changedSinceShown(id)
+	}
+	return apperr.New(apperr.ApprovalNotPending, "approval item %d was changed by someone else just now; look at it again", id)
 }
 
 // Reject rejects a pending item.
 func (g *Gateway) Reject(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, error) {
-	return g.RejectWith(ctx, id, reviewer, notes, nil)
+	return g.RejectWith(ctx, id, Decision{Reviewer: reviewer, Notes: notes})
 }
 
-// RejectWith rejects a pending item, running hook in the transaction that
-// decides it.
-func (g *Gateway) RejectWith(ctx context.Context, id int64, reviewer, notes string, hook DecideHook) (*ApprovalItem, error) {
-	if _, err := g.claimWith(ctx, id, ApprovalRejected, reviewer, notes, hook); err != nil {
+// RejectWith rejects a pending item as decision d.
+func (g *Gateway) RejectWith(ctx context.Context, id int64, d Decision) (*ApprovalItem, error) {
+	if _, err := g.claimWith(ctx, id, ApprovalRejected, d); err != nil {
 		return nil, err
 	}
 	return g.Item(ctx, id)
@@ -340,8 +418,10 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 	}
 	var n int64
 	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ?, intent_key = ? WHERE id = ? AND status = 'pending'`,
-			string(params), ident.hash, ident.intent, id)
+		// Only over the parameters this edit started from: two edits at
+		// once must not merge one into the other's stale copy.
+		res, err := tx.ExecContext(ctx, `UPDATE approval_queue SET params_json = ?, params_hash = ?, intent_key = ? WHERE id = ? AND status = 'pending'
+			AND params_json = ?`, string(params), ident.hash, ident.intent, id, string(it.Params))
 		if err != nil {
 			return err
 		}
@@ -349,14 +429,14 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 			return err
 		}
 		edited := *it
-		edited.Params, edited.Edited = params, true
+		edited.Params, edited.Edited, edited.ContentHash = params, true, ContentHash(it.Tool, params)
 		return g.notice(ctx, tx, NoticeEdited, edited, ident.hash)
 	})
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "edit approval item: %v", err)
 	}
 	if n != 1 {
-		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is no longer pending", id)
+		return nil, g.undecided(ctx, id, it.ContentHash)
 	}
 	return g.Item(ctx, id)
 }
@@ -365,21 +445,23 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 // Only the approval outcome is bypassed: denials, limits, idempotency and
 // audit all apply. The outcome is stored on the item.
 func (g *Gateway) Approve(ctx context.Context, id int64, reviewer, notes string) (*ApprovalItem, Response, error) {
-	return g.ApproveWith(ctx, id, reviewer, notes, nil)
+	return g.ApproveWith(ctx, id, Decision{Reviewer: reviewer, Notes: notes})
 }
 
-// ApproveWith approves like Approve, running hook in the transaction that
-// claims the item.
-func (g *Gateway) ApproveWith(ctx context.Context, id int64, reviewer, notes string, hook DecideHook) (*ApprovalItem, Response, error) {
+// ApproveWith approves as decision d: only while the item still has the
+// content d.Shown, and replaying the parameters its claim read.
+func (g *Gateway) ApproveWith(ctx context.Context, id int64, d Decision) (*ApprovalItem, Response, error) {
 	// Refuse before claiming, so the item stays pending for a later try.
 	if err := g.readyToSend(ctx); err != nil {
 		return nil, Response{}, err
 	}
-	it, err := g.claimWith(ctx, id, ApprovalApproved, reviewer, notes, hook)
+	it, err := g.claimWith(ctx, id, ApprovalApproved, d)
 	if err != nil {
 		return nil, Response{}, err
 	}
-	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: "approval", Loop: it.Loop, approvalID: id})
+	// The replay is the queued call: the audit row names who asked for
+	// it, and who approved it beside them.
+	resp, runErr := g.Do(ctx, Call{Tool: it.Tool, Params: it.Params, Caller: it.Caller, Loop: it.Loop, approvalID: id, decidedBy: it.ReviewedBy})
 	status := ApprovalExecuted
 	result := resp.Answer()
 	var code, msg sql.NullString

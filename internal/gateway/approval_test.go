@@ -57,7 +57,7 @@ func TestApproveReplaysExactlyTheStoredParams(t *testing.T) {
 			t.Fatalf("the replay did not tell the policy it was approved: %+v", last)
 		}
 		rows := e.audit()
-		if len(rows) != 1 || rows[0].caller != "approval" || rows[0].approvalID != id || rows[0].status != statusSuccess {
+		if len(rows) != 1 || rows[0].caller != "mcp" || rows[0].approvalID != id || rows[0].status != statusSuccess {
 			t.Fatalf("audit %+v", rows)
 		}
 		var result map[string]json.RawMessage

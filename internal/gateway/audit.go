@@ -332,10 +332,10 @@ func sameAs(c Call, p priorRow) string {
 	return fmt.Sprintf("request made with %s (the same effect as this %s)", p.tool, c.Tool)
 }
 
+// callerOf is who asked for the call. An approved replay names the caller
+// of the queued call, not the approval: who decided is its own column
+// (decided_by).
 func callerOf(c Call) string {
-	if c.approvalID != 0 {
-		return "approval"
-	}
 	if c.Caller == "" {
 		return "mcp"
 	}
@@ -366,6 +366,7 @@ func (g *Gateway) insertPending(ctx context.Context, q txQ, c Call, params json.
 	row := []any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, ts(start), request,
 		targetOf(act, params)}
 	row = append(row, shownColumns(shown)...)
+	row = append(row, c.decidedBy)
 	if g.opts.DB.Dialect == store.Postgres {
 		if err := store.ExecLast(ctx, q.tx, qInsertPendingLogged, append(decision, row...)...); err != nil {
 			return apperr.Wrap(apperr.DBError, err, "write pending audit row: %v", err)
@@ -682,10 +683,15 @@ type AuditEntry struct {
 	AccountID     string             `json:"account_id"`
 	Result        json.RawMessage    `json:"result,omitempty"`
 	ErrorCode     string             `json:"error_code,omitempty"`
-	Caller        string             `json:"caller"`
-	Loop          string             `json:"loop,omitempty"`
-	ApprovalID    int64              `json:"approval_id,omitempty"`
-	DuplicateOf   string             `json:"duplicate_of,omitempty"`
+	// Caller is who asked for the call (mcp, autopilot, cli, web), an
+	// approved call's too; Loop the autopilot loop that did.
+	Caller     string `json:"caller"`
+	Loop       string `json:"loop,omitempty"`
+	ApprovalID int64  `json:"approval_id,omitempty"`
+	// DecidedBy is the person who approved the call (cli, web, mcp_agent,
+	// link:<channel>, telegram:<user id>); empty when no person was asked.
+	DecidedBy   string `json:"decided_by,omitempty"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 	// Request is the canonical request a universal write sent (no header
 	// values), for a human verifying an unknown outcome.
 	Request json.RawMessage `json:"request,omitempty"`
@@ -724,14 +730,14 @@ const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COAL
 	COALESCE(result_summary,''), result_json, COALESCE(error_code,''), error_message, rollback_action, COALESCE(elapsed_ms,0),
 	account_id, caller, loop_name, COALESCE(approval_id,0), COALESCE(duplicate_of,''), created_at, COALESCE(completed_at,''),
 	request_json, COALESCE(resolution,''), COALESCE(resolved_by,''), COALESCE(resolved_at,''),
-	action_name, COALESCE(description,''), COALESCE(target_kind,'')`
+	action_name, COALESCE(description,''), COALESCE(target_kind,''), COALESCE(decided_by,'')`
 
 // auditBriefCols are the columns of a brief row (AuditFilter.Brief). A
 // row written before what it shows was stored has no action_name, and is
 // described by describeOld: reading its parameters for every row would
 // cost each page two more columns a row.
 const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, COALESCE(resolution,''),
-	COALESCE(action_name,''), COALESCE(description,''), COALESCE(target_kind,'')`
+	COALESCE(action_name,''), COALESCE(description,''), COALESCE(target_kind,''), COALESCE(decided_by,'')`
 
 // scanAuditBrief scans a brief row into e (a page's rows are scanned in
 // place, not copied); described is false for a row that does not store
@@ -739,7 +745,7 @@ const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, C
 func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
 	var text, kind string
 	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
-		&e.Shown.Name, &text, &kind); err != nil {
+		&e.Shown.Name, &text, &kind, &e.DecidedBy); err != nil {
 		return false, err
 	}
 	// Every stored action has a name: the tool's, at least.
@@ -807,7 +813,7 @@ func scanAudit(sc interface{ Scan(...any) error }) (AuditEntry, error) {
 	err := sc.Scan(&e.CorrelationID, &e.IdempotencyKey, &e.Tool, &e.EquivalentTool, &e.ParamsHash, &e.IntentKey, &e.ParamsSummary, &e.Status,
 		&e.ResultSummary, &result, &e.ErrorCode, &errMsg, &undo, &e.ElapsedMS, &e.AccountID, &e.Caller, &e.Loop,
 		&e.ApprovalID, &e.DuplicateOf, &e.CreatedAt, &e.CompletedAt, &request, &e.Resolution, &e.ResolvedBy, &e.ResolvedAt,
-		&name, &text, &kind)
+		&name, &text, &kind, &e.DecidedBy)
 	if err != nil {
 		return e, err
 	}

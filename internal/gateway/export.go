@@ -12,7 +12,7 @@ import (
 // (zero: all), oldest first, one row at a time.
 func (g *Gateway) ExportAudit(ctx context.Context, since time.Time, emit store.RowFunc) error {
 	rows, err := g.opts.DB.QueryContext(ctx, `SELECT id, correlation_id, created_at, COALESCE(completed_at, '') AS completed_at,
-		tool_name, COALESCE(equivalent_tool, '') AS equivalent_tool, status, caller, loop_name, params_summary,
+		tool_name, COALESCE(equivalent_tool, '') AS equivalent_tool, status, caller, loop_name, COALESCE(decided_by, '') AS decided_by, params_summary,
 		COALESCE(result_summary, '') AS result_summary, COALESCE(error_code, '') AS error_code, COALESCE(error_message, '') AS error_message,
 		COALESCE(elapsed_ms, 0) AS elapsed_ms, COALESCE(approval_id, 0) AS approval_id, COALESCE(duplicate_of, '') AS duplicate_of,
 		COALESCE(idempotency_key, '') AS idempotency_key, params_hash, COALESCE(resolution, '') AS resolution

@@ -287,7 +287,7 @@ type Call struct {
 	Tool           string
 	Params         any // marshalled and canonicalised; json.RawMessage is accepted as is
 	IdempotencyKey string
-	Caller         string // mcp, autopilot, approval, cli
+	Caller         string // mcp, autopilot, cli, web: who asked
 	Loop           string // autopilot loop name
 	// Via is the policy decision of the tool the call came through
 	// (compose_tweet, propose_and_queue_replies; see Admit): the stricter
@@ -303,6 +303,8 @@ type Call struct {
 	// approvalID is set when replaying an approved item: only the approval
 	// outcome is bypassed; idempotency, limits, denials and audit apply.
 	approvalID int64
+	// decidedBy is the reviewer who approved the replayed item.
+	decidedBy string
 }
 
 // PacedError answers a call whose Call.NotBefore had not come when the

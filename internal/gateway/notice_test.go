@@ -146,12 +146,12 @@ func TestDecideHookSharesTheClaimTransaction(t *testing.T) {
 		e, _ := newNoticeEnv(t)
 		id := e.queue(`{"text":"hook"}`)
 		refusal := apperr.New(apperr.ApprovalNotPending, "this link was already used")
-		_, _, err := e.g.ApproveWith(e.ctx, id, "link:phone", "", func(ctx context.Context, tx *sql.Tx) error {
+		_, _, err := e.g.ApproveWith(e.ctx, id, Decision{Reviewer: "link:phone", Hook: func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO action_log (account_id, action_type, created_at) VALUES ('default', 'hook', 'x')`); err != nil {
 				return err
 			}
 			return refusal
-		})
+		}})
 		if err == nil || apperr.As(err).Message != refusal.Message {
 			t.Fatalf("approve with a refusing hook: %v", err)
 		}
@@ -169,10 +169,10 @@ func TestDecideHookSharesTheClaimTransaction(t *testing.T) {
 		if hookRows() != 0 {
 			t.Fatal("the refusing hook's write was kept")
 		}
-		it, _, err = e.g.ApproveWith(e.ctx, id, "link:phone", "", func(ctx context.Context, tx *sql.Tx) error {
+		it, _, err = e.g.ApproveWith(e.ctx, id, Decision{Reviewer: "link:phone", Hook: func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO action_log (account_id, action_type, created_at) VALUES ('default', 'hook', 'x')`)
 			return err
-		})
+		}})
 		if err != nil || it.Status != ApprovalExecuted || it.ReviewedBy != "link:phone" || hookRows() != 1 || e.act.count() != 1 {
 			t.Fatalf("approve with a hook: item %+v err %v hook rows %d executed %d", it, err, hookRows(), e.act.count())
 		}

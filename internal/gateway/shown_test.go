@@ -167,7 +167,7 @@ func TestWhatARowShowsStaysOffItsExports(t *testing.T) {
 		if err := e.g.ExportAudit(e.ctx, time.Time{}, func(c []string, _ []any) error { cols = c; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		want := "id correlation_id created_at completed_at tool_name equivalent_tool status caller loop_name params_summary result_summary " +
+		want := "id correlation_id created_at completed_at tool_name equivalent_tool status caller loop_name decided_by params_summary result_summary " +
 			"error_code error_message elapsed_ms approval_id duplicate_of idempotency_key params_hash resolution"
 		if got := strings.Join(cols, " "); got != want {
 			t.Errorf("the export's columns are\n%s\nwant\n%s", got, want)

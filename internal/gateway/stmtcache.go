@@ -70,8 +70,8 @@ const (
 			VALUES (?, NULLIF(?,''), ?, ?, ?, '', 'duplicate', ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, '', '')`
 	qInsertPending = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
 			params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, request_json, target_tweet_id,
-			action_name, description, target_kind)
-			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?)`
+			action_name, description, target_kind, decided_by)
+			VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, NULLIF(?,''))`
 	qComplete = `UPDATE mutation_audit SET status = ?, result_json = ?, result_summary = ?,
 		rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
 		WHERE correlation_id = ?`

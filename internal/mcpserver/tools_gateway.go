@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -48,7 +49,25 @@ type ResolveInput struct {
 type ReviewInput struct {
 	ID    int64  `json:"id" jsonschema:"the approval_queue_id"`
 	Notes string `json:"notes,omitempty" jsonschema:"review notes stored on the item"`
+	// ContentHash binds the decision to the content the caller read.
+	ContentHash string `json:"content_hash,omitempty" jsonschema:"the item's content_hash as list_pending_approvals or get_approval_item returned it: decide only if the item is still exactly that (approval_changed otherwise); empty decides the item as it is when decided"`
 }
+
+// Limits bounds the content hash to a hash's length.
+func (ReviewInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"content_hash": {MaxLength: 64}}
+}
+
+// decision is the MCP caller's decision on in's item.
+func (in ReviewInput) decision(notes string) (gateway.Decision, error) {
+	if in.ContentHash != "" && (len(in.ContentHash) != 64 || strings.Trim(in.ContentHash, "0123456789abcdef") != "") {
+		return gateway.Decision{}, apperr.New(apperr.InvalidInput, "content_hash: %q is not a content hash (64 lowercase hex digits)", in.ContentHash)
+	}
+	return gateway.Decision{Reviewer: mcpReviewer, Notes: notes, Shown: in.ContentHash}, nil
+}
+
+// mcpReviewer is the reviewer an MCP caller's decision records.
+const mcpReviewer = "mcp_agent"
 
 // MutationList is get_recent_mutations' data.
 type MutationList struct {
@@ -106,7 +125,7 @@ func gatewayTools() []*Tool {
 	approve := func(name, title, desc string, out any) Spec {
 		return Spec{Name: name, Title: title, Category: "approval", Description: desc, Mutation: true,
 			Needs: Needs{X: true, DB: true}, Profiles: workflowOnly, Hints: Hints{Destructive: true, OpenWorld: true},
-			Errors:  mutationErrors(apperr.ApprovalNotPending, apperr.NotFound),
+			Errors:  mutationErrors(apperr.ApprovalNotPending, apperr.ApprovalChanged, apperr.NotFound),
 			Enabled: agentApproval, EnabledBy: agentApprovalKey, DisabledHint: agentApprovalHint}
 	}
 	return []*Tool{
@@ -215,7 +234,11 @@ func gatewayTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				it, resp, err := g.Approve(ctx, in.ID, "mcp_agent", in.Notes)
+				d, err := in.decision(in.Notes)
+				if err != nil {
+					return Result{}, err
+				}
+				it, resp, err := g.ApproveWith(ctx, in.ID, d)
 				r := Result{Data: it}
 				r.Meta.CorrelationID, r.Meta.Rollback = resp.CorrelationID, resp.Rollback
 				auditMeta(&r.Meta, resp)
@@ -227,7 +250,11 @@ func gatewayTools() []*Tool {
 				if err != nil {
 					return Result{}, err
 				}
-				it, err := g.Reject(ctx, in.ID, "mcp_agent", in.Notes)
+				d, err := in.decision(in.Notes)
+				if err != nil {
+					return Result{}, err
+				}
+				it, err := g.RejectWith(ctx, in.ID, d)
 				if err != nil {
 					return Result{}, err
 				}
@@ -268,7 +295,10 @@ func gatewayTools() []*Tool {
 				}
 				out := BatchApproval{Approved: []int64{}, Failed: []map[string]any{}, MaxBatch: max}
 				for _, it := range items {
-					if _, _, err := g.Approve(ctx, it.ID, "mcp_agent", "approve_all"); err != nil {
+					// Each as this listing read it: an item edited since is
+					// not approved (approval_changed), whatever it became.
+					d := gateway.Decision{Reviewer: mcpReviewer, Notes: "approve_all", Shown: it.ContentHash}
+					if _, _, err := g.ApproveWith(ctx, it.ID, d); err != nil {
 						e := apperr.As(err)
 						out.Failed = append(out.Failed, map[string]any{"id": it.ID, "code": e.Code, "message": e.Message})
 						continue

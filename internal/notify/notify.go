@@ -13,8 +13,6 @@ package notify
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -141,14 +139,9 @@ func textOf(params json.RawMessage) string {
 	return ""
 }
 
-// ContentHash identifies an item's exact content: its tool and canonical
-// parameters. Any edit changes it.
+// ContentHash identifies an item's exact content (gateway.ContentHash).
 func ContentHash(tool string, params json.RawMessage) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write(params)
-	return hex.EncodeToString(h.Sum(nil))
+	return gateway.ContentHash(tool, params)
 }
 
 // itemOf is the payload of a gateway notice.

@@ -178,7 +178,9 @@ func parseCallback(s string) (approve bool, row int64, mac string, ok bool) {
 
 // Decider decides an approval item for a person who pressed a button.
 type Decider interface {
-	Decide(ctx context.Context, account string, id int64, approve bool, reviewer string) (*gateway.ApprovalItem, error)
+	// Decide approves or rejects as d says; d.Shown binds the decision
+	// to the content the pressed message showed.
+	Decide(ctx context.Context, account string, id int64, approve bool, d gateway.Decision) (*gateway.ApprovalItem, error)
 }
 
 // Lease is a held lock; Acquire takes it or fails (another holder).
@@ -321,10 +323,16 @@ func (p *TelegramPoller) press(ctx context.Context, u tgUpdate) {
 		return
 	}
 	reviewer := "telegram:" + strconv.FormatInt(cb.From.ID, 10)
-	decided, err := p.Decide.Decide(ctx, row.Account, row.ItemID, approve, reviewer)
+	// The MAC proved the message showed this content: the decision holds
+	// only while the item still has it, whatever lands meanwhile.
+	decided, err := p.Decide.Decide(ctx, row.Account, row.ItemID, approve, gateway.Decision{Reviewer: reviewer, Shown: ContentHash(it.Tool, it.Params)})
 	if err != nil {
-		if apperr.CodeOf(err) == apperr.ApprovalNotPending {
+		switch apperr.CodeOf(err) {
+		case apperr.ApprovalNotPending:
 			answer("Already decided.")
+			return
+		case apperr.ApprovalChanged:
+			answer("This message is out of date: the item changed. Nothing was decided; use the newer message.")
 			return
 		}
 		p.Log.Warn("telegram: decision failed", "channel", p.T.name, "item", row.ItemID, "error", err)

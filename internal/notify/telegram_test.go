@@ -147,22 +147,36 @@ func (l fakeLinks) CheckCallback(account string, it *gateway.ApprovalItem, row i
 	return strings.HasSuffix(want, ":"+mac)
 }
 
-// fakeDecider decides on the fake queue and records who did.
+// fakeDecider decides on the fake queue and records who did. Like the
+// gateway, it decides only while the item has the content the decision
+// names (Decision.Shown).
 type fakeDecider struct {
 	items *fakeItems
-	mu    sync.Mutex
-	by    []string
+	// before, when set, runs first: a change landing between the press's
+	// check and its decision.
+	before func()
+	mu     sync.Mutex
+	by     []string
+	shown  []string
 }
 
-func (d *fakeDecider) Decide(_ context.Context, _ string, id int64, approve bool, reviewer string) (*gateway.ApprovalItem, error) {
+func (d *fakeDecider) Decide(_ context.Context, _ string, id int64, approve bool, dec gateway.Decision) (*gateway.ApprovalItem, error) {
+	if d.before != nil {
+		d.before()
+	}
+	reviewer := dec.Reviewer
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.shown = append(d.shown, dec.Shown)
 	it, err := d.items.Item(context.Background(), "", id)
 	if err != nil {
 		return nil, err
 	}
 	if it.Status != gateway.ApprovalPending {
 		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
+	}
+	if dec.Shown != ContentHash(it.Tool, it.Params) {
+		return nil, apperr.New(apperr.ApprovalChanged, "approval item %d changed since you saw it", id)
 	}
 	status := gateway.ApprovalRejected
 	if approve {
@@ -271,5 +285,50 @@ func TestTelegramErrorsHideTheToken(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "wrong-token") || strings.Contains(err.Error(), "999:") {
 		t.Fatalf("error shows the token: %v", err)
+	}
+}
+
+// A press decides only the content its message showed: the decision names
+// the hash the press's MAC was checked against, and an edit landing
+// between that check and the decision decides nothing and says the
+// message is out of date.
+func TestTelegramPressDecidesOnlyWhatItsMessageShowed(t *testing.T) {
+	w := newWorld(t, Route{Channel: "tg", Events: []string{EventCreated}})
+	tg := newFakeTelegram(t)
+	ch := NewTelegram(config.NotifyChannel{Name: "tg", ChatID: "-1001", AllowedUserIDs: []int64{42}, APIBaseURL: tg.srv.URL}, tgToken, tg.srv.Client(), time.Now)
+	shown := w.queue(9, "T0 as the message showed it")
+	w.runOnce(w.dispatcher(DispatcherOptions{Links: fakeLinks{}, OneTap: true}, ch))
+	sent := tg.sentMessages()
+	if len(sent) != 1 {
+		t.Fatalf("sendMessage %v", sent)
+	}
+	approve := sent[0]["reply_markup"].(map[string]any)["inline_keyboard"].([]any)[0].([]any)[0].(map[string]any)["callback_data"].(string)
+	dec := &fakeDecider{items: w.items, before: func() {
+		w.items.set(9, func(it *gateway.ApprovalItem) { it.Params = json.RawMessage(`{"text":"T1 from the web"}`) })
+	}}
+	p := &TelegramPoller{T: ch, Outbox: w.out, Items: w.items, Links: fakeLinks{}, Decide: dec,
+		Acquire: func(context.Context) (Lease, error) { return heldLease{}, nil }, PollTimeout: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	tg.press(42, approve, 101, "text")
+	var a string
+	select {
+	case got := <-tg.answers:
+		a = got["text"].(string)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answerCallbackQuery")
+	}
+	if !strings.Contains(a, "out of date") || len(dec.reviewers()) != 0 {
+		t.Fatalf("a press whose item changed before the decision: answer %q, decisions %v", a, dec.reviewers())
+	}
+	dec.mu.Lock()
+	defer dec.mu.Unlock()
+	if want := ContentHash(shown.Tool, shown.Params); len(dec.shown) != 1 || dec.shown[0] != want {
+		t.Fatalf("the decision named %q, want the hash of the content the message showed %q", dec.shown, want)
+	}
+	if it, _ := w.items.Item(context.Background(), "", 9); it.Status != gateway.ApprovalPending {
+		t.Fatalf("item %s after a refused press", it.Status)
 	}
 }

@@ -39,6 +39,9 @@ type itemView struct {
 	// Pending says the item still waits for a decision.
 	IDText  string
 	Pending bool
+	// Shown is the content hash of the item as this page shows it: the
+	// decision forms post it back, and the decision holds only for it.
+	Shown string
 	// CSRF is the page's token, which the item's forms carry.
 	CSRF string
 	// Path is the item's address on this site (with the site's prefix);
@@ -213,7 +216,7 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 	v := itemView{ID: it.ID, Tool: it.Tool, Caller: it.Caller, Loop: it.Loop, Status: it.Status, Edited: it.Edited,
 		ReviewedAt: it.ReviewedAt, ReviewedBy: it.ReviewedBy, ReviewNotes: it.ReviewNotes, CorrelationID: it.CorrelationID,
 		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage,
-		IDText: strconv.FormatInt(it.ID, 10), Pending: it.Status == gateway.ApprovalPending,
+		IDText: strconv.FormatInt(it.ID, 10), Pending: it.Status == gateway.ApprovalPending, Shown: it.ContentHash,
 		Path: s.o.Prefix + "/approvals/" + strconv.FormatInt(it.ID, 10), ToolLabel: act.Plural, Effect: act.Effect, Danger: act.Verb == "deletes",
 		Act: act, Title: act.Name, Max: a.postMax(),
 		Age: stampOf(now, it.CreatedAt, false), Expires: stampOf(now, it.ExpiresAt, true)}
@@ -554,7 +557,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess *session) 
 	}
 	var it *gateway.ApprovalItem
 	if err == nil {
-		it, err = s.approveOne(r, a, id)
+		it, err = s.approveOne(r, a, id, r.PostFormValue("shown"))
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not approved: %s", id, apperr.As(err).Message)
@@ -579,8 +582,24 @@ func (s *Server) approvedNote(r *http.Request, a *Account, it *gateway.ApprovalI
 	return msg, "", ""
 }
 
-func (s *Server) approveOne(r *http.Request, a *Account, id int64) (*gateway.ApprovalItem, error) {
-	it, _, err := a.Gateway.Approve(r.Context(), id, Reviewer, r.PostFormValue("note"))
+// shownDecision is the web's decision on the content a form says its page
+// showed; a form without it (a page from before it was sent) decides
+// nothing.
+func shownDecision(r *http.Request, shown string) (gateway.Decision, error) {
+	if shown == "" {
+		return gateway.Decision{}, apperr.New(apperr.InvalidInput, "shown: the form does not say what it showed; reload the page and decide again")
+	}
+	return gateway.Decision{Reviewer: Reviewer, Notes: r.PostFormValue("note"), Shown: shown}, nil
+}
+
+// approveOne approves item id as the page showed it (shown, its content
+// hash).
+func (s *Server) approveOne(r *http.Request, a *Account, id int64, shown string) (*gateway.ApprovalItem, error) {
+	d, err := shownDecision(r, shown)
+	if err != nil {
+		return nil, err
+	}
+	it, _, err := a.Gateway.ApproveWith(r.Context(), id, d)
 	if err != nil {
 		return nil, err
 	}
@@ -609,7 +628,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
 		err = idErr
 	}
 	if err == nil {
-		_, err = a.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
+		err = s.rejectOne(r, a, id, r.PostFormValue("shown"))
 	}
 	if err != nil {
 		s.flash(sess, true, "#%d not rejected: %s", id, apperr.As(err).Message)
@@ -617,6 +636,15 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.flash(sess, false, "Rejected: %s", s.titleOf(r, a, id))
 	}
 	s.back(w, r, s.at(a, "/approvals"))
+}
+
+// rejectOne rejects item id as the page showed it.
+func (s *Server) rejectOne(r *http.Request, a *Account, id int64, shown string) error {
+	d, err := shownDecision(r, shown)
+	if err == nil {
+		_, err = a.Gateway.RejectWith(r.Context(), id, d)
+	}
+	return err
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -701,10 +729,12 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 		if err != nil {
 			continue
 		}
+		// Each selected item's card posts the hash of what it showed.
+		shown := r.PostFormValue("shown-" + strconv.FormatInt(id, 10))
 		if action == "approve" {
-			_, err = s.approveOne(r, a, id)
+			_, err = s.approveOne(r, a, id, shown)
 		} else {
-			_, err = a.Gateway.Reject(r.Context(), id, Reviewer, r.PostFormValue("note"))
+			err = s.rejectOne(r, a, id, shown)
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("#%d (%s)", id, apperr.As(err).Message))

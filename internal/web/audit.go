@@ -34,7 +34,8 @@ type auditData struct {
 }
 
 // callers are who can start a mutation, for the caller filter's choices.
-var callers = []string{"mcp", "autopilot", "approval", "cli", "web"}
+// An approved call names who asked for it, like any other.
+var callers = []string{"mcp", "autopilot", "cli", "web"}
 
 var statuses = []string{"pending", "success", "failure", "unknown", "interrupted", "duplicate"}
 
@@ -256,7 +257,9 @@ type auditRow struct {
 	// Status is the status class; StatusText the status as read, with
 	// its resolution.
 	Status, StatusText string
-	Caller             string
+	// Caller asked for the call; DecidedBy approved it ("" when no
+	// person was asked).
+	Caller, DecidedBy string
 	// Href is the row's detail page (on the account shown).
 	Href string
 }
@@ -280,7 +283,7 @@ func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
 	// described when it was read): nothing is decoded here.
 	act := e.Shown
 	r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
-		Caller: e.Caller, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID)}
+		Caller: e.Caller, DecidedBy: e.DecidedBy, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID)}
 	if at.acct != "" {
 		r.Href += "?account=" + url.QueryEscape(at.acct)
 	}

@@ -74,6 +74,11 @@ func writeAuditRow(b *bytes.Buffer, r *auditRow, plus string) bool {
 	w.text(r.StatusText)
 	b.WriteString(`</td><td data-label="Asked by">`)
 	w.text(r.Caller)
+	if r.DecidedBy != "" {
+		b.WriteString(`<br><span class="decided">approved by `)
+		w.text(r.DecidedBy)
+		b.WriteString(`</span>`)
+	}
 	b.WriteString("</td>\n<td><a href=\"")
 	w.url(r.Href)
 	b.WriteString(`">Details and rollback<span class="sr-only"> of `)

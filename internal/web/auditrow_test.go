@@ -45,29 +45,39 @@ func templateRow(t testing.TB, tmpl *template.Template, r *auditRow) string {
 // falls back to the template) prints the template's bytes too. The
 // corpus in testdata/fuzz/FuzzAuditRow holds the values that matter to
 // the escapers: quotes, '<', '&', '+', NUL, invalid UTF-8, unicode,
-// javascript: and other schemes, '%' escapes whole and cut short.
+// javascript: and other schemes, '%' escapes whole and cut short. Each
+// row is tried with no decider and with the caller's value as decider.
 func FuzzAuditRow(f *testing.F) {
 	tmpl := rowTemplate(f)
 	plus := rowPlus(f, tmpl)
 	f.Fuzz(func(t *testing.T, at, exact, rel, name, tool, said, postURL, postID, target, status, statusText, caller, href string) {
-		r := auditRow{At: at, Exact: exact, Rel: rel, Name: name, Tool: tool, Said: said, PostURL: postURL, PostID: postID,
-			Target: target, Status: status, StatusText: statusText, Caller: caller, Href: href}
-		want := templateRow(t, tmpl, &r)
-		// With '+' as the template spells it, and without (refusing it).
-		for _, p := range []string{plus, ""} {
-			var b bytes.Buffer
-			if writeAuditRow(&b, &r, p) && b.String() != want {
-				t.Errorf("row %+v is written\n%q\nthe template prints\n%q", r, b.String(), want)
-			}
-			b.Reset()
-			if err := printAuditRow(&b, tmpl, p, &r); err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != want {
-				t.Errorf("row %+v is printed\n%q\nthe template prints\n%q", r, b.String(), want)
-			}
+		for _, decided := range []string{"", caller} {
+			r := auditRow{At: at, Exact: exact, Rel: rel, Name: name, Tool: tool, Said: said, PostURL: postURL, PostID: postID,
+				Target: target, Status: status, StatusText: statusText, Caller: caller, DecidedBy: decided, Href: href}
+			checkAuditRow(t, tmpl, plus, &r)
 		}
 	})
+}
+
+// checkAuditRow checks that r is written and printed as the template
+// prints it.
+func checkAuditRow(t *testing.T, tmpl *template.Template, plus string, r *auditRow) {
+	t.Helper()
+	want := templateRow(t, tmpl, r)
+	// With '+' as the template spells it, and without (refusing it).
+	for _, p := range []string{plus, ""} {
+		var b bytes.Buffer
+		if writeAuditRow(&b, r, p) && b.String() != want {
+			t.Errorf("row %+v is written\n%q\nthe template prints\n%q", r, b.String(), want)
+		}
+		b.Reset()
+		if err := printAuditRow(&b, tmpl, p, r); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != want {
+			t.Errorf("row %+v is printed\n%q\nthe template prints\n%q", r, b.String(), want)
+		}
+	}
 }
 
 // TestAuditRowIsWrittenWithoutTheTemplate: the rows the audit page shows
@@ -96,6 +106,8 @@ func TestAuditRowIsWrittenWithoutTheTemplate(t *testing.T) {
 		{"an escaped id", entry(`a"b/<c> d`, "x_like_tweet", "<pending>", "", describe.Recorded{Name: "Like <it>"}), sandbox},
 		{"a time not read", &gateway.AuditEntry{CorrelationID: "c6", Tool: "x_like_tweet", Status: "success", CreatedAt: `"soon" <now>`}, onX},
 		{"pluses", entry("c7", "x_post_tweet", "success", "", describe.Recorded{Name: "Post", Text: "C++ & Go: 1+1 <b>+</b>"}), onX},
+		{"an approved call", &gateway.AuditEntry{CorrelationID: "c9", Tool: "x_post_tweet", Status: "success", Caller: "autopilot",
+			DecidedBy: "link:<phone> & \"co\"", CreatedAt: "2026-01-01T00:00:00.000Z", Shown: describe.Recorded{Name: "Post", Text: "hi"}}, onX},
 		{"a time east of UTC with no zone name", &gateway.AuditEntry{CorrelationID: "c8", Tool: "x_like_tweet", Status: "a+b",
 			CreatedAt: "2026-01-01T00:00:00+04:00", Resolution: "+"}, onX},
 	} {

@@ -19,7 +19,7 @@ func TestBrowserFetchMetadataDecidesStateChanges(t *testing.T) {
 	reject := func(header map[string]string) (int, string) {
 		t.Helper()
 		id := s.postTweet(s.mcpClient(), "judged by fetch metadata "+header["Sec-Fetch-Site"]+header["Origin"])
-		req, _ := http.NewRequest(http.MethodPost, s.base+"/approvals/"+itoa(id)+"/reject", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, s.base+"/approvals/"+itoa(id)+"/reject", strings.NewReader(url.Values{"csrf": {csrf}, "shown": {shownOf(t, s.a.Gateway, id)}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		for k, v := range header {
 			req.Header.Set(k, v)

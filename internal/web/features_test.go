@@ -158,11 +158,11 @@ func TestApprovalsFilterByAccount(t *testing.T) {
 		t.Fatalf("unknown account: %d, want 400", code)
 	}
 	// Without its account the item is not found in the default queue.
-	s.postForm(c, "/approvals/"+itoa(id)+"/reject", url.Values{"csrf": {csrf}})
+	s.postForm(c, "/approvals/"+itoa(id)+"/reject", url.Values{"csrf": {csrf}, "shown": {shownOf(t, b.Gateway, id)}})
 	if it, _ := b.Gateway.Item(t.Context(), id); it.Status != "pending" {
 		t.Fatalf("an action without the account reached brand_b: %+v", it)
 	}
-	s.postForm(c, "/approvals/"+itoa(id)+"/reject", url.Values{"csrf": {csrf}, "account": {"brand_b"}, "note": {"off brand"}})
+	s.postForm(c, "/approvals/"+itoa(id)+"/reject", url.Values{"csrf": {csrf}, "account": {"brand_b"}, "note": {"off brand"}, "shown": {shownOf(t, b.Gateway, id)}})
 	if it, _ := b.Gateway.Item(t.Context(), id); it.Status != "rejected" || it.ReviewedBy != Reviewer {
 		t.Fatalf("brand_b's reject: %+v", it)
 	}

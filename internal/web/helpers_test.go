@@ -17,6 +17,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -242,4 +243,15 @@ func (s *site) get(c *http.Client, path string) (int, string) {
 		s.t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// shownOf is the content hash of item id of g as the approvals page shows
+// it, which its decision forms post back.
+func shownOf(t testing.TB, g *gateway.Gateway, id int64) string {
+	t.Helper()
+	it, err := g.Item(context.Background(), id)
+	if err != nil {
+		t.Fatalf("read item %d: %v", id, err)
+	}
+	return it.ContentHash
 }

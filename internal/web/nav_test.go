@@ -55,7 +55,7 @@ func TestAccountNavigationKeepsTheAccount(t *testing.T) {
 	mustHave(t, "approval detail", detail, "brand b launch", `href="/audit?account=brand_b"`, `<input type="hidden" name="account" value="brand_b">`)
 
 	// Approve from the detail page's form, which names the account.
-	code, _ := s.postForm(c, fmt.Sprintf("/approvals/%d/approve", id), url.Values{"csrf": {csrf}, "account": {"brand_b"}})
+	code, _ := s.postForm(c, fmt.Sprintf("/approvals/%d/approve", id), url.Values{"csrf": {csrf}, "account": {"brand_b"}, "shown": {shownOf(t, b.Gateway, id)}})
 	if code != http.StatusOK {
 		t.Fatalf("approve: %d", code)
 	}

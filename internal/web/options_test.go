@@ -211,7 +211,7 @@ func TestApprovalEditFormChangesPostOptions(t *testing.T) {
 			}
 			// Approved, the edited call is what ran: the audit of the
 			// outcome holds the new options.
-			s.postForm(c, "/approvals/"+itoa(id)+"/approve", url.Values{"csrf": {csrf}})
+			s.postForm(c, "/approvals/"+itoa(id)+"/approve", url.Values{"csrf": {csrf}, "shown": {shownOf(t, s.a.Gateway, id)}})
 			done, err := s.a.Gateway.Item(t.Context(), id)
 			if err != nil || done.Status != "executed" {
 				t.Fatalf("approve the edited item: %+v %v", done, err)

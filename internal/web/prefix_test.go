@@ -64,7 +64,7 @@ func TestPrefixServesEverythingUnderIt(t *testing.T) {
 	}
 	// A POST answers with a redirect that stays under the prefix.
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := c.PostForm(s.base+fmt.Sprintf("/approvals/%d/reject", id), url.Values{"csrf": {csrf}, "note": {"no"}})
+	resp, err := c.PostForm(s.base+fmt.Sprintf("/approvals/%d/reject", id), url.Values{"csrf": {csrf}, "note": {"no"}, "shown": {shownOf(t, s.a.Gateway, id)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestStateChangesNeedTheCSRFToken(t *testing.T) {
 	if code, _ := s.get(c, "/approvals/"+itoa(id)+"/reject"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET on a POST route: %d, want 405", code)
 	}
-	resp, err := c.PostForm(path, url.Values{"csrf": {csrf}, "note": {"no"}})
+	resp, err := c.PostForm(path, url.Values{"csrf": {csrf}, "note": {"no"}, "shown": {shownOf(t, s.a.Gateway, id)}})
 	if err != nil {
 		t.Fatal(err)
 	}
