@@ -116,6 +116,9 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 		return p, p.ValidateWithin(knownLimit(d.PostLimit))
 	}
 	return &gateway.Action{
+		// A human edits a thread post by post: the page sends the whole
+		// list with one post changed, validated like a new thread.
+		Editable: []string{"tweets"},
 		Validate: func(params json.RawMessage) error { _, err := parse(params); return err },
 		Intent: func(params json.RawMessage) (string, json.RawMessage, bool) {
 			p, err := parse(params)

@@ -375,7 +375,7 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 		return nil, apperr.New(apperr.ApprovalNotPending, "approval item %d is %s, not pending", id, it.Status)
 	}
 	act, ok := g.actions[it.Tool]
-	if !ok || act.EditableText == "" {
+	if !ok || (act.EditableText == "" && len(act.Editable) == 0) {
 		return nil, apperr.New(apperr.ValidationError, "approval item %d (%s) has no editable text", id, it.Tool)
 	}
 	var m map[string]any
@@ -383,7 +383,7 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 		return nil, apperr.Wrap(apperr.InternalError, err, "stored params of item %d are corrupt", id)
 	}
 	if ch.Text != nil {
-		if _, ok := m[act.EditableText]; !ok {
+		if _, ok := m[act.EditableText]; !ok || act.EditableText == "" {
 			return nil, apperr.New(apperr.ValidationError, "approval item %d has no %s to edit", id, act.EditableText)
 		}
 		m[act.EditableText] = *ch.Text

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -18,6 +19,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
 // itemView is one queue item as the page shows it: what it does in words,
@@ -51,8 +53,10 @@ type itemView struct {
 	// approving does; Danger marks an action that deletes.
 	ToolLabel, Effect string
 	Danger            bool
-	// CountText is Count/Max as shown ("12/280").
-	CountText string
+	// CountText is Count/Max as shown ("12/280"); Unit says what is
+	// counted ("weighted characters" for a post, "characters" for a
+	// direct message).
+	CountText, Unit string
 	// Field is the parameter a human may edit ("" when none); Text is its
 	// value.
 	Field    string
@@ -89,9 +93,52 @@ type itemView struct {
 	// Back is where its decisions return: the page it is on (Here), at
 	// the item that takes its place.
 	Back, Here string
-	// ShowParams shows the raw parameters: nothing else says what the
-	// call does (a raw API request, a target that is not known).
+	// ShowParams shows the parameters one by one (Fields): nothing else
+	// says what the call does (a raw API request, a target that is not
+	// known). The raw JSON (Pretty) stays behind a disclosure.
 	ShowParams bool
+	Fields     []describe.Field
+	// Thread is a thread's posts, in order (nil for any other call).
+	Thread []threadPost
+}
+
+// threadPost is one post of a queued thread as its card shows it.
+type threadPost struct {
+	// N is its place (1-based), Of the thread's length; Index is N-1 as
+	// the edit form sends it.
+	N, Of, Index int
+	Text         string
+	Segments     []segment
+	CountText    string
+	Valid        bool
+	Media        []string
+}
+
+// textLimit is how long the edited text of a call may be: a post's
+// weighted length against the account's post limit, or a direct
+// message's characters against X's 10,000.
+type textLimit struct {
+	Max  int
+	Unit string
+	dm   bool
+}
+
+// limitFor is the limit of tool's text for account a.
+func (a *Account) limitFor(tool string) textLimit {
+	if tool == "x_send_dm" {
+		return textLimit{Max: xapi.MaxDMLength, Unit: "characters", dm: true}
+	}
+	return textLimit{Max: a.postMax(), Unit: "weighted characters"}
+}
+
+// count measures text against the limit.
+func (l textLimit) count(text string) (int, bool) {
+	if l.dm {
+		n := utf8.RuneCountInString(text)
+		return n, n <= l.Max && strings.TrimSpace(text) != ""
+	}
+	r := tweettext.ParseWithin(text, l.Max)
+	return r.WeightedLength, r.Valid
 }
 
 // stamp is a time shown relative to now, with the exact time on hover.
@@ -218,23 +265,27 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage,
 		IDText: strconv.FormatInt(it.ID, 10), Pending: it.Status == gateway.ApprovalPending, Shown: it.ContentHash,
 		Path: s.o.Prefix + "/approvals/" + strconv.FormatInt(it.ID, 10), ToolLabel: act.Plural, Effect: act.Effect, Danger: act.Verb == "deletes",
-		Act: act, Title: act.Name, Max: a.postMax(),
+		Act: act, Title: act.Name,
 		Age: stampOf(now, it.CreatedAt, false), Expires: stampOf(now, it.ExpiresAt, true)}
 	if a != s.accts[0] {
 		v.Account = a.Name
 	}
 	var m map[string]any
 	_ = json.Unmarshal(it.Params, &m)
+	lim := a.limitFor(it.Tool)
+	v.Max, v.Unit = lim.Max, lim.Unit
 	if gact, ok := a.Gateway.Action(it.Tool); ok && gact.EditableText != "" {
 		if t, ok := m[gact.EditableText].(string); ok {
 			v.Field, v.Text = gact.EditableText, t
 			v.Segments = segments(t)
-			r := tweettext.ParseWithin(t, v.Max)
-			v.Count, v.Valid = r.WeightedLength, r.Valid
+			v.Count, v.Valid = lim.count(t)
 			if v.Opts = optionsFormOf(gact, it.Params); v.Opts != nil {
 				v.Opts.place(v.IDText)
 			}
 		}
+	}
+	if posts, ok := describe.ThreadOf(it.Params); ok && it.Tool == "x_post_thread" {
+		v.Thread = threadPosts(posts, lim)
 	}
 	if t := act.Target; t.Kind != describe.KindNone {
 		tv := &targetView{Item: it.ID, Kind: t.Kind, ID: t.ID, Scored: act.Verb == "answers" || act.Verb == "quotes"}
@@ -247,14 +298,55 @@ func (s *Server) view(a *Account, it gateway.ApprovalItem, act describe.Action, 
 		v.Target = tv
 	}
 	v.CountText = countText(v.Count, v.Max)
-	v.ShowParams = v.Field == "" && (v.Target == nil || describe.IsRaw(it.Tool))
+	v.ShowParams = v.Field == "" && v.Thread == nil && (v.Target == nil || describe.IsRaw(it.Tool))
+	if v.ShowParams {
+		v.Fields = describe.Fields(it.Params)
+	}
 	v.Rule, v.RuleID = ruleSentence(act, it, a.Policy.Rules)
 	v.Pretty = pretty(it.Params)
 	v.Options = actions.DescribeOptions(it.Params)
 	if it.Edited {
 		v.Diff = it.EditDiff()
+		if v.Thread != nil {
+			v.Diff = threadDiff(it.OriginalParams, it.Params)
+		}
 	}
 	return v
+}
+
+// threadPosts are a thread's posts as its card shows them, each counted
+// against the limit.
+func threadPosts(posts []describe.ThreadPost, lim textLimit) []threadPost {
+	out := make([]threadPost, len(posts))
+	for i, p := range posts {
+		n, ok := lim.count(p.Text)
+		out[i] = threadPost{N: i + 1, Of: len(posts), Index: i, Text: p.Text, Segments: segments(p.Text),
+			CountText: countText(n, lim.Max), Valid: ok, Media: p.Media}
+	}
+	return out
+}
+
+// threadDiff is the whole thread after an edit, post by post: a post
+// left as it was on one line, a changed one as its old and its new text,
+// an added or removed one as such.
+func threadDiff(before, after json.RawMessage) []string {
+	old, _ := describe.ThreadOf(before)
+	now, _ := describe.ThreadOf(after)
+	var out []string
+	for i := range max(len(old), len(now)) {
+		n := strconv.Itoa(i + 1)
+		switch {
+		case i >= len(old):
+			out = append(out, "+ post "+n+": "+now[i].Text)
+		case i >= len(now):
+			out = append(out, "- post "+n+": "+old[i].Text)
+		case old[i].Text == now[i].Text:
+			out = append(out, "  post "+n+": "+now[i].Text)
+		default:
+			out = append(out, "- post "+n+": "+old[i].Text, "+ post "+n+": "+now[i].Text)
+		}
+	}
+	return out
 }
 
 // ruleSentence says why an item waits ("Posts need your approval (policy:
@@ -657,7 +749,15 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	// call, naming the field, and changes nothing when it refuses.
 	text := r.PostFormValue("text")
 	ch := gateway.Changes{Text: &text}
-	if err == nil && r.PostFormValue("options_form") != "" {
+	if err == nil && r.PostFormValue("post") != "" {
+		// One post of a thread: the thread is edited whole, that post
+		// replaced.
+		ch = gateway.Changes{}
+		var tweets json.RawMessage
+		if tweets, err = s.threadWith(r, a, id, text); err == nil {
+			ch.Fields = map[string]json.RawMessage{"tweets": tweets}
+		}
+	} else if err == nil && r.PostFormValue("options_form") != "" {
 		var raw json.RawMessage
 		if raw, err = optionsFromForm(r); err == nil {
 			ch.Fields = map[string]json.RawMessage{optionsField: raw}
@@ -677,6 +777,29 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess *session) {
 	s.back(w, r, s.at(a, "/approvals"))
 }
 
+// threadWith is the posts of thread item id with the one the form names
+// (post, 0-based) replaced by text.
+func (s *Server) threadWith(r *http.Request, a *Account, id int64, text string) (json.RawMessage, error) {
+	it, err := a.Gateway.Item(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	posts, ok := describe.ThreadOf(it.Params)
+	if !ok {
+		return nil, apperr.New(apperr.ValidationError, "approval item %d is no thread", id)
+	}
+	i, err := strconv.Atoi(r.PostFormValue("post"))
+	if err != nil || i < 0 || i >= len(posts) {
+		return nil, apperr.New(apperr.InvalidInput, "post: %q is not a post of this %d-post thread", r.PostFormValue("post"), len(posts))
+	}
+	tweets := make([]string, len(posts))
+	for j, p := range posts {
+		tweets[j] = p.Text
+	}
+	tweets[i] = text
+	return json.Marshal(tweets)
+}
+
 // editRefused shows a refused edit back on the item's page: the form open
 // with what was sent, the refusal beside it naming the field, the item
 // itself unchanged. False when the item cannot be shown (no longer
@@ -694,8 +817,7 @@ func (s *Server) editRefused(w http.ResponseWriter, r *http.Request, sess *sessi
 	field := fieldOf(msg)
 	v.EditError, v.BadText = msg, field == v.Field
 	v.Text = r.PostFormValue("text")
-	res := tweettext.ParseWithin(v.Text, v.Max)
-	v.Count, v.Valid = res.WeightedLength, res.Valid
+	v.Count, v.Valid = a.limitFor(it.Tool).count(v.Text)
 	v.CountText = countText(v.Count, v.Max)
 	if v.Opts != nil && r.PostFormValue("options_form") != "" {
 		v.Opts.refill(r, field)
@@ -754,18 +876,19 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, sess *session) {
 	s.back(w, r, s.at(a, "/approvals"))
 }
 
-// count answers the live weighted count of the edit box, against the
-// post limit of the account it names (?account=).
+// count answers the live count of the edit box, against the limit of the
+// tool it edits (?tool=: a direct message's, else the post limit of the
+// account it names, ?account=).
 func (s *Server) count(w http.ResponseWriter, r *http.Request, _ *session) {
 	a, err := s.acct(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	limit := a.postMax()
-	res := tweettext.ParseWithin(r.URL.Query().Get("text"), limit)
+	lim := a.limitFor(r.URL.Query().Get("tool"))
+	n, ok := lim.count(r.URL.Query().Get("text"))
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"weighted_length": res.WeightedLength, "max": limit, "valid": res.Valid})
+	_ = json.NewEncoder(w).Encode(map[string]any{"weighted_length": n, "max": lim.Max, "valid": ok})
 }
 
 // postMax is the longest post the account may write, as last learned

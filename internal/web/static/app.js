@@ -26,7 +26,9 @@
     var update = debounce(function () {
       var mine = ++seq;
       var acct = area.getAttribute("data-account");
-      var q = "/count?text=" + encodeURIComponent(area.value) + (acct ? "&account=" + encodeURIComponent(acct) : "");
+      var tool = area.getAttribute("data-tool");
+      var q = "/count?text=" + encodeURIComponent(area.value) + (acct ? "&account=" + encodeURIComponent(acct) : "") +
+        (tool ? "&tool=" + encodeURIComponent(tool) : "");
       fetch(BASE + q, { credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (c) {

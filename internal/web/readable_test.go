@@ -1,0 +1,223 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/actions"
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
+)
+
+// kindParams are stored parameters of a call of every mutation tool, as
+// an agent would queue them. A new tool fails TestNoPageShowsAJSONObject
+// until it has a row here.
+var kindParams = map[string]map[string]any{
+	"x_post_tweet":     {"text": "A plain post", "options": map[string]any{"reply_settings": "following", "poll": map[string]any{"options": []string{"Yes", "No"}, "duration_minutes": 60}}},
+	"x_reply_to_tweet": {"text": "A reply", "in_reply_to_id": "1880000000000000001"},
+	"x_quote_tweet":    {"text": "A quote", "quoted_tweet_id": "1880000000000000001"},
+	"x_post_thread": {"tweets": []string{"1. The first post of the thread", "2. The second post", "3. The last one"},
+		"media_ids": [][]string{{"1880000000000000009"}}},
+	"x_edit_tweet":            {"tweet_id": "1880000000000000001", "text": "An edited text"},
+	"x_delete_tweet":          {"tweet_id": "1880000000000000001"},
+	"x_like_tweet":            {"tweet_id": "1880000000000000001"},
+	"x_unlike_tweet":          {"tweet_id": "1880000000000000001"},
+	"x_retweet":               {"tweet_id": "1880000000000000001"},
+	"x_unretweet":             {"tweet_id": "1880000000000000001"},
+	"x_bookmark_tweet":        {"tweet_id": "1880000000000000001"},
+	"x_unbookmark_tweet":      {"tweet_id": "1880000000000000001"},
+	"x_follow_user":           {"target_user_id": "2244994945"},
+	"x_unfollow_user":         {"target_user_id": "2244994945"},
+	"x_mute_user":             {"target_user_id": "2244994945"},
+	"x_unmute_user":           {"target_user_id": "2244994945"},
+	"x_list_create":           {"name": "Go people", "description": "who write Go", "private": true},
+	"x_list_delete":           {"list_id": "1880000000000000002"},
+	"x_list_add_member":       {"list_id": "1880000000000000002", "user_id": "2244994945"},
+	"x_list_remove_member":    {"list_id": "1880000000000000002", "user_id": "2244994945"},
+	"x_send_dm":               {"participant_id": "2244994945", "text": "Hello there"},
+	"x_delete_dm":             {"dm_event_id": "1880000000000000003"},
+	"x_upload_media":          {"file_path": "/media/chart.png", "alt_text": "A chart"},
+	"x_upload_media_from_url": {"url": "https://example.com/chart.png", "alt_text": "A chart"},
+	"x_post":                  {"method": "POST", "host": "api.x.com", "path": "/2/users/1/pinned_lists", "body": `{"list_id":"1880000000000000002"}`},
+	"x_put":                   {"method": "PUT", "host": "api.x.com", "path": "/2/tweets/1880000000000000001/hidden", "body": `{"hidden":true}`},
+	"x_delete":                {"method": "DELETE", "host": "api.x.com", "path": "/2/users/1/pinned_lists/1880000000000000002"},
+}
+
+// jsonObject finds a JSON object as a page prints it (the template
+// escapes its quotes).
+var jsonObject = regexp.MustCompile(`[{\[]\s*(&#34;|&quot;|"|\{)`)
+
+// shownHTML is a page less what a person does not see without asking:
+// the raw parameters behind a closed disclosure, and scripts.
+func shownHTML(page string) string {
+	for _, tag := range []string{"details", "script"} {
+		for {
+			i := strings.Index(page, "<"+tag)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(page[i:], "</"+tag+">")
+			if j < 0 {
+				break
+			}
+			page = page[:i] + page[i+j+len(tag)+3:]
+		}
+	}
+	return page
+}
+
+// cardOf is item id's card on a page.
+func cardOf(t *testing.T, page string, id int64) string {
+	t.Helper()
+	i := strings.Index(page, fmt.Sprintf(`id="item-%d"`, id))
+	if i < 0 {
+		t.Fatalf("no card of item %d on the page", id)
+	}
+	j := strings.Index(page[i:], "</article>")
+	if j < 0 {
+		return page[i:]
+	}
+	return page[i : i+j]
+}
+
+// queueRaw puts a pending item of tool with params in the queue as it is
+// stored, whatever it takes to make the call valid (a media file, an
+// existing list): the pages only show it.
+func (s *site) queueRaw(tool string, params map[string]any) int64 {
+	s.t.Helper()
+	b, err := json.Marshal(params)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	now := time.Now()
+	res, err := s.a.DB.ExecContext(context.Background(), `INSERT INTO approval_queue (account_id, tool_name, params_json, original_params,
+		params_hash, matched_rule_id, reason, caller, status, created_at, expires_at) VALUES ('default', ?, ?, ?, ?, 'approval_mode', 'approval mode is on', 'mcp', 'pending', ?, ?)`,
+		tool, string(b), string(b), "h-"+tool, store.FormatTime(now), store.FormatTime(now.Add(24*time.Hour)))
+	if err != nil {
+		s.t.Fatalf("queue %s: %v", tool, err)
+	}
+	id, _ := res.LastInsertId()
+	return id
+}
+
+// TestNoPageShowsAJSONObject: for every mutation tool of the registry, a
+// queued call reads as words on its card and its detail page: no JSON
+// object is shown (the raw parameters stay behind a disclosure).
+func TestNoPageShowsAJSONObject(t *testing.T) {
+	s := newSite(t, nil)
+	ids := map[string]int64{}
+	for _, m := range actions.Mutations() {
+		p, ok := kindParams[m.Name]
+		if !ok {
+			t.Errorf("%s: no parameters in kindParams: add a call of it", m.Name)
+			continue
+		}
+		ids[m.Name] = s.queueRaw(m.Name, p)
+	}
+	c, _ := s.client()
+	_, queue := s.get(c, "/approvals")
+	for tool, id := range ids {
+		card := cardOf(t, queue, id)
+		if m := jsonObject.FindString(shownHTML(card)); m != "" {
+			t.Errorf("%s: the card shows a JSON object (%q):\n%s", tool, m, card)
+		}
+		code, page := s.get(c, fmt.Sprintf("/approvals/%d", id))
+		if code != http.StatusOK {
+			t.Errorf("%s: detail page: status %d", tool, code)
+			continue
+		}
+		if m := jsonObject.FindString(shownHTML(page)); m != "" {
+			t.Errorf("%s: the detail page shows a JSON object (%q)", tool, m)
+		}
+	}
+	// The thread reads as its numbered posts, each with its count and
+	// media, and a post written "1. …" is not numbered twice.
+	thread := cardOf(t, queue, ids["x_post_thread"])
+	for _, want := range []string{"The first post of the thread", fmt.Sprintf("%d/280", tweettext.WeightedLength("1. The first post of the thread")), "1880000000000000009", "The last one"} {
+		if !strings.Contains(thread, want) {
+			t.Errorf("the thread's card does not show %q", want)
+		}
+	}
+	if strings.Count(thread, `<li class="thread-post"`) != 3 {
+		t.Errorf("the thread's card does not list its 3 posts:\n%s", thread)
+	}
+	if !strings.Contains(thread, "Post 2 of 3") {
+		t.Errorf("the thread's posts are not numbered:\n%s", thread)
+	}
+}
+
+// TestEachKindCountsAgainstItsLimit: a direct message counts against
+// X's 10,000 characters, not a post's 280; a post against the account's.
+func TestEachKindCountsAgainstItsLimit(t *testing.T) {
+	s := newSite(t, nil)
+	dm := strings.Repeat("a long message ", 22)[:329]
+	dmID := s.queueRaw("x_send_dm", map[string]any{"participant_id": "2244994945", "text": dm})
+	postID := s.queueRaw("x_post_tweet", map[string]any{"text": dm})
+	c, _ := s.client()
+	_, page := s.get(c, "/approvals")
+	card := cardOf(t, page, dmID)
+	if !strings.Contains(card, "329/10000") || strings.Contains(card, "/280") || strings.Contains(card, `class="wcount over"`) {
+		t.Errorf("the message is not counted against 10,000:\n%s", card)
+	}
+	if !strings.Contains(card, `data-tool="x_send_dm"`) {
+		t.Error("the message's edit box does not ask for its own limit")
+	}
+	post := cardOf(t, page, postID)
+	if !strings.Contains(post, "329/280") || !strings.Contains(post, `class="wcount over"`) {
+		t.Errorf("the post is not counted against 280:\n%s", post)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"text=" + url.QueryEscape(dm) + "&tool=x_send_dm", `{"max":10000,"valid":true,"weighted_length":329}`},
+		{"text=" + url.QueryEscape(dm), `{"max":280,"valid":false,"weighted_length":329}`},
+	} {
+		if _, body := s.get(c, "/count?"+tc.query); strings.TrimSpace(body) != tc.want {
+			t.Errorf("/count?%.30s…: %s, want %s", tc.query, body, tc.want)
+		}
+	}
+}
+
+// TestThreadIsEditedPostByPost: one post of a queued thread is edited on
+// its own; the queued call keeps the others, and the card then shows the
+// whole thread against the original, post by post, in words.
+func TestThreadIsEditedPostByPost(t *testing.T) {
+	s := newSite(t, nil)
+	resp, err := s.a.Gateway.Do(context.Background(), gateway.Call{Tool: "x_post_thread", Caller: "mcp",
+		Params: map[string]any{"tweets": []string{"First of three", "Second of three", "Third of three"}}})
+	if err != nil || resp.Kind != gateway.Routed {
+		t.Fatalf("thread not queued: %+v %v", resp, err)
+	}
+	id := resp.ApprovalID
+	c, csrf := s.client()
+	s.postForm(c, fmt.Sprintf("/approvals/%d/edit", id), url.Values{"csrf": {csrf}, "post": {"1"}, "text": {"Second, now better"}})
+	it, err := s.a.Gateway.Item(context.Background(), id)
+	if err != nil || !it.Edited {
+		t.Fatalf("the edit did not reach the queue: %+v %v", it, err)
+	}
+	var p struct{ Tweets []string }
+	_ = json.Unmarshal(it.Params, &p)
+	if want := []string{"First of three", "Second, now better", "Third of three"}; strings.Join(p.Tweets, "|") != strings.Join(want, "|") {
+		t.Fatalf("the thread reads %q, want %q", p.Tweets, want)
+	}
+	_, page := s.get(c, "/approvals")
+	card := html.UnescapeString(cardOf(t, page, id))
+	for _, want := range []string{"The whole thread against the original", "  post 1: First of three", "- post 2: Second of three",
+		"+ post 2: Second, now better", "  post 3: Third of three"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card's diff does not show %q:\n%s", want, card)
+		}
+	}
+	// A post the thread does not have is refused, naming the field.
+	_, body := s.postForm(c, fmt.Sprintf("/approvals/%d/edit", id), url.Values{"csrf": {csrf}, "post": {"7"}, "text": {"x"}})
+	if !strings.Contains(body, "post: ") {
+		t.Errorf("editing post 8 of 3 was not refused by name:\n%.400s", shownHTML(body))
+	}
+}
