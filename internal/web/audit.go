@@ -148,7 +148,17 @@ type auditDetailData struct {
 	Result          string
 	Request         string
 	UndoParams      string
-	CanRoll         bool
+	// Params is the recorded parameters as they were stored (raw, behind
+	// a disclosure); Fields, Thread, Outcome and UndoFields say the same
+	// in words.
+	Params     string
+	Fields     []describe.Field
+	Thread     []string
+	Outcome    []describe.Field
+	PostedID   string
+	PostedURL  string
+	UndoFields []describe.Field
+	CanRoll    bool
 	CanResolve      bool
 	AcctField       string
 }
@@ -168,11 +178,33 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 	if t := d.Act.Target; t.Kind == describe.KindPost {
 		d.TargetURL = s.postURL(a, t.ID, "")
 	}
+	d.Params = pretty(json.RawMessage(e.ParamsSummary))
+	if posts, ok := describe.ThreadOf(json.RawMessage(e.ParamsSummary)); ok {
+		for _, p := range posts {
+			d.Thread = append(d.Thread, p.Text)
+		}
+		d.Text = ""
+	}
+	// What the words above already say is not listed again.
+	for _, f := range describe.Fields(json.RawMessage(e.ParamsSummary)) {
+		if f.Name == "text" && d.Text != "" || d.Thread != nil && strings.HasPrefix(f.Name, "tweets") {
+			continue
+		}
+		d.Fields = append(d.Fields, f)
+	}
+	if id := postedID(e.Result); id != "" {
+		d.PostedID, d.PostedURL = id, s.postURL(a, id, "")
+	} else {
+		d.Outcome = describe.Fields(e.Result)
+	}
 	if a != s.accts[0] {
 		d.AcctField = a.Name
 	}
 	if e.Rollback != nil && e.Rollback.Reversible && e.Rollback.UndoTool != "" {
 		d.UndoParams = prettyAny(e.Rollback.UndoParams)
+		if b, err := json.Marshal(e.Rollback.UndoParams); err == nil {
+			d.UndoFields = describe.Fields(b)
+		}
 		d.Undo = describe.Of(e.Rollback.UndoTool, "", nil).Name
 		_, known := a.Gateway.Action(e.Rollback.UndoTool)
 		d.CanRoll = known && e.Status == "success"

@@ -221,3 +221,48 @@ func TestThreadIsEditedPostByPost(t *testing.T) {
 		t.Errorf("editing post 8 of 3 was not refused by name:\n%.400s", shownHTML(body))
 	}
 }
+
+// TestAuditDetailSaysTheRequestInWords: an executed post's and an
+// executed thread's audit pages say what they did in words (the effect,
+// the posts, the post it made, the undo) and keep the raw request, result
+// and undo call behind one disclosure.
+func TestAuditDetailSaysTheRequestInWords(t *testing.T) {
+	s := newSite(t, nil)
+	ctx := context.Background()
+	var corrs []string
+	for _, call := range []gateway.Call{
+		{Tool: "x_post_tweet", Caller: "mcp", Params: map[string]any{"text": "An audited post"}},
+		{Tool: "x_post_thread", Caller: "mcp", Params: map[string]any{"tweets": []string{"Audited thread, first", "Audited thread, second"}}},
+	} {
+		resp, err := s.a.Gateway.Do(ctx, call)
+		if err == nil && resp.Kind == gateway.Routed {
+			_, resp, err = s.a.Gateway.Approve(ctx, resp.ApprovalID, "test", "")
+		}
+		if err != nil || resp.CorrelationID == "" {
+			t.Fatalf("%s did not run: %+v %v", call.Tool, resp, err)
+		}
+		corrs = append(corrs, resp.CorrelationID)
+	}
+	c, _ := s.client()
+	for i, want := range [][]string{
+		{"Posts this text from your account.", "An audited post", "Posted as", "It can be undone"},
+		{"Posts these posts as a thread", "Post 1 of 2", "Audited thread, second", "It can be undone"},
+	} {
+		code, page := s.get(c, "/audit/"+corrs[i])
+		if code != http.StatusOK {
+			t.Fatalf("audit %s: status %d", corrs[i], code)
+		}
+		shown := shownHTML(page)
+		if m := jsonObject.FindString(shown); m != "" {
+			t.Errorf("audit %d shows a JSON object (%q)", i, m)
+		}
+		for _, w := range want {
+			if !strings.Contains(shown, w) {
+				t.Errorf("audit %d does not say %q", i, w)
+			}
+		}
+		if !strings.Contains(page, `<details class="raw" id="raw">`) || strings.Count(page, `<pre class="params">`) < 3 {
+			t.Errorf("audit %d does not keep the raw request behind a disclosure", i)
+		}
+	}
+}
