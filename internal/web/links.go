@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/approvallink"
+	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 )
 
@@ -68,8 +69,11 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown host", http.StatusMisdirectedRequest)
 		return
 	}
-	tok, ok := strings.CutPrefix(r.URL.Path, LinkPrefix)
-	if !ok || tok == "" || strings.Contains(tok, "/") {
+	rest, ok := strings.CutPrefix(r.URL.Path, LinkPrefix)
+	// /a/TOKEN is the item; /a/TOKEN/post the post it acts on, in the
+	// sandbox, where x.com cannot show it.
+	tok, sub, _ := strings.Cut(rest, "/")
+	if !ok || tok == "" || (sub != "" && sub != "post") || strings.Contains(sub, "/") {
 		http.NotFound(w, r)
 		return
 	}
@@ -79,10 +83,15 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		s.linkDone(w, http.StatusTooManyRequests, "Too many attempts", "Too many links failed from this address; wait a minute and try again.")
 		return
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	switch {
+	case sub == "post" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.showLinkPost(w, r, tok, client)
+	case sub == "post":
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	case r.Method == http.MethodGet, r.Method == http.MethodHead:
 		s.showLink(w, r, tok, client)
-	case http.MethodPost:
+	case r.Method == http.MethodPost:
 		s.actLink(w, r, tok, client)
 	default:
 		h.Set("Allow", "GET, HEAD, POST")
@@ -126,9 +135,40 @@ func (s *Server) showLink(w http.ResponseWriter, r *http.Request, tok, client st
 	if a != s.accts[0] {
 		v.Account = a.Name
 	}
+	if t := v.Target; t != nil && t.Kind == describe.KindPost && a.Sandbox {
+		// The site's view of the emulator's post needs a session a phone
+		// does not have: the link itself shows it (relative to this
+		// page, so a public base URL's path is kept).
+		t.URL = tok + "/post"
+	}
 	p := linkPage{Title: "Review: " + v.Title, Item: &v, Action: l.Action, CSRF: l.CSRF,
 		LinkExpires: l.Expires.UTC().Format("2006-01-02 15:04 UTC"), Media: mediaOf(l.Item.Params)}
 	s.execute(w, http.StatusOK, "link", p)
+}
+
+// showLinkPost shows the post a link's item acts on, in the sandbox,
+// to whoever holds the link: the phone's way to the emulator's post.
+func (s *Server) showLinkPost(w http.ResponseWriter, r *http.Request, tok, client string) {
+	l, err := s.d.Links.Check(r.Context(), tok)
+	if err != nil {
+		s.refused(w, client, err)
+		return
+	}
+	a := s.accountNamed(l.Account)
+	if a == nil || !a.Sandbox {
+		http.NotFound(w, r)
+		return
+	}
+	v := s.views(r, a, []gateway.ApprovalItem{*l.Item})[0]
+	t := v.Target
+	if t == nil || t.Kind != describe.KindPost {
+		http.NotFound(w, r)
+		return
+	}
+	s.execute(w, http.StatusOK, "linkpost", struct {
+		Title, Back string
+		T           *targetView
+	}{"Post " + t.ID, "../" + tok, t})
 }
 
 func (s *Server) actLink(w http.ResponseWriter, r *http.Request, tok, client string) {

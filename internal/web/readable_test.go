@@ -266,3 +266,41 @@ func TestAuditDetailSaysTheRequestInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkPagePostOpensOnAPhone: the phone link page of a reply links to
+// the post it answers at an address the phone can open without a
+// session: in the sandbox a view through the link itself, which shows
+// the post and says it lives in the emulator; a forged one is not found.
+func TestLinkPagePostOpensOnAPhone(t *testing.T) {
+	s := newSite(t, linksOn)
+	text := "A post by Gabe that a reply answers"
+	answered := s.post("gopher_gabe", text)
+	id := s.queueReply(s.a.Gateway, answered, "A reply from a phone")
+	it, err := s.a.Gateway.Item(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.a.Links().Links(context.Background(), "default", it, "phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := strings.TrimPrefix(l.View, phoneBase)
+	_, _, page := s.linkReq("GET", view, nil, "")
+	m := regexp.MustCompile(`<a href="([^"]+)" class="target-link">`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the link page has no link to the answered post:\n%s", page)
+	}
+	href := m[1]
+	u, err := url.Parse(phoneBase + view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.ResolveReference(&url.URL{Path: html.UnescapeString(href)})
+	status, _, post := s.linkReq("GET", target.Path, nil, "")
+	if status != http.StatusOK || !strings.Contains(post, text) || !strings.Contains(post, "sandbox") {
+		t.Fatalf("the post link %s answers %d on a phone:\n%.600s", target.Path, status, post)
+	}
+	if status, _, _ := s.linkReq("GET", "/a/forged-token/post", nil, ""); status != http.StatusNotFound {
+		t.Errorf("a forged link's post view answers %d, want 404", status)
+	}
+}

@@ -519,9 +519,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !ok {
 		s.d.Log.Warn("web login refused: wrong or used token", "remote", r.RemoteAddr)
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusForbidden)
-		fmt.Fprintln(w, "This login link is wrong or was already used. Restart `tuitbot web` for a new one.")
+		s.door(w, http.StatusForbidden, "This login link does not work", "This login link is wrong or was already used. Restart `tuitbot web` for a new one.")
 		return
 	}
 	// Under a prefix the cookie goes to the site's paths only, never to
@@ -545,6 +543,12 @@ func (s *Server) sessionOf(r *http.Request) *session {
 	return s.sessions[c.Value]
 }
 
+// door answers a visitor without a session with a page of the site's
+// layout that says why and what to do.
+func (s *Server) door(w http.ResponseWriter, status int, title, msg string) {
+	s.execute(w, status, "door", struct{ Title, Message string }{title, msg})
+}
+
 type handler func(w http.ResponseWriter, r *http.Request, sess *session)
 
 // authed requires a session.
@@ -552,9 +556,7 @@ func (s *Server) authed(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess := s.sessionOf(r)
 		if sess == nil {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintln(w, "Not logged in: open the login link that `tuitbot web` printed.")
+			s.door(w, http.StatusUnauthorized, "Not logged in", "Not logged in: open the login link that `tuitbot web` printed.")
 			return
 		}
 		h(w, r, sess)
