@@ -159,8 +159,8 @@ type auditDetailData struct {
 	PostedURL  string
 	UndoFields []describe.Field
 	CanRoll    bool
-	CanResolve      bool
-	AcctField       string
+	CanResolve bool
+	AcctField  string
 }
 
 func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *session) {
