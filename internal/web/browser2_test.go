@@ -15,7 +15,7 @@ import (
 )
 
 // TestBrowserDraftsCalendar: in chromium, a scheduled draft sits on its
-// day of the week calendar; editing it counts live and saves; rescheduling
+// day of the calendar; editing it counts live and saves; rescheduling
 // moves it to the new day; Send to approval queues it.
 func TestBrowserDraftsCalendar(t *testing.T) {
 	s := newSite(t, nil)
@@ -61,6 +61,8 @@ func TestBrowserDraftsCalendar(t *testing.T) {
 	}
 
 	run(t, ctx, "reschedule", markPage(),
+		// Every action of a draft sits behind its one control.
+		chromedp.Click(css("%s details.draft-edit summary", draft)), chromedp.WaitVisible(css("#draft-day-%d", id)),
 		chromedp.SetValue(css("#draft-day-%d", id), thu.Format("2006-01-02")),
 		chromedp.SetValue(css("#draft-time-%d", id), thu.Format("15:04")),
 		chromedp.Click(css(`%s form.reschedule button[type=submit]`, draft)),
@@ -73,6 +75,7 @@ func TestBrowserDraftsCalendar(t *testing.T) {
 	}
 
 	run(t, ctx, "send to approval", markPage(),
+		chromedp.Click(css("%s details.draft-edit summary", draft)),
 		chromedp.Click(css(`%s form[action$="/approval"] button`, draft)),
 		newPage(), chromedp.WaitVisible(chromedp.ID("flash")))
 	flash := get(t, ctx, "flash", chromedp.Text(chromedp.ID("flash")))

@@ -92,13 +92,8 @@ func SeedDemo(ctx context.Context, a Account) (bool, error) {
 		}
 	}
 	if a.Composer != nil {
-		// Tomorrow, or later today when tomorrow is next week: the
-		// calendar opens on this week.
-		now := a.Composer.Now()
-		at, end := now.Add(26*time.Hour).Truncate(time.Hour), weekStart(now).AddDate(0, 0, 7)
-		if !at.Before(end) {
-			at = now.Add(end.Sub(now) / 2)
-		}
+		// Tomorrow: the calendar opens on the 7 days from today.
+		at := a.Composer.Now().Add(26 * time.Hour).Truncate(time.Hour)
 		if _, err := a.Composer.Compose(ctx, workflow.ComposeRequest{Content: "Demo data: a scheduled post on the calendar. Reschedule it, edit it or send it to approval.", ScheduledFor: &at}); err != nil {
 			return false, fmt.Errorf("demo world: scheduled draft: %w", err)
 		}

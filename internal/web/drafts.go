@@ -28,8 +28,11 @@ type draftView struct {
 	// for the date and time inputs (two narrow inputs fit a calendar's
 	// column where one datetime input does not).
 	When, Day, Time string
-	Count           int
+	Count, Max      int
 	Editable        bool
+	// SelfNumbered says a thread's posts carry their own numbers ("1.
+	// …", "2/ …"): the list then adds none.
+	SelfNumbered bool
 	// Options are the post's settings in the approval page's words.
 	Options []string
 }
@@ -51,31 +54,52 @@ type freeSlot struct {
 }
 
 type draftsData struct {
-	Week         string // the Monday shown, YYYY-MM-DD
+	// From is the first day shown (today unless asked), YYYY-MM-DD;
+	// Span names the 7 days ("Sat 28 Nov – Fri 4 Dec").
+	From, Span   string
 	PrevQ, NextQ string
 	Days         []calDay
 	Unscheduled  []draftView
 	Queued       []draftView
-	Later        int // scheduled after this week
+	Later        int // scheduled after the days shown
 	// Placeable are the drafts a free slot's form offers.
 	Placeable []draftView
 	AcctField string
 	Missing   string
 	CanAct    bool
-	// Back keeps a draft action on the week shown.
+	// Back keeps a draft action on the days shown.
 	Back string
 }
 
-func weekStart(t time.Time) time.Time {
+// dayStart is the local midnight that starts t's day: the calendar shows
+// the 7 days from one, today's unless asked, so what comes next is first.
+func dayStart(t time.Time) time.Time {
 	t = t.In(time.Local)
-	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.Local)
-	off := (int(day.Weekday()) + 6) % 7 // Monday first
-	return day.AddDate(0, 0, -off)
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.Local)
+}
+
+// weekStart is the Monday of t's week.
+func weekStart(t time.Time) time.Time {
+	day := dayStart(t)
+	return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+}
+
+// selfNumbered reports posts that each begin with their own place in the
+// thread ("1. ", "2/", "3)").
+func selfNumbered(posts []string) bool {
+	for i, p := range posts {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(p), strconv.Itoa(i+1))
+		if !ok || rest == "" || !strings.ContainsRune(".)/:", rune(rest[0])) {
+			return false
+		}
+	}
+	return len(posts) > 0
 }
 
 func draftOf(d workflow.Draft) draftView {
 	v := draftView{Draft: d, Editable: d.Status == "draft" || d.Status == "scheduled", Options: d.Options.Describe()}
 	if d.ContentType == "thread" {
+		v.SelfNumbered = selfNumbered(d.Tweets)
 		v.Body = strings.Join(d.Tweets, threadSeparator)
 		for _, t := range d.Tweets {
 			v.Count = max(v.Count, tweettext.WeightedLength(t))
@@ -107,14 +131,19 @@ func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.render(w, r, sess, "drafts", "Drafts and schedule", d)
 		return
 	}
-	start := weekStart(s.d.Now())
-	if wk := r.URL.Query().Get("week"); wk != "" {
-		t, err := time.ParseInLocation("2006-01-02", wk, time.Local)
+	start := dayStart(s.d.Now())
+	// from= is the first day; week= is its older spelling.
+	name, from := "from", r.URL.Query().Get("from")
+	if from == "" {
+		name, from = "week", r.URL.Query().Get("week")
+	}
+	if from != "" {
+		t, err := time.ParseInLocation("2006-01-02", from, time.Local)
 		if err != nil {
-			s.fail(w, r, sess, http.StatusBadRequest, apperr.New(apperr.InvalidInput, "week: %q is not a date (YYYY-MM-DD)", wk))
+			s.fail(w, r, sess, http.StatusBadRequest, apperr.New(apperr.InvalidInput, "%s: %q is not a date (YYYY-MM-DD)", name, from))
 			return
 		}
-		start = weekStart(t)
+		start = dayStart(t)
 	}
 	end := start.AddDate(0, 0, 7)
 	all, err := a.Workflow.Drafts(r.Context(), "")
@@ -122,9 +151,10 @@ func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.fail(w, r, sess, statusOf(err), err)
 		return
 	}
-	d.Week = start.Format("2006-01-02")
+	d.From = start.Format("2006-01-02")
+	d.Span = start.Format("Mon 2 Jan") + " – " + end.AddDate(0, 0, -1).Format("Mon 2 Jan")
 	q := func(t time.Time) string {
-		v := url.Values{"week": {t.Format("2006-01-02")}}
+		v := url.Values{"from": {t.Format("2006-01-02")}}
 		if d.AcctField != "" {
 			v.Set("account", d.AcctField)
 		}
@@ -138,6 +168,7 @@ func (s *Server) drafts(w http.ResponseWriter, r *http.Request, sess *session) {
 	}
 	for _, dr := range all {
 		v := draftOf(dr)
+		v.Max = a.postMax()
 		switch {
 		case dr.Status == "scheduled" && dr.ScheduledFor != "":
 			t, err := store.ParseTime(dr.ScheduledFor)
