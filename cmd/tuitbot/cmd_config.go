@@ -50,6 +50,11 @@ func (c *cli) configCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if c.sandbox {
+				// Nothing goes to x.com in the sandbox: say where it goes.
+				c.sandboxHome(cfg)
+				*cfg = cfg.InSandbox(app.SandboxAddress(cfg))
+			}
 			if asJSON {
 				b, err := config.MaskedJSON(cfg)
 				if err != nil {

@@ -308,7 +308,11 @@ func (c *cli) statusCmd() *cobra.Command {
 						ApprovalLatency []gateway.LatencyStat `json:"approval_latency"`
 					}{st, lat})
 				}
-				printStatus(c.stdout, st)
+				at := ""
+				if a.Sim != nil {
+					at = a.Sim.URL
+				}
+				printStatus(c.stdout, st, at)
 				printLatency(c.stdout, lat)
 				return nil
 			})
@@ -439,7 +443,9 @@ func printLatency(w io.Writer, lat []gateway.LatencyStat) {
 	}
 }
 
-func printStatus(w io.Writer, st *autopilot.Status) {
+// printStatus prints st; sandbox is the emulator's address when the
+// sandbox is on, whose spend is only simulated.
+func printStatus(w io.Writer, st *autopilot.Status, sandbox string) {
 	active := "outside active hours"
 	if st.ActiveNow {
 		active = "active now"
@@ -478,6 +484,11 @@ func printStatus(w io.Writer, st *autopilot.Status) {
 	fmt.Fprintf(tw, "  product mentions\t%d of %d replies (limit %.0f%%)\n", t.ProductMentions, t.Replies, caps.ProductMentionRatio*100)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "pending approvals: %d\n", st.PendingApprovals)
+	if sandbox != "" {
+		fmt.Fprintf(w, "simulated X spend today: $%.4f over %d calls to the sandbox emulator at %s (nothing reached x.com)\n",
+			st.XSpendTodayUSD, st.XCallsToday, sandbox)
+		return
+	}
 	fmt.Fprintf(w, "X spend today: $%.4f over %d calls\n", st.XSpendTodayUSD, st.XCallsToday)
 }
 

@@ -166,7 +166,12 @@ func webDeps(a *app.App) (web.Deps, error) {
 	if o := a.Outbox(); o != nil {
 		d.Notified = o.LastNotified
 	}
-	if masked, err := config.MaskedTOML(a.Cfg); err == nil {
+	shown := a.Cfg
+	if a.Sim != nil {
+		in := a.Cfg.InSandbox(a.Sim.URL)
+		shown, d.SandboxURL = &in, a.Sim.URL
+	}
+	if masked, err := config.MaskedTOML(shown); err == nil {
 		d.Settings = masked
 	}
 	names := a.Accounts()

@@ -771,3 +771,13 @@ func nonBlank(list []string) []string {
 	}
 	return out
 }
+
+// SandboxAddress is where the sandbox emulator of cfg's home (a sandbox
+// home) was last started, for showing; "" when none was.
+func SandboxAddress(cfg *config.Config) string {
+	ad, err := readAdvert(cfg.Home)
+	if err != nil {
+		return ""
+	}
+	return ad.URL
+}

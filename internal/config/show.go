@@ -289,3 +289,18 @@ func writeExclusive(path string) error {
 	}
 	return f.Close()
 }
+
+// InSandbox is c as a sandbox process uses it: every X address (the
+// logical hosts and the OAuth endpoints) goes to the sandbox emulator at
+// emulator, so that is what is shown, rather than x.com addresses that
+// are never reached. emulator "" names the emulator without an address
+// (none is running).
+func (c Config) InSandbox(emulator string) Config {
+	at := "sandbox emulator (on a loopback port each --sandbox command starts or joins)"
+	if emulator != "" {
+		at = "sandbox emulator at " + emulator
+	}
+	c.XAPI.APIBaseURL, c.XAPI.UploadBaseURL, c.XAPI.LegacyUploadURL = at, at, at
+	c.XAPI.AuthorizeURL, c.XAPI.TokenURL = at, at
+	return c
+}

@@ -56,7 +56,7 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
-	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\"", Links: a.Links(), PublicBaseURL: cfg.Notify.PublicBaseURL}
+	d := Deps{Now: a.Now, Settings: "mode = \"autopilot\"", Links: a.Links(), PublicBaseURL: cfg.Notify.PublicBaseURL, SandboxURL: a.Sim.URL}
 	if o := a.Outbox(); o != nil {
 		d.Notified = o.LastNotified
 	}

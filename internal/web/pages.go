@@ -100,7 +100,13 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 		byDay[row.Day] += row.CostUSD
 	}
 	dl, dv := perDay(now, days, byDay)
-	d.XSpend = spendChart("x-spend", "X spend per day", "X spend", dl, dv, a.DailyBudgetUSD)
+	// In the sandbox no call reaches X: its spend is what X would have
+	// charged, and says so.
+	spend := "X spend"
+	if a.Sandbox {
+		spend = "Simulated X spend"
+	}
+	d.XSpend = spendChart("x-spend", spend+" per day", spend, dl, dv, a.DailyBudgetUSD)
 	lu, err := wf.LLMUsage(ctx, days)
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
@@ -119,7 +125,7 @@ func (s *Server) analytics(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	d.Stats = []kv{{"Replies (7 days)", fmt.Sprint(st.Replies)}, {"Posts (7 days)", fmt.Sprint(st.Tweets)},
 		{"Threads (7 days)", fmt.Sprint(st.Threads)}, {"Pending approvals", fmt.Sprint(st.PendingApprovals)},
-		{"X spend (7 days)", numberFmt(st.XSpendUSD, "$")}, {"LLM spend (7 days)", numberFmt(st.LLMSpendUSD, "$")}}
+		{spend + " (7 days)", numberFmt(st.XSpendUSD, "$")}, {"LLM spend (7 days)", numberFmt(st.LLMSpendUSD, "$")}}
 	d.Posts = actionsChart(st.MutationsByTool)
 	waits, err := a.Gateway.DecisionTimes(ctx, now.Add(-7*24*time.Hour), 10000)
 	if err != nil {
@@ -359,6 +365,12 @@ func (s *Server) autopilotPage(w http.ResponseWriter, r *http.Request, sess *ses
 		Mentions string
 		CanHold  bool
 		Acct     string
+		// Spend names today's X spend: simulated in the sandbox.
+		Spend string
+	}
+	d.Spend = "X spend today"
+	if at := s.sandboxAt(a); at != "" {
+		d.Spend = "Simulated X spend today (" + at + ")"
 	}
 	if a != s.accts[0] {
 		d.Acct = a.Name

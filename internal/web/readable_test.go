@@ -304,3 +304,31 @@ func TestLinkPagePostOpensOnAPhone(t *testing.T) {
 		t.Errorf("a forged link's post view answers %d, want 404", status)
 	}
 }
+
+// TestSandboxPagesSayItIsTheEmulator: every page of a sandbox account
+// names the emulator it talks to, and analytics and the autopilot page
+// call its spend simulated.
+func TestSandboxPagesSayItIsTheEmulator(t *testing.T) {
+	s := newSite(t, nil)
+	if ok, err := SeedDemo(context.Background(), *s.srv.accts[0]); err != nil || !ok {
+		t.Fatalf("demo world: %v %v", ok, err)
+	}
+	c, _ := s.client()
+	at := "sandbox emulator at " + s.a.Sim.URL
+	for path, wants := range map[string][]string{
+		"/approvals": {at},
+		"/settings":  {at},
+		"/analytics": {at, "Simulated X spend per day", "Simulated X spend (7 days)"},
+		"/autopilot": {at, "Simulated X spend today (" + at + ")"},
+	} {
+		_, page := s.get(c, path)
+		for _, w := range wants {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s does not say %q", path, w)
+			}
+		}
+		if strings.Contains(page, "<dt>X spend") || strings.Contains(page, ">X spend today") || strings.Contains(page, "<strong>X spend per day") {
+			t.Errorf("%s shows the sandbox's spend as real X spend", path)
+		}
+	}
+}

@@ -85,6 +85,9 @@ type Deps struct {
 	Notified func(ctx context.Context, account string, ids []int64) (map[int64]notify.Notified, error)
 	Log      *slog.Logger
 	Now      func() time.Time
+	// SandboxURL is where the sandbox emulator listens, for the pages of
+	// a sandbox account to say that X there is the emulator.
+	SandboxURL string
 }
 
 // Account is one X account's services. Each account has its own gateway
@@ -628,6 +631,9 @@ type page struct {
 	// NoLogin says why nothing reaches X for the account shown ("": it
 	// is logged in); every page shows it.
 	NoLogin string
+	// Sandbox says X is the sandbox emulator for the account shown
+	// ("sandbox emulator at http://…"; "": the real X).
+	Sandbox string
 	// Wide lets a page of tables or columns use the screen's width.
 	Wide bool
 	// Base is the site's path prefix; NavLinks the main bar's links (on
@@ -733,6 +739,7 @@ func (s *Server) pageOf(r *http.Request, sess *session, name, title string, data
 		if a.XLogin != nil {
 			p.NoLogin = a.XLogin()
 		}
+		p.Sandbox = s.sandboxAt(a)
 	}
 	// Printed for every entry and account (q of one, or none's).
 	p.NavLinks = s.navBars[navKey{navCurrentOf(name), q}]
@@ -744,6 +751,18 @@ func (s *Server) pageOf(r *http.Request, sess *session, name, title string, data
 	s.mu.Unlock()
 	p.Flash, p.FlashErr, p.FlashLinkText, p.FlashLink = s.takeFlash(sess)
 	return p
+}
+
+// sandboxAt names the X account a works on when it is the sandbox's
+// ("sandbox emulator at http://…"); "" for the real X.
+func (s *Server) sandboxAt(a *Account) string {
+	switch {
+	case !a.Sandbox:
+		return ""
+	case s.d.SandboxURL == "":
+		return "sandbox emulator"
+	}
+	return "sandbox emulator at " + s.d.SandboxURL
 }
 
 func (s *Server) execute(w http.ResponseWriter, status int, name string, data any) {
