@@ -178,7 +178,7 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 	if t := d.Act.Target; t.Kind == describe.KindPost {
 		d.TargetURL = s.postURL(a, t.ID, "")
 	}
-	d.Params = pretty(json.RawMessage(e.ParamsSummary))
+	d.Params = e.ParamsSummary
 	if posts, ok := describe.ThreadOf(json.RawMessage(e.ParamsSummary)); ok {
 		for _, p := range posts {
 			d.Thread = append(d.Thread, p.Text)
