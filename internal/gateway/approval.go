@@ -9,6 +9,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -382,8 +383,12 @@ func (g *Gateway) EditFields(ctx context.Context, id int64, ch Changes) (*Approv
 	if err := json.Unmarshal(it.Params, &m); err != nil {
 		return nil, apperr.Wrap(apperr.InternalError, err, "stored params of item %d are corrupt", id)
 	}
+	if ch.Text != nil && act.EditableText == "" {
+		return nil, apperr.New(apperr.ValidationError, "approval item %d (%s) has no single text to edit; change its %s instead",
+			id, it.Tool, strings.Join(act.Editable, ", "))
+	}
 	if ch.Text != nil {
-		if _, ok := m[act.EditableText]; !ok || act.EditableText == "" {
+		if _, ok := m[act.EditableText]; !ok {
 			return nil, apperr.New(apperr.ValidationError, "approval item %d has no %s to edit", id, act.EditableText)
 		}
 		m[act.EditableText] = *ch.Text

@@ -215,8 +215,17 @@ func TestThreadIsEditedPostByPost(t *testing.T) {
 			t.Errorf("the card's diff does not show %q:\n%s", want, card)
 		}
 	}
+	// A post too long for the account is refused, naming it; the thread
+	// stays as it was.
+	_, body := s.postForm(c, fmt.Sprintf("/approvals/%d/edit", id), url.Values{"csrf": {csrf}, "post": {"2"}, "text": {strings.Repeat("long ", 60)}})
+	if !strings.Contains(body, "tweets[2]") {
+		t.Errorf("a 300-character third post was not refused by name:\n%.400s", shownHTML(body))
+	}
+	if again, _ := s.a.Gateway.Item(context.Background(), id); string(again.Params) != string(it.Params) {
+		t.Errorf("a refused post edit changed the thread: %s", again.Params)
+	}
 	// A post the thread does not have is refused, naming the field.
-	_, body := s.postForm(c, fmt.Sprintf("/approvals/%d/edit", id), url.Values{"csrf": {csrf}, "post": {"7"}, "text": {"x"}})
+	_, body = s.postForm(c, fmt.Sprintf("/approvals/%d/edit", id), url.Values{"csrf": {csrf}, "post": {"7"}, "text": {"x"}})
 	if !strings.Contains(body, "post: ") {
 		t.Errorf("editing post 8 of 3 was not refused by name:\n%.400s", shownHTML(body))
 	}
