@@ -522,7 +522,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !ok {
 		s.d.Log.Warn("web login refused: wrong or used token", "remote", r.RemoteAddr)
-		s.door(w, http.StatusForbidden, "This login link does not work", "This login link is wrong or was already used. Restart `tuitbot web` for a new one.")
+		s.door(w, http.StatusForbidden, "This login link does not work", "This login link is wrong or was already used: each one works once.")
 		return
 	}
 	// Under a prefix the cookie goes to the site's paths only, never to
@@ -559,7 +559,7 @@ func (s *Server) authed(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess := s.sessionOf(r)
 		if sess == nil {
-			s.door(w, http.StatusUnauthorized, "Not logged in", "Not logged in: open the login link that `tuitbot web` printed.")
+			s.door(w, http.StatusUnauthorized, "Not logged in", "This page needs the session that opening the login link starts, in this browser.")
 			return
 		}
 		h(w, r, sess)
