@@ -131,6 +131,7 @@ type Client struct {
 	ledger      *ledger
 	meMu        sync.Mutex
 	meID        string
+	meUsername  string
 }
 
 // New validates opts and builds a Client.

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+
+	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xrules"
+)
+
+// platformRules are X's rules for the account's API access level, as the
+// gateway asks them for every call (x_api.access, x_api.own_posts_summon).
+func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
+	cfg := a.Cfg
+	return xrules.Checker{
+		Access:         func() xrules.Access { return xrules.Access(cfg.XAPI.Access) },
+		OwnPostsSummon: cfg.XAPI.OwnPostsSummon,
+		Know:           knowledge{a: a, wf: wf},
+		IntentBase:     "https://x.com",
+	}
+}
+
+// knowledge answers a summons check from what tuitbot knows (the
+// account's own posts) and otherwise from X, with the cheapest read.
+type knowledge struct {
+	a  *App
+	wf *workflow.Service
+}
+
+func (k knowledge) Account(ctx context.Context) (xrules.Account, error) {
+	x, err := k.a.XClient()
+	if err != nil {
+		return xrules.Account{}, err
+	}
+	id, username, err := x.MyAccount(ctx)
+	return xrules.Account{ID: id, Username: username}, err
+}
+
+func (k knowledge) Post(ctx context.Context, id string) (xrules.Post, error) {
+	if own, err := k.wf.RecordedPosts(ctx, []string{id}); err == nil && own[id] {
+		me, err := k.Account(ctx)
+		if err != nil {
+			return xrules.Post{}, err
+		}
+		return xrules.Post{ID: id, AuthorID: me.ID}, nil
+	}
+	x, err := k.a.XClient()
+	if err != nil {
+		return xrules.Post{}, err
+	}
+	tw, _, err := x.SummonState(ctx, id)
+	if err != nil {
+		return xrules.Post{}, err
+	}
+	p := xrules.Post{ID: tw.ID, AuthorID: tw.AuthorID}
+	if tw.Entities != nil {
+		for _, m := range tw.Entities.Mentions {
+			p.Mentions = append(p.Mentions, m.Username)
+		}
+	}
+	for _, r := range tw.ReferencedTweets {
+		if r.Type == "quoted" {
+			p.Quotes = append(p.Quotes, r.ID)
+		}
+	}
+	return p, nil
+}
