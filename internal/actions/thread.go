@@ -134,8 +134,9 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			var sum float64
-			for _, t := range p.Tweets {
-				sum += xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(t))
+			// Every post after the first replies to the one before.
+			for i, t := range p.Tweets {
+				sum += xapi.EstimatePost(t, i > 0)
 			}
 			return sum
 		},
