@@ -42,7 +42,7 @@ const (
 	// user's own resources (its posts, mentions, likes, bookmarks,
 	// follows, blocks, mutes and lists), per resource. X's wording adds
 	// that the user must own the developer app.
-	PriceOwnedRead = 0.001
+	PriceOwnedRead         = 0.001
 	PriceInteractionCreate = 0.015 // User Interaction: Create (like, follow, repost)
 	PriceInteractionDelete = 0.010 // Interaction: Delete (unlike, unfollow, unrepost; post delete, see above)
 	PriceBookmark          = 0.005 // Bookmark, per request (add or remove)

@@ -15,7 +15,9 @@ type world struct {
 	reads int
 }
 
-func (w *world) Account(context.Context) (Account, error) { return Account{ID: "42", Username: "TuitBot"}, nil }
+func (w *world) Account(context.Context) (Account, error) {
+	return Account{ID: "42", Username: "TuitBot"}, nil
+}
 
 func (w *world) Post(_ context.Context, id string) (Post, error) {
 	w.reads++
