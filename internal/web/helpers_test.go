@@ -49,6 +49,9 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
+	// The pages are shown with likes, follows, quotes and replies to
+	// strangers, which X allows only an enterprise app.
+	cfg.XAPI.Access = config.AccessEnterprise
 	if configure != nil {
 		configure(&cfg)
 	}
