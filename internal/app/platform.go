@@ -64,3 +64,20 @@ func (k knowledge) Post(ctx context.Context, id string) (xrules.Post, error) {
 	}
 	return p, nil
 }
+
+// XAccess describes the API access level of every account of the home,
+// default first: what it allows and the prices in force.
+func (a *App) XAccess() []xrules.Level {
+	r := a.top()
+	var out []xrules.Level
+	for _, name := range r.Cfg.AccountNames() {
+		acc, err := r.Cfg.ForAccount(name)
+		if err != nil {
+			continue // Validate has refused such a home already
+		}
+		l := xrules.Describe(xrules.Access(acc.XAPI.Access))
+		l.Account = name
+		out = append(out, l)
+	}
+	return out
+}
