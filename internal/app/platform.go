@@ -81,3 +81,10 @@ func (a *App) XAccess() []xrules.Level {
 	}
 	return out
 }
+
+// XAccessLevel describes this account's API access level.
+func (a *App) XAccessLevel() xrules.Level {
+	l := xrules.Describe(xrules.Access(a.Cfg.XAPI.Access))
+	l.Account = a.Account
+	return l
+}

@@ -3,6 +3,7 @@ package toolstest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -288,6 +289,67 @@ func TestXPlatformRulesInDryRun(t *testing.T) {
 			r.ok(t, &d)
 			if !d.DryRun {
 				t.Fatalf("enterprise dry run: %s", r.Data)
+			}
+		})
+	}
+}
+
+// TestCapabilitiesSayTheXAccess: get_capabilities says each account's
+// access level with what it allows and costs, and marks likes, follows and
+// quotes unusable on pay_per_use (replies only when summoned).
+func TestCapabilitiesSayTheXAccess(t *testing.T) {
+	for _, access := range []config.Access{config.AccessPayPerUse, config.AccessEnterprise} {
+		t.Run(string(access), func(t *testing.T) {
+			e := newEnv(t, envOptions{permissive: true, access: access})
+			var caps struct {
+				Accounts []struct {
+					Name   string `json:"name"`
+					Access struct {
+						Access  string   `json:"access"`
+						Allows  string   `json:"allows"`
+						Refused []string `json:"refused_tools"`
+						Prices  []struct {
+							What string  `json:"what"`
+							USD  float64 `json:"usd"`
+						} `json:"prices"`
+					} `json:"x_access"`
+					Direct []struct {
+						Name      string `json:"tool"`
+						Available bool   `json:"available"`
+						Reason    string `json:"reason"`
+					} `json:"direct_tools"`
+				} `json:"accounts"`
+			}
+			e.call("get_capabilities", map[string]any{}).ok(t, &caps)
+			if len(caps.Accounts) == 0 {
+				t.Fatal("no accounts")
+			}
+			acc := caps.Accounts[0]
+			if acc.Access.Access != string(access) || acc.Access.Allows == "" {
+				t.Fatalf("x_access %+v, want %s in words", acc.Access, access)
+			}
+			var reply, owned bool
+			for _, p := range acc.Access.Prices {
+				reply = reply || (strings.Contains(p.What, "reply") && p.USD == 0.010)
+				owned = owned || (strings.Contains(p.What, "owned read") && p.USD == 0.001)
+			}
+			if !reply || !owned {
+				t.Errorf("prices %+v lack the summoned reply at $0.010 or the owned read at $0.001", acc.Access.Prices)
+			}
+			for _, d := range acc.Direct {
+				switch d.Name {
+				case "x_like_tweet", "x_follow_user", "x_quote_tweet", "x_unlike_tweet", "x_unfollow_user":
+					if ppu := access == config.AccessPayPerUse; d.Available == ppu || (ppu && !strings.Contains(d.Reason, "pay_per_use")) {
+						t.Errorf("%s on %s: available %t (%s)", d.Name, access, d.Available, d.Reason)
+					}
+				case "x_reply_to_tweet":
+					if !d.Available || (access == config.AccessPayPerUse) != strings.Contains(d.Reason, "summoned") {
+						t.Errorf("%s on %s: available %t (%s)", d.Name, access, d.Available, d.Reason)
+					}
+				}
+			}
+			if ppu := access == config.AccessPayPerUse; ppu != slices.Contains(acc.Access.Refused, "x_like_tweet") {
+				t.Errorf("refused tools %v on %s", acc.Access.Refused, access)
 			}
 		})
 	}
