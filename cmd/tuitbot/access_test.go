@@ -14,8 +14,8 @@ func TestDoctorSaysTheXAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := h.ok(t, "doctor")
-	mustContain(t, "doctor", r.stdout, "x_access  default", "no likes, follows or quote posts",
-		"x_access  big", "enterprise (a contract with X)", "a reply (summoned; a link adds nothing) $0.010", "per resource $0.001")
+	mustContain(t, "doctor", r.stdout, "x_access.default ok", "no likes, follows or quote posts",
+		"x_access.big ok", "enterprise (a contract with X)", "a reply (summoned; a link adds nothing) $0.010", "per resource $0.001")
 
 	r = h.ok(t, "doctor", "--json")
 	var rep DoctorReport

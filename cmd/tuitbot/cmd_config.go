@@ -144,9 +144,11 @@ func (c *cli) doctorCmd() *cobra.Command {
 				for _, ch := range rep.Checks {
 					fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", ch.Name, ch.Status, ch.Message)
 				}
+				// One line per account, in the checks' shape: what the
+				// account's X access allows and costs is information, not a
+				// verdict, so its status is ok.
 				for _, l := range rep.Access {
-					fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", "x_access", l.Account, l.Allows)
-					fmt.Fprintf(c.stdout, "%-9s %-15s prices: %s\n", "", "", formatPrices(l.Prices))
+					fmt.Fprintf(c.stdout, "%-9s %-15s %s Prices: %s.\n", "x_access."+l.Account, "ok", l.Allows, formatPrices(l.Prices))
 				}
 			}
 			switch rep.Status {
