@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 )
@@ -47,22 +48,18 @@ func (k knowledge) Post(ctx context.Context, id string) (xrules.Post, error) {
 	if err != nil {
 		return xrules.Post{}, err
 	}
-	tw, _, err := x.SummonState(ctx, id)
-	if err != nil {
-		return xrules.Post{}, err
-	}
-	p := xrules.Post{ID: tw.ID, AuthorID: tw.AuthorID}
-	if tw.Entities != nil {
-		for _, m := range tw.Entities.Mentions {
-			p.Mentions = append(p.Mentions, m.Username)
+	// A post this process read already (a mention, a search result, a
+	// timeline) is known; only an unknown one costs a read.
+	f, ok := x.KnownPost(id)
+	if !ok {
+		if _, _, err := x.SummonState(ctx, id); err != nil {
+			return xrules.Post{}, err
+		}
+		if f, ok = x.KnownPost(id); !ok {
+			return xrules.Post{}, apperr.New(apperr.XAPIError, "in_reply_to_id: X returned post %s without its author", id)
 		}
 	}
-	for _, r := range tw.ReferencedTweets {
-		if r.Type == "quoted" {
-			p.Quotes = append(p.Quotes, r.ID)
-		}
-	}
-	return p, nil
+	return xrules.Post{ID: id, AuthorID: f.AuthorID, Mentions: f.Mentions, Quotes: f.Quotes}, nil
 }
 
 // XAccess describes the API access level of every account of the home,

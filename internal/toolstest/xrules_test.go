@@ -354,3 +354,32 @@ func TestCapabilitiesSayTheXAccess(t *testing.T) {
 		})
 	}
 }
+
+// TestSummonsFromWhatWasRead: on pay_per_use, a reply to a mention the
+// account already read (x_get_user_mentions) or to a post found by search
+// is judged without reading the post again; the mention is answered, the
+// stranger's post refused.
+func TestSummonsFromWhatWasRead(t *testing.T) {
+	var x xTraffic
+	e := newEnv(t, envOptions{permissive: true, access: config.AccessPayPerUse, onX: x.hook})
+	user := strangerOf(t, e.Sim, 0)
+	mention, err := e.Sim.PostAs(user, "@"+xsim.DemoUsername+" does this work with golang?", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := e.Sim.PostAs(user, "golang generics are neat", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.call("x_get_user_mentions", map[string]any{}).ok(t, nil)
+	e.call("x_search_tweets", map[string]any{"query": "golang generics"}).ok(t, nil)
+	_, before := x.snapshot()
+	e.call("x_reply_to_tweet", map[string]any{"text": "It does, yes.", "in_reply_to_id": mention}).ok(t, nil)
+	e.call("x_reply_to_tweet", map[string]any{"text": "Agreed!", "in_reply_to_id": stranger}).fails(t, apperr.ReplyNotSummoned)
+	_, after := x.snapshot()
+	for _, p := range after[len(before):] {
+		if p == "/2/tweets/"+mention || p == "/2/tweets/"+stranger {
+			t.Errorf("read %s again to judge the reply", p)
+		}
+	}
+}

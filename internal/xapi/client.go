@@ -132,6 +132,7 @@ type Client struct {
 	meMu        sync.Mutex
 	meID        string
 	meUsername  string
+	seen        seenPosts
 }
 
 // New validates opts and builds a Client.

@@ -192,6 +192,7 @@ func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, Ca
 	}
 	one := []Tweet{env.Data.convert()}
 	attachAuthors(one, convertUsers(env.Includes.Users))
+	c.seen.note(query, one)
 	return &one[0], info, nil
 }
 
@@ -217,6 +218,7 @@ func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Twe
 		p.Data = []Tweet{}
 	}
 	attachAuthors(p.Data, p.Includes.Users)
+	c.seen.note(query, p.Data)
 	return p, nil
 }
 
