@@ -48,8 +48,15 @@ func platformCall(act *Action, params json.RawMessage, equiv string) xrules.Call
 	if material != nil {
 		_ = json.Unmarshal(material, &m)
 	}
-	c.Text, c.TargetUser = m.Text, m.TargetUserID
-	c.TweetID = m.InReplyToID + m.QuotedTweetID + m.TweetID
+	c.Text, c.TargetUser, c.QuoteOf = m.Text, m.TargetUserID, m.QuotedTweetID
+	switch {
+	case m.InReplyToID != "":
+		c.TweetID = m.InReplyToID
+	case m.QuotedTweetID != "":
+		c.TweetID = m.QuotedTweetID
+	default:
+		c.TweetID = m.TweetID
+	}
 	if c.TweetID == "" && act.Target != nil {
 		// A spelling whose intent is not readable (a body field no typed
 		// tool sends) still names the post it acts on.

@@ -113,6 +113,9 @@ func TestXPlatformRules(t *testing.T) {
 		{"universal reply to a mention", "x_post", func(_, p, _ string) map[string]any {
 			return raw("/2/tweets", fmt.Sprintf(`{"text":"Happy to help %s","reply":{"in_reply_to_tweet_id":%q}}`, p, p))
 		}, "", nil},
+		{"universal reply to a mention that quotes it", "x_post", func(_, p, _ string) map[string]any {
+			return raw("/2/tweets", fmt.Sprintf(`{"text":"Quoting you back %s","reply":{"in_reply_to_tweet_id":%q},"quote_tweet_id":%q}`, p, p, p))
+		}, apperr.XFeatureUnavailable, quoteHint},
 		{"typed repost", "x_retweet", func(_, p, _ string) map[string]any { return map[string]any{"tweet_id": p} }, "", nil},
 	}
 	for _, access := range []config.Access{config.AccessPayPerUse, config.AccessEnterprise} {

@@ -34,6 +34,9 @@ type Call struct {
 	TweetID    string
 	TargetUser string
 	Text       string
+	// QuoteOf is the post the call quotes, whatever else it does: a
+	// reply that quotes is a quote post too.
+	QuoteOf string
 }
 
 // Post is what decides whether a post summoned the account.
@@ -99,6 +102,10 @@ func Unavailable() []string {
 func (c Checker) Check(ctx context.Context, call Call) error {
 	if c.Access == nil || c.Access() != PayPerUse {
 		return nil
+	}
+	if call.QuoteOf != "" && call.Effect != "x_quote_tweet" {
+		// A reply that also quotes is judged as the quote post it is.
+		call = Call{Effect: "x_quote_tweet", TweetID: call.QuoteOf, Text: call.Text}
 	}
 	if what, ok := unavailable[call.Effect]; ok {
 		return apperr.New(apperr.XFeatureUnavailable,

@@ -58,6 +58,8 @@ func TestRules(t *testing.T) {
 		{"quote", Call{Effect: "x_quote_tweet", TweetID: "5", Text: "so true"}, true, apperr.XFeatureUnavailable,
 			"https://x.com/intent/tweet?text=so+true&url=https%3A%2F%2Fx.com%2Fi%2Fweb%2Fstatus%2F5", 0},
 		{"reply to a mention", Call{Effect: "x_reply_to_tweet", TweetID: "100"}, true, "", "", 1},
+		{"reply to a mention that quotes", Call{Effect: "x_reply_to_tweet", TweetID: "100", QuoteOf: "5"}, true, apperr.XFeatureUnavailable,
+			"https://x.com/intent/tweet?url=https%3A%2F%2Fx.com%2Fi%2Fweb%2Fstatus%2F5", 0},
 		{"reply to a quote of ours", Call{Effect: "x_reply_to_tweet", TweetID: "101"}, true, "", "", 2},
 		{"reply to our own post", Call{Effect: "x_reply_to_tweet", TweetID: "102"}, true, "", "", 1},
 		{"reply to our own post, own posts not summoning", Call{Effect: "x_reply_to_tweet", TweetID: "102"}, false, apperr.ReplyNotSummoned,
