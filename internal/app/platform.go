@@ -9,14 +9,14 @@ import (
 )
 
 // platformRules are X's rules for the account's API access level, as the
-// gateway asks them for every call (x_api.access, x_api.own_posts_summon).
+// gateway asks them for every call (x_api.access, x_api.own_replies_summon).
 func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 	cfg := a.Cfg
 	return xrules.Checker{
-		Access:         func() xrules.Access { return xrules.Access(cfg.XAPI.Access) },
-		OwnPostsSummon: cfg.XAPI.OwnPostsSummon,
-		Know:           knowledge{a: a, wf: wf},
-		IntentBase:     "https://x.com",
+		Access:           func() xrules.Access { return xrules.Access(cfg.XAPI.Access) },
+		OwnRepliesSummon: cfg.XAPI.OwnRepliesSummon,
+		Know:             knowledge{a: a, wf: wf},
+		IntentBase:       "https://x.com",
 	}
 }
 
@@ -59,7 +59,7 @@ func (k knowledge) Post(ctx context.Context, id string) (xrules.Post, error) {
 			return xrules.Post{}, apperr.New(apperr.XAPIError, "in_reply_to_id: X returned post %s without its author", id)
 		}
 	}
-	return xrules.Post{ID: id, AuthorID: f.AuthorID, Mentions: f.Mentions, Quotes: f.Quotes}, nil
+	return xrules.Post{ID: id, AuthorID: f.AuthorID, InReplyToUserID: f.InReplyToUserID, Mentions: f.Mentions, Quotes: f.Quotes}, nil
 }
 
 // XAccess describes the API access level of every account of the home,

@@ -8,20 +8,20 @@ import (
 )
 
 // TestXAPIAccess: x_api.access defaults to pay_per_use (X's only
-// self-serve access), ai_replies_approved to false and own_posts_summon to
+// self-serve access), ai_replies_approved to false and own_replies_summon to
 // true; all three may be set per account, from the environment too, and
 // an access level X does not sell is refused naming the key.
 func TestXAPIAccess(t *testing.T) {
 	d := config.Default().XAPI
-	if d.Access != config.AccessPayPerUse || d.AIRepliesApproved || !d.OwnPostsSummon {
-		t.Fatalf("defaults: access %q, ai_replies_approved %t, own_posts_summon %t", d.Access, d.AIRepliesApproved, d.OwnPostsSummon)
+	if d.Access != config.AccessPayPerUse || d.AIRepliesApproved || !d.OwnRepliesSummon {
+		t.Fatalf("defaults: access %q, ai_replies_approved %t, own_replies_summon %t", d.Access, d.AIRepliesApproved, d.OwnRepliesSummon)
 	}
 	home := t.TempDir()
 	cfg, _ := mustLoad(t, home, writeFile(t, home, "config.toml", `
 [accounts.big.x_api]
 access = "enterprise"
 ai_replies_approved = true
-own_posts_summon = false
+own_replies_summon = false
 
 [accounts.small]
 mode = "composer"
@@ -40,9 +40,9 @@ mode = "composer"
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x := acc.XAPI; x.Access != tc.access || x.AIRepliesApproved != tc.approved || x.OwnPostsSummon != tc.own {
-			t.Errorf("%s: access %q ai_replies_approved %t own_posts_summon %t; want %q %t %t",
-				tc.account, x.Access, x.AIRepliesApproved, x.OwnPostsSummon, tc.access, tc.approved, tc.own)
+		if x := acc.XAPI; x.Access != tc.access || x.AIRepliesApproved != tc.approved || x.OwnRepliesSummon != tc.own {
+			t.Errorf("%s: access %q ai_replies_approved %t own_replies_summon %t; want %q %t %t",
+				tc.account, x.Access, x.AIRepliesApproved, x.OwnRepliesSummon, tc.access, tc.approved, tc.own)
 		}
 	}
 

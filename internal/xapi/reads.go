@@ -269,9 +269,10 @@ func (c *Client) MyAccount(ctx context.Context) (id, username string, err error)
 }
 
 // encodedSummonQuery asks for what tells whether a post summoned an
-// account (its author, @mentions and the posts it quotes), and for no
+// account (its author, @mentions, the author it replies to and the posts
+// it quotes), and for no
 // expansion: each expanded object is billed as a read of its own.
-var encodedSummonQuery = url.Values{"tweet.fields": {"author_id,entities,referenced_tweets"}}.Encode()
+var encodedSummonQuery = url.Values{"tweet.fields": {"author_id,entities,in_reply_to_user_id,referenced_tweets"}}.Encode()
 
 // SummonState fetches one post with its author, @mentions and referenced
 // posts, with the cheapest read X has for it (one post, no expansions).

@@ -13,8 +13,10 @@ const maxSeenPosts = 8192
 // author, the usernames it @mentions and the posts it quotes.
 type PostFacts struct {
 	AuthorID string
-	Mentions []string
-	Quotes   []string
+	// InReplyToUserID is the author of the post it replies to.
+	InReplyToUserID string
+	Mentions        []string
+	Quotes          []string
 }
 
 // seenPosts remembers the facts of the posts this client read with their
@@ -29,7 +31,8 @@ type seenPosts struct {
 // note remembers tweets read with query, when query asked for everything
 // the facts need.
 func (s *seenPosts) note(query string, tweets []Tweet) {
-	if !strings.Contains(query, "author_id") || !strings.Contains(query, "entities") || !strings.Contains(query, "referenced_tweets") {
+	if !strings.Contains(query, "author_id") || !strings.Contains(query, "entities") || !strings.Contains(query, "referenced_tweets") ||
+		!strings.Contains(query, "in_reply_to_user_id") {
 		return
 	}
 	s.mu.Lock()
@@ -41,7 +44,7 @@ func (s *seenPosts) note(query string, tweets []Tweet) {
 		if s.posts == nil || len(s.posts) >= maxSeenPosts {
 			s.posts = map[string]PostFacts{}
 		}
-		f := PostFacts{AuthorID: t.AuthorID}
+		f := PostFacts{AuthorID: t.AuthorID, InReplyToUserID: t.InReplyToUserID}
 		if t.Entities != nil {
 			for _, m := range t.Entities.Mentions {
 				f.Mentions = append(f.Mentions, m.Username)

@@ -43,6 +43,8 @@ type Call struct {
 type Post struct {
 	ID       string
 	AuthorID string
+	// InReplyToUserID is the author of the post it replies to.
+	InReplyToUserID string
 	// Mentions are the usernames the post @mentions (X's entities).
 	Mentions []string
 	// Quotes are the posts it quotes.
@@ -67,9 +69,9 @@ type Checker struct {
 	// Access is read at every call, so a changed setting applies to items
 	// approved before the change when they execute.
 	Access func() Access
-	// OwnPostsSummon makes a post of the account's own count as summoning
-	// it (x_api.own_posts_summon).
-	OwnPostsSummon bool
+	// OwnRepliesSummon makes a post that replies to one of the account's
+	// posts count as summoning it (x_api.own_replies_summon).
+	OwnRepliesSummon bool
 	// Know is asked only for replies on pay-per-use.
 	Know Knowledge
 	// IntentBase is where X's Web Intents live (https://x.com).
@@ -146,10 +148,15 @@ func (c Checker) summoned(ctx context.Context, id string) (bool, string, error) 
 		return false, "", err
 	}
 	if p.AuthorID != "" && p.AuthorID == me.ID {
-		if c.OwnPostsSummon {
+		// The rule is about another author summoning the account; a
+		// reply to its own post (a thread) has nobody else to wait for.
+		return true, "", nil
+	}
+	if p.InReplyToUserID != "" && p.InReplyToUserID == me.ID {
+		if c.OwnRepliesSummon {
 			return true, "", nil
 		}
-		return false, "it is the account's own post and x_api.own_posts_summon is false", nil
+		return false, "it replies to the account's post without naming it, and x_api.own_replies_summon is false", nil
 	}
 	for _, m := range p.Mentions {
 		if me.Username != "" && strings.EqualFold(strings.TrimPrefix(m, "@"), me.Username) {
@@ -158,6 +165,11 @@ func (c Checker) summoned(ctx context.Context, id string) (bool, string, error) 
 	}
 	for _, q := range p.Quotes {
 		qp, err := c.Know.Post(ctx, q)
+		if apperr.CodeOf(err) == apperr.XNotFound {
+			// Gone, and not in the account's own ledger: not its post as
+			// far as anyone can tell.
+			continue
+		}
 		if err != nil {
 			return false, "", err
 		}

@@ -39,6 +39,8 @@ func TestRules(t *testing.T) {
 		"100": {ID: "100", AuthorID: "7", Mentions: []string{"someone", "tuitbot"}},
 		"101": {ID: "101", AuthorID: "7", Quotes: []string{"900"}},
 		"102": {ID: "102", AuthorID: "42"},
+		"104": {ID: "104", AuthorID: "7", InReplyToUserID: "42"},
+		"105": {ID: "105", AuthorID: "7", Quotes: []string{"999"}},
 		"103": {ID: "103", AuthorID: "7", Mentions: []string{"tuitbot_fan"}, Quotes: []string{"901"}},
 		"900": {ID: "900", AuthorID: "42"},
 		"901": {ID: "901", AuthorID: "8"},
@@ -61,9 +63,11 @@ func TestRules(t *testing.T) {
 		{"reply to a mention that quotes", Call{Effect: "x_reply_to_tweet", TweetID: "100", QuoteOf: "5"}, true, apperr.XFeatureUnavailable,
 			"https://x.com/intent/tweet?url=https%3A%2F%2Fx.com%2Fi%2Fweb%2Fstatus%2F5", 0},
 		{"reply to a quote of ours", Call{Effect: "x_reply_to_tweet", TweetID: "101"}, true, "", "", 2},
-		{"reply to our own post", Call{Effect: "x_reply_to_tweet", TweetID: "102"}, true, "", "", 1},
-		{"reply to our own post, own posts not summoning", Call{Effect: "x_reply_to_tweet", TweetID: "102"}, false, apperr.ReplyNotSummoned,
-			"https://x.com/intent/tweet?in_reply_to=102", 1},
+		{"reply to our own post (a thread)", Call{Effect: "x_reply_to_tweet", TweetID: "102"}, false, "", "", 1},
+		{"reply to a reply to our post", Call{Effect: "x_reply_to_tweet", TweetID: "104"}, true, "", "", 1},
+		{"reply to a reply to our post, own replies not summoning", Call{Effect: "x_reply_to_tweet", TweetID: "104"}, false, apperr.ReplyNotSummoned,
+			"https://x.com/intent/tweet?in_reply_to=104", 1},
+		{"reply to a quote of a post that is gone", Call{Effect: "x_reply_to_tweet", TweetID: "105"}, true, apperr.ReplyNotSummoned, "", 2},
 		{"reply to a stranger", Call{Effect: "x_reply_to_tweet", TweetID: "103", Text: "hi there"}, true, apperr.ReplyNotSummoned,
 			"https://x.com/intent/tweet?in_reply_to=103&text=hi+there", 2},
 		{"reply without a readable target", Call{Effect: "x_reply_to_tweet"}, true, apperr.ReplyNotSummoned, "", 0},
@@ -74,7 +78,7 @@ func TestRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{posts: posts}
-			c := Checker{Access: func() Access { return PayPerUse }, OwnPostsSummon: tc.ownSummon, Know: w}
+			c := Checker{Access: func() Access { return PayPerUse }, OwnRepliesSummon: tc.ownSummon, Know: w}
 			err := c.Check(context.Background(), tc.call)
 			if got := apperr.CodeOf(err); got != tc.code {
 				t.Fatalf("code %q (%v), want %q", got, err, tc.code)
