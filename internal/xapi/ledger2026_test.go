@@ -13,7 +13,8 @@ import (
 // link still $0.200; a read of the authenticated user's own resources
 // $0.001 per resource (Owned Reads, typed or universal), and the same read
 // of another user's the ordinary price. Before the authenticated user is
-// known, its reads are billed at the higher ordinary price.
+// known, its reads are billed at the higher ordinary price. A reply to the
+// account's own post (a thread) is a post, billed as one.
 func TestLedgerPrices2026(t *testing.T) {
 	two := `{"data":[{"id":"501","text":"a"},{"id":"502","text":"b"}],"meta":{"result_count":2}}`
 	h := newHarness(t, func(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +53,12 @@ func TestLedgerPrices2026(t *testing.T) {
 			_, err := h.c.Raw(ctx, RawRequest{Method: "GET", Host: HostAPI, Path: "/2/users/42/pinned_lists"})
 			return err
 		},
+		// The next post of a thread replies to the post just made (77, the
+		// account's own): a post with a link, not a summoned reply.
+		func() error {
+			_, _, err := h.c.PostTweet(ctx, PostParams{Text: "part 2: https://example.com", ReplyTo: "77"})
+			return err
+		},
 	} {
 		if err := call(); err != nil {
 			t.Fatal(err)
@@ -71,6 +78,7 @@ func TestLedgerPrices2026(t *testing.T) {
 		{"GET /2/users/:id/liked_tweets", 2 * 0.001},
 		{"GET /2/users/:id/following", 0.001},
 		{"GET /2/users/:id/pinned_lists", 0.001},
+		{"POST /2/tweets", 0.200},
 	}
 	rows := h.usage.all()
 	if len(rows) != len(want) {

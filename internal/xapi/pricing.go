@@ -152,22 +152,33 @@ func EstimateWrite(method, path string, body []byte) float64 {
 	}
 	hasURL, reply := false, false
 	if m == "POST" && tpl == "/2/tweets" {
-		var b struct {
-			Text  *string `json:"text"`
-			Reply *struct {
-				InReplyToTweetID string `json:"in_reply_to_tweet_id"`
-			} `json:"reply"`
-		}
-		if len(body) > 0 && json.Unmarshal(body, &b) != nil {
-			hasURL = true
-		} else {
-			if b.Text != nil {
-				hasURL = ContainsURL(*b.Text)
-			}
-			reply = b.Reply != nil && b.Reply.InReplyToTweetID != ""
-		}
+		var replyTo string
+		hasURL, replyTo = postBody(body)
+		reply = replyTo != ""
 	}
 	return writePrice(m, tpl, hasURL, reply)
+}
+
+// postBody reads a POST /2/tweets body: whether its text holds a link and
+// the post it replies to. A body that cannot be read is priced as a post
+// with a link.
+func postBody(body []byte) (hasURL bool, replyTo string) {
+	var b struct {
+		Text  *string `json:"text"`
+		Reply *struct {
+			InReplyToTweetID string `json:"in_reply_to_tweet_id"`
+		} `json:"reply"`
+	}
+	if len(body) > 0 && json.Unmarshal(body, &b) != nil {
+		return true, ""
+	}
+	if b.Text != nil {
+		hasURL = ContainsURL(*b.Text)
+	}
+	if b.Reply != nil {
+		replyTo = b.Reply.InReplyToTweetID
+	}
+	return hasURL, replyTo
 }
 
 // urlPattern finds what X would turn into a link: scheme URLs, www. hosts

@@ -66,3 +66,30 @@ func (c *Client) KnownPost(id string) (PostFacts, bool) {
 	f, ok := c.seen.posts[id]
 	return f, ok
 }
+
+// ownPost reports whether post id is, as far as this client knows, the
+// authenticated user's: one it read with its author, or one it made.
+func (c *Client) ownPost(id string) bool {
+	c.meMu.Lock()
+	me := c.meID
+	c.meMu.Unlock()
+	f, ok := c.KnownPost(id)
+	return ok && me != "" && f.AuthorID == me
+}
+
+// made remembers a post the client just created as the authenticated
+// user's.
+func (c *Client) made(id string) {
+	c.meMu.Lock()
+	me := c.meID
+	c.meMu.Unlock()
+	if id == "" || me == "" {
+		return
+	}
+	c.seen.mu.Lock()
+	defer c.seen.mu.Unlock()
+	if c.seen.posts == nil || len(c.seen.posts) >= maxSeenPosts {
+		c.seen.posts = map[string]PostFacts{}
+	}
+	c.seen.posts[id] = PostFacts{AuthorID: me}
+}
