@@ -4,8 +4,10 @@ import (
 	"context"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
+	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
 // platformRules are X's rules for the account's API access level, as the
@@ -84,4 +86,18 @@ func (a *App) XAccessLevel() xrules.Level {
 	l := xrules.Describe(xrules.Access(a.Cfg.XAPI.Access))
 	l.Account = a.Account
 	return l
+}
+
+// ConfiguredAccess is the sandbox access of each account as the
+// configuration sets it (x_api.access), so the emulator a sandbox command
+// starts models the X each account's app meets; an account the
+// configuration does not name keeps the world's level.
+func ConfiguredAccess(cfg *config.Config) SandboxAccess {
+	return func(account string) xsim.Access {
+		acc, err := cfg.ForAccount(account)
+		if err != nil {
+			return ""
+		}
+		return xsim.Access(acc.XAPI.Access)
+	}
 }
