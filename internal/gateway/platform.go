@@ -96,7 +96,7 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 	}
 	row := append([]any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, now,
 		targetOf(act, params)}, shownColumns(shown)...)
-	row = append(row, string(refusal.Code), tweettext.TruncateBytes(refusal.Error(), maxSummaryBytes), now)
+	row = append(row, string(refusal.Code), tweettext.TruncateBytes(refusal.Error(), maxSummaryBytes), now, c.decidedBy)
 	decision := g.decisionRow(c, cat, equiv, policy.Decision{Outcome: policy.Deny, RuleID: "x_platform", Reason: refusal.Detail(), Source: "x_platform"})
 	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
 		g.logDecision(ctx, tx, decision)
@@ -113,5 +113,5 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 // at once, that blocks no repeat and was charged nothing.
 const qInsertRefused = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
 	params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, target_tweet_id,
-	action_name, description, target_kind, error_code, error_message, elapsed_ms, completed_at)
-	VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'failure', ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, 0, ?)`
+	action_name, description, target_kind, error_code, error_message, elapsed_ms, completed_at, decided_by)
+	VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'failure', ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, 0, ?, NULLIF(?,''))`

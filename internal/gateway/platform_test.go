@@ -80,6 +80,11 @@ func TestPlatformRefusesBeforeEverything(t *testing.T) {
 		if e.act.count() != 0 || e.pol.consumedCount() != 0 {
 			t.Fatalf("approved item ran %d times, %d charges", e.act.count(), e.pol.consumedCount())
 		}
+		var decidedBy, code string
+		if err := e.db.QueryRowContext(e.ctx, `SELECT COALESCE(decided_by,''), COALESCE(error_code,'') FROM mutation_audit WHERE approval_id = ?`,
+			queued.ApprovalID).Scan(&decidedBy, &code); err != nil || decidedBy != "alice" || code != string(apperr.XFeatureUnavailable) {
+			t.Fatalf("the refused replay's row: decided_by %q, code %q (%v)", decidedBy, code, err)
+		}
 
 		// Not knowing is no refusal: nothing is recorded.
 		rules.set(apperr.New(apperr.XNetworkError, "X unreachable"))
