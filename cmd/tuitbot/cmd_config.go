@@ -10,6 +10,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 func (c *cli) configCmd() *cobra.Command {
@@ -134,6 +135,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 			}
 			defer a.Close()
 			rep := doctorReport(a.Health(cmd.Context()), nil)
+			rep.Access = a.XAccess()
 			if asJSON {
 				if err := writeJSON(c.stdout, rep); err != nil {
 					return err
@@ -141,6 +143,12 @@ func (c *cli) doctorCmd() *cobra.Command {
 			} else {
 				for _, ch := range rep.Checks {
 					fmt.Fprintf(c.stdout, "%-9s %-15s %s\n", ch.Name, ch.Status, ch.Message)
+				}
+				// One line per account, in the checks' shape: what the
+				// account's X access allows and costs is information, not a
+				// verdict, so its status is ok.
+				for _, l := range rep.Access {
+					fmt.Fprintf(c.stdout, "%-9s %-15s %s Prices: %s.\n", "x_access."+l.Account, "ok", l.Allows, formatPrices(l.Prices))
 				}
 			}
 			switch rep.Status {
@@ -154,4 +162,13 @@ func (c *cli) doctorCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON (see README: machine-readable output)")
 	return cmd
+}
+
+// formatPrices lists prices as "a post $0.015, ...".
+func formatPrices(ps []xrules.Price) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%s $%.3f", p.What, p.USD)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -212,6 +212,7 @@ func webAccount(a *app.App) web.Account {
 	acc.Posts = web.LookupPosts(disc, a.XClient)
 	acc.Users = web.LookupUsers(a.XClient)
 	acc.Sandbox = a.Sim != nil
+	acc.Access = a.XAccessLevel()
 	acc.XLogin = a.XLoginProblem
 	if a.Policy != nil {
 		acc.Policy = web.PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits()}

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/tuitbot/tuitbot/internal/app"
+import (
+	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/xrules"
+)
 
 // DoctorReport is `tuitbot doctor --json`. services has health_check's
 // shape (name to status); checks adds each one's message. status is the
@@ -10,6 +13,9 @@ type DoctorReport struct {
 	Status   string            `json:"status"`
 	Services map[string]string `json:"services"`
 	Checks   []app.Check       `json:"checks"`
+	// Access is each account's X API access level: what it allows and
+	// the prices in force.
+	Access []xrules.Level `json:"x_access,omitempty"`
 }
 
 func doctorReport(checks []app.Check, configErr error) DoctorReport {

@@ -13,7 +13,9 @@ import (
 // on the item, and audit recent prints each mutation's rollback guidance
 // and refuses filter values it cannot honour.
 func TestReviewShowsWhatIsDecided(t *testing.T) {
-	h := newHome(t)
+	// A like and a follow are queued below, which X allows only an
+	// enterprise app.
+	h := newHome(t).with("TUITBOT_X_API__ACCESS=enterprise")
 	const text = "A post a reviewer will later be asked to delete."
 	p := startStdio(t, h, "--sandbox")
 	p.initialize(t)

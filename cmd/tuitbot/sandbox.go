@@ -32,6 +32,10 @@ func (c *cli) prepareBuild(cfg *config.Config, opts *app.Options) error {
 	if c.sandbox {
 		c.sandboxHome(cfg)
 		opts.Sandbox = true
+		if opts.SandboxAccess == nil {
+			// The emulator models each account's app at its x_api.access.
+			opts.SandboxAccess = app.ConfiguredAccess(cfg)
+		}
 	}
 	// An unknown --account is a usage error before anything starts.
 	if _, err := cfg.SelectAccount(c.account); err != nil && !c.sandbox {

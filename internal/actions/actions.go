@@ -251,7 +251,7 @@ func postAction(d Deps, m Mutation) *gateway.Action {
 		},
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
-			return xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(p.Text))
+			return xapi.EstimatePost(p.Text, p.InReplyToID != "")
 		},
 		Execute: func(ctx context.Context, params json.RawMessage) (gateway.Result, error) {
 			p, err := parse(params)

@@ -134,8 +134,10 @@ func threadAction(d Deps, _ Mutation) *gateway.Action {
 		Cost: func(params json.RawMessage) float64 {
 			p, _ := parse(params)
 			var sum float64
+			// Every post after the first replies to the account's own
+			// post before it: no summoned reply, so priced as a post.
 			for _, t := range p.Tweets {
-				sum += xapi.EstimateCost("POST", "/2/tweets", 1, xapi.ContainsURL(t))
+				sum += xapi.EstimatePost(t, false)
 			}
 			return sum
 		},

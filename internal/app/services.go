@@ -179,6 +179,7 @@ func (a *App) startGateway(ctx context.Context) error {
 		LockDir:             filepath.Join(cfg.Home, "locks"),
 		OnDecision:          a.Metrics.ObserveDecision,
 		Notifier:            a.notifier(),
+		Platform:            a.platformRules(wf),
 	})
 	if err != nil {
 		return err

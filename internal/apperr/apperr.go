@@ -27,6 +27,7 @@ const (
 	XNotFound           Code = "x_not_found"
 	XRequestBlocked     Code = "x_request_blocked"
 	XFeatureUnavailable Code = "x_feature_unavailable"
+	ReplyNotSummoned    Code = "reply_not_summoned"
 	DBError             Code = "db_error"
 	ValidationError     Code = "validation_error"
 	InvalidInput        Code = "invalid_input"
@@ -86,7 +87,8 @@ var table = map[Code]Info{
 	XOutcomeUnknown:     {XOutcomeUnknown, false, "A create request may or may not have been applied by X; verify before acting again."},
 	XNotFound:           {XNotFound, false, "X answered 404: the resource does not exist or is not visible."},
 	XRequestBlocked:     {XRequestBlocked, false, "A universal request failed host, path, header or query validation."},
-	XFeatureUnavailable: {XFeatureUnavailable, false, "X answered 403 because the feature (a quote post, say) needs a higher API access level than the app has; retrying does not help."},
+	XFeatureUnavailable: {XFeatureUnavailable, false, "The feature (a like, follow or quote post, or their undo) is not open to the account's API access level: refused before X was called (x_api.access = \"pay_per_use\"), or X answered 403 for it. Nothing was sent or billed; retrying does not help. The hint links to x.com, where a person can do it by hand."},
+	ReplyNotSummoned:    {ReplyNotSummoned, false, "The post replied to did not summon the account (it neither @mentions the account nor quotes one of its posts), and X lets a pay-per-use app reply only when summoned: refused before X was called, nothing sent or billed. The hint links to x.com, where a person can reply by hand."},
 	DBError:             {DBError, true, "The local database failed."},
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},
 	InvalidInput:        {InvalidInput, false, "A parameter is malformed; the message names it."},

@@ -166,6 +166,9 @@ type injection struct {
 func baseConfig(home, llmURL string) config.Config {
 	cfg := config.Default()
 	cfg.Home = home
+	// The loops reply to strangers found by search and quote posts, which
+	// X allows only an enterprise app.
+	cfg.XAPI.Access = config.AccessEnterprise
 	cfg.ApprovalMode = false
 	cfg.MCPPolicy.RequireApprovalFor = nil
 	cfg.MCPPolicy.MaxMutationsPerHour = 0

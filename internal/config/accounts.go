@@ -24,7 +24,7 @@ var accountKeys = []string{"approval_mode", "business", "evergreen", "intervals"
 
 // accountXAPIKeys are the x_api keys an account section may set: what
 // the account's X subscription allows; the X app itself is the home's.
-var accountXAPIKeys = []string{"max_post_length"}
+var accountXAPIKeys = []string{"access", "ai_replies_approved", "max_post_length", "own_replies_summon"}
 
 // AccountKeys lists the keys an [accounts.NAME] section may set.
 func AccountKeys() []string { return slices.Clone(accountKeys) }

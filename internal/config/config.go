@@ -70,7 +70,19 @@ type XAPI struct {
 	MaxAttempts       int        `toml:"max_attempts" doc:"Attempts for requests that are safe to retry."`
 	MaxRateLimitWaitS int        `toml:"max_rate_limit_wait_seconds" doc:"Longest wait for an X rate-limit reset before giving up with x_rate_limited."`
 	MaxPostLength     PostLength `toml:"max_post_length" doc:"Longest post, in weighted characters: auto (ask X for the account's subscription_type once a day: Basic, Premium and PremiumPlus get 25000, others 280), 280 or 25000. An account section may set it."`
+	Access            Access     `toml:"access" doc:"The API access level of the account's X app: pay_per_use (X's self-serve access: no likes, follows or quote posts, replies only to posts that summoned the account) or enterprise (a contract with X: all of them). Calls the level does not allow are refused before X is called. An account section may set it."`
+	OwnRepliesSummon  bool       `toml:"own_replies_summon" doc:"Whether a post that replies to one of the account's posts counts as summoning the account, so that on pay_per_use the account may answer replies to its posts that do not name it (X counts them as mentions but has not said whether they summon). X's automation rules name replying to a post from your account as the user's opt-in. An account section may set it."`
+	AIRepliesApproved bool       `toml:"ai_replies_approved" doc:"Declares that X approved this app's AI-generated replies (X requires its prior approval for them). An account section may set it."`
 }
+
+// Access is x_api.access: the API access level of the account's X app.
+type Access string
+
+// The values x_api.access takes.
+const (
+	AccessPayPerUse  Access = "pay_per_use"
+	AccessEnterprise Access = "enterprise"
+)
 
 // PostLength is x_api.max_post_length: "auto", "280" or "25000". It is
 // written as a string or a number.
@@ -342,6 +354,8 @@ func Default() Config {
 			MaxAttempts:       3,
 			MaxRateLimitWaitS: 60,
 			MaxPostLength:     PostLengthAuto,
+			Access:            AccessPayPerUse,
+			OwnRepliesSummon:  true,
 		},
 		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
 		Scoring: Scoring{

@@ -437,6 +437,11 @@ func (c *Config) Validate() error {
 	default:
 		add("x_api.max_post_length", "%q is not allowed; allowed values: auto, 280, 25000", string(c.XAPI.MaxPostLength))
 	}
+	switch c.XAPI.Access {
+	case AccessPayPerUse, AccessEnterprise:
+	default:
+		add("x_api.access", "%q is not allowed; allowed values: pay_per_use, enterprise", string(c.XAPI.Access))
+	}
 	for key, u := range map[string]string{
 		"x_api.api_base_url": c.XAPI.APIBaseURL, "x_api.upload_base_url": c.XAPI.UploadBaseURL,
 		"x_api.legacy_upload_base_url": c.XAPI.LegacyUploadURL, "x_api.authorize_url": c.XAPI.AuthorizeURL,

@@ -89,6 +89,8 @@ authorize_url = %[2]q
 token_url = %[3]q
 client_id = %[4]q
 timeout_seconds = 10
+# The children like and follow, which X allows only an enterprise app.
+access = "enterprise"
 
 [mcp_policy]
 require_approval_for = []

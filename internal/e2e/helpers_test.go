@@ -101,6 +101,9 @@ func (s *sim) foreignTweets(t *testing.T, n int) []string {
 func permissive(home string) config.Config {
 	cfg := config.Default()
 	cfg.Home = home
+	// These proofs like, follow, quote and reply to strangers, which X
+	// allows only an enterprise app.
+	cfg.XAPI.Access = config.AccessEnterprise
 	cfg.ApprovalMode = false
 	cfg.MCPPolicy.RequireApprovalFor = []string{}
 	cfg.MCPPolicy.MaxMutationsPerHour = 0

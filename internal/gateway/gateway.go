@@ -160,6 +160,10 @@ type Options struct {
 	// Notifier, when set, records notices about queued items in the
 	// transaction that changes them (see Notifier).
 	Notifier Notifier
+	// Platform, when set, judges every call against what X lets the
+	// account's app do (see Platform): a refusal is recorded and returned
+	// before the policy, the approval queue or X sees the call.
+	Platform Platform
 }
 
 // Gateway runs mutations.
@@ -456,6 +460,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	if act.Parts != nil {
 		preq.Parts = act.Parts(params)
+	}
+	if err := g.checkPlatform(ctx, act, c, params, id, cat, equiv); err != nil {
+		return Response{}, err
 	}
 	until, err := g.precheck(ctx, act, c, params, id)
 	if err != nil {

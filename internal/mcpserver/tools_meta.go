@@ -9,6 +9,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 // NoInput is the input of tools that take no arguments.
@@ -50,6 +51,9 @@ type AccountSummary struct {
 	CanReply    bool         `json:"can_reply"`
 	Tools       []string     `json:"usable_tools"`
 	DirectTools []DirectTool `json:"direct_tools"`
+	// Access is the account's X API access level (x_api.access): what it
+	// allows, the tools it refuses before X and the prices in force.
+	Access xrules.Level `json:"x_access"`
 }
 
 // DirectTool says whether one X tool can be used right now, and why not.
@@ -137,7 +141,7 @@ func accountSummaries(ctx context.Context, c *Call, caps Capabilities) ([]Accoun
 		}
 		out = append(out, AccountSummary{Name: n, Default: n == c.Deps.accountName(), Mode: d.Cfg.Mode,
 			ApprovalMode: d.Cfg.EffectiveApprovalMode(), X: x, Tier: tier, CanReply: slices.Contains(usable, "x_reply_to_tweet"),
-			Tools: usable, DirectTools: direct})
+			Tools: usable, DirectTools: direct, Access: xrules.Describe(xrules.Access(d.Cfg.XAPI.Access))})
 	}
 	return out, nil
 }
@@ -158,6 +162,7 @@ func directTools(ctx context.Context, c *Call, x Check) []DirectTool {
 		on[t.Name] = true
 	}
 	cfg := c.Deps.Cfg
+	payPerUse := xrules.Access(cfg.XAPI.Access) == xrules.PayPerUse
 	out := []DirectTool{}
 	for _, t := range Registry() {
 		if !isDirectX(t) {
@@ -171,6 +176,9 @@ func directTools(ctx context.Context, c *Call, x Check) []DirectTool {
 			d.Available, d.Reason = false, "not registered on this server (tools, exclude_tools or configuration)"
 		case x.Status != "ok":
 			d.Available, d.Reason = false, "X is not available: "+x.Message
+		case payPerUse && slices.Contains(xrules.Unavailable(), t.Name):
+			d.Available, d.Reason = false, "x_api.access is pay_per_use: X removed likes, follows and quote posts from self-serve API access; "+
+				"the call is refused before X (x_feature_unavailable) with a link to do it on x.com by hand"
 		}
 		if d.Available && t.Mutation && c.Deps.Policy != nil {
 			dec, err := c.Deps.Policy.Check(ctx, policy.Request{Tool: t.Name, Category: policy.Category(t.Category),
@@ -185,6 +193,13 @@ func directTools(ctx context.Context, c *Call, x Check) []DirectTool {
 			default:
 				d.Policy = string(dec.Outcome)
 			}
+		}
+		if d.Available && payPerUse && t.Name == "x_reply_to_tweet" {
+			only := "x_api.access is pay_per_use: only to a post that summoned the account (@mentions it or quotes one of its posts); others are refused before X (reply_not_summoned)"
+			if d.Reason != "" {
+				only = d.Reason + "; " + only
+			}
+			d.Reason = only
 		}
 		out = append(out, d)
 	}

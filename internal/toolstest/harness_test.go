@@ -60,6 +60,11 @@ type envOptions struct {
 	mediaFetch func(*safefetch.Options)
 	// logger, when set, receives the App's log.
 	logger *slog.Logger
+	// access is x_api.access. Empty means enterprise: most tests here
+	// like, follow, quote and reply to strangers, which X allows only an
+	// enterprise app; the tests of X's self-serve rules ask for
+	// pay_per_use.
+	access config.Access
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -100,6 +105,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	// A generous window keeps sleeping retries out of the way; tests that
 	// care about retries arm faults explicitly.
 	cfg.XAPI.TimeoutSeconds = 10
+	cfg.XAPI.Access = config.AccessEnterprise
+	if o.access != "" {
+		cfg.XAPI.Access = o.access
+	}
 	media := filepath.Join(home, "media")
 	mkdir(t, media)
 	cfg.Media.AllowedDirs = []string{media}

@@ -78,6 +78,11 @@ func (e *env) runCLI(args ...string) cliResult {
 		}
 	}
 	cmd.Env = append(env, "TUITBOT_HOME="+e.Home, "HOME="+e.Home)
+	if e.Cfg != nil {
+		// The CLI reads no configuration file here: the access level the
+		// test chose (envOptions.access) is the one setting it must share.
+		cmd.Env = append(cmd.Env, "TUITBOT_X_API__ACCESS="+string(e.Cfg.XAPI.Access))
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -49,6 +49,9 @@ func newSiteAt(t testing.TB, configure func(*config.Config), prefix string) *sit
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
+	// The pages are shown with likes, follows, quotes and replies to
+	// strangers, which X allows only an enterprise app.
+	cfg.XAPI.Access = config.AccessEnterprise
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -129,6 +132,7 @@ func testAccount(a *app.App) Account {
 	acc.Posts = LookupPosts(disc, a.XClient)
 	acc.Users = LookupUsers(a.XClient)
 	acc.Sandbox = a.Sim != nil
+	acc.Access = a.XAccessLevel()
 	acc.XLogin = a.XLoginProblem
 	acc.Policy = PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Usage: a.Counters.Snapshot}
 	return acc

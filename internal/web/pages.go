@@ -16,6 +16,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 type analyticsData struct {
@@ -484,5 +485,6 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request, sess *session)
 		Raw      string
 		Warnings []string
 		Rules    []ruleRow
-	}{groups, raw, s.d.Warnings, ruleRows(a.Policy.Rules)})
+		Access   xrules.Level
+	}{groups, raw, s.d.Warnings, ruleRows(a.Policy.Rules), a.Access})
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/notify"
 	"github.com/tuitbot/tuitbot/internal/queue"
 	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 //go:embed templates/*.html
@@ -125,6 +126,9 @@ type Account struct {
 	Policy PolicyInfo
 	// DailyBudgetUSD is the X spend cap drawn on the spend chart (0: none).
 	DailyBudgetUSD float64
+	// Access is the account's X API access level (x_api.access) in words,
+	// with the prices in force, for the settings page.
+	Access xrules.Level
 }
 
 // Options tune the server.

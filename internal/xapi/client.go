@@ -131,6 +131,8 @@ type Client struct {
 	ledger      *ledger
 	meMu        sync.Mutex
 	meID        string
+	meUsername  string
+	seen        seenPosts
 }
 
 // New validates opts and builds a Client.

@@ -146,6 +146,13 @@ func (c *Client) exec(ctx context.Context, r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.method == "POST" && r.tpl == "/2/tweets" {
+		if hasURL, replyTo := postBody(r.body); replyTo != "" && c.ownPost(replyTo) {
+			// A reply to the account's own post (a thread) is no summoned
+			// reply: X bills it as a post.
+			r.writeCost = writePrice("POST", "/2/tweets", hasURL, false)
+		}
+	}
 	token, err := c.accessToken(ctx)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,13 @@ type Pricing struct {
 	// WithURL is the price of a post whose text holds a link (post creation
 	// only; 0 elsewhere).
 	WithURL float64
+	// Reply is the price of a post that replies, link or not (post
+	// creation only; 0 elsewhere).
+	Reply float64
+	// Owned is the per-resource price of a read of the authenticated
+	// user's own resources, when the path's user is that user (X's "Owned
+	// Reads"); 0 means the read has no such price.
+	Owned float64
 }
 
 // Inverse is how the effect of a request is undone: the typed tool to call
@@ -103,6 +110,10 @@ func perFollow() Pricing { return Pricing{Unit: PriceFollowsRead, Resource: kind
 func perList() Pricing   { return Pricing{Unit: PriceListRead, Resource: kindList} }
 func perDM() Pricing     { return Pricing{Unit: PriceDMRead, Resource: kindDMEvent} }
 
+// owned gives a read of /2/users/:id/... X's owned-read price for when :id
+// is the authenticated user.
+func owned(p Pricing) Pricing { p.Owned = PriceOwnedRead; return p }
+
 // grouped puts rows in an optional scope group.
 func grouped(group string, rows ...Endpoint) []Endpoint {
 	for i := range rows {
@@ -151,7 +162,7 @@ func endpointTable() []Endpoint {
 	scopesDMWrite := []string{"dm.write", "tweet.read", "users.read"}
 	rows := []Endpoint{
 		{Method: "POST", Path: "/2/tweets", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
-			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
+			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL, Reply: PriceSummonedReply}, Tool: "x_post_tweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_delete_tweet", "tweet_id", "Delete the post to reverse (deletes always need approval).")},
 		{Method: "POST", Path: "/2/tweets", BodyKey: "edit_options", Host: HostAPI, Kind: EffectCreate, Retry: classCreate,
 			Price: Pricing{Unit: PricePostCreate, WithURL: PricePostCreateWithURL}, Tool: "x_edit_tweet", Scopes: scopesTweetWrite,
@@ -178,18 +189,18 @@ func endpointTable() []Endpoint {
 		rawOnly(read("/2/users/by", perUser(), scopesTweetRead)),
 		read("/2/users/by/username/:username", perUser(), scopesTweetRead),
 		read("/2/users/:id", perUser(), scopesTweetRead),
-		read("/2/users/:id/mentions", perPost(), scopesTweetRead),
-		read("/2/users/:id/tweets", perPost(), scopesTweetRead),
+		read("/2/users/:id/mentions", owned(perPost()), scopesTweetRead),
+		read("/2/users/:id/tweets", owned(perPost()), scopesTweetRead),
 		read("/2/users/:id/timelines/reverse_chronological", perPost(), scopesTweetRead),
-		read("/2/users/:id/followers", perFollow(), scopesFollowRead),
-		read("/2/users/:id/following", perFollow(), scopesFollowRead),
+		read("/2/users/:id/followers", owned(perFollow()), scopesFollowRead),
+		read("/2/users/:id/following", owned(perFollow()), scopesFollowRead),
 		{Method: "POST", Path: "/2/users/:id/following", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_follow_user", Scopes: scopesFollowW,
 			Undo: undo("x_unfollow_user", "target_user_id", "Unfollow to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:source_user_id/following/:target_user_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unfollow_user", Scopes: scopesFollowW,
 			Undo: undo("x_follow_user", "target_user_id", "Follow again to reverse (a protected account must approve again).")},
-		read("/2/users/:id/liked_tweets", perPost(), scopesLikeRead),
+		read("/2/users/:id/liked_tweets", owned(perPost()), scopesLikeRead),
 		{Method: "POST", Path: "/2/users/:id/likes", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_like_tweet", Scopes: scopesLikeWrite,
 			Undo: undo("x_unlike_tweet", "tweet_id", "Unlike to reverse.")},
@@ -202,15 +213,15 @@ func endpointTable() []Endpoint {
 		{Method: "DELETE", Path: "/2/users/:id/retweets/:source_tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceInteractionDelete}, Tool: "x_unretweet", Scopes: scopesTweetWrite,
 			Undo: undo("x_retweet", "tweet_id", "Retweet again to reverse.")},
-		read("/2/users/:id/bookmarks", perPost(), scopesBookRead),
+		read("/2/users/:id/bookmarks", owned(perPost()), scopesBookRead),
 		{Method: "POST", Path: "/2/users/:id/bookmarks", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceBookmark}, Tool: "x_bookmark_tweet", Scopes: scopesBookWrite,
 			Undo: undo("x_unbookmark_tweet", "tweet_id", "Remove the bookmark to reverse.")},
 		{Method: "DELETE", Path: "/2/users/:id/bookmarks/:tweet_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceBookmark}, Tool: "x_unbookmark_tweet", Scopes: scopesBookWrite,
 			Undo: undo("x_bookmark_tweet", "tweet_id", "Bookmark again to reverse.")},
-		rawOnly(read("/2/users/:id/blocking", perUser(), []string{"block.read", "tweet.read", "users.read"})),
-		rawOnly(read("/2/users/:id/muting", perUser(), []string{"mute.read", "tweet.read", "users.read"})),
+		rawOnly(read("/2/users/:id/blocking", owned(perUser()), []string{"block.read", "tweet.read", "users.read"})),
+		rawOnly(read("/2/users/:id/muting", owned(perUser()), []string{"mute.read", "tweet.read", "users.read"})),
 		{Method: "POST", Path: "/2/users/:id/muting", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
 			Price: Pricing{Unit: PriceInteractionCreate}, Tool: "x_mute_user", Scopes: []string{"mute.write", "tweet.read", "users.read"},
 			Undo: undo("x_unmute_user", "target_user_id", "Unmute to reverse.")},
@@ -264,7 +275,12 @@ func endpointTable() []Endpoint {
 			Price: Pricing{Unit: PriceListManage}, Tool: "x_list_remove_member", Scopes: scopesListWrite,
 			Undo: undo("x_list_add_member", "user_id", "Add the member to the list again to reverse.")},
 		read("/2/lists/:id/tweets", perPost(), scopesListRead),
-		read("/2/users/:id/owned_lists", perList(), scopesListRead),
+		read("/2/users/:id/owned_lists", owned(perList()), scopesListRead),
+		// Listed for their owned-read price: only universal requests reach
+		// them.
+		rawOnly(read("/2/users/:id/pinned_lists", owned(perList()), scopesListRead)),
+		rawOnly(read("/2/users/:id/followed_lists", owned(perList()), scopesListRead)),
+		rawOnly(read("/2/users/:id/list_memberships", owned(perList()), scopesListRead)),
 	)...)
 }
 

@@ -3,6 +3,7 @@ package xapi
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,7 +150,7 @@ func (c *Client) attemptCost(r *request, status int, body []byte, decoded *readR
 		} else {
 			rr = parseReadResources(body)
 		}
-		unit, kind, perRequest := readPrice(r.tpl)
+		unit, kind, perRequest := readPrice(r.tpl, c.ownsPath(r.path))
 		if perRequest {
 			return max(rr.items, 1), unit
 		}
@@ -166,6 +167,21 @@ func (c *Client) attemptCost(r *request, status int, body []byte, decoded *readR
 		cost = r.writeCost
 	}
 	return items, cost
+}
+
+// ownsPath reports whether a /2/users/:id/... path names the
+// authenticated user, as far as this client knows it: an id it has not
+// learnt yet is billed at the ordinary price, the higher one.
+func (c *Client) ownsPath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/2/users/")
+	if !ok {
+		return false
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	c.meMu.Lock()
+	me := c.meID
+	c.meMu.Unlock()
+	return me != "" && id == me
 }
 
 // recordUsage reports one attempt. A failing recorder is logged, never

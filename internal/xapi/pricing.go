@@ -34,6 +34,15 @@ const (
 	PriceCountsAll         = 0.010 // Counts: All, per request
 	PricePostCreate        = 0.015 // Content: Create, per request
 	PricePostCreateWithURL = 0.200 // Content: Create (with URL), per request
+	// PriceSummonedReply is a reply to a post that summoned the account
+	// (X's 2026-04-16 entry), link or not. X lets a self-serve app reply
+	// only when summoned, so every reply it takes is billed so.
+	PriceSummonedReply = 0.010
+	// PriceOwnedRead is an "Owned Read": a read of the authenticated
+	// user's own resources (its posts, mentions, likes, bookmarks,
+	// follows, blocks, mutes and lists), per resource. X's wording adds
+	// that the user must own the developer app.
+	PriceOwnedRead         = 0.001
 	PriceInteractionCreate = 0.015 // User Interaction: Create (like, follow, repost)
 	PriceInteractionDelete = 0.010 // Interaction: Delete (unlike, unfollow, unrepost; post delete, see above)
 	PriceBookmark          = 0.005 // Bookmark, per request (add or remove)
@@ -64,23 +73,38 @@ const (
 
 // readPrice returns the per-resource price and resource kind of a GET
 // endpoint template. perRequest is true for endpoints billed per call.
-func readPrice(tpl string) (unit float64, kind string, perRequest bool) {
+// owned says that the path's user is the authenticated one, which an
+// owned read's row bills at its Owned price.
+func readPrice(tpl string, owned bool) (unit float64, kind string, perRequest bool) {
 	if r, ok := knownEndpoints.Lookup("GET", tpl); ok {
+		if owned && r.Price.Owned > 0 {
+			return r.Price.Owned, r.Price.Resource, r.Price.PerRequest
+		}
 		return r.Price.Unit, r.Price.Resource, r.Price.PerRequest
 	}
 	return PriceUnknownRead, "", false
 }
 
-// writePrice returns the per-request price of a non-GET request.
-func writePrice(method, tpl string, hasURL bool) float64 {
+// writePrice returns the per-request price of a non-GET request; reply
+// marks a post that replies (see Pricing.Reply).
+func writePrice(method, tpl string, hasURL, reply bool) float64 {
 	r, ok := knownEndpoints.Lookup(method, tpl)
 	switch {
 	case !ok:
 		return PriceUnknownWrite
+	case reply && r.Price.Reply > 0:
+		return r.Price.Reply
 	case hasURL && r.Price.WithURL > 0:
 		return r.Price.WithURL
 	}
 	return r.Price.Unit
+}
+
+// EstimatePost is the price of one post: a reply at the summoned-reply
+// price (no link surcharge), any other post at the plain or with-link
+// price.
+func EstimatePost(text string, reply bool) float64 {
+	return writePrice("POST", "/2/tweets", ContainsURL(text), reply)
 }
 
 // splitEndpoint accepts "METHOD /path", "/path" or a concrete path and
@@ -105,7 +129,7 @@ func splitEndpoint(method, endpoint string) (string, string) {
 func EstimateCost(method, endpoint string, items int, hasURL bool) float64 {
 	m, tpl := splitEndpoint(method, endpoint)
 	if m == "GET" || m == "HEAD" {
-		unit, _, perRequest := readPrice(tpl)
+		unit, _, perRequest := readPrice(tpl, false)
 		if perRequest {
 			return unit
 		}
@@ -114,7 +138,7 @@ func EstimateCost(method, endpoint string, items int, hasURL bool) float64 {
 		}
 		return unit * float64(items)
 	}
-	return writePrice(m, tpl, hasURL)
+	return writePrice(m, tpl, hasURL, false)
 }
 
 // EstimateWrite estimates the charge of a write request from its concrete
@@ -126,18 +150,35 @@ func EstimateWrite(method, path string, body []byte) float64 {
 	if m == "GET" || m == "HEAD" || m == "" {
 		return 0
 	}
-	hasURL := false
+	hasURL, reply := false, false
 	if m == "POST" && tpl == "/2/tweets" {
-		var b struct {
-			Text *string `json:"text"`
-		}
-		if len(body) > 0 && json.Unmarshal(body, &b) != nil {
-			hasURL = true
-		} else if b.Text != nil {
-			hasURL = ContainsURL(*b.Text)
-		}
+		var replyTo string
+		hasURL, replyTo = postBody(body)
+		reply = replyTo != ""
 	}
-	return writePrice(m, tpl, hasURL)
+	return writePrice(m, tpl, hasURL, reply)
+}
+
+// postBody reads a POST /2/tweets body: whether its text holds a link and
+// the post it replies to. A body that cannot be read is priced as a post
+// with a link.
+func postBody(body []byte) (hasURL bool, replyTo string) {
+	var b struct {
+		Text  *string `json:"text"`
+		Reply *struct {
+			InReplyToTweetID string `json:"in_reply_to_tweet_id"`
+		} `json:"reply"`
+	}
+	if len(body) > 0 && json.Unmarshal(body, &b) != nil {
+		return true, ""
+	}
+	if b.Text != nil {
+		hasURL = ContainsURL(*b.Text)
+	}
+	if b.Reply != nil {
+		replyTo = b.Reply.InReplyToTweetID
+	}
+	return hasURL, replyTo
 }
 
 // urlPattern finds what X would turn into a link: scheme URLs, www. hosts

@@ -192,6 +192,7 @@ func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, Ca
 	}
 	one := []Tweet{env.Data.convert()}
 	attachAuthors(one, convertUsers(env.Includes.Users))
+	c.seen.note(query, one)
 	return &one[0], info, nil
 }
 
@@ -217,6 +218,7 @@ func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Twe
 		p.Data = []Tweet{}
 	}
 	attachAuthors(p.Data, p.Includes.Users)
+	c.seen.note(query, p.Data)
 	return p, nil
 }
 
@@ -241,10 +243,44 @@ func (c *Client) Me(ctx context.Context) (*User, CallInfo, error) {
 	}
 	if u.ID != "" {
 		c.meMu.Lock()
-		c.meID = u.ID
+		c.meID, c.meUsername = u.ID, u.Username
 		c.meMu.Unlock()
 	}
 	return u, info, nil
+}
+
+// MyAccount returns the authenticated user's id and username, calling X
+// only when the username is not known yet.
+func (c *Client) MyAccount(ctx context.Context) (id, username string, err error) {
+	c.meMu.Lock()
+	id, username = c.meID, c.meUsername
+	c.meMu.Unlock()
+	if id != "" && username != "" {
+		return id, username, nil
+	}
+	u, _, err := c.Me(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if !isXID(u.ID) {
+		return "", "", apperr.New(apperr.XAPIError, "X returned no usable id for the authenticated user")
+	}
+	return u.ID, u.Username, nil
+}
+
+// encodedSummonQuery asks for what tells whether a post summoned an
+// account (its author, @mentions, the author it replies to and the posts
+// it quotes), and for no
+// expansion: each expanded object is billed as a read of its own.
+var encodedSummonQuery = url.Values{"tweet.fields": {"author_id,entities,in_reply_to_user_id,referenced_tweets"}}.Encode()
+
+// SummonState fetches one post with its author, @mentions and referenced
+// posts, with the cheapest read X has for it (one post, no expansions).
+func (c *Client) SummonState(ctx context.Context, id string) (*Tweet, CallInfo, error) {
+	if err := checkID("tweet_id", id); err != nil {
+		return nil, CallInfo{}, err
+	}
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedSummonQuery)
 }
 
 // MyUserID returns the authenticated user's id, calling X only the first

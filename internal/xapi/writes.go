@@ -159,6 +159,7 @@ func (c *Client) PostTweet(ctx context.Context, p PostParams) (*Tweet, CallInfo,
 	if out.Data == nil || out.Data.ID == "" {
 		return nil, info, apperr.New(apperr.XOutcomeUnknown, "X accepted POST /2/tweets but returned no post id; verify before trying again")
 	}
+	c.made(out.Data.ID)
 	return out.Data, info, nil
 }
 

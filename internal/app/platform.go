@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xrules"
+	"github.com/tuitbot/tuitbot/internal/xsim"
+)
+
+// platformRules are X's rules for the account's API access level, as the
+// gateway asks them for every call (x_api.access, x_api.own_replies_summon).
+func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
+	cfg := a.Cfg
+	return xrules.Checker{
+		Access:           func() xrules.Access { return xrules.Access(cfg.XAPI.Access) },
+		OwnRepliesSummon: cfg.XAPI.OwnRepliesSummon,
+		Know:             knowledge{a: a, wf: wf},
+		IntentBase:       "https://x.com",
+	}
+}
+
+// knowledge answers a summons check from what tuitbot knows (the
+// account's own posts) and otherwise from X, with the cheapest read.
+type knowledge struct {
+	a  *App
+	wf *workflow.Service
+}
+
+func (k knowledge) Account(ctx context.Context) (xrules.Account, error) {
+	x, err := k.a.XClient()
+	if err != nil {
+		return xrules.Account{}, err
+	}
+	id, username, err := x.MyAccount(ctx)
+	return xrules.Account{ID: id, Username: username}, err
+}
+
+func (k knowledge) Post(ctx context.Context, id string) (xrules.Post, error) {
+	if own, err := k.wf.RecordedPosts(ctx, []string{id}); err == nil && own[id] {
+		me, err := k.Account(ctx)
+		if err != nil {
+			return xrules.Post{}, err
+		}
+		return xrules.Post{ID: id, AuthorID: me.ID}, nil
+	}
+	x, err := k.a.XClient()
+	if err != nil {
+		return xrules.Post{}, err
+	}
+	// A post this process read already (a mention, a search result, a
+	// timeline) is known; only an unknown one costs a read.
+	f, ok := x.KnownPost(id)
+	if !ok {
+		if _, _, err := x.SummonState(ctx, id); err != nil {
+			return xrules.Post{}, err
+		}
+		if f, ok = x.KnownPost(id); !ok {
+			return xrules.Post{}, apperr.New(apperr.XAPIError, "in_reply_to_id: X returned post %s without its author", id)
+		}
+	}
+	return xrules.Post{ID: id, AuthorID: f.AuthorID, InReplyToUserID: f.InReplyToUserID, Mentions: f.Mentions, Quotes: f.Quotes}, nil
+}
+
+// XAccess describes the API access level of every account of the home,
+// default first: what it allows and the prices in force.
+func (a *App) XAccess() []xrules.Level {
+	r := a.top()
+	var out []xrules.Level
+	for _, name := range r.Cfg.AccountNames() {
+		acc, err := r.Cfg.ForAccount(name)
+		if err != nil {
+			continue // Validate has refused such a home already
+		}
+		l := xrules.Describe(xrules.Access(acc.XAPI.Access))
+		l.Account = name
+		out = append(out, l)
+	}
+	return out
+}
+
+// XAccessLevel describes this account's API access level.
+func (a *App) XAccessLevel() xrules.Level {
+	l := xrules.Describe(xrules.Access(a.Cfg.XAPI.Access))
+	l.Account = a.Account
+	return l
+}
+
+// ConfiguredAccess is the sandbox access of each account as the
+// configuration sets it (x_api.access), so the emulator a sandbox command
+// starts models the X each account's app meets; an account the
+// configuration does not name keeps the world's level.
+func ConfiguredAccess(cfg *config.Config) SandboxAccess {
+	return func(account string) xsim.Access {
+		acc, err := cfg.ForAccount(account)
+		if err != nil {
+			return ""
+		}
+		return xsim.Access(acc.XAPI.Access)
+	}
+}

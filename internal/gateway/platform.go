@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/describe"
+	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/tweettext"
+	"github.com/tuitbot/tuitbot/internal/xrules"
+)
+
+// Platform judges a call against what X lets the account's app do at all
+// (its API access level), before the policy is asked: a call X would
+// refuse must not wait for a person's approval first. An error refuses
+// the call (see Options.Platform).
+type Platform interface {
+	Check(ctx context.Context, c xrules.Call) error
+}
+
+// platformCall is what the platform rules see of a call: the typed tool
+// whose effect it has, whatever tool spelled it, and the post, user and
+// text it names.
+func platformCall(act *Action, params json.RawMessage, equiv string) xrules.Call {
+	c := xrules.Call{Effect: act.Tool}
+	if act.Equivalent != nil {
+		c.Effect = equiv
+	}
+	material := params
+	if act.Intent != nil {
+		if effect, m, ok := act.Intent(params); ok {
+			c.Effect, material = effect, m
+		} else {
+			material = nil
+		}
+	}
+	var m struct {
+		Text          string `json:"text"`
+		InReplyToID   string `json:"in_reply_to_id"`
+		QuotedTweetID string `json:"quoted_tweet_id"`
+		TweetID       string `json:"tweet_id"`
+		TargetUserID  string `json:"target_user_id"`
+	}
+	if material != nil {
+		_ = json.Unmarshal(material, &m)
+	}
+	c.Text, c.TargetUser, c.QuoteOf = m.Text, m.TargetUserID, m.QuotedTweetID
+	switch {
+	case m.InReplyToID != "":
+		c.TweetID = m.InReplyToID
+	case m.QuotedTweetID != "":
+		c.TweetID = m.QuotedTweetID
+	default:
+		c.TweetID = m.TweetID
+	}
+	if c.TweetID == "" && act.Target != nil {
+		// A spelling whose intent is not readable (a body field no typed
+		// tool sends) still names the post it acts on.
+		c.TweetID = act.Target(params)
+	}
+	return c
+}
+
+// checkPlatform runs the platform rules for every call, the replay of an
+// approved item included (the access level may have changed since it was
+// queued). A refusal reaches neither the policy nor X: it is recorded as a
+// failed audit row with its code and an action log line, and nothing is
+// charged against any limit.
+func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity, cat policy.Category, equiv string) error {
+	if g.opts.Platform == nil {
+		return nil
+	}
+	err := g.opts.Platform.Check(ctx, platformCall(act, params, equiv))
+	if err == nil {
+		return nil
+	}
+	refusal := apperr.As(err)
+	switch refusal.Code {
+	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned:
+	default:
+		// Finding out failed (X unreachable while reading the post
+		// replied to): the call is not attempted, and nothing is recorded.
+		return refusal
+	}
+	corr := uuid.NewString()
+	now := ts(g.opts.Now())
+	summary := auditSummary(act, params)
+	shown := describe.RecordedOf(c.Tool, equiv, summary)
+	var approval any
+	if c.approvalID != 0 {
+		approval = c.approvalID
+	}
+	row := append([]any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, now,
+		targetOf(act, params)}, shownColumns(shown)...)
+	row = append(row, string(refusal.Code), tweettext.TruncateBytes(refusal.Error(), maxSummaryBytes), now, c.decidedBy)
+	decision := g.decisionRow(c, cat, equiv, policy.Decision{Outcome: policy.Deny, RuleID: "x_platform", Reason: refusal.Detail(), Source: "x_platform"})
+	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+		g.logDecision(ctx, tx, decision)
+		_, err := tx.ExecContext(ctx, qInsertRefused, row...)
+		return err
+	})
+	if err != nil {
+		return apperr.Wrap(apperr.DBError, err, "record the refusal: %v", err)
+	}
+	return refusal.With("correlation_id", corr).With("policy_decision", "refused_before_x")
+}
+
+// qInsertRefused records a call refused before X: a failed row, complete
+// at once, that blocks no repeat and was charged nothing.
+const qInsertRefused = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
+	params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, target_tweet_id,
+	action_name, description, target_kind, error_code, error_message, elapsed_ms, completed_at, decided_by)
+	VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'failure', ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, 0, ?, NULLIF(?,''))`
