@@ -156,12 +156,21 @@ func (c *cli) approveCmd() *cobra.Command {
 		}
 		return gateway.Decision{Reviewer: reviewer, Notes: notes, Shown: shown}, nil
 	}
+	var approveJSON, rejectJSON, editJSON *bool
 	approve := byID("approve ID", "Approve an item: run exactly the queued call now", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
 		d, err := decision()
 		if err != nil {
 			return err
 		}
 		it, _, err := g.ApproveWith(cmd.Context(), id, d)
+		if *approveJSON {
+			// A failed call answers with the error document alone: one
+			// document on stdout; `approve show ID --json` has the item.
+			if err != nil {
+				return err
+			}
+			return writeJSON(c.stdout, it)
+		}
 		if it != nil {
 			printItem(c.stdout, it)
 		}
@@ -169,6 +178,7 @@ func (c *cli) approveCmd() *cobra.Command {
 	})
 	approve.Flags().StringVar(&notes, "notes", "", "review notes")
 	approve.Flags().StringVar(&shown, "shown", "", "the content hash \"tuitbot approve show\" printed: approve only if the item is still exactly that")
+	approveJSON = jsonFlag(approve, "approve_item's fields (the item after its call ran)")
 	reject := byID("reject ID", "Reject an item", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
 		d, err := decision()
 		if err != nil {
@@ -178,12 +188,14 @@ func (c *cli) approveCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "#%d rejected\n", it.ID)
-		printReview(c.stdout, it)
-		return nil
+		return c.answer(*rejectJSON, it, func(w io.Writer) {
+			fmt.Fprintf(w, "#%d rejected\n", it.ID)
+			printReview(w, it)
+		})
 	})
 	reject.Flags().StringVar(&notes, "notes", "", "review notes")
 	reject.Flags().StringVar(&shown, "shown", "", "the content hash \"tuitbot approve show\" printed: reject only if the item is still exactly that")
+	rejectJSON = jsonFlag(reject, "reject_item's fields (the rejected item)")
 	var text, options string
 	edit := byID("edit ID [--text TEXT] [--options JSON]", "Edit the text or post options of a pending item before approving it", func(cmd *cobra.Command, g *gateway.Gateway, id int64) error {
 		var ch gateway.Changes
@@ -203,9 +215,9 @@ func (c *cli) approveCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		printItem(c.stdout, it)
-		return nil
+		return c.answer(*editJSON, it, func(w io.Writer) { printItem(w, it) })
 	})
+	editJSON = jsonFlag(edit, "get_approval_item's fields (the edited item)")
 	edit.Flags().StringVar(&text, "text", "", "the new text")
 	edit.Flags().StringVar(&options, "options", "", "the new post options as JSON, e.g. {\"reply_settings\":\"following\"}; null removes them")
 	cmd.AddCommand(list, show, approve, reject, edit, c.approveLinksCmd())
@@ -226,10 +238,11 @@ func (c *cli) approveLinksCmd() *cobra.Command {
 		l := a.Links()
 		if l == nil {
 			a.Close()
-			return nil, nil, fmt.Errorf("approval links are off; set [approval_links] enabled = true (and notify.public_base_url)")
+			return nil, nil, apperr.New(apperr.ConfigError, "approval links are off; set [approval_links] enabled = true (and notify.public_base_url)")
 		}
 		return l, a, nil
 	}
+	var rotateJSON, revokeJSON *bool
 	rotate := &cobra.Command{
 		Use:   "rotate-key",
 		Short: "Replace the link key: every link sent so far stops working",
@@ -244,10 +257,12 @@ func (c *cli) approveLinksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "link key rotated; %d open link(s) stopped working\n", n)
-			return nil
+			return c.answer(*rotateJSON, LinksRevoked{Revoked: n}, func(w io.Writer) {
+				fmt.Fprintf(w, "link key rotated; %d open link(s) stopped working\n", n)
+			})
 		},
 	}
+	rotateJSON = jsonFlag(rotate, "revoked_links (the open links that stopped working)")
 	revoke := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Stop every link of one approval item",
@@ -266,10 +281,12 @@ func (c *cli) approveLinksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "%d open link(s) of item %d revoked\n", n, id)
-			return nil
+			return c.answer(*revokeJSON, LinksRevoked{ID: id, Revoked: n}, func(w io.Writer) {
+				fmt.Fprintf(w, "%d open link(s) of item %d revoked\n", n, id)
+			})
 		},
 	}
+	revokeJSON = jsonFlag(revoke, "id, revoked_links")
 	cmd.AddCommand(rotate, revoke)
 	return cmd
 }
@@ -409,6 +426,7 @@ func (c *cli) auditCmd() *cobra.Command {
 	}
 	show.Flags().BoolVar(&detailJSON, "json", true, "print JSON: get_mutation_detail's fields (always on)")
 	var happened, didNotHappen bool
+	var resolveJSON *bool
 	resolve := &cobra.Command{
 		Use:   "resolve CORRELATION_ID --happened|--did-not-happen",
 		Short: "Resolve a mutation whose outcome is unknown, after checking X",
@@ -430,13 +448,15 @@ func (c *cli) auditCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.stdout, "%s (%s, %s) resolved as %s by %s at %s\n", e.CorrelationID, e.Tool, e.Status, e.Resolution, e.ResolvedBy, e.ResolvedAt)
-				return nil
+				return c.answer(*resolveJSON, e, func(w io.Writer) {
+					fmt.Fprintf(w, "%s (%s, %s) resolved as %s by %s at %s\n", e.CorrelationID, e.Tool, e.Status, e.Resolution, e.ResolvedBy, e.ResolvedAt)
+				})
 			})
 		},
 	}
 	resolve.Flags().BoolVar(&happened, "happened", false, "the mutation did reach X")
 	resolve.Flags().BoolVar(&didNotHappen, "did-not-happen", false, "the mutation did not reach X")
+	resolveJSON = jsonFlag(resolve, "resolve_mutation's fields (the resolved audit row)")
 	cmd.AddCommand(recent, show, resolve)
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func (c *cli) configCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, src, err := config.Load(config.LoadOptions{Path: c.configPath})
 			if err != nil {
-				return err
+				return configError(err)
 			}
 			if c.sandbox {
 				// Nothing goes to x.com in the sandbox: say where it goes.
@@ -82,6 +83,7 @@ func (c *cli) configCmd() *cobra.Command {
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
+	var validateJSON *bool
 	validate := &cobra.Command{
 		Use:   "validate",
 		Short: "Validate the configuration, including policy rules",
@@ -92,15 +94,21 @@ func (c *cli) configCmd() *cobra.Command {
 				return err
 			}
 			if err := app.ValidateAll(cfg); err != nil {
-				return err
+				return configError(err)
 			}
-			for _, w := range append(cfg.NotifyWarnings(), app.PolicyWarnings(cfg)...) {
-				fmt.Fprintln(c.stdout, "warning:", w)
+			warnings := append(cfg.NotifyWarnings(), app.PolicyWarnings(cfg)...)
+			if warnings == nil {
+				warnings = []string{}
 			}
-			fmt.Fprintln(c.stdout, "configuration is valid")
-			return nil
+			return c.answer(*validateJSON, ConfigCheck{Valid: true, Warnings: warnings}, func(w io.Writer) {
+				for _, warning := range warnings {
+					fmt.Fprintln(w, "warning:", warning)
+				}
+				fmt.Fprintln(w, "configuration is valid")
+			})
 		},
 	}
+	validateJSON = jsonFlag(validate, "valid, warnings")
 	cmd.AddCommand(initCmd, show, validate)
 	return cmd
 }

@@ -30,6 +30,7 @@ func parseSince(s string) (time.Time, error) {
 
 func (c *cli) exportCmd() *cobra.Command {
 	var what, format, since, out string
+	var asJSON *bool
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Export audit rows, posts, metrics or approval items as CSV or JSON Lines",
@@ -52,6 +53,9 @@ func (c *cli) exportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if *asJSON && (out == "" || out == "-") {
+				return usageError{fmt.Errorf("--json needs --out FILE: without it the export itself is on standard output")}
+			}
 			a, err := c.openApp(cmd)
 			if err != nil {
 				return err
@@ -71,10 +75,12 @@ func (c *cli) exportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stderr, "exported %d %s rows as %s to %s\n", n, what, format, out)
-			return nil
+			return c.answer(*asJSON, ExportSummary{What: what, Format: format, Rows: n, Out: out}, func(io.Writer) {
+				fmt.Fprintf(c.stderr, "exported %d %s rows as %s to %s\n", n, what, format, out)
+			})
 		},
 	}
+	asJSON = jsonFlag(cmd, "what, format, rows, out (with --out only: the export itself is the file)")
 	cmd.Flags().StringVar(&what, "what", "", "what to export: audit, posts, metrics or approvals")
 	cmd.Flags().StringVar(&format, "format", "csv", "output format: csv or jsonl")
 	cmd.Flags().StringVar(&since, "since", "", "only records created at or after this RFC 3339 time or date")

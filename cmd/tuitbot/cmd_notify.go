@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/notify"
 )
 
@@ -113,8 +115,9 @@ func (c *cli) notifyCmd() *cobra.Command {
 	list.Flags().StringVar(&f.Status, "status", "", "only this status: pending, delivered, failed, dropped")
 	list.Flags().IntVar(&f.Limit, "limit", 50, "most rows to list (1-500)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	change := func(use, short string, do func(o *notify.Outbox, cmd *cobra.Command, id int64) error, done string) *cobra.Command {
-		return &cobra.Command{
+	change := func(use, short string, do func(o *notify.Outbox, cmd *cobra.Command, id int64) error, done, status string) *cobra.Command {
+		var asJSON *bool
+		sub := &cobra.Command{
 			Use: use + " ID", Short: short, Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, err := strconv.ParseInt(args[0], 10, 64)
@@ -129,15 +132,18 @@ func (c *cli) notifyCmd() *cobra.Command {
 				if err := do(o, cmd, id); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.stdout, "outbox row %d %s\n", id, done)
-				return nil
+				return c.answer(*asJSON, OutboxChange{ID: id, Status: status}, func(w io.Writer) {
+					fmt.Fprintf(w, "outbox row %d %s\n", id, done)
+				})
 			},
 		}
+		asJSON = jsonFlag(sub, "id, status (the row's new status)")
+		return sub
 	}
 	retry := change("retry", "Send a failed or dropped row again (the next dispatcher pass delivers it)",
-		func(o *notify.Outbox, cmd *cobra.Command, id int64) error { return o.Retry(cmd.Context(), id) }, "is pending again")
+		func(o *notify.Outbox, cmd *cobra.Command, id int64) error { return o.Retry(cmd.Context(), id) }, "is pending again", notify.StatusPending)
 	drop := change("drop", "Give up on a pending or failed row",
-		func(o *notify.Outbox, cmd *cobra.Command, id int64) error { return o.Drop(cmd.Context(), id) }, "dropped")
+		func(o *notify.Outbox, cmd *cobra.Command, id int64) error { return o.Drop(cmd.Context(), id) }, "dropped", notify.StatusDropped)
 	outbox.AddCommand(list, retry, drop)
 	cmd.AddCommand(test, status, outbox)
 	return cmd
@@ -152,7 +158,7 @@ func (c *cli) outbox(cmd *cobra.Command) (*notify.Outbox, *app.App, error) {
 	o := a.Outbox()
 	if o == nil {
 		a.Close()
-		return nil, nil, fmt.Errorf("no notification channel is configured; add a [[notify.channels]] entry (see `tuitbot config init`)")
+		return nil, nil, apperr.New(apperr.ConfigError, "no notification channel is configured; add a [[notify.channels]] entry (see `tuitbot config init`)")
 	}
 	return o, a, nil
 }

@@ -327,6 +327,7 @@ func (c *cli) analyticsCmd() *cobra.Command {
 		Use:   "analytics",
 		Short: "Account analytics",
 	}
+	var snapJSON *bool
 	snap := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Record the account's follower, following and post counts now",
@@ -345,10 +346,12 @@ func (c *cli) analyticsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "followers %d, following %d, posts %d (taken %s)\n", sn.Followers, sn.Following, sn.Tweets, sn.TakenAt)
-			return nil
+			return c.answer(*snapJSON, sn, func(w io.Writer) {
+				fmt.Fprintf(w, "followers %d, following %d, posts %d (taken %s)\n", sn.Followers, sn.Following, sn.Tweets, sn.TakenAt)
+			})
 		},
 	}
+	snapJSON = jsonFlag(snap, "followers_count, following_count, tweet_count, taken_at")
 	cmd.AddCommand(snap)
 	return cmd
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
@@ -42,4 +45,52 @@ func tokenStatus(s xauth.StatusInfo) TokenStatus {
 	}
 	return TokenStatus{TokenFile: s.Path, TokenType: s.TokenType, Scopes: scopes, ExpiresAt: s.ExpiresAt,
 		Expired: s.Expired, RemainingSeconds: int64(s.Remaining / time.Second), HasRefreshToken: s.HasRefreshToken}
+}
+
+// jsonFlag gives cmd the --json flag that every command printing data
+// takes; fields names what the document holds, for the help.
+func jsonFlag(cmd *cobra.Command, fields string) *bool {
+	return cmd.Flags().Bool("json", false, "print JSON: "+fields)
+}
+
+// answer prints v as the command's one JSON document when asJSON is
+// set, else with what text prints for a person.
+func (c *cli) answer(asJSON bool, v any, text func(w io.Writer)) error {
+	if asJSON {
+		return writeJSON(c.stdout, v)
+	}
+	text(c.stdout)
+	return nil
+}
+
+// ConfigCheck is `tuitbot config validate --json`.
+type ConfigCheck struct {
+	Valid    bool     `json:"valid"`
+	Warnings []string `json:"warnings"`
+}
+
+// ExportSummary is `tuitbot export --out FILE --json`.
+type ExportSummary struct {
+	What   string `json:"what"`
+	Format string `json:"format"`
+	Rows   int64  `json:"rows"`
+	Out    string `json:"out"`
+}
+
+// SandboxReset is `tuitbot sandbox reset --json`.
+type SandboxReset struct {
+	Removed []string `json:"removed"`
+}
+
+// LinksRevoked is `tuitbot approve links rotate-key|revoke --json`: how
+// many open links stopped working, and for revoke the item's id.
+type LinksRevoked struct {
+	ID      int64 `json:"id,omitempty"`
+	Revoked int64 `json:"revoked_links"`
+}
+
+// OutboxChange is `tuitbot notify outbox retry|drop --json`.
+type OutboxChange struct {
+	ID     int64  `json:"id"`
+	Status string `json:"status"`
 }

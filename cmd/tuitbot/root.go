@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/redact"
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -111,9 +112,22 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 func (c *cli) loadConfig() (*config.Config, error) {
 	cfg, _, err := config.Load(config.LoadOptions{Path: c.configPath})
 	if err != nil {
-		return nil, err
+		return nil, configError(err)
 	}
 	return cfg, nil
+}
+
+// configError gives a configuration that cannot be loaded or fails its
+// checks the code docs/errors.md documents for it, config_error, unless
+// it already has a code of its own.
+func configError(err error) error {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	// The message is the cause's whole text; the cause is not kept as
+	// well, or the text would show twice.
+	return &apperr.Error{Code: apperr.ConfigError, Message: err.Error()}
 }
 
 func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
@@ -146,13 +160,16 @@ func (c *cli) logger(cfg *config.Config) (*slog.Logger, error) {
 }
 
 func (c *cli) versionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON *bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(c.stdout, version.String())
-			return nil
+			v := version.Get()
+			return c.answer(*asJSON, v, func(w io.Writer) { fmt.Fprintln(w, v.String()) })
 		},
 	}
+	asJSON = jsonFlag(cmd, "version, commit, date, modified, go_version, platform")
+	return cmd
 }

@@ -127,6 +127,7 @@ func (c *cli) sandboxCmd() *cobra.Command {
 		Long: "Every --sandbox command works in the sandbox home (~/.tuitbot/sandbox) against one emulator\n" +
 			"world, kept in world.json there (or the --sandbox-state file) and saved after every change.",
 	}
+	var asJSON *bool
 	reset := &cobra.Command{
 		Use:   "reset",
 		Short: "Start the sandbox over: a new demo world, an empty queue and audit trail",
@@ -145,6 +146,13 @@ func (c *cli) sandboxCmd() *cobra.Command {
 			}
 			c.sandboxHome(cfg)
 			removed, err := app.ResetSandbox(cmd.Context(), cfg)
+			if *asJSON {
+				// A failure answers with the error document alone.
+				if err != nil {
+					return err
+				}
+				return writeJSON(c.stdout, SandboxReset{Removed: append([]string{}, removed...)})
+			}
 			for _, p := range removed {
 				fmt.Fprintf(c.stdout, "removed %s\n", p)
 			}
@@ -159,6 +167,7 @@ func (c *cli) sandboxCmd() *cobra.Command {
 			return nil
 		},
 	}
+	asJSON = jsonFlag(reset, "removed (the files and folders it deleted)")
 	cmd.AddCommand(reset)
 	return cmd
 }
