@@ -289,7 +289,10 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 				return nil, fmt.Errorf("sandbox token of account %s: %w", name, err)
 			}
 		}
-		a.Log.Info("sandbox: X emulator started", "url", base, "state", state, "demo_user", srv.DemoUserID())
+		// Every --sandbox command starts or attaches to the emulator: at
+		// info level this line would be noise on each one; --log-level
+		// debug shows it.
+		a.Log.Debug("sandbox: X emulator started", "url", base, "state", state, "demo_user", srv.DemoUserID())
 	}
 	a.OnClose(s.close)
 	return s, nil
