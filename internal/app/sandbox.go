@@ -148,6 +148,13 @@ func SandboxStateFile(cfg *config.Config) (string, error) {
 	return abs, nil
 }
 
+// sandboxQueueSlots are the posting slots of a sandbox whose
+// configuration sets none: weekday mornings and afternoons, weekend late
+// mornings.
+func sandboxQueueSlots() []string {
+	return []string{"mon-fri 09:00", "mon-fri 15:30", "sat,sun 11:00"}
+}
+
 // SandboxAccounts adds the demo brands to cfg as further accounts, unless
 // the configuration already describes them: the sandbox home runs them all.
 func SandboxAccounts(cfg *config.Config) {
@@ -252,9 +259,16 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 	if b := &cfg.Business; len(nonBlank(b.ContentPillars))+len(nonBlank(b.IndustryTopics))+len(nonBlank(b.ProductKeywords)) == 0 {
 		b.ContentPillars = xsim.DemoPillars()
 	}
+	// Nor does it have posting slots, without which the queue commands
+	// and tools only answer queue_not_configured: the sandbox gets demo
+	// slots to try them on. Slots the configuration sets are kept, and a
+	// real home never gets these.
+	if len(cfg.Queue.Slots) == 0 {
+		cfg.Queue.Slots = sandboxQueueSlots()
+	}
 	SandboxAccounts(cfg)
 	if srv == nil {
-		a.Log.Info("sandbox: using the running emulator", "url", base, "state", state)
+		a.Log.Debug("sandbox: using the running emulator", "url", base, "state", state)
 		// Logins are minted by the process that starts the emulator: a home
 		// that has never started one on this world, while another home's
 		// process serves it, has none yet.
