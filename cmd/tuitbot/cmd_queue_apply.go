@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +14,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/postmetrics"
+	"github.com/tuitbot/tuitbot/internal/queue"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
 // applySuggestionCmd writes suggest_queue_slots' slots into the
 // configuration file: the human step an agent cannot take.
 func (c *cli) applySuggestionCmd() *cobra.Command {
-	var yes bool
+	var yes, dryRun, merge bool
 	var count int
 	cmd := &cobra.Command{
 		Use:   "apply-suggestion",
@@ -28,11 +32,17 @@ func (c *cli) applySuggestionCmd() *cobra.Command {
 		Long: "Ranks the account's hours of the week from its measured posts (as get_best_posting_times does),\n" +
 			"turns the best into [queue] slots (as suggest_queue_slots does), shows the change to the config\n" +
 			"file and asks before writing it. Comments and the other settings stay as written; the file's\n" +
-			"mode is kept. --account writes the [accounts.NAME.queue] table.",
+			"mode is kept. --account writes the [accounts.NAME.queue] table.\n\n" +
+			"Before it asks, it says how many slots a week the change leaves and names each queued item that\n" +
+			"would then be outside every slot (it keeps its time). --merge adds the suggested slots to the\n" +
+			"current ones instead of replacing them; --dry-run shows all this and writes nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if count < 1 || count > 14 {
 				return usageError{fmt.Errorf("--count %d: allowed values are 1 to 14", count)}
+			}
+			if dryRun && yes {
+				return usageError{errors.New("--dry-run and --yes: a dry run writes nothing, so give one of them")}
 			}
 			a, err := c.openApp(cmd)
 			if err != nil {
@@ -56,11 +66,15 @@ func (c *cli) applySuggestionCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			updated, err := config.SetQueueSlots(old, a.Account, sug.Slots)
+			slots := sug.Slots
+			if merge {
+				slots = mergeSlots(a.Cfg.Queue.Slots, sug.Slots)
+			}
+			updated, err := config.SetQueueSlots(old, a.Account, slots)
 			if err != nil {
 				return err
 			}
-			if err := checkSlotsTakeEffect(path, updated, a.Account, sug.Slots); err != nil {
+			if err := checkSlotsTakeEffect(path, updated, a.Account, slots); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.stdout, "Best hours (%s, %s, %d posts): ", sug.Metric, sug.Timezone, sug.Posts)
@@ -75,6 +89,13 @@ func (c *cli) applySuggestionCmd() *cobra.Command {
 				fmt.Fprintln(c.stdout, "the config file already holds these slots; nothing to write")
 				return nil
 			}
+			if err := c.summariseSlotChange(cmd.Context(), a, wf, slots, merge); err != nil {
+				return err
+			}
+			if dryRun {
+				fmt.Fprintln(c.stdout, "dry run: nothing written")
+				return nil
+			}
 			if !yes && !confirm(c.stdin, c.stderr, fmt.Sprintf("Write these slots to %s? [y/N] ", path)) {
 				fmt.Fprintln(c.stdout, "nothing written")
 				return nil
@@ -87,8 +108,53 @@ func (c *cli) applySuggestionCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "write without asking")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change and what it does to queued items; write nothing")
+	cmd.Flags().BoolVar(&merge, "merge", false, "add the suggested slots to the current ones instead of replacing them")
 	cmd.Flags().IntVar(&count, "count", 3, "best hours of the week to turn into slots (1-14)")
 	return cmd
+}
+
+// summariseSlotChange says, before anything is written, how many slots a
+// week the queue has now and would have, and which queued items the new
+// slots would leave outside every slot.
+func (c *cli) summariseSlotChange(ctx context.Context, a *app.App, wf *workflow.Service, slots []string, merged bool) error {
+	p, err := a.Cfg.QueuePolicy()
+	if err != nil {
+		return err
+	}
+	rules, err := queue.ParseSlots(slots)
+	if err != nil {
+		return err
+	}
+	now := a.Now()
+	week := func(r []queue.Rule) int { return len(queue.Expand(r, p.Loc, now, now.AddDate(0, 0, 7))) }
+	fmt.Fprintf(c.stdout, "%d slots a week become %d\n", week(p.Rules), week(rules))
+	outside, err := wf.QueuedOutside(ctx, p, rules, now)
+	if err != nil {
+		return err
+	}
+	if len(outside) == 0 {
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%d queued items would be outside every slot (each keeps its time):\n", len(outside))
+	for _, q := range outside {
+		fmt.Fprintf(c.stdout, "  draft %d at %s\n", q.DraftID, q.At)
+	}
+	if !merged {
+		fmt.Fprintln(c.stdout, "--merge keeps the current slots beside the suggested ones")
+	}
+	return nil
+}
+
+// mergeSlots is current followed by each suggested slot it lacks.
+func mergeSlots(current, suggested []string) []string {
+	out := append([]string{}, current...)
+	for _, s := range suggested {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func queueTable(account string) string {

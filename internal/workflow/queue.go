@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tuitbot/tuitbot/internal/actions"
+	"slices"
 	"sort"
 	"time"
 
@@ -116,6 +117,36 @@ func (s *Service) QueueSlots(ctx context.Context, p queue.Policy, from time.Time
 		out = append(out, qs)
 	}
 	return out, nil
+}
+
+// QueuedOutside lists the items queued at from or later whose slot is not
+// a slot of rules (read in p's timezone): what replacing the queue's slots
+// with rules would leave outside every slot. Each keeps its time.
+func (s *Service) QueuedOutside(ctx context.Context, p queue.Policy, rules []queue.Rule, from time.Time) ([]QueueSlot, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT id, queue_slot FROM drafts
+		WHERE account_id = ? AND queue_slot IS NOT NULL AND queue_slot >= ? AND `+bookedWhere+` ORDER BY queue_slot, id`,
+		s.account(), s.ts(from))
+	if err != nil {
+		return nil, dbErr(err, "read queued drafts")
+	}
+	defer rows.Close()
+	out := []QueueSlot{}
+	for rows.Next() {
+		var id int64
+		var slot string
+		if err := rows.Scan(&id, &slot); err != nil {
+			return nil, dbErr(err, "read queued drafts")
+		}
+		at, err := store.ParseTime(slot)
+		if err != nil {
+			return nil, dbErr(err, "read queued drafts")
+		}
+		near := queue.Expand(rules, p.Loc, at.Add(-time.Minute), at.Add(time.Minute))
+		if !slices.ContainsFunc(near, at.Equal) {
+			out = append(out, QueueSlot{At: at.In(p.Loc).Format(time.RFC3339), Weekday: at.In(p.Loc).Weekday().String(), Status: "outside", DraftID: id})
+		}
+	}
+	return out, dbErr(rows.Err(), "read queued drafts")
 }
 
 // freeSlots finds up to n free slots after after, reading what is booked a
