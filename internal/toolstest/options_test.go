@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -32,7 +34,8 @@ func TestPostOptions(t *testing.T) {
 		}
 		var raw actions.RawData
 		e.call("x_get", map[string]any{"path": "/2/tweets/" + p.ID, "query": []map[string]string{
-			{"key": "expansions", "value": "attachments.poll_ids"}, {"key": "tweet.fields", "value": "attachments,reply_settings"}}}).ok(t, &raw)
+			{"key": "expansions", "value": "attachments.poll_ids"}, {"key": "tweet.fields", "value": "attachments,reply_settings"},
+			{"key": "poll.fields", "value": "duration_minutes"}}}).ok(t, &raw)
 		var body struct {
 			Data struct {
 				ReplySettings string `json:"reply_settings"`
@@ -59,6 +62,27 @@ func TestPostOptions(t *testing.T) {
 			len(polls[0].Options) != 3 || polls[0].Options[1].Label != "Rust" || polls[0].Options[1].Position != 2 ||
 			polls[0].DurationMinutes != 1440 || body.Data.ReplySettings != "following" {
 			t.Fatalf("read back %s", raw.JSON)
+		}
+	})
+
+	t.Run("typed reads return the poll", func(t *testing.T) {
+		var p actions.PostedTweet
+		executed(t, e.call("x_post_tweet", map[string]any{"text": "Which editor this year?",
+			"options": map[string]any{"poll": map[string]any{"options": []string{"Vim", "Emacs"}, "duration_minutes": 90}}}), &p)
+		stored, _ := e.tweetByID(p.ID)
+		// xapi.Tweet decodes X's wire form, which has no poll inline: the
+		// tool's answer is read as a reader of it would.
+		var tw struct {
+			Poll *xapi.TweetPoll `json:"poll"`
+		}
+		e.call("get_tweet_by_id", map[string]any{"tweet_id": p.ID}).ok(t, &tw)
+		poll := tw.Poll
+		if poll == nil {
+			t.Fatalf("get_tweet_by_id of a poll post has no poll: %+v", tw)
+		}
+		if len(poll.Options) != 2 || poll.Options[0].Label != "Vim" || poll.Options[1].Position != 2 || poll.Options[1].Votes != 0 ||
+			poll.DurationMinutes != 90 || poll.EndDatetime.Sub(stored.Poll.EndsAt).Abs() >= time.Second || poll.VotingStatus != "open" || poll.ID != stored.Poll.ID {
+			t.Errorf("poll = %+v, want Vim and Emacs (no votes yet), 90 minutes, ending %s, open", poll, stored.Poll.EndsAt)
 		}
 	})
 

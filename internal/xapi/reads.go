@@ -13,10 +13,14 @@ import (
 // Fields the typed reads ask X for. X's query parameter for post fields is
 // tweet.fields; user.fields and expansions=author_id bring the authors.
 // note_tweet brings a long post's whole text, which text alone cuts short.
+// expansions=attachments.poll_ids with poll.fields brings a poll post's
+// options, votes, end and whether it is still open: attachments alone
+// names only the poll's id.
 const (
 	tweetFields = "attachments,author_id,conversation_id,created_at,entities,in_reply_to_user_id,lang,note_tweet,possibly_sensitive,public_metrics,referenced_tweets"
 	userFields  = "created_at,description,location,name,profile_image_url,protected,public_metrics,url,username,verified,verified_type"
-	expansions  = "author_id"
+	pollFields  = "duration_minutes,end_datetime,id,options,voting_status"
+	expansions  = "attachments.poll_ids,author_id"
 )
 
 // MaxBatchIDs is X's limit of ids per batch lookup.
@@ -69,6 +73,7 @@ func tweetQuery() url.Values {
 		"tweet.fields": {tweetFields},
 		"expansions":   {expansions},
 		"user.fields":  {userFields},
+		"poll.fields":  {pollFields},
 	}
 }
 
@@ -192,6 +197,7 @@ func getOneTweet(ctx context.Context, c *Client, path, query string) (*Tweet, Ca
 	}
 	one := []Tweet{env.Data.convert()}
 	attachAuthors(one, convertUsers(env.Includes.Users))
+	attachPolls(one, env.Includes.Polls)
 	c.seen.note(query, one)
 	return &one[0], info, nil
 }
@@ -218,6 +224,7 @@ func getTweetPage(ctx context.Context, c *Client, path, query string) (*Page[Twe
 		p.Data = []Tweet{}
 	}
 	attachAuthors(p.Data, p.Includes.Users)
+	attachPolls(p.Data, p.Includes.Polls)
 	c.seen.note(query, p.Data)
 	return p, nil
 }

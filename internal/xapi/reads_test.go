@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 )
@@ -60,7 +61,8 @@ func readServer(rec *recorder) http.HandlerFunc {
 		case "/2/users/me":
 			writeJSON(w, 200, `{"data":{"id":"42","name":"Me","username":"me_user","subscription_type":"Premium","public_metrics":{"followers_count":3,"following_count":4,"tweet_count":5,"listed_count":0}}}`)
 		case "/2/tweets/101":
-			writeJSON(w, 200, `{"data":{"id":"101","text":"hello","author_id":"9"},"includes":{"users":[{"id":"9","name":"Nine","username":"nine"}]}}`)
+			writeJSON(w, 200, `{"data":{"id":"101","text":"hello","author_id":"9","attachments":{"poll_ids":["77"]}},"includes":{"users":[{"id":"9","name":"Nine","username":"nine"}],
+				"polls":[{"id":"77","options":[{"position":1,"label":"Yes","votes":12},{"position":2,"label":"No","votes":3}],"duration_minutes":60,"end_datetime":"2026-03-01T12:00:00.000Z","voting_status":"closed"}]}}`)
 		case "/2/tweets/404":
 			writeJSON(w, 200, `{"errors":[{"value":"404","detail":"Could not find tweet with id: [404].","title":"Not Found Error","resource_type":"tweet","parameter":"id","resource_id":"404","type":"https://api.twitter.com/2/problems/resource-not-found"}]}`)
 		case "/2/users/9", "/2/users/by/username/nine":
@@ -100,8 +102,13 @@ func TestTypedReadsSendXParamsAndDecode(t *testing.T) {
 		t.Fatalf("GetTweet = %+v, %v", tw, err)
 	}
 	q := rec.query(t, "GET /2/tweets/101")
-	if q.Get("tweet.fields") != tweetFields || q.Get("expansions") != "author_id" || q.Get("user.fields") != userFields {
+	if q.Get("tweet.fields") != tweetFields || q.Get("expansions") != "attachments.poll_ids,author_id" || q.Get("user.fields") != userFields ||
+		q.Get("poll.fields") != "duration_minutes,end_datetime,id,options,voting_status" {
 		t.Fatalf("GetTweet query = %v", q)
+	}
+	if p := tw.Poll; p == nil || len(p.Options) != 2 || p.Options[0].Votes != 12 || p.Options[1].Label != "No" || p.DurationMinutes != 60 ||
+		p.VotingStatus != "closed" || !p.EndDatetime.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) {
+		t.Fatalf("GetTweet poll = %+v, want the expanded poll with its votes", tw.Poll)
 	}
 
 	page, err := h.c.GetTweets(ctx, []string{"101", "5"})
@@ -174,7 +181,7 @@ func TestTweetListsPaginationAndAliases(t *testing.T) {
 				t.Fatalf("fields = %+v / %+v", a, b)
 			}
 			q := rec.query(t, tc.key)
-			if q.Get("max_results") != "50" || q.Get("pagination_token") != "PT" || q.Get("expansions") != "author_id" {
+			if q.Get("max_results") != "50" || q.Get("pagination_token") != "PT" || q.Get("expansions") != "attachments.poll_ids,author_id" {
 				t.Fatalf("query = %v", q)
 			}
 			if tc.since && q.Get("since_id") != "77" {

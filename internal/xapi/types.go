@@ -107,6 +107,27 @@ type Tweet struct {
 	// Author is the expanded author from includes.users, filled in by the
 	// client when X returned it. X itself never sends this field.
 	Author *User `json:"author,omitempty"`
+	// Poll is the expanded poll of a poll post from includes.polls, filled
+	// in by the client like Author.
+	Poll *TweetPoll `json:"poll,omitempty"`
+}
+
+// TweetPoll is X's poll object (includes.polls): a posted poll and its
+// votes so far.
+type TweetPoll struct {
+	ID              string       `json:"id"`
+	Options         []PollOption `json:"options"`
+	DurationMinutes int          `json:"duration_minutes,omitempty"`
+	EndDatetime     time.Time    `json:"end_datetime,omitzero"`
+	// VotingStatus is "open" or "closed".
+	VotingStatus string `json:"voting_status,omitempty"`
+}
+
+// PollOption is one choice of a poll and its votes so far.
+type PollOption struct {
+	Position int    `json:"position"`
+	Label    string `json:"label"`
+	Votes    int64  `json:"votes"`
 }
 
 // UnmarshalJSON accepts X's wire names and the spec's post-era aliases
@@ -179,6 +200,7 @@ type Includes struct {
 	Users  []User      `json:"users,omitempty"`
 	Tweets []Tweet     `json:"tweets,omitempty"`
 	Media  []MediaItem `json:"media,omitempty"`
+	Polls  []TweetPoll `json:"polls,omitempty"`
 }
 
 // UnmarshalJSON accepts includes.tweets and the spec's includes.posts.
@@ -217,6 +239,27 @@ type envelope[T any] struct {
 	Includes wireIncludes `json:"includes"`
 	Meta     PageMeta     `json:"meta"`
 	Errors   []Problem    `json:"errors"`
+}
+
+// attachPolls points each poll post's Poll at its expanded poll.
+func attachPolls(ts []Tweet, polls []TweetPoll) {
+	if len(polls) == 0 {
+		return
+	}
+	byID := make(map[string]*TweetPoll, len(polls))
+	for i := range polls {
+		byID[polls[i].ID] = &polls[i]
+	}
+	for i := range ts {
+		if a := ts[i].Attachments; a != nil {
+			for _, id := range a.PollIDs {
+				if p := byID[id]; p != nil {
+					ts[i].Poll = p
+					break
+				}
+			}
+		}
+	}
 }
 
 // attachAuthors points each post's Author at its expanded user.
@@ -362,10 +405,11 @@ type wireIncludes struct {
 	Tweets []wireTweet `json:"tweets"`
 	Posts  []wireTweet `json:"posts"`
 	Media  []MediaItem `json:"media"`
+	Polls  []TweetPoll `json:"polls"`
 }
 
 func (w *wireIncludes) convert() Includes {
-	in := Includes{Users: convertUsers(w.Users), Tweets: convertTweets(w.Tweets), Media: w.Media}
+	in := Includes{Users: convertUsers(w.Users), Tweets: convertTweets(w.Tweets), Media: w.Media, Polls: w.Polls}
 	if in.Tweets == nil {
 		in.Tweets = convertTweets(w.Posts)
 	}

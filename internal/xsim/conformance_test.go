@@ -326,6 +326,7 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/tweets/" + otherTweet + q(pf, "expansions=referenced_posts,author_id"),
 		"/2/tweets/1",
 		"/2/tweets/" + pollTweet + q("expansions=attachments.poll_ids", "tweet.fields=attachments,reply_settings"),
+		"/2/tweets/" + pollTweet + q("expansions=attachments.poll_ids,author_id", "poll.fields=duration_minutes,end_datetime,id,options,voting_status"),
 		"/2/tweets/" + longTweet + q("tweet.fields=note_tweet,entities,author_id", ex, uf),
 		"/2/tweets/" + longTweet + q("post.fields=note_post"),
 		"/2/tweets" + q("ids="+longTweet+","+mine, "tweet.fields=note_tweet"),

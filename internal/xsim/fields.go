@@ -42,6 +42,11 @@ func mediaFieldNames() []string {
 		"variants", "width"}
 }
 
+// pollFieldNames are the values of X's poll.fields.
+func pollFieldNames() []string {
+	return []string{"duration_minutes", "end_datetime", "id", "options", "voting_status"}
+}
+
 func tweetExpansionNames() []string {
 	return []string{"article.cover_media", "article.media_entities", "attachments.media_keys",
 		"attachments.media_source_tweet", "attachments.poll_ids", "author_id", "edit_history_tweet_ids",
@@ -58,7 +63,10 @@ type view struct {
 	tweetFields map[string]bool
 	userFields  map[string]bool
 	mediaFields map[string]bool
+	pollFields  map[string]bool
 	expansions  map[string]bool
+	// now is the request's time: a poll is open until its end.
+	now time.Time
 }
 
 // parseList splits a comma-separated parameter and checks every item
@@ -102,6 +110,10 @@ func (c *call) parseView(tweetExp bool) (view, *reply) {
 	if v.mediaFields, bad = parseList("media.fields", q.Get("media.fields"), mediaFieldNames()); bad != nil {
 		return v, bad
 	}
+	if v.pollFields, bad = parseList("poll.fields", q.Get("poll.fields"), pollFieldNames()); bad != nil {
+		return v, bad
+	}
+	v.now = c.now
 	exp := userExpansionNames()
 	if tweetExp {
 		exp = tweetExpansionNames()
@@ -475,7 +487,7 @@ func (in *includer) forTweet(t *Tweet) {
 		}
 	}
 	if e["attachments.poll_ids"] && t.Poll != nil {
-		in.polls = append(in.polls, renderPoll(t.Poll))
+		in.polls = append(in.polls, renderPoll(t.Poll, in.v))
 	}
 	if e["attachments.media_keys"] {
 		for _, key := range t.MediaKeys {
@@ -537,12 +549,26 @@ func (in *includer) object() map[string]any {
 	return m
 }
 
-// renderPoll is a poll object of includes.polls. Nobody votes in the
-// emulated world, so every count is 0.
-func renderPoll(p *Poll) map[string]any {
+// renderPoll is a poll object of includes.polls: id and options always
+// (X's default), the other fields when poll.fields names them. Nobody
+// votes in the emulated world, so every count is 0.
+func renderPoll(p *Poll, v view) map[string]any {
 	opts := make([]map[string]any, len(p.Options))
 	for i, o := range p.Options {
 		opts[i] = map[string]any{"position": i + 1, "label": o, "votes": 0}
 	}
-	return map[string]any{"id": p.ID, "options": opts, "duration_minutes": p.DurationMinutes, "end_datetime": formatTime(p.EndsAt)}
+	m := map[string]any{"id": p.ID, "options": opts}
+	if v.pollFields["duration_minutes"] {
+		m["duration_minutes"] = p.DurationMinutes
+	}
+	if v.pollFields["end_datetime"] {
+		m["end_datetime"] = formatTime(p.EndsAt)
+	}
+	if v.pollFields["voting_status"] {
+		m["voting_status"] = "open"
+		if !v.now.Before(p.EndsAt) {
+			m["voting_status"] = "closed"
+		}
+	}
+	return m
 }

@@ -299,3 +299,36 @@ func TestUnknownRoute(t *testing.T) {
 	e := newEnv(t)
 	wantProblem(t, e.get("/2/nothing/here"), http.StatusNotFound, typeBlank)
 }
+
+// TestPollFields: an expanded poll carries id and options, as X sends by
+// default, and the fields poll.fields names; it is open until its end and
+// closed after; an unknown poll field is refused.
+func TestPollFields(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", "/2/tweets", map[string]any{"text": "Lunch?", "poll": map[string]any{"options": []string{"Now", "Later"}, "duration_minutes": 30}})
+	wantStatus(t, r, 201)
+	id := r.data()["id"].(string)
+	poll := func(query string) map[string]any {
+		t.Helper()
+		r := e.get("/2/tweets/" + id + "?expansions=attachments.poll_ids&" + query)
+		wantStatus(t, r, 200)
+		polls, _ := r.body["includes"].(map[string]any)["polls"].([]any)
+		if len(polls) != 1 {
+			t.Fatalf("includes.polls = %s", r.raw)
+		}
+		return polls[0].(map[string]any)
+	}
+	if p := poll("tweet.fields=attachments"); p["id"] == nil || len(p["options"].([]any)) != 2 || p["duration_minutes"] != nil || p["voting_status"] != nil {
+		t.Errorf("poll without poll.fields = %v, want id and options only", p)
+	}
+	all := "poll.fields=duration_minutes,end_datetime,id,options,voting_status"
+	p := poll(all)
+	if p["duration_minutes"] != float64(30) || p["end_datetime"] != testEpoch.Add(30*time.Minute).Format("2006-01-02T15:04:05.000Z") || p["voting_status"] != "open" {
+		t.Errorf("poll with every field = %v, want 30 minutes, its end and open", p)
+	}
+	e.clock.Advance(31 * time.Minute)
+	if p := poll(all); p["voting_status"] != "closed" {
+		t.Errorf("poll after its end = %v, want closed", p)
+	}
+	wantProblem(t, e.get("/2/tweets/"+id+"?expansions=attachments.poll_ids&poll.fields=votes"), 400, typeInvalidRequest)
+}
