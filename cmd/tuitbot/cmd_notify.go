@@ -145,7 +145,7 @@ func (c *cli) notifyCmd() *cobra.Command {
 	drop := change("drop", "Give up on a pending or failed row",
 		func(o *notify.Outbox, cmd *cobra.Command, id int64) error { return o.Drop(cmd.Context(), id) }, "dropped", notify.StatusDropped)
 	outbox.AddCommand(list, retry, drop)
-	cmd.AddCommand(test, status, outbox)
+	cmd.AddCommand(c.notifyAddCmd(), test, status, outbox)
 	return cmd
 }
 

@@ -185,10 +185,28 @@ func readConfigFile(path string) (string, fs.FileMode, error) {
 // refuses an edit after which the account's queue would not hold slots
 // (a file that sets the queue in a form the editor does not change).
 func checkSlotsTakeEffect(path, content, account string, slots []string) error {
+	cfg, err := loadEdited(path, content)
+	if err == nil {
+		if account != "" && account != config.DefaultAccountName {
+			cfg, err = cfg.ForAccount(account)
+		}
+	}
+	if err != nil || !slices.Equal(cfg.Queue.Slots, slots) {
+		return fmt.Errorf("%s sets %s in a form this command does not edit (%v); set slots = %s there by hand", path, queueTable(account), err, config.TOMLStrings(slots))
+	}
+	return nil
+}
+
+// loadEdited loads content, an edit of the config file path, from a
+// temporary 0600 copy beside it: the edit is written only if it loads.
+func loadEdited(path, content string) (*config.Config, error) {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("check the edit of %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(dir, ".config-check-*.toml")
 	if err != nil {
-		return fmt.Errorf("check the edit of %s: %w", path, err)
+		return nil, fmt.Errorf("check the edit of %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	err = tmp.Chmod(0o600)
@@ -199,18 +217,14 @@ func checkSlotsTakeEffect(path, content, account string, slots []string) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("check the edit of %s: %w", path, err)
+		return nil, fmt.Errorf("check the edit of %s: %w", path, err)
 	}
 	cfg, _, err := config.Load(config.LoadOptions{Path: tmp.Name()})
-	if err == nil {
-		if account != "" && account != config.DefaultAccountName {
-			cfg, err = cfg.ForAccount(account)
-		}
+	if err != nil {
+		// The copy's name means nothing to the reader: name the file.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), tmp.Name(), path))
 	}
-	if err != nil || !slices.Equal(cfg.Queue.Slots, slots) {
-		return fmt.Errorf("%s sets %s in a form this command does not edit (%v); set slots = %s there by hand", path, queueTable(account), err, config.TOMLStrings(slots))
-	}
-	return nil
+	return cfg, nil
 }
 
 // writeConfigFile replaces the file atomically, keeping its mode.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/xauth"
@@ -87,6 +88,13 @@ type SandboxReset struct {
 type LinksRevoked struct {
 	ID      int64 `json:"id,omitempty"`
 	Revoked int64 `json:"revoked_links"`
+}
+
+// ChannelAdded is `tuitbot notify add --json`: the file written and the
+// entry added to it.
+type ChannelAdded struct {
+	File    string               `json:"file"`
+	Channel config.NotifyChannel `json:"channel"`
 }
 
 // OutboxChange is `tuitbot notify outbox retry|drop --json`.

@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // queueSection is the table that holds an account's [queue] settings.
@@ -117,4 +120,35 @@ func SetQueueSlots(src, account string, slots []string) (string, error) {
 	}
 	out := append(append(append([]string{}, lines[:header+1]...), value+"\n"), lines[header+1:]...)
 	return strings.Join(out, ""), nil
+}
+
+// AddNotifyChannel returns the configuration file src with ch appended as
+// a new [[notify.channels]] entry, touching nothing else: comments, order
+// and the other keys stay as written. An array-of-tables entry may follow
+// any table, so the file `config init` writes, which already has [notify]
+// and [approval_links], takes it as it is. The caller loads the result
+// before writing it, as for SetQueueSlots.
+func AddNotifyChannel(src string, ch NotifyChannel) (string, error) {
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(ch); err != nil {
+		return "", fmt.Errorf("notify channel %q: %w", ch.Name, err)
+	}
+	out := src
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	if out != "" {
+		out += "\n"
+	}
+	return out + "[[notify.channels]]\n" + b.String(), nil
+}
+
+// CheckNewChannel checks ch as one more [[notify.channels]] entry of c,
+// with the defaults a loaded file gets, without changing c: the error
+// names the key that is wrong.
+func (c *Config) CheckNewChannel(ch NotifyChannel) error {
+	next := *c
+	next.Notify.Channels = append(slices.Clone(c.Notify.Channels), ch)
+	next.applyChannelDefaults()
+	return next.Validate()
 }

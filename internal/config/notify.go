@@ -51,7 +51,7 @@ type NotifyChannel struct {
 	APIBaseURL     string  `toml:"api_base_url,omitempty" json:"api_base_url,omitempty"`
 	// email
 	SMTPHost    string   `toml:"smtp_host,omitempty" json:"smtp_host,omitempty"`
-	SMTPPort    int      `toml:"smtp_port,omitempty" json:"smtp_port,omitempty"`
+	SMTPPort    int      `toml:"smtp_port,omitzero" json:"smtp_port,omitempty"`
 	From        string   `toml:"from,omitempty" json:"from,omitempty"`
 	To          []string `toml:"to,omitempty" json:"to,omitempty"`
 	Username    string   `toml:"username,omitempty" json:"username,omitempty"`
