@@ -22,20 +22,30 @@ func (c *cli) notifyCmd() *cobra.Command {
 			"dispatcher that runs in `mcp serve`, `web` and `run`.",
 	}
 	var channel string
-	var asJSON bool
+	var asJSON, printOnly bool
 	test := &cobra.Command{
 		Use:   "test --channel NAME",
 		Short: "Send a test message through one channel now and report what it answered",
-		Args:  cobra.NoArgs,
+		Long: "Send a test message through one channel now and report what it answered. With --print nothing\n" +
+			"is sent: it shows the notice as the channel would render it (with no --channel, the words every\n" +
+			"channel uses), so a notice can be seen without any outside service, in the sandbox too.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if channel == "" {
-				return usageError{fmt.Errorf("--channel: required; name one of the [[notify.channels]] entries")}
+			if channel == "" && !printOnly {
+				return usageError{fmt.Errorf("--channel: required; name one of the [[notify.channels]] entries (or --print to see the notice)")}
 			}
 			a, err := c.openApp(cmd)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			if printOnly {
+				p, err := previewTestNotice(a, channel)
+				if err != nil {
+					return err
+				}
+				return c.answer(asJSON, p, func(w io.Writer) { printNoticePreview(w, p) })
+			}
 			row, err := a.SendTestNotification(cmd.Context(), channel)
 			if err != nil {
 				return err
@@ -51,7 +61,8 @@ func (c *cli) notifyCmd() *cobra.Command {
 		},
 	}
 	test.Flags().StringVar(&channel, "channel", "", "the channel to test (its name in [[notify.channels]])")
-	test.Flags().BoolVar(&asJSON, "json", false, "print the outbox row as JSON")
+	test.Flags().BoolVar(&asJSON, "json", false, "print the outbox row as JSON (with --print: channel, type, title, text, payload)")
+	test.Flags().BoolVar(&printOnly, "print", false, "send nothing: print the notice as the channel would render it")
 
 	status := &cobra.Command{
 		Use:   "status",

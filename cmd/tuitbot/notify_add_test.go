@@ -75,3 +75,27 @@ func TestNotifyAddEditsTheConfigInitFile(t *testing.T) {
 		})
 	}
 }
+
+// TestNotifyTestPrintShowsTheNoticeWithoutSending: `notify test --print`
+// shows the notice a channel would send, as that channel renders it, and
+// sends nothing: it works with no channel, and with a channel whose server
+// cannot be reached; the ntfy topic, a credential, is never printed.
+func TestNotifyTestPrintShowsTheNoticeWithoutSending(t *testing.T) {
+	h := newHome(t)
+	r := h.ok(t, "notify", "test", "--print", "--sandbox")
+	mustContain(t, "the notice with no channel", r.stdout, "tuitbot test notification", "If you can read it")
+
+	h.ok(t, "notify", "add", "ntfy", "--name", "phone", "--topic-env", "NTFY_TOPIC", "--server", "http://127.0.0.1:1")
+	h = h.with("NTFY_TOPIC=secret-topic-4711")
+	r = h.ok(t, "notify", "test", "--channel", "phone", "--print", "--sandbox")
+	mustContain(t, "the ntfy notice", r.stdout, "phone", "ntfy", `"title": "tuitbot test notification"`, `"topic"`, "not sent")
+	if strings.Contains(r.stdout+r.stderr, "secret-topic-4711") {
+		t.Errorf("the ntfy topic was printed:\n%s", r)
+	}
+	var outbox struct {
+		Count *int `json:"count"`
+	}
+	if err := json.Unmarshal([]byte(h.ok(t, "notify", "outbox", "list", "--json", "--sandbox").stdout), &outbox); err != nil || outbox.Count == nil || *outbox.Count != 0 {
+		t.Errorf("--print queued outbox rows: %v, %v", outbox.Count, err)
+	}
+}

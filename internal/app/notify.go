@@ -255,6 +255,11 @@ func (i appItems) Item(ctx context.Context, account string, id int64) (*gateway.
 	return g.Item(ctx, id)
 }
 
+// TestNotice is the item of the test message `notify test` sends.
+func TestNotice(account string) notify.Item {
+	return notify.Item{Account: account, Tool: "notify_test", Text: "This is a test notification from tuitbot. If you can read it, the channel works."}
+}
+
 // SendTestNotification queues a test message for channel and delivers it
 // with one dispatcher pass; it returns the outbox row as it ended.
 func (a *App) SendTestNotification(ctx context.Context, channel string) (notify.Row, error) {
@@ -275,7 +280,7 @@ func (a *App) SendTestNotification(ctx context.Context, channel string) (notify.
 			only = append(only, c)
 		}
 	}
-	it := notify.Item{Account: a.Account, Tool: "notify_test", Text: "This is a test notification from tuitbot. If you can read it, the channel works."}
+	it := TestNotice(a.Account)
 	id, err := r.outbox.AddTo(ctx, channel, notify.EventTest, fmt.Sprintf("%d", r.Now().UnixNano()), it)
 	if err != nil {
 		return notify.Row{}, err
