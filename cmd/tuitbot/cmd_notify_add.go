@@ -171,7 +171,7 @@ func (c *cli) notifyAddCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the channel's name (what `notify test --channel` takes)")
+	cmd.Flags().StringVar(&name, "name", "", "the channel's name (what notify test --channel takes)")
 	for i, f := range flags {
 		cmd.Flags().StringVar(&values[i], f.name, "", f.usage)
 	}
