@@ -49,6 +49,7 @@ var sandboxFirstArgs = map[string][]string{
 	"sandbox reset":            nil,
 	"notify test":              {"--channel", "phone"}, // no such channel: refused after the sandbox is prepared
 	"notify status":            nil,
+	"notify add":               {"ntfy", "--name", "phone", "--topic-env", "NTFY_TOPIC"},
 	"notify outbox list":       nil,
 	"notify outbox retry":      {"1"},
 	"notify outbox drop":       {"1"},

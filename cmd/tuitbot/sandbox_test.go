@@ -187,7 +187,8 @@ func TestSandboxEmulatorOutlivesItsStarter(t *testing.T) {
 			h := permissiveSandbox(t)
 			first := startStdio(t, h, "--sandbox")
 			first.started(t) // its emulator runs and is advertised
-			second := startStdio(t, h, "--sandbox")
+			// Attaching to a running emulator is a debug line: asked for here.
+			second := startStdio(t, h, "--sandbox", "--log-level", "debug")
 			second.started(t)
 			if pid := sandboxAdvertPID(t, h); pid != first.cmd.Process.Pid {
 				t.Fatalf("the emulator is run by process %d, want the first server %d", pid, first.cmd.Process.Pid)
@@ -210,7 +211,7 @@ func TestSandboxEmulatorOutlivesItsStarter(t *testing.T) {
 			}
 
 			// A third server attaches to the emulator the survivor now runs.
-			third := startStdio(t, h, "--sandbox")
+			third := startStdio(t, h, "--sandbox", "--log-level", "debug")
 			third.initialize(t)
 			wantPosts(t, "a server started after the takeover", third.timeline(t, 2),
 				"Posted through server 1.", "Posted after the first server left.")

@@ -62,7 +62,8 @@ func TestOneEmulatorPerWorldFile(t *testing.T) {
 	// before any answer is read: their start-ups race.
 	var procs []*stdioProc
 	for i := range 2 * perHome {
-		procs = append(procs, startStdio(t, homes[i%2], "--sandbox"))
+		// The emulator's start is a debug line, asked for to count starters.
+		procs = append(procs, startStdio(t, homes[i%2], "--sandbox", "--log-level", "debug"))
 	}
 	text := func(p, n int) string { return fmt.Sprintf("Post %d of server %d on the shared world.", n, p) }
 	for i, p := range procs {
