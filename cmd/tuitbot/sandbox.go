@@ -62,13 +62,15 @@ func (c *cli) startBuilt(ctx context.Context, cfg *config.Config, opts app.Optio
 
 // sandboxHome moves every file into the sandbox home, so nothing a sandbox
 // run does touches a real account's data, applies --sandbox-state and adds
-// the demo accounts the sandbox runs.
+// the demo accounts and, when none are configured, the demo queue slots
+// the sandbox runs.
 func (c *cli) sandboxHome(cfg *config.Config) {
 	cfg.Home = filepath.Join(cfg.Home, "sandbox")
 	cfg.Storage.DBPath = ""
 	if c.sandboxState != "" {
 		cfg.Sandbox.StateFile = c.sandboxState
 	}
+	app.SandboxQueueSlots(cfg)
 	app.SandboxAccounts(cfg)
 }
 

@@ -148,11 +148,15 @@ func SandboxStateFile(cfg *config.Config) (string, error) {
 	return abs, nil
 }
 
-// sandboxQueueSlots are the posting slots of a sandbox whose
-// configuration sets none: weekday mornings and afternoons, weekend late
-// mornings.
-func sandboxQueueSlots() []string {
-	return []string{"mon-fri 09:00", "mon-fri 15:30", "sat,sun 11:00"}
+// SandboxQueueSlots gives the sandbox home demo posting slots when its
+// configuration sets none: without slots the queue commands and tools only
+// answer queue_not_configured, so a fresh sandbox could not show the
+// queue. Weekday mornings and afternoons, weekend late mornings. Only the
+// sandbox home calls it; a real home never gets these.
+func SandboxQueueSlots(cfg *config.Config) {
+	if len(cfg.Queue.Slots) == 0 {
+		cfg.Queue.Slots = []string{"mon-fri 09:00", "mon-fri 15:30", "sat,sun 11:00"}
+	}
 }
 
 // SandboxAccounts adds the demo brands to cfg as further accounts, unless
@@ -258,13 +262,6 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 	// demo account does. Accounts inherit them like any [business] key.
 	if b := &cfg.Business; len(nonBlank(b.ContentPillars))+len(nonBlank(b.IndustryTopics))+len(nonBlank(b.ProductKeywords)) == 0 {
 		b.ContentPillars = xsim.DemoPillars()
-	}
-	// Nor does it have posting slots, without which the queue commands
-	// and tools only answer queue_not_configured: the sandbox gets demo
-	// slots to try them on. Slots the configuration sets are kept, and a
-	// real home never gets these.
-	if len(cfg.Queue.Slots) == 0 {
-		cfg.Queue.Slots = sandboxQueueSlots()
 	}
 	SandboxAccounts(cfg)
 	if srv == nil {
