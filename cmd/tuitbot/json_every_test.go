@@ -153,3 +153,60 @@ func TestErrorCodesAreTheDocumentedOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestBadConfigIsConfigErrorForEveryCommand walks every command (with the
+// arguments that run it in a fresh home): each one that reads the
+// configuration answers a broken file with config_error, exit 1.
+func TestBadConfigIsConfigErrorForEveryCommand(t *testing.T) {
+	readsNoConfig := map[string]string{
+		"version":         "prints the build",
+		"docs":            "generates from the code",
+		"config init":     "writes a new file",
+		"mcp healthcheck": "asks a running server",
+		"xsim serve":      "its --listen is refused before anything is read",
+		"web":             "its --listen is refused before anything is read",
+		"mcp manifest":    "lists the built-in tools",
+		"mcp install":     "edits an MCP client's file",
+		"mcp uninstall":   "edits an MCP client's file",
+		"doctor":          "its report is the answer: its config check carries the code (below)",
+	}
+	h := newHome(t)
+	// The walk's usual arguments stop these two before they read the file.
+	override := map[string][]string{"export": {"--what", "audit", "--out", h.path("audit.csv")}, "run": nil}
+	bad := h.path("bad.toml")
+	if err := os.WriteFile(bad, []byte("[notify]\n[notify]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	walkCommands(t, func(path []string, cmd *cobra.Command) {
+		name := strings.Join(path, " ")
+		args, ok := sandboxFirstArgs[name]
+		if !ok || readsNoConfig[name] != "" {
+			return
+		}
+		if o, ok := override[name]; ok {
+			args = o
+		}
+		n++
+		line := append(append(strings.Fields(name), args...), "-c", bad)
+		if cmd.Flags().Lookup("json") == nil {
+			// Without --json the code leads the message on stderr.
+			if r := h.run(t, line...); r.code != 1 || !strings.Contains(r.stderr, "error: config_error: ") {
+				t.Errorf("`tuitbot %s` with a broken config file: want exit 1 and config_error, got:\n%s", name, r)
+			}
+			return
+		}
+		r := h.run(t, append(line, "--json")...)
+		var env struct {
+			Error failureBody `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &env); err != nil || env.Error.Code != "config_error" || r.code != 1 {
+			t.Errorf("`tuitbot %s` with a broken config file: want exit 1 and code config_error, got:\n%s", name, r)
+		}
+	})
+	if n < 40 {
+		t.Errorf("walked %d commands; the walk lost some", n)
+	}
+	r := h.run(t, "doctor", "-c", bad, "--json")
+	mustContain(t, "doctor's config check", r.stdout, `"name": "config"`, `"message": "config_error: `)
+}
