@@ -246,12 +246,24 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 // the query can use.
 func explain(t *testing.T, e *env, query string, args ...any) string {
 	t.Helper()
+	return planOf(t, e, e.db.KeyedTx, false, query, args...)
+}
+
+// planOf is explain in a transaction begun by begin: KeyedTx plans as a
+// call's first statements are planned (sorts off on PostgreSQL), LockedTx
+// as the pool's reads are. seqScans leaves PostgreSQL's sequential scans
+// in its choice; a nil argument is NULL.
+func planOf(t *testing.T, e *env, begin func(context.Context, []string, func(*sql.Tx) error) error, seqScans bool, query string, args ...any) string {
+	t.Helper()
 	var plan []string
-	err := e.db.KeyedTx(e.ctx, nil, func(tx *sql.Tx) error {
+	err := begin(e.ctx, nil, func(tx *sql.Tx) error {
 		q := "EXPLAIN QUERY PLAN " + query
 		if storetest.BackendOf(t) == storetest.Postgres {
-			for _, set := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL plan_cache_mode = force_generic_plan",
-				"PREPARE plan_probe AS " + store.Rebind(query)} {
+			sets := []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE plan_probe AS " + store.Rebind(query)}
+			if !seqScans {
+				sets = append([]string{"SET LOCAL enable_seqscan = off"}, sets...)
+			}
+			for _, set := range sets {
 				if _, err := tx.ExecContext(e.ctx, set); err != nil {
 					return fmt.Errorf("%s: %w", set, err)
 				}
@@ -259,7 +271,10 @@ func explain(t *testing.T, e *env, query string, args ...any) string {
 			defer tx.ExecContext(e.ctx, "DEALLOCATE plan_probe")
 			lits := make([]string, len(args))
 			for i, a := range args {
-				lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
+				lits[i] = "NULL"
+				if a != nil {
+					lits[i] = "'" + strings.ReplaceAll(fmt.Sprint(a), "'", "''") + "'"
+				}
 			}
 			q, args = "EXPLAIN EXECUTE plan_probe("+strings.Join(lits, ", ")+")", nil
 		}

@@ -49,8 +49,15 @@ type DispatcherOptions struct {
 	// mutation.unknown, ...), every SweepEvery.
 	Sweeps     []Sweep
 	SweepEvery time.Duration
-	// PollEvery is how often due rows are looked for (default 500 ms).
+	// PollEvery is how often due rows are looked for (default 500 ms)
+	// besides when a row is written: by this process (any database), or
+	// by another process or host (PostgreSQL, which tells every listening
+	// process as the row's transaction commits). It is what finds rows
+	// other SQLite processes write, and rows whose retry comes due.
 	PollEvery time.Duration
+	// Listening, when set, is called once this dispatcher hears of rows
+	// other processes write (PostgreSQL), and again after each reconnect.
+	Listening func()
 	// Lease is how long a claimed row is this process's alone (default
 	// 2 min); SendTimeout bounds one delivery (default 30 s).
 	Lease, SendTimeout time.Duration
@@ -115,6 +122,13 @@ func newOwner() string {
 // channel that hangs until its timeout never holds up another.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	if d.o.Outbox.db.Dialect == store.Postgres {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.listen(ctx)
+		}()
+	}
 	for name := range d.chans {
 		wg.Add(1)
 		go func() {
@@ -133,8 +147,12 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// loop runs pass every PollEvery until ctx ends.
+// loop runs pass every PollEvery, and as soon as a row is written, until
+// ctx ends. A row written during a pass leaves a wake behind, so the next
+// pass starts at once.
 func (d *Dispatcher) loop(ctx context.Context, pass func(context.Context) (int, error)) {
+	wake, stop := d.o.Outbox.subscribe()
+	defer stop()
 	poll := time.NewTicker(d.o.PollEvery)
 	defer poll.Stop()
 	for {
@@ -145,6 +163,25 @@ func (d *Dispatcher) loop(ctx context.Context, pass func(context.Context) (int, 
 		case <-ctx.Done():
 			return
 		case <-poll.C:
+		case <-wake:
+		}
+	}
+}
+
+// listen wakes this process's loops whenever another process (or this
+// one) commits an outbox row, until ctx ends. A lost connection is
+// listened on again after PollEvery; meanwhile the poll finds the rows.
+func (d *Dispatcher) listen(ctx context.Context) {
+	for {
+		err := d.o.Outbox.db.Listen(ctx, notifyChannel, d.o.Listening, d.o.Outbox.wake)
+		if ctx.Err() != nil {
+			return
+		}
+		d.o.Log.Warn("notifications: not woken by other processes until listening again", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d.o.PollEvery):
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -34,6 +35,44 @@ type Outbox struct {
 	db     *store.DB
 	routes map[string][]string // event -> channels
 	now    func() time.Time
+	// wakeMu guards wakers: the dispatcher loops of this process, each
+	// told (without blocking) when a row is written here.
+	wakeMu sync.Mutex
+	wakers map[chan struct{}]bool
+}
+
+// notifyChannel is the PostgreSQL channel that tells every process's
+// dispatcher a row was committed.
+const notifyChannel = "tuitbot_notify_outbox"
+
+// subscribe returns a channel that receives a value when rows may have
+// been written, and the function that stops it. Values do not queue: one
+// pending wake stands for any number of rows.
+func (o *Outbox) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	o.wakeMu.Lock()
+	if o.wakers == nil {
+		o.wakers = map[chan struct{}]bool{}
+	}
+	o.wakers[ch] = true
+	o.wakeMu.Unlock()
+	return ch, func() {
+		o.wakeMu.Lock()
+		delete(o.wakers, ch)
+		o.wakeMu.Unlock()
+	}
+}
+
+// wake tells this process's dispatcher loops to look for due rows.
+func (o *Outbox) wake() {
+	o.wakeMu.Lock()
+	defer o.wakeMu.Unlock()
+	for ch := range o.wakers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // NewOutbox returns the outbox of db, writing rows for the channels routes
@@ -78,6 +117,9 @@ func (o *Outbox) Add(ctx context.Context, event, key string, it Item) (int, erro
 		n = c.n
 		return nil
 	})
+	if err == nil && n > 0 {
+		o.wake()
+	}
 	return n, err
 }
 
@@ -106,6 +148,7 @@ func (o *Outbox) AddTo(ctx context.Context, channel, event, key string, it Item)
 	if err != nil {
 		return 0, fmt.Errorf("record the notification: %w", err)
 	}
+	o.wake()
 	return id, nil
 }
 
@@ -150,6 +193,18 @@ func (o *Outbox) add(ctx context.Context, tx gateway.TxExec, event, key string, 
 			return fmt.Errorf("record the notification for channel %s: %w", ch, err)
 		}
 	}
+	// The rows are the caller's transaction's: other processes hear of
+	// them when it commits (PostgreSQL's NOTIFY is delivered then, and
+	// never on a rollback). This process's dispatcher is woken now: on
+	// SQLite its claim is a write, which waits for this transaction to
+	// commit and then sees the rows; on PostgreSQL a pass that finds
+	// nothing yet is followed by the one the commit's NOTIFY wakes.
+	if o.db.Dialect == store.Postgres {
+		if _, err := tx.ExecContext(ctx, store.NotifyQuery, notifyChannel); err != nil {
+			return fmt.Errorf("wake the other processes' notifications: %w", err)
+		}
+	}
+	o.wake()
 	return nil
 }
 

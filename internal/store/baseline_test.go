@@ -24,7 +24,8 @@ import (
 func schemaDump(t *testing.T, db *sql.DB, postgres bool) []string {
 	t.Helper()
 	queries := []string{
-		`SELECT type || ' ' || name || ' ON ' || tbl_name || ': ' || COALESCE(sql, '') FROM sqlite_master`,
+		`SELECT type || ' ' || name || ' ON ' || tbl_name || ': ' || COALESCE(sql, '') FROM sqlite_master
+			WHERE name NOT LIKE 'sqlite_stat%'`, // the planner's statistics, not the schema
 	}
 	if postgres {
 		queries = []string{

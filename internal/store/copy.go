@@ -76,6 +76,9 @@ func Copy(ctx context.Context, src, dst *DB) (map[string]int64, error) {
 		return nil, fmt.Errorf("read the copied identity: %w", err)
 	}
 	dst.ID = id
+	if err := dst.Analyze(ctx); err != nil {
+		return nil, err
+	}
 	if dst.Dialect == SQLite {
 		// The identity file beside a SQLite database must name it, or the
 		// next open would take the copy for a replaced database.

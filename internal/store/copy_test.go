@@ -129,3 +129,33 @@ func TestCopyRoundTrip(t *testing.T) {
 		t.Fatalf("reopened copy has %d audit rows, %v", n, err)
 	}
 }
+
+// TestCopyGathersStatistics: a copy is a bulk load, after which the target
+// has its planner's statistics at once (PostgreSQL ANALYZE, SQLite PRAGMA
+// optimize) instead of whenever autovacuum or the next open gets to it.
+func TestCopyGathersStatistics(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lite := open(t, filepath.Join(dir, "a", "tuitbot.db"), store.Options{})
+	fill(t, lite)
+	pg := open(t, pgtest.NewDatabase(t, ""), store.Options{})
+	back := open(t, filepath.Join(dir, "b", "tuitbot.db"), store.Options{})
+	for _, c := range []struct {
+		name     string
+		src, dst *store.DB
+		stats    string
+	}{
+		{"to postgres", lite, pg, `SELECT count(*) FROM pg_stats WHERE tablename = 'mutation_audit'`},
+		{"to sqlite", pg, back, `SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'mutation_audit'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := store.Copy(ctx, c.src, c.dst); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := c.dst.QueryRowContext(ctx, c.stats).Scan(&n); err != nil || n == 0 {
+				t.Fatalf("%d statistics rows of mutation_audit after the copy (%v)", n, err)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ func (d *DB) checkSchema(ctx context.Context) error {
 	if version != latest {
 		return fmt.Errorf("database %s is at schema version %d, this tuitbot expects %d; it was changed by another release or by hand: restore a backup", d.Path, version, latest)
 	}
-	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_stat%'`
 	if d.Dialect == Postgres {
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
 	}

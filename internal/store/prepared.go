@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -14,6 +16,9 @@ import (
 type prepared struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
+	// inOrder holds the queries StreamInOrder ran (with sorts off on
+	// PostgreSQL).
+	inOrder map[string]bool
 }
 
 // Prepared returns the statement for query, prepared on first use and
@@ -51,4 +56,26 @@ func (d *DB) closeStatements() {
 		_ = s.Close()
 		delete(d.stmts.m, q)
 	}
+}
+
+// PreparedQuery is a query Prepared keeps, and whether StreamInOrder ran
+// it (on PostgreSQL with explicit sorts off).
+type PreparedQuery struct {
+	Text    string
+	InOrder bool
+}
+
+// PreparedQueries lists the queries Prepared keeps: every query the
+// gateway's hot path, the review pages and the exports have run. A plan
+// test reads them, so a query added to those paths is checked without
+// being listed anywhere.
+func (d *DB) PreparedQueries() []PreparedQuery {
+	d.stmts.mu.Lock()
+	defer d.stmts.mu.Unlock()
+	out := make([]PreparedQuery, 0, len(d.stmts.m))
+	for q := range d.stmts.m {
+		out = append(out, PreparedQuery{Text: q, InOrder: d.stmts.inOrder[q]})
+	}
+	slices.SortFunc(out, func(a, b PreparedQuery) int { return strings.Compare(a.Text, b.Text) })
+	return out
 }

@@ -86,7 +86,7 @@ func latestVersion(tables map[int64][]string) int64 {
 
 func tableNames(t *testing.T, db *sql.DB) map[string]bool {
 	t.Helper()
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_stat%'")
 	if err != nil {
 		t.Fatal(err)
 	}

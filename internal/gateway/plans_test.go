@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
+)
+
+// TestEveryQueryReadsInIndexOrder plans every query the gateway's calls,
+// the audit pages and the exports have run (the statements the database
+// keeps prepared, so a query added to those paths is checked without being
+// listed here), on a database without statistics and again after they
+// are gathered, and fails on a full scan of a table or a sort: each
+// must read its rows through an index, in the order it returns them.
+func TestEveryQueryReadsInIndexOrder(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		fillAuditTrail(t, e, 3000)
+		first := e.mustDo(map[string]any{"text": "allowed"}, "k-allowed")
+		e.pol.set(approvalThenAllow)
+		if _, err := e.do(e.g, map[string]any{"text": "queued"}, "k-queued"); err != nil {
+			t.Fatal(err)
+		}
+		e.pol.set(nil)
+		pg := storetest.BackendOf(t) == storetest.Postgres
+		for _, stats := range []string{"none", "analyzed"} {
+			if stats == "analyzed" {
+				if _, err := e.db.ExecContext(e.ctx, "ANALYZE"); err != nil {
+					t.Fatal(err)
+				}
+			} else if !pg {
+				// Whatever Open gathered is forgotten; ANALYZE of the
+				// schema reloads what the planner knows.
+				for _, q := range []string{"DROP TABLE IF EXISTS sqlite_stat1", "DROP TABLE IF EXISTS sqlite_stat4", "ANALYZE sqlite_schema"} {
+					if _, err := e.db.ExecContext(e.ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+			}
+			runReadPaths(t, e, first.CorrelationID)
+			queries := e.db.PreparedQueries()
+			if len(queries) < 10 {
+				t.Fatalf("only %d queries kept prepared", len(queries))
+			}
+			for _, q := range queries {
+				begin := e.db.LockedTx
+				if q.InOrder || isHot(e.db.Dialect, q.Text) {
+					// As they run: in order with sorts off, or first in
+					// a call's transaction.
+					begin = e.db.KeyedTx
+				}
+				plan := planOf(t, e, begin, true, q.Text, make([]any, paramCount(q.Text))...)
+				if bad := badStep(plan); bad != "" {
+					t.Errorf("statistics %s: %q in the plan of\n%s\n%s", stats, bad, q.Text, plan)
+				}
+			}
+		}
+	})
+}
+
+// runReadPaths runs every read the audit pages and the exports make.
+func runReadPaths(t *testing.T, e *env, corr string) {
+	t.Helper()
+	since := e.clock.Now().Add(-time.Hour)
+	for _, f := range []AuditFilter{{}, {Tool: fakeTool}, {Status: "success"}, {Caller: "mcp"}, {Since: since}, {Search: "row"},
+		{Tool: fakeTool, Status: "success", Caller: "mcp", Since: since, Search: "row"}} {
+		for _, brief := range []bool{true, false} {
+			f.Brief, f.Limit = brief, 100
+			if _, _, err := e.g.RecentUnresolved(e.ctx, f); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.g.Recent(e.ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := e.g.Unresolved(e.ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.g.Detail(e.ctx, corr); err != nil {
+		t.Fatal(err)
+	}
+	for _, export := range []func(time.Time) error{
+		func(s time.Time) error { return e.g.ExportAudit(e.ctx, s, func([]string, []any) error { return nil }) },
+		func(s time.Time) error {
+			return e.g.ExportApprovals(e.ctx, s, func([]string, []any) error { return nil })
+		},
+	} {
+		for _, s := range []time.Time{{}, since} {
+			if err := export(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// fillAuditTrail writes n completed audit rows of the account, as the
+// gateway would have.
+func fillAuditTrail(t *testing.T, e *env, n int) {
+	t.Helper()
+	const batch = 100
+	for written := 0; written < n; written += batch {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key, params_summary, status, owner, created_at, completed_at) VALUES `)
+		for j := range batch {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			i := written + j
+			fmt.Fprintf(&b, "('fill%d', 'fk%d', '%s', '%064x', '%064x', '{\"text\":\"row %d\"}', 'success', 'x', '2026-03-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z')", i, i, fakeTool, i, i, i)
+		}
+		if _, err := e.db.ExecContext(e.ctx, b.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func isHot(d store.Dialect, q string) bool {
+	for _, h := range hotQueries(d) {
+		if h == q {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	numberedParam = regexp.MustCompile(`\?(\d+)`)
+	stringLiteral = regexp.MustCompile(`'[^']*'`)
+)
+
+// paramCount is how many arguments query takes.
+func paramCount(query string) int {
+	q := stringLiteral.ReplaceAllString(query, "''")
+	n := 0
+	for _, m := range numberedParam.FindAllStringSubmatch(q, -1) {
+		if i, _ := strconv.Atoi(m[1]); i > n {
+			n = i
+		}
+	}
+	return max(n, strings.Count(numberedParam.ReplaceAllString(q, ""), "?"))
+}
+
+// badSteps are the plan steps that read a whole table or sort: SQLite's
+// SCAN of a table (with or without an index) and temporary B-tree, and
+// PostgreSQL's sequential scan and sort.
+var badSteps = regexp.MustCompile(`(?m)^\s*SCAN (mutation_audit|approval_queue|action_log|notify_outbox)\b|USE TEMP B-TREE|Seq Scan|(?m)^\s*(->\s*)?(Incremental )?Sort\b`)
+
+func badStep(plan string) string {
+	return badSteps.FindString(plan)
+}

@@ -1,0 +1,84 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/store"
+)
+
+// TestStatisticsKeptCurrent: a SQLite database gains the planner's
+// statistics of its tables when it is opened without them (PRAGMA
+// optimize at open) and when the process closes it (PRAGMA optimize at
+// close), as SQLite advises for long-lived and short-lived connections.
+func TestStatisticsKeptCurrent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// forget drops the statistics after the rows are written and the
+		// database closed, so only the next open can gather them.
+		forget bool
+	}{
+		{"gathered at close", false},
+		{"gathered at open", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "tuitbot.db")
+			db := open(t, path, store.Options{Now: clock})
+			if _, err := db.ExecContext(ctx, `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < 500)
+				INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at)
+				SELECT 'c' || i, 'x_like_tweet', 'h' || i, '{}', 'success', '2026-03-01T00:00:00.000Z' FROM seq`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if c.forget {
+				raw, err := sql.Open("sqlite", path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := raw.ExecContext(ctx, `DROP TABLE IF EXISTS sqlite_stat1`); err != nil {
+					t.Fatal(err)
+				}
+				if got := statRows(t, raw); got != 0 {
+					t.Fatalf("%d statistics rows left after dropping them", got)
+				}
+				raw.Close()
+				db = open(t, path, store.Options{Now: clock})
+				if got := statRows(t, db.DB); got == 0 {
+					t.Fatal("open gathered no statistics of mutation_audit")
+				}
+				return
+			}
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			if got := statRows(t, raw); got == 0 {
+				t.Fatal("close gathered no statistics of mutation_audit")
+			}
+		})
+	}
+}
+
+// statRows counts the statistics rows of mutation_audit's indexes (0 when
+// there are none, or no statistics table).
+func statRows(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var exists int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists == 0 {
+		return 0
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'mutation_audit'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
