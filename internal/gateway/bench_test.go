@@ -317,6 +317,9 @@ func workerRound(b *testing.B, kind, target string, total, from int, start, stop
 // calls from its callers and says "done".
 func benchWorker(kind string) error {
 	ctx := context.Background()
+	if kind == workerExport || kind == workerExportFloor {
+		return exportWorker(ctx, kind)
+	}
 	num := func(name string) int {
 		n, _ := strconv.Atoi(os.Getenv(name))
 		return n
