@@ -15,6 +15,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
 // The page benchmarks measure server time (handler, queries, templates)
@@ -98,12 +99,15 @@ func approvalsQuery(b *testing.B, ctx context.Context, s *site) {
 
 // auditSite fills the audit trail with rows spread over four tools, each
 // with what it shows, as the gateway writes a row.
-func auditSite(b *testing.B) *site {
+func auditSite(b *testing.B) *site { return auditSiteOn(b, nil) }
+
+// auditSiteOn is auditSite with the home configured by configure.
+func auditSiteOn(b *testing.B, configure func(*config.Config)) *site {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("TUITBOT_BENCH_AUDIT_ROWS")); err == nil && v > 0 {
 		n = v
 	}
-	s := newSite(b, nil)
+	s := newSite(b, configure)
 	start := time.Now()
 	now := time.Now()
 	_, err := s.a.DB.ExecContext(context.Background(), `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < ?)
@@ -193,49 +197,74 @@ func BenchmarkAuditPageVsQuery(b *testing.B) {
 }
 
 // BenchmarkAuditPageOpenVsQuery: the audit page as a person opens it (no
-// filter) and with each filter, against the same 100 rows read by their
-// best plan, interleaved (goal: at most 2x). The floor reads the rows in
-// id order, newest first, which no statistics can change: the unary plus
-// keeps SQLite from reaching for an index on the filtered columns.
+// filter) and with each filter, on each backend, against the same 100
+// rows read by their best plan, interleaved (goal: at most 2x). The floor
+// reads the rows in id order, newest first, which no statistics can
+// change: the filtered columns are wrapped (a unary plus on SQLite, || ''
+// on PostgreSQL) so that no index on them is used.
 func BenchmarkAuditPageOpenVsQuery(b *testing.B) {
-	s := auditSite(b)
-	ctx := context.Background()
-	day := time.Now().Add(-24 * time.Hour).Format("2006-01-02")
-	for _, c := range []struct{ name, path, where string }{
-		{"none", "/audit", ""},
-		{"tool", "/audit?tool=x_like_tweet", " AND +tool_name = 'x_like_tweet'"},
-		{"status", "/audit?status=success", " AND +status = 'success'"},
-		{"caller", "/audit?caller=mcp", " AND +caller = 'mcp'"},
-		{"since", "/audit?since=" + day, " AND +created_at >= '" + day + "'"},
-		{"search", "/audit?q=row", " AND LOWER(params_summary) LIKE '%row%'"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			q := `SELECT correlation_id, tool_name, action_name, description, target_kind, status, caller, created_at, rollback_action
-				FROM mutation_audit WHERE +account_id = 'default'` + c.where + ` ORDER BY id DESC LIMIT 100`
-			ratioOf(b, func() { s.pageRequest(b, c.path) }, func() { rowsOf(b, ctx, s, q, 9) })
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			pg := backend == storetest.Postgres
+			var configure func(*config.Config)
+			if pg {
+				url := storetest.Target(b)
+				configure = func(c *config.Config) { c.Storage.DatabaseURL = url }
+			}
+			s := auditSiteOn(b, configure)
+			ctx := context.Background()
+			col := func(c string) string {
+				if pg {
+					return c + " || ''"
+				}
+				return "+" + c
+			}
+			day := time.Now().Add(-24 * time.Hour).Format("2006-01-02")
+			for _, c := range []struct{ name, path, where string }{
+				{"none", "/audit", ""},
+				{"tool", "/audit?tool=x_like_tweet", " AND " + col("tool_name") + " = 'x_like_tweet'"},
+				{"status", "/audit?status=success", " AND " + col("status") + " = 'success'"},
+				{"caller", "/audit?caller=mcp", " AND " + col("caller") + " = 'mcp'"},
+				{"since", "/audit?since=" + day, " AND " + col("created_at") + " >= '" + day + "'"},
+				{"search", "/audit?q=row", " AND LOWER(params_summary) LIKE '%row%'"},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					q := `SELECT correlation_id, tool_name, action_name, description, target_kind, status, caller, created_at, rollback_action
+						FROM mutation_audit WHERE ` + col("account_id") + ` = 'default'` + c.where + ` ORDER BY id DESC LIMIT 100`
+					ratioOf(b, func() { s.pageRequest(b, c.path) }, func() { rowsOf(b, ctx, s, q, 9) })
+				})
+			}
 		})
 	}
 }
 
-// rowsOf reads query's rows of cols columns and checks there are 100.
+// rowsOf reads query's rows of cols columns, prepared and (on
+// PostgreSQL) with sorts off, so that it reads the table's primary key
+// backwards, and checks there are 100.
 func rowsOf(b *testing.B, ctx context.Context, s *site, query string, cols int) {
-	rows, err := s.a.DB.QueryContext(ctx, query)
+	n := 0
+	err := s.a.DB.ReadInOrder(ctx, func(q store.OrderedQuerier) error {
+		rows, err := q.Query(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		vals := make([]any, cols)
+		ptrs := make([]any, cols)
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			n++
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	vals := make([]any, cols)
-	ptrs := make([]any, cols)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	rows.Close()
 	if n != 100 {
 		b.Fatalf("%d rows", n)
 	}
