@@ -200,8 +200,9 @@ func BenchmarkAuditPageVsQuery(b *testing.B) {
 // filter) and with each filter, on each backend, against the same 100
 // rows read by their best plan, interleaved (goal: at most 2x). The floor
 // reads the rows in id order, newest first, which no statistics can
-// change: the filtered columns are wrapped (a unary plus on SQLite, || ”
-// on PostgreSQL) so that no index on them is used.
+// change: the filtered columns are wrapped (a unary plus on SQLite, a
+// concatenation with the empty string on PostgreSQL) so that no index on
+// them is used.
 func BenchmarkAuditPageOpenVsQuery(b *testing.B) {
 	for _, backend := range storetest.Backends {
 		b.Run(backend, func(b *testing.B) {
