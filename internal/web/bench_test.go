@@ -240,8 +240,7 @@ func BenchmarkAuditPageOpenVsQuery(b *testing.B) {
 }
 
 // rowsOf reads query's rows of cols columns, prepared and (on
-// PostgreSQL) with sorts off, so that it reads the table's primary key
-// backwards, and checks there are 100.
+// PostgreSQL) with sorts off, and checks there are 100.
 func rowsOf(b *testing.B, ctx context.Context, s *site, query string, cols int) {
 	n := 0
 	err := s.a.DB.ReadInOrder(ctx, func(q store.OrderedQuerier) error {
