@@ -148,7 +148,7 @@ func TestHugeArguments(t *testing.T) {
 	var withString []string
 	props := map[string]string{}
 	for _, row := range mcpserver.Registry() {
-		if !row.In(mcpserver.Workflow) || (row.Enabled != nil && !row.Enabled(a.Cfg)) {
+		if !row.In(mcpserver.Workflow) || row.OnDemand || (row.Enabled != nil && !row.Enabled(a.Cfg)) {
 			continue
 		}
 		schema, err := row.InputSchema()

@@ -253,7 +253,7 @@ func defaultConfig() config.Config { return config.Default() }
 func expectedTools(p mcpserver.Profile, cfg *config.Config) []string {
 	var out []string
 	for _, t := range mcpserver.Registry() {
-		if t.In(p) && (t.Enabled == nil || t.Enabled(cfg)) {
+		if t.In(p) && !t.OnDemand && (t.Enabled == nil || t.Enabled(cfg)) {
 			out = append(out, t.Name)
 		}
 	}

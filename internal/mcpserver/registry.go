@@ -89,10 +89,13 @@ type Call struct {
 	Surface *Surface
 }
 
-// Surface is the profile and tool set a server was built with.
+// Surface is the profile and tool set a server was built with: Tools is
+// what a session lists when it names no selection of its own.
 type Surface struct {
 	Profile Profile
 	Tools   []*Tool
+	// dyn is what each session lists (see surfaces).
+	dyn *surfaces
 }
 
 // Tool is one registry row.
@@ -126,6 +129,9 @@ type Tool struct {
 	EnabledBy, DisabledHint string
 	// noArgs marks tools whose input has no fields.
 	noArgs bool
+	// OnDemand marks the tools that find and enable toolsets: a server
+	// serves them only to a session that finds toolsets on demand.
+	OnDemand bool
 
 	// parse decodes the arguments strictly and enforces their limits;
 	// handle runs the tool on what parse returned.
@@ -152,6 +158,8 @@ type Spec struct {
 	// its formula): what a person reads once, kept out of the tools/list
 	// answer every client parses.
 	Doc string
+	// OnDemand: see Tool.OnDemand.
+	OnDemand bool
 }
 
 // def binds a typed handler to a spec. The input type drives the JSON
@@ -160,7 +168,7 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	t := &Tool{
 		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
-		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc,
+		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc, OnDemand: s.OnDemand,
 	}
 	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
 	t.limitsOf = t.InputType

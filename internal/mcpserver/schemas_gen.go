@@ -22,10 +22,14 @@ func generatedInputSchema(name string) string {
 		return "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"description\":\"the recurring post's id\"},\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"required\":[\"id\"],\"additionalProperties\":false}"
 	case "draft_replies_for_candidates":
 		return "{\"type\":\"object\",\"properties\":{\"candidate_ids\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"tweet ids from the discovery feed (1-20)\"},\"archetype\":{\"type\":\"string\",\"description\":\"agree_and_expand, respectful_disagree, add_data, ask_question or share_experience\"},\"mention_product\":{\"type\":\"boolean\",\"description\":\"allow mentioning the product\"},\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"required\":[\"candidate_ids\"],\"additionalProperties\":false}"
+	case "enable_toolset":
+		return "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"the toolset, as list_toolsets names it\"}},\"required\":[\"name\"],\"additionalProperties\":false}"
 	case "export_data":
 		return "{\"type\":\"object\",\"properties\":{\"what\":{\"type\":\"string\",\"description\":\"audit (the mutation audit rows), posts (what the account posted), metrics (measured post metrics) or approvals (approval items)\"},\"format\":{\"type\":\"string\",\"description\":\"csv (cells that a spreadsheet would run as a formula are prefixed with a single quote) or jsonl (one JSON object per line)\"},\"since\":{\"type\":\"string\",\"description\":\"RFC 3339 time; only records created at or after it (default: all)\"},\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"required\":[\"what\",\"format\"],\"additionalProperties\":false}"
 	case "find_reply_opportunities":
 		return "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"X search query; default: the product keywords joined with OR\"},\"min_score\":{\"type\":\"number\",\"description\":\"lowest score to return, 0-100; default scoring.threshold\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"candidates to return, 1-100, default 10\",\"minimum\":1,\"maximum\":100},\"since_id\":{\"type\":\"string\",\"description\":\"override the remembered cursor for this query\",\"pattern\":\"^[0-9]{1,19}$\"},\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
+	case "find_tools":
+		return "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"what you want to do, in a few words\"}},\"required\":[\"query\"],\"additionalProperties\":false}"
 	case "generate_reply":
 		return "{\"type\":\"object\",\"properties\":{\"tweet_text\":{\"type\":\"string\",\"description\":\"the tweet to reply to\"},\"tweet_author\":{\"type\":\"string\",\"description\":\"its author's handle\"},\"mention_product\":{\"type\":\"boolean\",\"description\":\"allow mentioning the product where it genuinely helps\"}},\"required\":[\"tweet_text\",\"tweet_author\"],\"additionalProperties\":false}"
 	case "generate_thread":
@@ -94,6 +98,8 @@ func generatedInputSchema(name string) string {
 		return "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
 	case "list_target_accounts":
 		return "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
+	case "list_toolsets":
+		return "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
 	case "list_unreplied_tweets":
 		return "{\"type\":\"object\",\"properties\":{\"threshold\":{\"type\":\"number\",\"description\":\"lowest score, 0-100, default 0\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"rows, 1-500, default 100\",\"minimum\":1,\"maximum\":500},\"account\":{\"type\":\"string\",\"description\":\"optional X account name (get_capabilities lists them); default: the server's account\",\"maxLength\":32}},\"additionalProperties\":false}"
 	case "mark_evergreen":

@@ -28,9 +28,15 @@ const MaxArgumentBytes = 2 << 20
 
 // Options select the tool surface.
 type Options struct {
-	Profile      Profile
-	Tools        []string // only these (empty = the whole profile)
-	ExcludeTools []string // never these; exclusions win
+	Profile Profile
+	// Toolsets and Tools select what is listed (both empty = the whole
+	// profile); ExcludeTools are never served; exclusions win. Nothing
+	// here widens the profile.
+	Toolsets     []string
+	Tools        []string
+	ExcludeTools []string
+	// Dynamic says when a session finds toolsets on demand (see Dynamic).
+	Dynamic Dynamic
 	// Config decides config-gated tools; nil means the defaults.
 	Config *config.Config
 	// AccountConfigs are the configurations of the other accounts the
@@ -42,18 +48,21 @@ type Options struct {
 	Version string
 }
 
-// Select returns the registry rows the options enable, in registry order.
-// Unknown names in Tools or ExcludeTools are errors: a typo must not
-// silently widen or narrow the surface.
+// Select returns the registry rows the options list, in registry order.
+// Unknown tool or toolset names are errors: a typo must not silently
+// widen or narrow the surface. The tools that enable toolsets on demand
+// are not among them (see build).
 func Select(reg []*Tool, o Options) ([]*Tool, error) {
-	known := map[string]bool{}
-	for _, t := range reg {
-		known[t.Name] = true
-	}
-	for _, n := range append(slices.Clone(o.Tools), o.ExcludeTools...) {
-		if !known[n] {
-			return nil, fmt.Errorf("unknown tool %q in --tools/--exclude-tools; run `tuitbot mcp manifest` to list tools", n)
-		}
+	return selectTools(reg, o, false)
+}
+
+// selectTools is Select; reachable returns instead every tool a session
+// may enable: the profile without the excluded tools, and the tools that
+// enable them.
+func selectTools(reg []*Tool, o Options, reachable bool) ([]*Tool, error) {
+	in, err := Selection{Toolsets: o.Toolsets, Tools: o.Tools, ExcludeTools: o.ExcludeTools}.names()
+	if err != nil {
+		return nil, err
 	}
 	var out []*Tool
 	for _, t := range reg {
@@ -65,7 +74,11 @@ func Select(reg []*Tool, o Options) ([]*Tool, error) {
 			// profile; refuse to start rather than expose it.
 			return nil, fmt.Errorf("registry error: mutation tool %s listed in profile %s", t.Name, o.Profile)
 		}
-		if len(o.Tools) > 0 && !slices.Contains(o.Tools, t.Name) {
+		if t.OnDemand {
+			if !reachable {
+				continue
+			}
+		} else if !reachable && in != nil && !in[t.Name] {
 			continue
 		}
 		if slices.Contains(o.ExcludeTools, t.Name) {
@@ -154,15 +167,26 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	if o.Config == nil {
 		o.Config = a.Cfg
 	}
-	tools, err := Select(Registry(), o)
+	reg := Registry()
+	tools, err := Select(reg, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A server that may find toolsets on demand registers every tool a
+	// session may enable; each session lists and calls its own part.
+	registered := tools
+	if o.Dynamic != DynamicOff {
+		if registered, err = selectTools(reg, o, true); err != nil {
+			return nil, nil, err
+		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tuitbot", Title: "tuitbot", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(o.Profile),
 		Logger:       a.Log,
 	})
-	surface := &Surface{Profile: o.Profile, Tools: tools}
+	dyn := newSurfaces(o.Dynamic, registered, tools, len(o.Toolsets) > 0 || len(o.Tools) > 0)
+	dyn.srv = srv
+	surface := &Surface{Profile: o.Profile, Tools: tools, dyn: dyn}
 	// The SDK decodes every schema it is given, twice, when a tool is added
 	// (and again on each call over HTTP, looking for header bindings), which
 	// was most of a start. So it is given a placeholder, and tools/list
@@ -171,8 +195,8 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	// validated against the same bytes (resolved below), never against the
 	// placeholder, and no schema of ours binds headers.
 	placeholder := &jsonschema.Schema{Type: "object"}
-	listed := make(map[string]*mcp.Tool, len(tools))
-	for _, t := range tools {
+	listed := make(map[string]*mcp.Tool, len(registered))
+	for _, t := range registered {
 		schema, err := t.inputSchemaJSON()
 		if err != nil {
 			return nil, nil, err
@@ -194,11 +218,16 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 			InputSchema: schema,
 			Annotations: t.Annotations(),
 		}
-		registered := *listed[t.Name]
-		registered.InputSchema = placeholder
-		srv.AddTool(&registered, handler(a, t, resolved, surface))
+		added := *listed[t.Name]
+		added.InputSchema = placeholder
+		h := handler(a, t, resolved, surface)
+		srv.AddTool(&added, h)
+		// Adding a tool again changes nothing but tells the sessions
+		// that the list changed, which is how a session learns of a
+		// toolset it enabled.
+		dyn.notify = func() { srv.AddTool(&added, h) }
 	}
-	srv.AddReceivingMiddleware(listFullTools(listed))
+	srv.AddReceivingMiddleware(listFullTools(listed), dyn.middleware)
 	// Resources read the database-backed services that only the mutating
 	// profile starts; prompts appear when every tool they use is here.
 	if o.Profile.Mutating() {

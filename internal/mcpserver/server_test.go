@@ -112,7 +112,7 @@ func TestWorkflowHasEveryWorkflowTool(t *testing.T) {
 	s := connect(t, a, mcpserver.Options{Profile: mcpserver.Workflow})
 	listed := toolNames(s.listTools(t))
 	for _, row := range mcpserver.Registry() {
-		if !row.In(mcpserver.Workflow) {
+		if !row.In(mcpserver.Workflow) || row.OnDemand {
 			continue
 		}
 		if row.Enabled != nil && !row.Enabled(a.Cfg) {

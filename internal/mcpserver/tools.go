@@ -5,6 +5,7 @@ package mcpserver
 func Registry() []*Tool {
 	var all []*Tool
 	all = append(all, metaTools()...)
+	all = append(all, dynamicTools()...)
 	all = append(all, xReadTools()...)
 	all = append(all, listReadTools()...)
 	all = append(all, dmReadTools()...)
