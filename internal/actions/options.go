@@ -17,17 +17,17 @@ import (
 // stored parameters, so the intent fingerprint, idempotency and approval
 // cover them.
 type PostOptions struct {
-	ReplySettings   string    `json:"reply_settings,omitempty" jsonschema:"who may reply (default everyone)"`
+	ReplySettings   string    `json:"reply_settings,omitempty" jsonschema:"who may reply"`
 	Poll            *PollSpec `json:"poll,omitempty" jsonschema:"a poll; a post with a poll takes no media and no quote"`
 	CommunityID     string    `json:"community_id,omitempty" jsonschema:"id of a community to post in"`
-	MadeWithAI      bool      `json:"made_with_ai,omitempty" jsonschema:"disclose that the post contains AI-generated media"`
-	PaidPartnership bool      `json:"paid_partnership,omitempty" jsonschema:"disclose that the post is a paid partnership"`
+	MadeWithAI      bool      `json:"made_with_ai,omitempty" jsonschema:"disclose AI-generated media"`
+	PaidPartnership bool      `json:"paid_partnership,omitempty" jsonschema:"disclose a paid partnership"`
 }
 
 // PollSpec is a poll to attach to a new post.
 type PollSpec struct {
 	Options         []string `json:"options" jsonschema:"the choices"`
-	DurationMinutes int      `json:"duration_minutes" jsonschema:"how long voting is open, in minutes (10080 is 7 days)"`
+	DurationMinutes int      `json:"duration_minutes" jsonschema:"minutes voting stays open"`
 }
 
 // Limits declares the options' limits.

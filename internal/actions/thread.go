@@ -23,7 +23,7 @@ const MaxThreadTweets = 25
 type ThreadParams struct {
 	Tweets   []string     `json:"tweets" jsonschema:"the tweets in order; each is posted as a reply to the one before"`
 	MediaIDs [][]string   `json:"media_ids,omitempty" jsonschema:"per-tweet media ids, by index"`
-	Options  *PostOptions `json:"options,omitempty" jsonschema:"optional settings of the first post: reply_settings, poll, community_id, made_with_ai, paid_partnership"`
+	Options  *PostOptions `json:"options,omitempty" jsonschema:"settings of the first post"`
 }
 
 // Limits declares the arguments' limits.

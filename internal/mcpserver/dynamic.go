@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -375,8 +376,10 @@ type FoundTool struct {
 	Description string `json:"description"`
 }
 
-// find ranks the served tools against query: a word in the name counts
-// most, then in the title, then in the description.
+// find ranks the served tools against query. Each word of the query
+// scores where it is found best: in the tool's name, then its title, then
+// its description; the first word, which usually names the action
+// ("schedule a post"), counts double.
 func (s *surfaces) find(ss *mcp.ServerSession, query string, limit int) []FoundTool {
 	words := queryWords(query)
 	type scored struct {
@@ -386,15 +389,27 @@ func (s *surfaces) find(ss *mcp.ServerSession, query string, limit int) []FoundT
 	var hits []scored
 	for _, n := range s.order {
 		t := s.registered[n]
-		if ToolsetOf(n) == dynamicToolset {
+		if t.OnDemand {
 			continue
 		}
 		name := strings.Fields(strings.ReplaceAll(t.Name, "_", " "))
 		title := queryWords(t.Title)
 		desc := queryWords(t.Description)
 		score := 0
-		for _, w := range words {
-			score += 6*matches(name, w) + 3*matches(title, w) + min(matches(desc, w), 2)
+		for i, w := range words {
+			best := 0
+			switch {
+			case matches(name, w) > 0:
+				best = 6
+			case matches(title, w) > 0:
+				best = 4
+			case matches(desc, w) > 0:
+				best = min(matches(desc, w), 2)
+			}
+			if i == 0 {
+				best *= 2
+			}
+			score += best
 		}
 		if score > 0 {
 			hits = append(hits, scored{t, score})
@@ -406,13 +421,26 @@ func (s *surfaces) find(ss *mcp.ServerSession, query string, limit int) []FoundT
 	}
 	s.mu.Lock()
 	st := s.sessions[ss]
+	var listed map[string]bool
+	if st != nil {
+		listed = maps.Clone(st.listed)
+	}
 	s.mu.Unlock()
 	out := []FoundTool{}
 	for _, h := range hits {
 		out = append(out, FoundTool{Name: h.t.Name, Title: h.t.Title, Toolset: ToolsetOf(h.t.Name),
-			Listed: st != nil && st.listed[h.t.Name], Description: h.t.Description})
+			Listed: listed[h.t.Name], Description: firstSentence(h.t.Description)})
 	}
 	return out
+}
+
+// firstSentence keeps a description short in find_tools' answer; the
+// whole of it is listed once the toolset is enabled.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }
 
 // stopWord reports a word that carries no meaning in a query.

@@ -251,7 +251,7 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("tool %s: its input has a field %q, which every account-scoped tool takes", t.Name, accountArg)
 		}
 		s.Properties[accountArg] = &jsonschema.Schema{Type: "string", MaxLength: jsonschema.Ptr(32),
-			Description: "optional X account name (get_capabilities lists them); default: the server's account"}
+			Description: "the X account to act for (get_capabilities lists them)"}
 	}
 	return s, nil
 }

@@ -60,7 +60,7 @@ func auditMeta(m *envelope.Meta, resp gateway.Response) {
 }
 
 // idempotencyKeyTag describes the key every mutation takes.
-const idempotencyKeyTag = `json:"idempotency_key,omitempty" jsonschema:"optional retry key: the same key and parameters return the first result; other parameters are an error"`
+const idempotencyKeyTag = `json:"idempotency_key,omitempty" jsonschema:"retry key: the same key and parameters return the first result"`
 
 // mutationTools derives the registry rows of the gateway's mutations (the
 // universal request tools when raw is set, the typed ones otherwise) from
@@ -84,7 +84,9 @@ func mutationTool(m actions.Mutation) *Tool {
 	})
 	t := &Tool{
 		Name: m.Name, Title: m.Title, Category: string(m.Category), Mutation: true,
-		Description: m.Description + " Goes through the policy gateway: it may be routed to human approval, deduplicated or denied.",
+		// The server's instructions say once that every mutation passes the
+		// policy gateway; each description repeating it cost 93 bytes a tool.
+		Description: m.Description,
 		Needs:       Needs{X: true, DB: true}, Profiles: workflowOnly, Errors: mutationErrors(m.Errors...),
 		Hints:     Hints{Destructive: m.Destructive, Idempotent: m.Idempotent, OpenWorld: true},
 		InputType: in, limitsOf: m.Input,

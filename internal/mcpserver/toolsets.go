@@ -81,10 +81,10 @@ func Toolsets() []Toolset {
 func defaultTools() []string {
 	return []string{
 		"health_check", "get_capabilities", "get_mode",
-		"x_post_tweet", "x_post_thread", "x_reply_to_tweet", "x_delete_tweet", "x_upload_media", "list_drafts",
-		"list_pending_approvals", "get_approval_item", "get_pending_count",
+		"x_post_tweet", "x_post_thread", "x_reply_to_tweet", "x_upload_media", "list_drafts",
+		"list_pending_approvals", "get_approval_item",
 		"approve_item", "reject_item", "approve_all", "resolve_mutation",
-		"x_get_me", "get_tweet_by_id", "x_search_tweets", "x_get_user_mentions", "x_get_user_by_username",
+		"x_get_me", "get_tweet_by_id", "x_search_tweets", "x_get_user_mentions",
 	}
 }
 

@@ -1,0 +1,266 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
+)
+
+// TestEveryToolHasOneToolset: the toolset table names every registry row
+// exactly once and nothing else, so no tool is unreachable by toolset.
+func TestEveryToolHasOneToolset(t *testing.T) {
+	count := map[string]int{}
+	for _, ts := range mcpserver.Toolsets() {
+		if ts.Name == "" || ts.Description == "" || len(ts.Tools) == 0 {
+			t.Errorf("toolset %+v needs a name, a description and tools", ts)
+		}
+		for _, n := range ts.Tools {
+			count[n]++
+		}
+	}
+	reg := registryByName()
+	for name := range reg {
+		switch count[name] {
+		case 0:
+			t.Errorf("%s belongs to no toolset; add it to one in Toolsets()", name)
+		case 1:
+		default:
+			t.Errorf("%s belongs to %d toolsets", name, count[name])
+		}
+	}
+	for name := range count {
+		if reg[name] == nil {
+			t.Errorf("toolset table names %s, which is not a tool", name)
+		}
+	}
+}
+
+// selectionAnswer serves the selection to a raw client and returns the
+// tools/list answer and the listed names.
+func selectionAnswer(t *testing.T, o mcpserver.Options) ([]byte, []string) {
+	t.Helper()
+	srv, _, err := mcpserver.New(mcpserver.Deps{Cfg: testConfig(t, widest)}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := newRawSession(t, srv).call(t, toolsListLine)
+	var msg struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(answer, &msg); err != nil {
+		t.Fatalf("tools/list: %v: %.300s", err, answer)
+	}
+	var names []string
+	for _, tool := range msg.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	return answer, names
+}
+
+// The default selection's limits: every client of mcp install holds it.
+const (
+	defaultMaxTools = 30
+	defaultMaxBytes = 16 << 10
+)
+
+func TestDefaultSelectionBudget(t *testing.T) {
+	for _, dyn := range []mcpserver.Dynamic{mcpserver.DynamicOff, mcpserver.DynamicOn} {
+		answer, names := selectionAnswer(t, mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"default"}, Dynamic: dyn})
+		if len(names) > defaultMaxTools || len(answer) > defaultMaxBytes {
+			t.Errorf("default selection (dynamic %q): %d tools, %d bytes; the budget is %d tools, %d bytes",
+				dyn, len(names), len(answer), defaultMaxTools, defaultMaxBytes)
+		}
+		t.Logf("default (dynamic %q): %d tools, %d bytes", dyn, len(names), len(answer))
+	}
+}
+
+// toolsetBudget is each toolset's tools/list budget in bytes, in the
+// workflow profile with every config-gated tool on. Raise one knowingly.
+var toolsetBudget = map[string]int{
+	"meta": 4700, "compose": 20000, "approvals": 4900, "read": 10000, "engage": 8700, "dm": 3100,
+	"lists": 5700, "content": 4500, "schedule": 14500, "discovery": 6700, "analytics": 6300, "raw": 5900,
+	// The finding tools, measured beside health_check.
+	"dynamic": 1900,
+}
+
+func TestToolsetBudgets(t *testing.T) {
+	for _, ts := range mcpserver.Toolsets() {
+		o := mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{ts.Name}}
+		if ts.Name == "dynamic" {
+			o = mcpserver.Options{Profile: mcpserver.Workflow, Tools: []string{"health_check"}, Dynamic: mcpserver.DynamicOn}
+		}
+		answer, names := selectionAnswer(t, o)
+		budget, ok := toolsetBudget[ts.Name]
+		if !ok {
+			t.Errorf("toolset %s has no byte budget", ts.Name)
+			continue
+		}
+		if len(answer) > budget {
+			t.Errorf("toolset %s: tools/list is %d bytes for %d tools; the budget is %d", ts.Name, len(answer), len(names), budget)
+		}
+		t.Logf("%s: %d tools, %d bytes", ts.Name, len(names), len(answer))
+	}
+}
+
+// TestSelectionListsOnlyIt: --toolsets and --tools list their union inside
+// the profile; unknown names are refused with every one of them named.
+func TestSelectionListsOnlyIt(t *testing.T) {
+	_, names := selectionAnswer(t, mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"dm"}, Tools: []string{"x_get_me"}})
+	if want := []string{"x_delete_dm", "x_get_dm_events", "x_get_me", "x_send_dm"}; !slices.Equal(names, want) {
+		t.Errorf("dm + x_get_me lists %v, want %v", names, want)
+	}
+	_, names = selectionAnswer(t, mcpserver.Options{Profile: mcpserver.Readonly, Toolsets: []string{"engage", "read"}})
+	for _, n := range names {
+		if mcpserver.ToolsetOf(n) != "read" {
+			t.Errorf("readonly with engage,read lists %s: a toolset must not widen the profile", n)
+		}
+	}
+	_, err := mcpserver.Select(mcpserver.Registry(), mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"compose", "nope", "zap"}})
+	if err == nil || !strings.Contains(err.Error(), `"nope", "zap"`) {
+		t.Errorf("unknown toolsets: %v", err)
+	}
+}
+
+// TestToolsListIsStable: the same selection answers tools/list with the
+// same bytes, on every server and every time.
+func TestToolsListIsStable(t *testing.T) {
+	for _, o := range []mcpserver.Options{
+		{Profile: mcpserver.Workflow},
+		{Profile: mcpserver.Workflow, Toolsets: []string{"default"}},
+		{Profile: mcpserver.Workflow, Toolsets: []string{"default"}, Dynamic: mcpserver.DynamicOn},
+	} {
+		first, _ := selectionAnswer(t, o)
+		second, _ := selectionAnswer(t, o)
+		if string(first) != string(second) {
+			t.Errorf("%+v: tools/list differs between two servers:\n%.300s\n%.300s", o, first, second)
+		}
+	}
+}
+
+// dynamicSession connects a client that handles tools/list_changed and
+// signals each notification on changed.
+func dynamicSession(t *testing.T, o mcpserver.Options) (*session, chan struct{}) {
+	t.Helper()
+	a := newApp(t, nil)
+	srv, _, err := a.MCPServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "dyn-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return &session{ClientSession: cs}, changed
+}
+
+func waitChanged(t *testing.T, changed chan struct{}) {
+	t.Helper()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+}
+
+// TestEnableToolsetListsButDoesNotAllow: a dynamic session starts at the
+// default selection and the three finding tools; enabling engage lists the
+// like tool and says so, and a like still goes to the approval queue.
+func TestEnableToolsetListsButDoesNotAllow(t *testing.T) {
+	s, changed := dynamicSession(t, mcpserver.Options{Profile: mcpserver.Workflow, Dynamic: mcpserver.DynamicOn})
+	listed := toolNames(s.listTools(t))
+	for _, n := range []string{"list_toolsets", "find_tools", "enable_toolset", "x_post_tweet", "list_pending_approvals"} {
+		if !slices.Contains(listed, n) {
+			t.Errorf("a dynamic session does not start with %s: %v", n, listed)
+		}
+	}
+	if slices.Contains(listed, "x_like_tweet") {
+		t.Fatal("x_like_tweet listed before engage is enabled")
+	}
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_like_tweet", Arguments: map[string]any{"tweet_id": "20"}}); err == nil ||
+		!strings.Contains(err.Error(), "enable_toolset") {
+		t.Errorf("calling a tool of a toolset not enabled: %v, want a refusal naming enable_toolset", err)
+	}
+
+	found := s.call(t, "find_tools", map[string]any{"query": "schedule a post"})
+	var f struct {
+		Tools []mcpserver.FoundTool `json:"tools"`
+	}
+	if err := json.Unmarshal(found.Data, &f); err != nil || len(f.Tools) == 0 || f.Tools[0].Name != "schedule_in_queue" {
+		t.Errorf("find_tools \"schedule a post\": %v %s, want schedule_in_queue first", err, found.Data)
+	}
+
+	env := s.call(t, "enable_toolset", map[string]any{"name": "engage"})
+	if !*env.Success || !strings.Contains(string(env.Data), `"x_like_tweet"`) {
+		t.Fatalf("enable_toolset engage: %s %+v", env.Data, env.Error)
+	}
+	waitChanged(t, changed)
+	listed = toolNames(s.listTools(t))
+	if !slices.Contains(listed, "x_like_tweet") {
+		t.Fatalf("after enabling engage, tools/list lacks x_like_tweet: %v", listed)
+	}
+	like := s.call(t, "x_like_tweet", map[string]any{"tweet_id": "20"})
+	if !*like.Success || !strings.Contains(string(like.Data), `"routed_to_approval":true`) {
+		t.Errorf("a like after enable_toolset: %s %+v; want it routed to approval", like.Data, like.Error)
+	}
+
+	bad := s.call(t, "enable_toolset", map[string]any{"name": "everything"})
+	if *bad.Success || !strings.Contains(bad.Error.Message, `"everything"`) {
+		t.Errorf("enable_toolset everything: %+v", bad.Error)
+	}
+}
+
+// TestEnableToolsetKeepsTheProfile: in a read-only profile, enabling
+// engage lists nothing new and names what the profile leaves out.
+func TestEnableToolsetKeepsTheProfile(t *testing.T) {
+	s, _ := dynamicSession(t, mcpserver.Options{Profile: mcpserver.Readonly, Dynamic: mcpserver.DynamicOn})
+	before := toolNames(s.listTools(t))
+	env := s.call(t, "enable_toolset", map[string]any{"name": "engage"})
+	var r mcpserver.ToolsetEnabled
+	if err := json.Unmarshal(env.Data, &r); err != nil || len(r.Added) != 0 || !slices.Contains(r.NotServed, "x_like_tweet") {
+		t.Errorf("enable_toolset engage in readonly: %v %s", err, env.Data)
+	}
+	if after := toolNames(s.listTools(t)); !slices.Equal(before, after) {
+		t.Errorf("readonly listing changed: %v -> %v", before, after)
+	}
+}
+
+// TestDynamicAutoFollowsTheClient: with auto, a client that subscribes to
+// tools/list_changed starts at the default; one that does not lists the
+// whole profile, as a server without a selection always has.
+func TestDynamicAutoFollowsTheClient(t *testing.T) {
+	o := mcpserver.Options{Profile: mcpserver.Workflow, Dynamic: mcpserver.DynamicAuto}
+	s, _ := dynamicSession(t, o)
+	if listed := toolNames(s.listTools(t)); !slices.Contains(listed, "enable_toolset") || slices.Contains(listed, "x_like_tweet") {
+		t.Errorf("a subscribing client lists %d tools: %v", len(listed), listed)
+	}
+	a := newApp(t, nil)
+	plain := connect(t, a, o)
+	if listed := toolNames(plain.listTools(t)); slices.Contains(listed, "enable_toolset") || !slices.Contains(listed, "x_like_tweet") {
+		t.Errorf("a client that does not subscribe lists %d tools: %v", len(listed), listed)
+	}
+}
