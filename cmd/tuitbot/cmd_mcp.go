@@ -25,9 +25,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 	}
 	var (
 		profile, transport, listen, tokenFile string
-		tools, exclude                        []string
+		tools, exclude, toolsets              []string
 		mf                                    metricsFlags
-		withWeb                               bool
+		withWeb, dynamic                      bool
 	)
 	serve := &cobra.Command{
 		Use:   "serve",
@@ -39,6 +39,13 @@ func (c *cli) mcpCmd() *cobra.Command {
 			"Connections, sessions and message size are capped by the [mcp] keys\n" +
 			"http_max_connections, max_sessions, session_idle_timeout_seconds and\n" +
 			"max_message_bytes (the last on stdio too); see `tuitbot config show`.\n\n" +
+			"--toolsets, --tools and --exclude-tools choose what is listed inside the profile (the profile\n" +
+			"stays the permission boundary); --toolsets default is the small selection `mcp install` writes.\n" +
+			"Without a selection the whole profile is listed. Over HTTP a client may narrow its own session\n" +
+			"with the headers X-MCP-Toolsets, X-MCP-Tools and X-MCP-Exclude-Tools (comma-separated).\n" +
+			"With dynamic toolsets a session starts at the selection (default when none) plus list_toolsets,\n" +
+			"find_tools and enable_toolset, and enables toolsets on demand; mcp.dynamic_toolsets = auto (the\n" +
+			"default) turns it on for clients that subscribe to notifications/tools/list_changed.\n\n" +
 			"With --web (HTTP transport only) the review page of `tuitbot web` is served under /ui on the\n" +
 			"same port, with its own login: the first line on stdout is a one-time login URL.",
 		Args: cobra.NoArgs,
@@ -63,6 +70,12 @@ func (c *cli) mcpCmd() *cobra.Command {
 			// Each list is checked before they are merged, so the message
 			// names where a wrong name came from: a flag is a usage error, a
 			// key of the configuration an error in it.
+			if err := mcpserver.CheckToolsets("--toolsets", toolsets); err != nil {
+				return usageError{err}
+			}
+			if err := mcpserver.CheckToolsets("mcp.toolsets", cfg.MCP.Toolsets); err != nil {
+				return err
+			}
 			if err := knownTools("--tools", tools); err != nil {
 				return usageError{err}
 			}
@@ -84,11 +97,24 @@ func (c *cli) mcpCmd() *cobra.Command {
 			default:
 				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
 			}
-			if len(tools) == 0 {
-				tools = cfg.MCP.Tools
+			if len(tools) == 0 && len(toolsets) == 0 {
+				tools, toolsets = cfg.MCP.Tools, cfg.MCP.Toolsets
+			}
+			dyn, err := mcpserver.ParseDynamic(cfg.MCP.DynamicToolsets)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("dynamic-toolsets") {
+				dyn = mcpserver.DynamicOff
+				if dynamic {
+					dyn = mcpserver.DynamicOn
+				}
 			}
 			exclude = append(exclude, cfg.MCP.ExcludeTools...)
 			if err := checkToolSelection(p, tools, exclude); err != nil {
+				return usageError{err}
+			}
+			if err := checkToolsets(p, toolsets, tools, exclude); err != nil {
 				return usageError{err}
 			}
 			// A server that can mutate never runs without its database: it
@@ -98,7 +124,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			}
 			needDB := p.Mutating() || c.sandbox || withWeb
 			appOpts := app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB}
-			mopts := mcpserver.Options{Profile: p, Tools: tools, ExcludeTools: exclude}
+			mopts := mcpserver.Options{Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude, Dynamic: dyn}
 			if transport == "stdio" {
 				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
 			}
@@ -199,6 +225,8 @@ func (c *cli) mcpCmd() *cobra.Command {
 	serve.Flags().StringVar(&transport, "transport", "stdio", "stdio or http")
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8765", "host:port for --transport http (loopback unless you say otherwise)")
 	serve.Flags().StringVar(&tokenFile, "token-file", "", "file holding the HTTP bearer token (default ~/.tuitbot/mcp_token; ~/.tuitbot/sandbox/mcp_token with --sandbox)")
+	serve.Flags().StringSliceVar(&toolsets, "toolsets", nil, "only list these toolsets (comma-separated): default, all, or "+strings.Join(mcpserver.ToolsetNames()[:len(mcpserver.ToolsetNames())-2], ", "))
+	serve.Flags().BoolVar(&dynamic, "dynamic-toolsets", false, "start every session at the selection plus list_toolsets, find_tools and enable_toolset (default from config: auto, on for clients that subscribe to tools/list_changed)")
 	serve.Flags().StringSliceVar(&tools, "tools", nil, "only register these tools (comma-separated)")
 	serve.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "never register these tools; exclusions win")
 	serve.Flags().StringVar(&mf.listen, "metrics-listen", "", "with stdio: serve Prometheus /metrics and /healthz on this loopback host:port")

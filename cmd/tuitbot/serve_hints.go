@@ -87,6 +87,22 @@ func checkToolSelection(p mcpserver.Profile, tools, exclude []string) error {
 	return fmt.Errorf("--tools %s are all excluded (--exclude-tools or mcp.exclude_tools), so the server would serve no tools", strings.Join(tools, ","))
 }
 
+// checkToolsets refuses a --toolsets selection that leaves the profile with
+// nothing to serve, for the reason checkToolSelection gives.
+func checkToolsets(p mcpserver.Profile, toolsets, tools, exclude []string) error {
+	if len(toolsets) == 0 {
+		return nil
+	}
+	sel, err := mcpserver.Select(mcpserver.Registry(), mcpserver.Options{Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude})
+	if err != nil {
+		return err
+	}
+	if len(sel) == 0 {
+		return fmt.Errorf("--toolsets %s: none of their tools is in profile %s (or all are excluded), so the server would serve no tools", strings.Join(toolsets, ","), p)
+	}
+	return nil
+}
+
 // stopIsNotAnError is a log handler that records the MCP SDK's "server run
 // cancelled" (what it logs when Ctrl-C or SIGTERM ends a stdio session) as
 // the ordinary stop it is. An ERROR line there sends operators looking for

@@ -175,8 +175,11 @@ type Storage struct {
 // MCP configures the MCP server.
 type MCP struct {
 	Profile      string   `toml:"profile" doc:"Default profile: workflow (alias full), readonly or api-readonly."`
-	Tools        []string `toml:"tools" doc:"Only register these tools (empty = all of the profile)."`
+	Toolsets     []string `toml:"toolsets" doc:"Only list these toolsets (default, all, or the names in docs/tools.md), inside the profile; empty with empty tools = all of the profile."`
+	Tools        []string `toml:"tools" doc:"Only register these tools, besides those of toolsets (empty = all of the profile)."`
 	ExcludeTools []string `toml:"exclude_tools" doc:"Never register these tools; exclusions win."`
+	// DynamicToolsets decides when a session finds toolsets on demand.
+	DynamicToolsets string `toml:"dynamic_toolsets" doc:"auto: a client that declares it handles notifications/tools/list_changed starts at the selection (default when none) and enables toolsets with enable_toolset; on: every client; off: never."`
 	// The HTTP transport serves anything on the machine that can reach the
 	// port; these bound what one client can hold.
 	HTTPMaxConnections        int   `toml:"http_max_connections" doc:"Most open connections the HTTP transport keeps; past it the longest-idle connection is closed (lowered to half the open-file limit when that is smaller)."`
@@ -371,7 +374,7 @@ func Default() Config {
 		},
 		Storage: Storage{AuditRetentionDays: 90, RetentionDays: 90},
 		MCP: MCP{
-			Profile: "workflow", HTTPMaxConnections: 128,
+			Profile: "workflow", DynamicToolsets: "auto", HTTPMaxConnections: 128,
 			SessionIdleTimeoutSeconds: 1800, MaxSessions: 128, MaxMessageBytes: 1 << 20,
 		},
 		MCPPolicy: MCPPolicy{

@@ -484,6 +484,7 @@ func (c *Config) Validate() error {
 	positive("storage.audit_retention_days", c.Storage.AuditRetentionDays)
 	positive("storage.retention_days", c.Storage.RetentionDays)
 	oneOf("mcp.profile", c.MCP.Profile, "workflow", "full", "readonly", "api-readonly")
+	oneOf("mcp.dynamic_toolsets", c.MCP.DynamicToolsets, "auto", "on", "off")
 	positive("mcp.http_max_connections", c.MCP.HTTPMaxConnections)
 	positive("mcp.session_idle_timeout_seconds", c.MCP.SessionIdleTimeoutSeconds)
 	positive("mcp.max_sessions", c.MCP.MaxSessions)

@@ -89,11 +89,14 @@ func defaultTools() []string {
 }
 
 // ToolsetNames lists the names --toolsets accepts, in table order, then
-// default and all.
+// default and all. The finding tools come with dynamic toolsets, never
+// by name.
 func ToolsetNames() []string {
 	var out []string
 	for _, ts := range Toolsets() {
-		out = append(out, ts.Name)
+		if ts.Name != dynamicToolset {
+			out = append(out, ts.Name)
+		}
 	}
 	return append(out, DefaultToolset, AllToolsets)
 }
@@ -135,7 +138,7 @@ func toolsetTools(name string) ([]string, bool) {
 func CheckToolsets(from string, names []string) error {
 	var unknown []string
 	for _, n := range names {
-		if _, ok := toolsetTools(n); !ok {
+		if _, ok := toolsetTools(n); !ok || n == dynamicToolset {
 			unknown = append(unknown, n)
 		}
 	}

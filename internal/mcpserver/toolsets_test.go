@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -262,5 +264,90 @@ func TestDynamicAutoFollowsTheClient(t *testing.T) {
 	plain := connect(t, a, o)
 	if listed := toolNames(plain.listTools(t)); slices.Contains(listed, "enable_toolset") || !slices.Contains(listed, "x_like_tweet") {
 		t.Errorf("a client that does not subscribe lists %d tools: %v", len(listed), listed)
+	}
+}
+
+// withHeaders adds the bearer token and the given headers to every request.
+type withHeaders struct {
+	h    map[string]string
+	base http.RoundTripper
+}
+
+func (w withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+testToken)
+	for k, v := range w.h {
+		r.Header.Set(k, v)
+	}
+	return w.base.RoundTrip(r)
+}
+
+// TestHTTPHeadersSelectTheSession: over HTTP each session may narrow its
+// own listing by header, inside the profile; an unknown name is refused
+// with the name.
+func TestHTTPHeadersSelectTheSession(t *testing.T) {
+	a := newApp(t, nil)
+	srv, _, err := a.MCPServer(mcpserver.Options{Profile: mcpserver.APIReadonly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Token: testToken}))
+	t.Cleanup(ts.Close)
+	open := func(h map[string]string) (*mcp.ClientSession, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		t.Cleanup(cancel)
+		client := mcp.NewClient(&mcp.Implementation{Name: "hdr-test", Version: "1"}, nil)
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL,
+			HTTPClient: &http.Client{Transport: withHeaders{h: h, base: http.DefaultTransport}}, MaxRetries: -1}, nil)
+	}
+	tests := []struct {
+		name   string
+		header map[string]string
+		check  func(names []string) bool
+	}{
+		{"meta toolset", map[string]string{mcpserver.HeaderToolsets: "meta"}, func(n []string) bool {
+			return slices.Equal(n, []string{"get_capabilities", "get_config", "get_mode", "health_check", "validate_config"})
+		}},
+		{"tools and exclusions", map[string]string{mcpserver.HeaderToolsets: "meta", mcpserver.HeaderTools: "x_get_me", mcpserver.HeaderExcludeTools: "get_config,validate_config"},
+			func(n []string) bool {
+				return slices.Equal(n, []string{"get_capabilities", "get_mode", "health_check", "x_get_me"})
+			}},
+		{"engage stays outside a read-only profile", map[string]string{mcpserver.HeaderToolsets: "engage,meta"}, func(n []string) bool {
+			return !slices.Contains(n, "x_like_tweet") && slices.Contains(n, "health_check")
+		}},
+		{"no header lists the profile", nil, func(n []string) bool { return slices.Contains(n, "x_get_followers") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, err := open(tc.header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names := toolNames(res.Tools); !tc.check(names) {
+				t.Errorf("listed %v", names)
+			}
+		})
+	}
+	for _, h := range []map[string]string{
+		{mcpserver.HeaderToolsets: "meta,nosuchset"},
+		{mcpserver.HeaderTools: "x_like_tweet"},
+	} {
+		cs, err := open(h)
+		if err == nil {
+			cs.Close()
+			t.Errorf("headers %v accepted", h)
+			continue
+		}
+		for _, v := range h {
+			name := v[strings.LastIndex(v, ",")+1:]
+			if !strings.Contains(err.Error(), name) {
+				t.Errorf("headers %v: error %q does not name %s", h, err, name)
+			}
+		}
 	}
 }
