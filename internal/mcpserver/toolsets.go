@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Toolset is a named group of tools a person picks as a whole ("compose",
@@ -208,4 +211,112 @@ func (s Selection) names() (map[string]bool, error) {
 		in[t] = true
 	}
 	return in, nil
+}
+
+// ListBytes is the size of the tools/list answer that lists tools: what a
+// client reads, and about four bytes per token of a model's context.
+func ListBytes(tools []*Tool) (int, error) {
+	listed := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		schema, err := t.deriveInputSchemaJSON()
+		if err != nil {
+			return 0, err
+		}
+		listed = append(listed, &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: schema, Annotations: t.Annotations()})
+	}
+	// The SDK lists in name order.
+	slices.SortFunc(listed, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": &mcp.ListToolsResult{Tools: listed}})
+	if err != nil {
+		return 0, err
+	}
+	return len(b) + 1, nil // the newline that ends the message
+}
+
+// SelectionTools returns the rows a selection lists in profile p with
+// every config-gated tool on: the most it can list.
+func SelectionTools(p Profile, sel Selection, dynamic bool) ([]*Tool, error) {
+	var all []*Tool
+	for _, t := range Registry() {
+		t.Enabled = nil
+		all = append(all, t)
+	}
+	var out []*Tool
+	if !sel.Empty() || len(sel.ExcludeTools) > 0 || !dynamic {
+		var err error
+		if out, err = Select(all, Options{Profile: p, Toolsets: sel.Toolsets, Tools: sel.Tools, ExcludeTools: sel.ExcludeTools}); err != nil {
+			return nil, err
+		}
+	}
+	if dynamic {
+		for _, t := range all {
+			if t.OnDemand && t.In(p) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// toolsetsDoc is docs/tools.md's toolset table.
+func toolsetsDoc(b *strings.Builder) error {
+	b.WriteString("## Toolsets\n\n")
+	b.WriteString("A profile says which tools may exist at all; toolsets choose which of them a client lists (`mcp serve --toolsets`, `--tools`, `--exclude-tools`, the `[mcp]` keys of the same names, or per HTTP session the headers `" + HeaderToolsets + "`, `" + HeaderTools + "` and `" + HeaderExcludeTools + "`). Without a selection the whole profile is listed. `default` is the selection `mcp install` writes. With dynamic toolsets (`--dynamic-toolsets`, or `mcp.dynamic_toolsets = \"auto\"` for a client that subscribes to `notifications/tools/list_changed`) a session starts at the selection (`default` when none) plus `list_toolsets`, `find_tools` and `enable_toolset`; enabling a toolset lists its tools and sends `notifications/tools/list_changed`, and never widens the profile, the policy or approval.\n\n")
+	b.WriteString("Bytes are those of the `tools/list` answer in the workflow profile with every config-gated tool on; tokens are bytes ÷ 4.\n\n")
+	b.WriteString("| Toolset | Tools | tools/list bytes | ≈ tokens | Its tools |\n|---|---|---|---|---|\n")
+	row := func(name string, tools []*Tool) error {
+		n, err := ListBytes(tools)
+		if err != nil {
+			return err
+		}
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = "`" + t.Name + "`"
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s |\n", name, len(tools), n, n/4, strings.Join(names, ", "))
+		return nil
+	}
+	for _, ts := range Toolsets() {
+		var tools []*Tool
+		var err error
+		if ts.Name == dynamicToolset {
+			tools, err = SelectionTools(Workflow, Selection{}, true)
+		} else {
+			tools, err = SelectionTools(Workflow, Selection{Toolsets: []string{ts.Name}}, false)
+		}
+		if err != nil {
+			return err
+		}
+		if err := row("`"+ts.Name+"`", tools); err != nil {
+			return err
+		}
+	}
+	def, err := SelectionTools(Workflow, Selection{Toolsets: []string{DefaultToolset}}, false)
+	if err != nil {
+		return err
+	}
+	if err := row("**`default` selection**", def); err != nil {
+		return err
+	}
+	if def, err = SelectionTools(Workflow, Selection{Toolsets: []string{DefaultToolset}}, true); err != nil {
+		return err
+	}
+	if err := row("**`default` + finding tools** (dynamic)", def); err != nil {
+		return err
+	}
+	b.WriteString("\n| Profile (whole) | Tools | tools/list bytes | ≈ tokens |\n|---|---|---|---|\n")
+	for _, p := range allProfiles {
+		tools, err := SelectionTools(p, Selection{}, false)
+		if err != nil {
+			return err
+		}
+		n, err := ListBytes(tools)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "| `%s` | %d | %d | %d |\n", p, len(tools), n, n/4)
+	}
+	b.WriteString("\n")
+	return nil
 }
