@@ -75,6 +75,10 @@ func (c *cli) mcpInstallCmd() *cobra.Command {
 			"per-OS location, pointing at this binary. Other servers and keys stay; the file is backed up\n" +
 			"to FILE.bak (0600) before it changes; running it again changes nothing. --print shows the\n" +
 			"entry instead of writing it.\n\n" +
+			"The entry lists the default toolset selection (--toolsets default, or the X-MCP-Toolsets\n" +
+			"header over HTTP), which fits every client's documented tool limit (Cursor 40, Windsurf 50\n" +
+			"across servers); it says which toolsets it left out and how to add them. Claude Code keeps\n" +
+			"the whole profile: its tool search loads a tool's definition only when the agent needs it.\n\n" +
 			"--transport http writes a URL entry for a server you run yourself with\n" +
 			"`tuitbot mcp serve --transport http`. The bearer token never goes into the client's file:\n" +
 			"the entry reads it from $" + clientcfg.TokenEnvVar + " (VS Code prompts for it once instead).",
@@ -133,6 +137,11 @@ func (c *cli) runInstall(_ context.Context, f installFlags, uninstall bool) erro
 		if o.Server, o.TokenFile, notes, err = c.serverEntry(f); err != nil {
 			return err
 		}
+		var more []string
+		if o.Server, more, err = withSelection(client, o.Server); err != nil {
+			return err
+		}
+		notes = append(notes, more...)
 	}
 	var r clientcfg.Result
 	if uninstall {
@@ -149,6 +158,78 @@ func (c *cli) runInstall(_ context.Context, f installFlags, uninstall bool) erro
 	}
 	c.report(client, f.print, r, append(notes, r.Notes...))
 	return nil
+}
+
+// withSelection narrows the entry to the default selection for every
+// client but one that defers tools (Claude Code keeps the whole profile:
+// its tool search loads a tool's definition only when the agent needs
+// it), and says what was left out and how to add it.
+func withSelection(client clientcfg.Client, s clientcfg.Server) (clientcfg.Server, []string, error) {
+	lim := client.ToolLimit()
+	if lim.Defers {
+		return s, []string{fmt.Sprintf("The entry lists the whole profile: %s, so the tools it does not use cost little context.", lim.Source)}, nil
+	}
+	sel, err := mcpserver.SelectionTools(mcpserver.Workflow, mcpserver.Selection{Toolsets: []string{mcpserver.DefaultToolset}}, false)
+	if err != nil {
+		return s, nil, err
+	}
+	if lim.Max > 0 && len(sel) > lim.Max {
+		return s, nil, fmt.Errorf("the default selection has %d tools, more than %s holds (%d)", len(sel), client, lim.Max)
+	}
+	var serverSide []string
+	switch {
+	case s.HTTP && client == clientcfg.Codex:
+		// Codex's URL entry is kept to the keys it always had; the server
+		// applies the selection to every session instead.
+		serverSide = append(serverSide, "Codex's entry carries no selection header: start the server with --toolsets default.")
+	case s.HTTP:
+		s.Headers = append(s.Headers, [2]string{mcpserver.HeaderToolsets, mcpserver.DefaultToolset})
+	default:
+		s.Args = append(s.Args, "--toolsets", mcpserver.DefaultToolset)
+	}
+	bytes, err := mcpserver.ListBytes(sel)
+	if err != nil {
+		return s, nil, err
+	}
+	fit := ""
+	if lim.Max > 0 {
+		fit = fmt.Sprintf(" to fit %s's limit (%s)", client, lim.Source)
+	}
+	var out, part []string
+	in := map[string]bool{}
+	for _, t := range sel {
+		in[t.Name] = true
+	}
+	for _, ts := range mcpserver.Toolsets() {
+		if ts.Name == "dynamic" {
+			continue
+		}
+		n := 0
+		for _, t := range ts.Tools {
+			if in[t] {
+				n++
+			}
+		}
+		switch n {
+		case 0:
+			out = append(out, ts.Name)
+		case len(ts.Tools):
+		default:
+			part = append(part, ts.Name)
+		}
+	}
+	how := "the entry's --toolsets argument"
+	if s.HTTP && client == clientcfg.Codex {
+		how = "the server's --toolsets argument"
+	} else if s.HTTP {
+		how = "the entry's " + mcpserver.HeaderToolsets + " header"
+	}
+	notes := []string{
+		fmt.Sprintf("The entry lists the default selection: %d tools, %d bytes of tools/list (about %d tokens)%s.", len(sel), bytes, bytes/4, fit),
+		fmt.Sprintf("Left out: the toolsets %s, and part of %s. Add one in %s (for example default,engage; `tuitbot mcp serve --help` and docs/tools.md list them with their sizes), or let an agent whose client handles tools/list_changed enable it with enable_toolset.",
+			strings.Join(out, ", "), strings.Join(part, ", "), how),
+	}
+	return s, append(notes, serverSide...), nil
 }
 
 // serverEntry describes this binary as the client should start or reach it.

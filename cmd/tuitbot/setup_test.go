@@ -11,6 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tuitbot/tuitbot/internal/clientcfg"
+	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
 
 // userHome is the HOME the test runs give the binary (see newHome).
@@ -220,4 +223,46 @@ func TestMCPHealthcheck(t *testing.T) {
 	mustContain(t, "healthy", r.stdout, "ok")
 	bad := h.fails(t, "mcp", "healthcheck", "--url", base+"/elsewhere")
 	mustContain(t, "unhealthy", bad.stderr, "503")
+}
+
+// TestMCPInstallFitsEachClient: every client's entry lists a selection
+// within the tool limit the client documents, and says what it left out;
+// Claude Code, which defers tools behind its tool search, keeps the whole
+// profile.
+func TestMCPInstallFitsEachClient(t *testing.T) {
+	h := newHome(t)
+	counted := regexp.MustCompile(`The entry lists the default selection: (\d+) tools`)
+	for _, client := range clientcfg.Clients() {
+		t.Run(string(client), func(t *testing.T) {
+			lim := client.ToolLimit()
+			p := h.ok(t, "mcp", "install", "--client", string(client), "--print")
+			if lim.Defers {
+				if strings.Contains(p.stdout, "--toolsets") {
+					t.Errorf("%s gets a selection although it defers tools:\n%s", client, p.stdout)
+				}
+				mustContain(t, string(client), p.stdout, "The entry lists the whole profile")
+				return
+			}
+			mustContain(t, string(client), p.stdout, "--toolsets", "default", "Left out: the toolsets", "enable_toolset")
+			m := counted.FindStringSubmatch(p.stdout)
+			if m == nil {
+				t.Fatalf("%s: no tool count in:\n%s", client, p.stdout)
+			}
+			var n int
+			fmt.Sscan(m[1], &n)
+			if lim.Max > 0 && n > lim.Max {
+				t.Errorf("%s: %d tools, over its limit of %d", client, n, lim.Max)
+			}
+			switch client {
+			case clientcfg.ClaudeDesktop:
+				return // its file holds no URL entries
+			case clientcfg.Codex:
+				hp := h.ok(t, "mcp", "install", "--client", string(client), "--transport", "http", "--print")
+				mustContain(t, string(client)+" http", hp.stdout, "--toolsets default")
+				return
+			}
+			hp := h.ok(t, "mcp", "install", "--client", string(client), "--transport", "http", "--print")
+			mustContain(t, string(client)+" http", hp.stdout, `"`+mcpserver.HeaderToolsets+`": "default"`)
+		})
+	}
 }

@@ -395,6 +395,8 @@ func TestConfigPath(t *testing.T) {
 		{Codex, win, `C:\Users\me\.codex\config.toml`},
 		{Gemini, linux, "/home/me/.gemini/settings.json"},
 		{Gemini, win, `C:\Users\me\.gemini\settings.json`},
+		{Windsurf, mac, "/Users/me/.codeium/windsurf/mcp_config.json"},
+		{Windsurf, win, `C:\Users\me\.codeium\windsurf\mcp_config.json`},
 	}
 	for _, tt := range tests {
 		got, err := tt.client.ConfigPath(tt.env)

@@ -1,6 +1,6 @@
 // Package clientcfg writes tuitbot's server entry into the configuration
 // file of an MCP client (Claude Code, Claude Desktop, Cursor, VS Code, Codex,
-// Gemini CLI), in that client's own format and at its documented per-OS
+// Gemini CLI, Windsurf), in that client's own format and at its documented per-OS
 // location. It merges and never clobbers: every other server and every key it
 // does not know stays as it was, the file is backed up before it changes, a
 // second install changes nothing, and uninstall removes exactly tuitbot's
@@ -25,11 +25,12 @@ const (
 	VSCode        Client = "vscode"
 	Codex         Client = "codex"
 	Gemini        Client = "gemini"
+	Windsurf      Client = "windsurf"
 )
 
 // Clients lists every supported client, in the order help text shows them.
 func Clients() []Client {
-	return []Client{ClaudeCode, ClaudeDesktop, Cursor, VSCode, Codex, Gemini}
+	return []Client{ClaudeCode, ClaudeDesktop, Cursor, VSCode, Codex, Gemini, Windsurf}
 }
 
 // ParseClient accepts a client name as the --client flag spells it.
@@ -138,6 +139,9 @@ func (c Client) ConfigPath(e Env) (string, error) {
 		return e.join(e.Home, ".codex", "config.toml"), nil
 	case Gemini:
 		return e.join(e.Home, ".gemini", "settings.json"), nil
+	case Windsurf:
+		// %USERPROFILE% on Windows, which Home is.
+		return e.join(e.Home, ".codeium", "windsurf", "mcp_config.json"), nil
 	}
 	return "", fmt.Errorf("unknown client %q", c)
 }
@@ -152,6 +156,39 @@ type Server struct {
 	Command string
 	Args    []string
 	URL     string
+	// Headers are further HTTP headers of a URL entry, in order (name,
+	// value): the tool selection, never a secret.
+	Headers [][2]string
+}
+
+// ToolLimit is what a client documents about how many tools it holds.
+type ToolLimit struct {
+	// Max is the most tools the client gives its agent; 0 when it
+	// documents none.
+	Max int
+	// AcrossServers says Max counts the tools of every server together.
+	AcrossServers bool
+	// Defers says the client loads a tool's definition only when its
+	// agent searches for it (Claude Code's tool search), so listing the
+	// whole profile costs its context little.
+	Defers bool
+	// Source says where the figure comes from.
+	Source string
+}
+
+// ToolLimit returns c's documented limit on tools.
+func (c Client) ToolLimit() ToolLimit {
+	switch c {
+	case ClaudeCode:
+		return ToolLimit{Defers: true, Source: "Claude Code defers MCP tools behind its tool search once they would take a tenth of the context"}
+	case Cursor:
+		return ToolLimit{Max: 40, AcrossServers: true, Source: "Cursor sends its agent only the first 40 tools"}
+	case Windsurf:
+		return ToolLimit{Max: 50, AcrossServers: true, Source: "Windsurf's Cascade holds 50 tools across all servers"}
+	case VSCode:
+		return ToolLimit{Max: 128, AcrossServers: true, Source: "VS Code sends at most 128 tools in a chat request"}
+	}
+	return ToolLimit{}
 }
 
 // containerKey is where c keeps its servers.
@@ -195,10 +232,17 @@ func (c Client) jsonEntry(s Server) (*object, error) {
 	case Gemini:
 		e.set("httpUrl", s.URL)
 		headers.set("Authorization", "Bearer ${"+TokenEnvVar+"}")
+	case Windsurf:
+		// Windsurf reads a remote server's address from serverUrl, not url.
+		e.set("serverUrl", s.URL)
+		headers.set("Authorization", "Bearer ${env:"+TokenEnvVar+"}")
 	case ClaudeDesktop:
 		return nil, fmt.Errorf("--transport http with %s: %w: Claude Desktop's file only launches local (stdio) servers, remote ones are added as connectors in its settings; install with the default stdio transport", c, ErrUnsupported)
 	default:
 		return nil, fmt.Errorf("%s has no JSON entry", c)
+	}
+	for _, h := range s.Headers {
+		headers.set(h[0], h[1])
 	}
 	e.set("headers", headers)
 	return e, nil
