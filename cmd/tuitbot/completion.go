@@ -25,6 +25,7 @@ func (c *cli) addCompletions(root *cobra.Command) {
 		for _, flag := range []string{"tools", "exclude-tools"} {
 			_ = serve.RegisterFlagCompletionFunc(flag, completeToolNames)
 		}
+		_ = serve.RegisterFlagCompletionFunc("toolsets", cobra.FixedCompletions(mcpserver.ToolsetNames(), cobra.ShellCompDirectiveNoFileComp))
 		_ = serve.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]string{"workflow", "full", "readonly", "api-readonly"}, cobra.ShellCompDirectiveNoFileComp))
 		_ = serve.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]string{"stdio", "http"}, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -54,7 +55,7 @@ func completeToolNames(cmd *cobra.Command, _ []string, toComplete string) ([]str
 	}
 	var out []string
 	for _, t := range mcpserver.Registry() {
-		if have[t.Name] || !strings.HasPrefix(t.Name, partial) || (profile != "" && !t.In(profile)) {
+		if have[t.Name] || t.OnDemand || !strings.HasPrefix(t.Name, partial) || (profile != "" && !t.In(profile)) {
 			continue
 		}
 		out = append(out, prefix+t.Name+"\t"+t.Title)
