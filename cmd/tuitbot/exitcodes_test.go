@@ -187,6 +187,8 @@ func TestExitCodesOfEveryCommand(t *testing.T) {
 		{"transport the client cannot express", []string{"mcp", "install", "--client", "claude-desktop", "--transport", "http", "--print"}, 2, "--transport http"},
 		{"unknown tool", []string{"mcp", "serve", "--tools", "nosuchtool"}, 2, "--tools: unknown tool \"nosuchtool\""},
 		{"unknown excluded tool", []string{"mcp", "serve", "--exclude-tools", "x_post_twet"}, 2, "--exclude-tools: unknown tool \"x_post_twet\""},
+		{"unknown toolset", []string{"mcp", "serve", "--toolsets", "compose,nope"}, 2, "--toolsets: unknown toolset \"nope\""},
+		{"toolset outside the profile", []string{"mcp", "serve", "--profile", "readonly", "--toolsets", "engage"}, 2, "--toolsets engage: none of their tools is in profile readonly"},
 		{"listen address without a port", []string{"mcp", "serve", "--transport", "http", "--listen", "localhost"}, 2, "--listen \"localhost\""},
 		{"emulator off loopback", []string{"xsim", "serve", "--listen", "8.8.8.8:80"}, 2, "--listen \"8.8.8.8:80\": the emulator listens on loopback only"},
 		{"emulator listen address without a port", []string{"xsim", "serve", "--listen", "nowhere"}, 2, "--listen \"nowhere\""},

@@ -200,14 +200,16 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkGoalSpawnToolsList: spawn -> tools/list answered, tuitbot
 // `mcp serve --sandbox` on a configured home against the echo server
-// (goal: at most 3x).
+// (goal: at most 3x). TUITBOT_BENCH_SERVE_ARGS adds arguments to mcp
+// serve, e.g. "--toolsets default" to measure the default selection.
 func BenchmarkGoalSpawnToolsList(b *testing.B) {
 	r := release(b)
 	var p pair
 	servers := r.binaries(b, &p)
+	extra := strings.Fields(os.Getenv("TUITBOT_BENCH_SERVE_ARGS"))
 	for range b.N {
 		for _, s := range servers {
-			args := []string{"mcp", "serve", "--sandbox"}
+			args := append([]string{"mcp", "serve", "--sandbox"}, extra...)
 			if s.echo {
 				args = nil
 			}

@@ -465,6 +465,7 @@ func TestBadValues(t *testing.T) {
 		{"threshold", "[scoring]\nthreshold = 200\n", nil, "scoring.threshold", []string{"0 and 100", "200"}},
 		{"threshold env", "", env{"TUITBOT_SCORING__THRESHOLD": "-1"}, "scoring.threshold", []string{"0 and 100"}},
 		{"profile", "[mcp]\nprofile = \"admin\"\n", nil, "mcp.profile", []string{"workflow", "readonly", "api-readonly"}},
+		{"dynamic toolsets", "[mcp]\ndynamic_toolsets = \"sometimes\"\n", nil, "mcp.dynamic_toolsets", []string{"auto", "on", "off"}},
 		{"template", "[mcp_policy]\ntemplate = \"yolo\"\n", nil, "mcp_policy.template", []string{"safe_default"}},
 		{"log level", "[logging]\nlevel = \"loud\"\n", nil, "logging.level", []string{"debug", "error"}},
 		{"active day", "[schedule]\nactive_days = [\"mon\", \"funday\"]\n", nil, "schedule.active_days", []string{"funday", "sun"}},

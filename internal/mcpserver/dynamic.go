@@ -273,10 +273,10 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 				s.mu.Lock()
-				listed := st.listed[p.Name]
+				listed, dynamic := st.listed[p.Name], st.dynamic
 				s.mu.Unlock()
 				if !listed && s.registered[p.Name] != nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: s.notListed(st, p.Name)}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notListed(dynamic, p.Name)}
 				}
 			}
 		}
@@ -286,9 +286,9 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // notListed says why a registered tool is not the session's and how to
 // get it.
-func (s *surfaces) notListed(st *sessionSurface, name string) string {
+func notListed(dynamic bool, name string) string {
 	ts := ToolsetOf(name)
-	if st.dynamic {
+	if dynamic {
 		return fmt.Sprintf("tool %s is in toolset %s, which this session has not enabled; call enable_toolset with name %q first", name, ts, ts)
 	}
 	return fmt.Sprintf("tool %s (toolset %s) is not in this session's selection", name, ts)
