@@ -50,7 +50,7 @@ type ReviewInput struct {
 	ID    int64  `json:"id" jsonschema:"the approval_queue_id"`
 	Notes string `json:"notes,omitempty" jsonschema:"review notes stored on the item"`
 	// ContentHash binds the decision to the content the caller read.
-	ContentHash string `json:"content_hash,omitempty" jsonschema:"the item's content_hash as list_pending_approvals or get_approval_item returned it: decide only if the item is still exactly that (approval_changed otherwise); empty decides the item as it is when decided"`
+	ContentHash string `json:"content_hash,omitempty" jsonschema:"content_hash from list_pending_approvals or get_approval_item: decide only if the item is still exactly that (approval_changed otherwise)"`
 }
 
 // Limits bounds the content hash to a hash's length.

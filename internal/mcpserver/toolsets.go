@@ -83,7 +83,9 @@ func Toolsets() []Toolset {
 // model's context (TestDefaultSelectionBudget).
 func defaultTools() []string {
 	return []string{
-		"health_check", "get_capabilities", "get_mode",
+		// get_capabilities reports the mode and approval mode too, so
+		// get_mode is left to the meta toolset.
+		"health_check", "get_capabilities",
 		"x_post_tweet", "x_post_thread", "x_reply_to_tweet", "x_upload_media", "list_drafts",
 		"list_pending_approvals", "get_approval_item",
 		"approve_item", "reject_item", "approve_all", "resolve_mutation",
