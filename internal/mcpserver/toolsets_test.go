@@ -156,7 +156,9 @@ func TestToolsListIsStable(t *testing.T) {
 // signals each notification on changed.
 func dynamicSession(t *testing.T, o mcpserver.Options) (*session, chan struct{}) {
 	t.Helper()
-	a := newApp(t, nil)
+	// An enterprise app may like posts, so what decides a like here is
+	// the policy, not X's access level.
+	a := newApp(t, map[string]string{"TUITBOT_X_API__ACCESS": "enterprise"})
 	srv, _, err := a.MCPServer(o)
 	if err != nil {
 		t.Fatal(err)
