@@ -83,7 +83,7 @@ func shellWords(t *testing.T, s string) []string {
 // next server sees; and reset starts over.
 func TestREADMESandboxWalkthrough(t *testing.T) {
 	cmds := walkthrough(t)
-	want := []string{"mcp serve --sandbox", "approve list --sandbox", "approve edit 1 --text Edited by a human before it went out. --sandbox",
+	want := []string{"mcp serve --sandbox --toolsets default", "approve list --sandbox", "approve edit 1 --text Edited by a human before it went out. --sandbox",
 		"approve approve 1 --sandbox", "audit recent --sandbox", "sandbox reset"}
 	var got []string
 	for _, c := range cmds {
