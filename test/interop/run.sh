@@ -10,6 +10,7 @@ go build -o "$work/tuitbot" "$root/cmd/tuitbot"
 export TUITBOT_HOME="$work/home"
 npm install --no-audit --no-fund --silent
 node client.mjs "$work/tuitbot" mcp serve --sandbox
+node dynamic.mjs "$work/tuitbot" mcp serve --sandbox --dynamic-toolsets
 out=$(npx -y @modelcontextprotocol/inspector@2.12.0 --cli "$work/tuitbot" mcp serve --sandbox --method tools/list --strict 2>"$work/inspector.err")
 # A here-string, not a pipe: with pipefail, grep -q closing the pipe early
 # would fail the check on a correct listing.
