@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/tuitbot/tuitbot/internal/browsertest"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 	"github.com/tuitbot/tuitbot/internal/xauth"
@@ -454,33 +455,5 @@ func TestApproveFromAPhoneTwoHosts(t *testing.T) {
 // Without chromium the step skips, unless TUITBOT_REQUIRE_BROWSER is set.
 func phoneBrowser(t *testing.T) context.Context {
 	t.Helper()
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		if os.Getenv("TUITBOT_REQUIRE_BROWSER") != "" {
-			t.Fatal("TUITBOT_REQUIRE_BROWSER is set but no chromium is installed")
-		}
-		t.Skip("chromium is not installed; set TUITBOT_REQUIRE_BROWSER=1 to make this a failure")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.WindowSize(390, 844), chromedp.Flag("disable-gpu", true))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancel()
-		cancelA()
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
-	t.Cleanup(func() {
-		cancelT()
-		cancel()
-		cancelA()
-	})
-	return ctx
+	return browsertest.Start(t, 390, 844)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,53 +11,23 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tuitbot/tuitbot/internal/browsertest"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 )
 
-// chromium finds Debian's headless-capable chromium. Without it the
-// browser tests skip, unless TUITBOT_REQUIRE_BROWSER is set (CI installs
-// chromium and sets it, so a missing browser fails there).
+// chromium finds the headless-capable chromium, or skips the test (see
+// browsertest.Path).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("TUITBOT_REQUIRE_BROWSER") != "" {
-		t.Fatal("TUITBOT_REQUIRE_BROWSER is set but no chromium is installed (apt-get install -y chromium)")
-	}
-	t.Skip("chromium is not installed; set TUITBOT_REQUIRE_BROWSER=1 to make this a failure")
-	return ""
+	return browsertest.Path(t)
 }
 
-// browser starts one headless chromium for the test, at a given width.
+// browser starts one headless chromium for the test, at a given width,
+// with its files in the test's own temporary directory.
 func browser(t *testing.T, width, height int) context.Context {
 	t.Helper()
-	path := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // CI runs as root, where chromium's sandbox cannot start
-		chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-gpu", true),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(actx)
-	// The first action starts the browser, which lives as long as that
-	// action's context: no timeout there, one on everything after.
-	if err := chromedp.Do(bctx); err != nil {
-		cancel()
-		cancelA()
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
-	t.Cleanup(func() {
-		cancelT()
-		cancel()
-		cancelA()
-	})
-	return ctx
+	return browsertest.Start(t, width, height)
 }
 
 // shot saves a PNG of the whole page under $TUITBOT_SCREENSHOT_DIR when

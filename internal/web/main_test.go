@@ -4,7 +4,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tuitbot/tuitbot/internal/browsertest"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain stops the PostgreSQL cluster the tests may have started, and
+// fails the run if the tests (the browser tests above all) leave anything
+// in the temporary directory.
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m, pgtest.Main)) }
