@@ -159,6 +159,12 @@ func RunInTempDir(fn func() int) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	// Others may enter it, as they may enter the system's temporary
+	// directory: the test PostgreSQL runs as its own user, in a folder here.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return 1, err
+	}
 	old, had := os.LookupEnv("TMPDIR")
 	os.Setenv("TMPDIR", dir)
 	defer func() {
