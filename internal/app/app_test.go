@@ -127,9 +127,11 @@ func leafPageOf(t *testing.T, path, table string) (page, size int64) {
 	return page, size
 }
 
-func TestHealthReportsCorruptAuditPages(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t, home)
+// corruptAuditHome is a home whose database was closed cleanly with a
+// leaf page of mutation_audit overwritten afterwards.
+func corruptAuditHome(t *testing.T) *config.Config {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
 	a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +143,8 @@ func TestHealthReportsCorruptAuditPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if h := dbHealth(t, a); h.Status != "ok" {
-		t.Fatalf("healthy database reported %+v", h)
+	if h := a.Doctor(context.Background()); h[1].Status != "ok" {
+		t.Fatalf("healthy database reported %+v", h[1])
 	}
 	a.Close()
 
@@ -156,11 +158,42 @@ func TestHealthReportsCorruptAuditPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return cfg
+}
 
-	a = newApp(t, cfg, app.Options{RequireDB: true})
-	h := dbHealth(t, a)
+// TestDoctorReportsCorruptAuditPages: doctor waits for quick_check and
+// reports the corruption it finds.
+func TestDoctorReportsCorruptAuditPages(t *testing.T) {
+	a := newApp(t, corruptAuditHome(t), app.Options{RequireDB: true})
+	var h app.Check
+	for _, c := range a.Doctor(context.Background()) {
+		if c.Name == "database" {
+			h = c
+		}
+	}
 	if h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
-		t.Fatalf("health with corrupt audit pages: %+v, want an error from quick_check", h)
+		t.Fatalf("doctor with corrupt audit pages: %+v, want an error from quick_check", h)
+	}
+}
+
+// TestHealthChecksIntegrityInTheBackground: a health check (the MCP tool,
+// /healthz) does not wait for quick_check, which reads every page: the
+// first answers before the verdict, and once the background run has found
+// the corruption, every health check reports it.
+func TestHealthChecksIntegrityInTheBackground(t *testing.T) {
+	a := newApp(t, corruptAuditHome(t), app.Options{RequireDB: true})
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Fatalf("first health check = %+v; want ok: it must not wait for quick_check", h)
+	}
+	a.WaitIntegrityRun()
+	for range 2 {
+		h := dbHealth(t, a)
+		if h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
+			t.Fatalf("health after the background quick_check: %+v, want its error", h)
+		}
+	}
+	if a.Healthy(context.Background()) {
+		t.Error("/healthz reports a corrupt database healthy")
 	}
 }
 
