@@ -142,7 +142,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			rep := doctorReport(a.Health(cmd.Context()), nil)
+			rep := doctorReport(a.Doctor(cmd.Context()), nil)
 			rep.Access = a.XAccess()
 			if asJSON {
 				if err := writeJSON(c.stdout, rep); err != nil {

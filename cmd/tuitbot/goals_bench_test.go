@@ -358,6 +358,52 @@ func BenchmarkGoalFreshStart(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkGoalSpawnFirstCall: spawn -> initialize, tools/list, then the
+// first tools/call answered, on a home that has started before (warm) and
+// on a new one (fresh), each against the echo server's spawn -> first echo
+// call in the same loop (goals: at most 2.5x warm, 4x fresh). The list is
+// answered before services start, so this is where start-up work shows.
+func BenchmarkGoalSpawnFirstCall(b *testing.B) {
+	r := release(b)
+	bins := []string{r.tuitbot}
+	if r.before != "" {
+		bins = append(bins, r.before)
+	}
+	echoHome := newHome(b)
+	warms := make([]*home, len(bins))
+	for i, bin := range bins {
+		warms[i] = newHome(b)
+		listed(b, warms[i].env, bin, "mcp", "serve").stop(b)
+	}
+	var echo []float64
+	warm, fresh := make([][]float64, len(bins)), make([][]float64, len(bins))
+	first := func(env []string, bin, call string, args ...string) float64 {
+		start := time.Now()
+		proc := listed(b, env, bin, args...)
+		proc.ask(b, call)
+		d := ms(time.Since(start))
+		proc.stop(b)
+		return d
+	}
+	for range b.N {
+		echo = append(echo, first(echoHome.env, r.echo, echoCallLine))
+		for i, bin := range bins {
+			warm[i] = append(warm[i], first(warms[i].env, bin, healthCallLine, "mcp", "serve"))
+			fresh[i] = append(fresh[i], first(newHome(b).env, bin, healthCallLine, "mcp", "serve"))
+		}
+	}
+	e := median(echo)
+	b.ReportMetric(e, "echo-ms")
+	for i, prefix := range []string{"", "before-"}[:len(bins)] {
+		w, f := median(warm[i]), median(fresh[i])
+		b.ReportMetric(w, prefix+"warm-ms")
+		b.ReportMetric(f, prefix+"fresh-ms")
+		b.ReportMetric(w/e, prefix+"warm-ratio")
+		b.ReportMetric(f/e, prefix+"fresh-ratio")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
 // BenchmarkGoalBinarySize: the stripped linux/amd64 release binary
 // (goal: at most 30 MB).
 func BenchmarkGoalBinarySize(b *testing.B) {

@@ -69,7 +69,7 @@ type App struct {
 	mediaFetch func(*safefetch.Options)
 	closers    []func() error
 
-	integrity probeCache
+	integrity integrityRun
 
 	pingOnce sync.Once
 	ping     *sql.Stmt
@@ -144,7 +144,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			a.Log.Warn("database unavailable; tools that need it will report db_error", "error", err)
 		default:
 			a.DB = db
-			a.closers = append(a.closers, db.Close)
+			// Closers run last first: a quick_check in progress stops
+			// before the database closes.
+			a.closers = append(a.closers, db.Close, a.stopIntegrityRun)
 			if db.BackupPath != "" {
 				a.Log.Info("database backed up before migration", "backup", db.BackupPath)
 			}
@@ -329,21 +331,31 @@ type Check struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Health checks config, database, token, LLM and X, one line each.
-func (a *App) Health(ctx context.Context) []Check {
+// Health checks config, database, token, LLM and X, one line each. The
+// database's quick_check runs in the background: the report carries its
+// last verdict (ok before the first), so no call waits for it.
+func (a *App) Health(ctx context.Context) []Check { return a.health(ctx, false) }
+
+// Doctor is Health that waits for the database's quick_check verdict, for
+// a person who asked for a full check.
+func (a *App) Doctor(ctx context.Context) []Check { return a.health(ctx, true) }
+
+func (a *App) health(ctx context.Context, waitIntegrity bool) []Check {
 	var out []Check
 	out = append(out, Check{Name: "config", Status: "ok", Message: fmt.Sprintf("mode=%s approval_mode=%t home=%s",
 		a.Cfg.Mode, a.Cfg.EffectiveApprovalMode(), a.Cfg.Home)})
-	out = append(out, a.dbCheck(ctx))
+	out = append(out, a.dbCheck(ctx, waitIntegrity))
 	out = append(out, a.extraChecks(ctx)...)
 	return out
 }
 
-func (a *App) dbCheck(ctx context.Context) Check {
+func (a *App) dbCheck(ctx context.Context, waitIntegrity bool) Check {
 	db, err := a.RequireDB()
 	if err != nil {
 		return Check{Name: "database", Status: "error", Message: err.Error()}
 	}
+	// The wait for a quick_check verdict has the run's own bound.
+	integrityCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	// A prepared SELECT 1 proves a connection can run a query, at a
@@ -359,7 +371,7 @@ func (a *App) dbCheck(ctx context.Context) Check {
 	if err := db.CheckFiles(ctx); err != nil {
 		return Check{Name: "database", Status: "error", Message: err.Error()}
 	}
-	if c := a.integrityCheck(ctx, db); c.Status != "ok" {
+	if c := a.integrityCheck(integrityCtx, db, waitIntegrity); c.Status != "ok" {
 		return c
 	}
 	if a.Gateway != nil {
@@ -384,32 +396,104 @@ func (a *App) dbCheck(ctx context.Context) Check {
 // rather than on every call.
 const quickCheckEvery = 10 * time.Minute
 
-// integrityCheck reports corruption found by quick_check; a clean result
-// is cached for quickCheckEvery.
-func (a *App) integrityCheck(ctx context.Context, db *store.DB) Check {
-	a.integrity.mu.Lock()
-	defer a.integrity.mu.Unlock()
-	if !a.integrity.at.IsZero() && a.Now().Sub(a.integrity.at) < quickCheckEvery {
-		return a.integrity.check
+// quickCheckTimeout bounds one quick_check run.
+const quickCheckTimeout = 10 * time.Second
+
+// integrityRun is the database's quick_check verdict and the run that
+// produces the next one. The check reads every page, which on a start is
+// most of the CPU the first call would wait for: a health check starts it
+// in the background and reports the last verdict, and only a caller that
+// asks to wait (doctor) waits for it.
+type integrityRun struct {
+	mu    sync.Mutex
+	at    time.Time // when check was found; zero before the first verdict
+	check Check
+	// running is closed when the run in progress ends; nil when none is.
+	running chan struct{}
+	// stop ends a run in progress; Close calls it.
+	stop context.CancelFunc
+}
+
+// integrityCheck reports corruption found by quick_check. A verdict is
+// kept for quickCheckEvery; when it is due, a run starts in the
+// background, and the caller gets the last verdict (ok before the first)
+// unless wait is set, when it waits for the run.
+func (a *App) integrityCheck(ctx context.Context, db *store.DB, wait bool) Check {
+	r := &a.top().integrity
+	r.mu.Lock()
+	if !r.at.IsZero() && a.Now().Sub(r.at) < quickCheckEvery {
+		defer r.mu.Unlock()
+		return r.check
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	res, err := db.QuickCheck(ctx)
-	var chk Check
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// Too slow this time: keep the last verdict, try again next call.
-		if a.integrity.at.IsZero() {
-			return Check{Name: "database", Status: "ok"}
+	if r.running == nil {
+		r.running = a.startIntegrityRun(r, db)
+	}
+	running, last := r.running, r.check
+	if r.at.IsZero() {
+		last = Check{Name: "database", Status: "ok"}
+	}
+	r.mu.Unlock()
+	if !wait {
+		return last
+	}
+	select {
+	case <-running:
+	case <-ctx.Done():
+		return last
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at.IsZero() {
+		// The run was too slow or stopped: no verdict yet.
+		return last
+	}
+	return r.check
+}
+
+// startIntegrityRun runs quick_check in the background; r.mu is held. The
+// run ends with the App: Close stops it and waits for it before the
+// database closes.
+func (a *App) startIntegrityRun(r *integrityRun, db *store.DB) chan struct{} {
+	done := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), quickCheckTimeout)
+	r.stop = cancel
+	go func() {
+		defer close(done)
+		defer cancel()
+		res, err := db.QuickCheck(ctx)
+		var chk Check
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// Too slow or stopped: keep the last verdict, try again on
+			// the next health check.
+			r.mu.Lock()
+			r.running = nil
+			r.mu.Unlock()
+			return
+		case err != nil:
+			chk = Check{Name: "database", Status: "error", Message: "quick_check failed: " + err.Error() + "; the database may be corrupt: stop tuitbot and restore a backup"}
+		case res != "ok":
+			chk = Check{Name: "database", Status: "error", Message: "quick_check found corruption: " + res + "; stop tuitbot and restore a backup"}
+		default:
+			chk = Check{Name: "database", Status: "ok"}
 		}
-		return a.integrity.check
-	case err != nil:
-		chk = Check{Name: "database", Status: "error", Message: "quick_check failed: " + err.Error() + "; the database may be corrupt: stop tuitbot and restore a backup"}
-	case res != "ok":
-		chk = Check{Name: "database", Status: "error", Message: "quick_check found corruption: " + res + "; stop tuitbot and restore a backup"}
-	default:
-		chk = Check{Name: "database", Status: "ok"}
+		r.mu.Lock()
+		r.at, r.check, r.running = a.Now(), chk, nil
+		r.mu.Unlock()
+	}()
+	return done
+}
+
+// stopIntegrityRun stops a quick_check in progress and waits for it, so
+// that the database it reads can close.
+func (a *App) stopIntegrityRun() error {
+	r := &a.integrity
+	r.mu.Lock()
+	running, stop := r.running, r.stop
+	r.mu.Unlock()
+	if running != nil {
+		stop()
+		<-running
 	}
-	a.integrity.at, a.integrity.check = a.Now(), chk
-	return chk
+	return nil
 }

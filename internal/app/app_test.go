@@ -127,27 +127,30 @@ func leafPageOf(t *testing.T, path, table string) (page, size int64) {
 	return page, size
 }
 
-func TestHealthReportsCorruptAuditPages(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t, home)
+// corruptLedgerHome is a home whose database was closed cleanly with a
+// leaf page of the LLM usage ledger overwritten afterwards: a table no
+// start reads, so the database opens and only quick_check finds it.
+func corruptLedgerHome(t *testing.T) *config.Config {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
 	a, err := app.New(context.Background(), cfg, app.Options{SkipX: true, RequireDB: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := store.FormatTime(time.Now())
 	for i := range 200 {
-		if _, err := a.DB.Exec(`INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at, completed_at)
-			VALUES (?, 'x_post_tweet', ?, ?, 'success', ?, ?)`, fmt.Sprintf("c-%d", i), fmt.Sprintf("h-%d", i), strings.Repeat("s", 400), now, now); err != nil {
+		if _, err := a.DB.Exec(`INSERT INTO llm_usage (account_id, provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+			VALUES ('default', 'ollama', ?, 'draft', 1, 1, 0, ?)`, fmt.Sprintf("m-%d-%s", i, strings.Repeat("s", 400)), now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if h := dbHealth(t, a); h.Status != "ok" {
-		t.Fatalf("healthy database reported %+v", h)
+	if h := a.Doctor(context.Background()); h[1].Status != "ok" {
+		t.Fatalf("healthy database reported %+v", h[1])
 	}
 	a.Close()
 
 	path := cfg.DBFile()
-	page, size := leafPageOf(t, path, "mutation_audit")
+	page, size := leafPageOf(t, path, "llm_usage")
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -156,11 +159,42 @@ func TestHealthReportsCorruptAuditPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return cfg
+}
 
-	a = newApp(t, cfg, app.Options{RequireDB: true})
-	h := dbHealth(t, a)
+// TestDoctorReportsCorruptPages: doctor waits for quick_check and
+// reports the corruption it finds.
+func TestDoctorReportsCorruptPages(t *testing.T) {
+	a := newApp(t, corruptLedgerHome(t), app.Options{RequireDB: true})
+	var h app.Check
+	for _, c := range a.Doctor(context.Background()) {
+		if c.Name == "database" {
+			h = c
+		}
+	}
 	if h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
-		t.Fatalf("health with corrupt audit pages: %+v, want an error from quick_check", h)
+		t.Fatalf("doctor with corrupt pages: %+v, want an error from quick_check", h)
+	}
+}
+
+// TestHealthChecksIntegrityInTheBackground: a health check (the MCP tool,
+// /healthz) does not wait for quick_check, which reads every page: the
+// first answers before the verdict, and once the background run has found
+// the corruption, every health check reports it.
+func TestHealthChecksIntegrityInTheBackground(t *testing.T) {
+	a := newApp(t, corruptLedgerHome(t), app.Options{RequireDB: true})
+	if h := dbHealth(t, a); h.Status != "ok" {
+		t.Fatalf("first health check = %+v; want ok: it must not wait for quick_check", h)
+	}
+	a.WaitIntegrityRun()
+	for range 2 {
+		h := dbHealth(t, a)
+		if h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
+			t.Fatalf("health after the background quick_check: %+v, want its error", h)
+		}
+	}
+	if a.Healthy(context.Background()) {
+		t.Error("/healthz reports a corrupt database healthy")
 	}
 }
 

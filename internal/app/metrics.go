@@ -51,7 +51,7 @@ func (a *App) newMetrics() *metrics.Metrics {
 // LLM, so a container probing it every few seconds costs nothing.
 func (a *App) Healthy(ctx context.Context) bool {
 	if a.DB != nil || a.DBErr != nil {
-		if a.dbCheck(ctx).Status != "ok" || a.GatewayErr != nil {
+		if a.dbCheck(ctx, false).Status != "ok" || a.GatewayErr != nil {
 			return false
 		}
 	}

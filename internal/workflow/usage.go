@@ -21,11 +21,31 @@ type UsageLedger struct {
 	AccountID string
 }
 
+const (
+	qInsertXUsage = `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qInsertLLMUsage = `INSERT INTO llm_usage (account_id, provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// exec runs query through the database's prepared statement: a row is
+// written on every X and LLM call, and parsing the insert again each time
+// would cost more than writing it. The writes run on the pool, never in a
+// transaction, so preparing on first use waits on no writer.
+func (u UsageLedger) exec(ctx context.Context, query string, args ...any) error {
+	// Prepared without the caller's deadline: the statement outlives the
+	// call.
+	s, err := u.DB.Prepared(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(ctx, args...)
+	return err
+}
+
 // RecordXUsage records one X call.
 func (u UsageLedger) RecordXUsage(ctx context.Context, r xapi.Usage) error {
-	_, err := u.DB.ExecContext(ctx, `INSERT INTO x_api_usage (account_id, endpoint, method, status_code, items, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
-	return err
+	return u.exec(ctx, qInsertXUsage, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
 }
 
 // RecordLLMUsage records one LLM call.
@@ -34,9 +54,7 @@ func (u UsageLedger) RecordLLMUsage(ctx context.Context, r llm.Usage) error {
 	if account == "" {
 		account = "default"
 	}
-	_, err := u.DB.ExecContext(ctx, `INSERT INTO llm_usage (account_id, provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, account, r.Provider, r.Model, r.Operation, r.InputTokens, r.OutputTokens, r.CostUSD, store.FormatTime(r.At))
-	return err
+	return u.exec(ctx, qInsertLLMUsage, account, r.Provider, r.Model, r.Operation, r.InputTokens, r.OutputTokens, r.CostUSD, store.FormatTime(r.At))
 }
 
 // XSpendSince counts the account's X calls since since and sums their
