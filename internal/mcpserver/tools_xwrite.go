@@ -84,9 +84,10 @@ func mutationTool(m actions.Mutation) *Tool {
 	})
 	t := &Tool{
 		Name: m.Name, Title: m.Title, Category: string(m.Category), Mutation: true,
-		// The server's instructions say once that every mutation passes the
-		// policy gateway; each description repeating it cost 93 bytes a tool.
-		Description: m.Description,
+		// Clients that hide the server's instructions from the model still
+		// show this: an agent must know a call may be queued, not run. The
+		// short form costs 33 bytes a tool where the old sentence cost 93.
+		Description: m.Description + " Via the gateway: may be queued.",
 		Needs:       Needs{X: true, DB: true}, Profiles: workflowOnly, Errors: mutationErrors(m.Errors...),
 		Hints:     Hints{Destructive: m.Destructive, Idempotent: m.Idempotent, OpenWorld: true},
 		InputType: in, limitsOf: m.Input,
