@@ -14,6 +14,7 @@ type fakeSource struct {
 	pending  []gateway.ApprovalItem
 	audit    map[string][]gateway.AuditEntry
 	failures []Item
+	handOffs []gateway.HandOff
 }
 
 func (f *fakeSource) Accounts() []string { return []string{"default"} }
@@ -26,12 +27,15 @@ func (f *fakeSource) Mutations(_ context.Context, _, status string, _ time.Time)
 func (f *fakeSource) PublishFailures(context.Context, string, time.Time) ([]Item, error) {
 	return f.failures, nil
 }
+func (f *fakeSource) HandOffs(context.Context, string) ([]gateway.HandOff, error) {
+	return f.handOffs, nil
+}
 
 // Sweeps notice what no transaction records: an item about to expire, an
 // unknown outcome, a published post, a failed scheduled post. Each becomes
 // one row per subscribed channel, however often it is swept.
 func TestSweepsRecordEachEventOnce(t *testing.T) {
-	w := newWorld(t, Route{Channel: "hook", Events: []string{EventExpiring, EventUnknown, EventPubFailed, EventPublished}})
+	w := newWorld(t, Route{Channel: "hook", Events: []string{EventExpiring, EventUnknown, EventPubFailed, EventPublished, EventHandOff}})
 	at := func(d time.Duration) string { return store.FormatTime(t0.Add(d)) }
 	params := json.RawMessage(`{"text":"soon gone"}`)
 	src := &fakeSource{
@@ -45,6 +49,7 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 			"success": {{CorrelationID: "c-3", Tool: "x_post_tweet", Status: "success"}, {CorrelationID: "c-4", Tool: "x_like_tweet", Status: "success"}},
 		},
 		failures: []Item{{Tool: "scheduled_tweet", Text: "draft", DraftID: 9, Error: "failed"}},
+		handOffs: []gateway.HandOff{{ID: 5, Effect: "x_like_tweet", TweetID: "77", IntentURL: "https://x.com/intent/like?tweet_id=77", Status: "open"}},
 	}
 	sweeps := Sweeps(w.out, src, 30*time.Minute)
 	for pass := 0; pass < 2; pass++ {
@@ -63,6 +68,7 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 		"mutation.unknown mutation.unknown:c-1": 1,
 		"post.published post.published:c-3":     1,
 		"publish.failed publish.failed:9":       1,
+		"handoff.created handoff.created:5":     1,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("rows %v, want %v", got, want)
