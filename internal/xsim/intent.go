@@ -22,8 +22,9 @@ var intentKinds = map[string]string{"tweet": "Post", "like": "Like", "retweet": 
 // intentView is what an intent page shows.
 type intentView struct {
 	Kind, Button, Me string
-	// Query is the intent's query as the link gave it, posted back.
-	Query string
+	// Action is where the button posts: the page's own address, with the
+	// query the link gave it.
+	Action string
 	// Text is the prefilled text of a post; Target the post or account
 	// it acts on, in words.
 	Text, Target string
@@ -41,7 +42,7 @@ button{font:inherit;padding:8px 20px;border-radius:20px;border:0;background:#111
 {{if .Target}}<blockquote id="target">{{.Target}}</blockquote>{{end}}
 {{if .Error}}<p class="error" id="error" role="alert">{{.Error}}</p>{{end}}
 {{if .Done}}<p id="done" role="status">{{.Done}}</p>{{else if not .Error}}
-<form method="post" action="/intent/{{.Kind}}?{{.Query}}">
+<form method="post" action="{{.Action}}">
 {{if eq .Kind "tweet"}}<label for="text">Your post</label><textarea id="text" name="text" rows="5">{{.Text}}</textarea>{{end}}
 <button type="submit" id="intent-button">{{.Button}}</button>
 </form>{{end}}
@@ -56,7 +57,7 @@ func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	v := intentView{Kind: kind, Button: button, Query: r.URL.RawQuery, Text: q.Get("text")}
+	v := intentView{Kind: kind, Button: button, Action: "/intent/" + kind + "?" + r.URL.RawQuery, Text: q.Get("text")}
 	if r.Method == http.MethodPost {
 		if err := r.ParseForm(); err != nil {
 			v.Error = "the form could not be read"

@@ -65,6 +65,9 @@ func TestIntentPages(t *testing.T) {
 	if !replied || !quoted {
 		t.Fatalf("replied %t, quoted %t", replied, quoted)
 	}
+	if code, body := page("GET", "/intent/like?tweet_id="+target, nil); code != 200 || !strings.Contains(body, `action="/intent/like?tweet_id=`+target+`"`) {
+		t.Fatalf("the like page's form does not post back to its link: %d\n%s", code, body)
+	}
 	if code, body := page("POST", "/intent/like?tweet_id="+target, url.Values{}); code != 200 || !e.s.liked(e.me, target) {
 		t.Fatalf("like: %d, liked %t\n%s", code, e.s.liked(e.me, target), body)
 	}
