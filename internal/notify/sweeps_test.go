@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,35 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 	none := NewOutbox(w.db, []Route{{Channel: "x", Events: []string{EventCreated}}}, w.clk.Now)
 	if s := Sweeps(none, src, time.Minute); len(s) != 0 {
 		t.Fatalf("%d sweeps for a channel that subscribes to none of their events", len(s))
+	}
+}
+
+// TestHandOffMessage: a hand-off's message names what to do on X and
+// carries X's Web Intent link, the ntfy notification opening it, and no
+// button that approves.
+func TestHandOffMessage(t *testing.T) {
+	link := "https://x.com/intent/like?tweet_id=77"
+	h := gateway.HandOff{ID: 5, Effect: "x_like_tweet", TweetID: "77", IntentURL: link, Status: gateway.HandOffOpen}
+	it := itemOf(gateway.Notice{Kind: EventHandOff, Account: "default", Item: h.Item()})
+	it.ItemID, it.HandOffID, it.IntentURL = 0, h.ID, h.IntentURL
+	m := Message{Event: EventHandOff, Account: "default", Items: []Item{it}, Links: []Links{{}}}
+	if title := Title(m); !strings.HasPrefix(title, "Do it on X: Like") {
+		t.Fatalf("title %q", title)
+	}
+	if d := Details(it, t0); !strings.Contains(d, "do it on X: "+link) || !strings.Contains(d, "hand-off 5") {
+		t.Fatalf("details %q", d)
+	}
+	b, err := NtfyBody("topic", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Click   string `json:"click"`
+		Actions []struct {
+			Label, URL string
+		} `json:"actions"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil || body.Click != link || len(body.Actions) != 1 || body.Actions[0].Label != "Do it on X" || body.Actions[0].URL != link {
+		t.Fatalf("ntfy body %s (%v)", b, err)
 	}
 }
