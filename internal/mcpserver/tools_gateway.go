@@ -184,7 +184,7 @@ func gatewayTools() []*Tool {
 			}),
 		def(Spec{Name: "get_handoff", Title: "Hand-off", Category: "approval",
 			Description: "Return a hand-off (a reply, like, follow or quote X's API refused, handed to a person to do on x.com): open, done_by_person (post_id or user_id) or not_done.",
-			Needs: Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{ReadOnly: true, OpenWorld: true}, Errors: []apperr.Code{apperr.NotFound, apperr.DBError, apperr.XNotConfigured}},
+			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{ReadOnly: true, OpenWorld: true}, Errors: []apperr.Code{apperr.NotFound, apperr.DBError, apperr.XNotConfigured}},
 			func(ctx context.Context, c *Call, in HandOffInput) (Result, error) {
 				g, err := c.Deps.Gateway()
 				if err != nil {
