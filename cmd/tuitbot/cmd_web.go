@@ -13,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/web"
 )
 
@@ -212,6 +213,7 @@ func webAccount(a *app.App) web.Account {
 	acc.Posts = web.LookupPosts(disc, a.XClient)
 	acc.Users = web.LookupUsers(a.XClient)
 	acc.Sandbox = a.Sim != nil
+	acc.CheckHandOffs = func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) }
 	acc.Access = a.XAccessLevel()
 	acc.XLogin = a.XLoginProblem
 	if a.Policy != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store/counters"
@@ -37,6 +38,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		ObserveTool:        a.Metrics.ObserveTool,
 		NotificationStatus: a.NotificationStatus,
 		ExportData:         a.ExportToFile,
+		CheckHandOffs:      func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) },
 	}
 	if len(a.Accounts()) > 1 {
 		d.Account = func(name string) (*mcpserver.Deps, error) {

@@ -212,7 +212,12 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 	n := a.Cfg.Notify
 	o := notify.DispatcherOptions{
 		Outbox: a.outbox, Channels: chans, Items: appItems{a},
-		Sweeps:      notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
+		Sweeps: append(notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
+			// Whether a person did a hand-off is looked for here: the
+			// dispatcher is the periodic loop every long-lived process
+			// runs whatever it does (the autopilot runs only when asked
+			// to), and its sweeps already announce the hand-offs.
+			func(ctx context.Context, _ *notify.Outbox, _ time.Time) error { return a.CheckAllHandOffs(ctx) }),
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
 		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
 		OnDelivered: a.Metrics.ObserveNotification,
@@ -336,6 +341,14 @@ func (s appSource) Mutations(ctx context.Context, account, status string, since 
 		return nil, err
 	}
 	return g.Recent(ctx, gateway.AuditFilter{Status: status, Since: since, Limit: 100})
+}
+
+func (s appSource) HandOffs(ctx context.Context, account string) ([]gateway.HandOff, error) {
+	g, err := s.gateway(account)
+	if err != nil {
+		return nil, err
+	}
+	return g.HandOffs(ctx, gateway.HandOffOpen, 100)
 }
 
 func (s appSource) PublishFailures(ctx context.Context, account string, since time.Time) ([]notify.Item, error) {

@@ -18,7 +18,7 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 		Access:           func() xrules.Access { return xrules.Access(cfg.XAPI.Access) },
 		OwnRepliesSummon: cfg.XAPI.OwnRepliesSummon,
 		Know:             knowledge{a: a, wf: wf},
-		IntentBase:       "https://x.com",
+		IntentBase:       a.intentBase(),
 	}
 }
 

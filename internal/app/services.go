@@ -180,6 +180,8 @@ func (a *App) startGateway(ctx context.Context) error {
 		OnDecision:          a.Metrics.ObserveDecision,
 		Notifier:            a.notifier(),
 		Platform:            a.platformRules(wf),
+		IntentBase:          a.intentBase,
+		HandOffWindow:       time.Duration(cfg.XAPI.HandOffWindowH) * time.Hour,
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,8 @@ var tableOwners = map[string]string{
 	// Pending counts per tool and caller, kept by approval_queue's triggers.
 	"approval_pending_counts": "internal/gateway",
 	"action_log":              "internal/gateway",
+	// What X's API may not do, handed to a person, and whether they did it.
+	"handoffs": "internal/gateway",
 	// The policy engine's limit counters, kept by the store side.
 	"policy_counters": "internal/store/counters",
 	// The autopilot's own state and ledger.

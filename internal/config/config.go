@@ -73,6 +73,8 @@ type XAPI struct {
 	Access            Access     `toml:"access" doc:"The API access level of the account's X app: pay_per_use (X's self-serve access: no likes, follows or quote posts, replies only to posts that summoned the account) or enterprise (a contract with X: all of them). Calls the level does not allow are refused before X is called. An account section may set it."`
 	OwnRepliesSummon  bool       `toml:"own_replies_summon" doc:"Whether a post that replies to one of the account's posts counts as summoning the account, so that on pay_per_use the account may answer replies to its posts that do not name it (X counts them as mentions but has not said whether they summon). X's automation rules name replying to a post from your account as the user's opt-in. An account section may set it."`
 	AIRepliesApproved bool       `toml:"ai_replies_approved" doc:"Declares that X approved this app's AI-generated replies (X requires its prior approval for them). An account section may set it."`
+	IntentBaseURL     string     `toml:"intent_base_url" doc:"Where X's Web Intents live (the x.com pages where a person, logged in, presses Post, Like or Follow): the links of hand-offs and of refusals' hints. In the sandbox the emulator serves them."`
+	HandOffWindowH    int        `toml:"handoff_window_hours" doc:"How long tuitbot keeps looking (with owned reads of the account's posts, likes and follows) for a hand-off a person was asked to do on x.com before recording it not_done."`
 }
 
 // Access is x_api.access: the API access level of the account's X app.
@@ -359,6 +361,8 @@ func Default() Config {
 			MaxPostLength:     PostLengthAuto,
 			Access:            AccessPayPerUse,
 			OwnRepliesSummon:  true,
+			IntentBaseURL:     "https://x.com",
+			HandOffWindowH:    24,
 		},
 		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
 		Scoring: Scoring{

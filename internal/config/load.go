@@ -426,6 +426,7 @@ func (c *Config) Validate() error {
 	positive("max_batch_approve", c.MaxBatchApprove)
 	positive("x_api.timeout_seconds", c.XAPI.TimeoutSeconds)
 	positive("x_api.max_attempts", c.XAPI.MaxAttempts)
+	positive("x_api.handoff_window_hours", c.XAPI.HandOffWindowH)
 	if c.XAPI.MaxBodyBytes <= 0 {
 		add("x_api.max_body_bytes", "must be greater than 0")
 	}
@@ -445,7 +446,7 @@ func (c *Config) Validate() error {
 	for key, u := range map[string]string{
 		"x_api.api_base_url": c.XAPI.APIBaseURL, "x_api.upload_base_url": c.XAPI.UploadBaseURL,
 		"x_api.legacy_upload_base_url": c.XAPI.LegacyUploadURL, "x_api.authorize_url": c.XAPI.AuthorizeURL,
-		"x_api.token_url": c.XAPI.TokenURL,
+		"x_api.token_url": c.XAPI.TokenURL, "x_api.intent_base_url": c.XAPI.IntentBaseURL,
 	} {
 		if !operatorURL(u) {
 			add(key, "%q must be an https:// URL with a host (plain http is allowed only for 127.0.0.1/localhost)", u)

@@ -86,14 +86,14 @@ func ChannelTypes() []string {
 // unless named.
 var notifyEvents = []string{
 	"approval.created", "approval.edited", "approval.expiring", "mutation.unknown", "publish.failed", "publish.rescheduled",
-	"approval.decided", "post.published",
+	"handoff.created", "approval.decided", "post.published",
 }
 
 // NotifyEvents lists every event name a channel can subscribe to.
 func NotifyEvents() []string { return slices.Clone(notifyEvents) }
 
 // DefaultNotifyEvents are the events sent when the configuration names none.
-func DefaultNotifyEvents() []string { return slices.Clone(notifyEvents[:6]) }
+func DefaultNotifyEvents() []string { return slices.Clone(notifyEvents[:7]) }
 
 // EventsFor is the event list a channel receives: its own, else notify.events.
 func (n Notify) EventsFor(ch NotifyChannel) []string {

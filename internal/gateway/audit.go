@@ -708,7 +708,7 @@ type AuditEntry struct {
 }
 
 // auditStatuses are every status an audit row can have.
-var auditStatuses = []string{statusPending, statusSuccess, statusFailure, statusUnknown, statusInterrupted, statusDuplicate}
+var auditStatuses = []string{statusPending, statusSuccess, statusFailure, statusUnknown, statusInterrupted, statusDuplicate, statusHandedOff}
 
 // AuditFilter narrows Recent.
 type AuditFilter struct {

@@ -164,6 +164,13 @@ type Options struct {
 	// account's app do (see Platform): a refusal is recorded and returned
 	// before the policy, the approval queue or X sees the call.
 	Platform Platform
+	// IntentBase, when set, is where X's Web Intents live
+	// (x_api.intent_base_url): a refused reply, like, follow or quote
+	// post then becomes a hand-off to a person (see HandOff).
+	IntentBase func() string
+	// HandOffWindow is how long an open hand-off is looked for on X
+	// before it is not_done (default 24 h).
+	HandOffWindow time.Duration
 }
 
 // Gateway runs mutations.

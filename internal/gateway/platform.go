@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -74,7 +75,8 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 	if g.opts.Platform == nil {
 		return nil
 	}
-	err := g.opts.Platform.Check(ctx, platformCall(act, params, equiv))
+	pc := platformCall(act, params, equiv)
+	err := g.opts.Platform.Check(ctx, pc)
 	if err == nil {
 		return nil
 	}
@@ -96,22 +98,43 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 	}
 	row := append([]any{corr, c.IdempotencyKey, c.Tool, equiv, id.hash, id.intent, summary, g.opts.AccountID, callerOf(c), c.Loop, approval, g.instance, now,
 		targetOf(act, params)}, shownColumns(shown)...)
-	row = append(row, string(refusal.Code), tweettext.TruncateBytes(refusal.Error(), maxSummaryBytes), now, c.decidedBy)
 	decision := g.decisionRow(c, cat, equiv, policy.Decision{Outcome: policy.Deny, RuleID: "x_platform", Reason: refusal.Detail(), Source: "x_platform"})
+	var handOff int64
+	var existing bool
 	err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
 		g.logDecision(ctx, tx, decision)
-		_, err := tx.ExecContext(ctx, qInsertRefused, row...)
+		var err error
+		// The hand-off is written first so that the audit row, written
+		// with it, can say so; a call already handed off and still open
+		// is a plain refusal that points at it.
+		if handOff, existing, err = g.handOffRefusal(ctx, tx, corr, pc, c, refusal); err != nil {
+			return err
+		}
+		status, msg := statusFailure, refusal.Error()
+		switch {
+		case handOff != 0 && !existing:
+			status, msg = statusHandedOff, fmt.Sprintf("%s; handed to a person as hand-off %d", msg, handOff)
+		case handOff != 0:
+			msg = fmt.Sprintf("%s; already handed to a person as hand-off %d", msg, handOff)
+		}
+		row = append(row, status, string(refusal.Code), tweettext.TruncateBytes(msg, maxSummaryBytes), now, c.decidedBy)
+		_, err = tx.ExecContext(ctx, qInsertRefused, row...)
 		return err
 	})
 	if err != nil {
 		return apperr.Wrap(apperr.DBError, err, "record the refusal: %v", err)
 	}
-	return refusal.With("correlation_id", corr).With("policy_decision", "refused_before_x")
+	refusal = refusal.With("correlation_id", corr).With("policy_decision", "refused_before_x")
+	if handOff != 0 {
+		refusal = refusal.With("handoff_id", handOff).WithHints(apperr.Hint{Do: fmt.Sprintf(
+			"a person was asked to do it on x.com (hand-off %d, on the approvals page and in notifications); get_handoff with handoff_id %d says whether they did", handOff, handOff)})
+	}
+	return refusal
 }
 
 // qInsertRefused records a call refused before X: a failed row, complete
 // at once, that blocks no repeat and was charged nothing.
 const qInsertRefused = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, equivalent_tool, params_hash, intent_key,
-	params_summary, status, account_id, caller, loop_name, approval_id, owner, created_at, target_tweet_id,
-	action_name, description, target_kind, error_code, error_message, elapsed_ms, completed_at, decided_by)
-	VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, 'failure', ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, ?, ?, 0, ?, NULLIF(?,''))`
+	params_summary, account_id, caller, loop_name, approval_id, owner, created_at, target_tweet_id,
+	action_name, description, target_kind, status, error_code, error_message, elapsed_ms, completed_at, decided_by)
+	VALUES (?, NULLIF(?,''), ?, NULLIF(?,''), ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?,''), ?, ?, ?, ?, NULLIF(?,''), ?, 0, ?, NULLIF(?,''))`

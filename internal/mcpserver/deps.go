@@ -32,6 +32,9 @@ type Deps struct {
 
 	// Gateway returns the mutation gateway or why it is unavailable.
 	Gateway func() (*gateway.Gateway, error)
+	// CheckHandOffs looks on X (owned reads) whether a person did the
+	// account's open hand-offs now, and records what it finds.
+	CheckHandOffs func(ctx context.Context) ([]gateway.HandOff, error)
 	// X returns the X client or why there is none.
 	X func() (*xapi.Client, error)
 	// Workflow returns the workflow operations service.

@@ -39,6 +39,17 @@ type ApprovalIDInput struct {
 	ID int64 `json:"id" jsonschema:"the approval_queue_id"`
 }
 
+// HandOffInput names one hand-off.
+type HandOffInput struct {
+	HandOffID int64 `json:"handoff_id" jsonschema:"the handoff_id of a refusal"`
+	Check     bool  `json:"check,omitempty" jsonschema:"look on X now (owned reads, at most $0.06)"`
+}
+
+// Limits declares the arguments' limits.
+func (HandOffInput) Limits() argcheck.Limits {
+	return argcheck.Limits{"handoff_id": argcheck.Between(1, 1<<53)}
+}
+
 // ResolveInput resolves an unknown outcome.
 type ResolveInput struct {
 	CorrelationID string `json:"correlation_id" jsonschema:"the correlation id of the unknown or interrupted mutation"`
@@ -170,6 +181,28 @@ func gatewayTools() []*Tool {
 					return Result{}, err
 				}
 				return Result{Data: e}, nil
+			}),
+		def(Spec{Name: "get_handoff", Title: "Hand-off", Category: "approval",
+			Description: "Return a hand-off (a reply, like, follow or quote X's API refused, handed to a person to do on x.com): open, done_by_person (post_id or user_id) or not_done.",
+			Needs:       Needs{DB: true}, Profiles: workflowOnly, Hints: Hints{ReadOnly: true, OpenWorld: true}, Errors: []apperr.Code{apperr.NotFound, apperr.DBError, apperr.XNotConfigured}},
+			func(ctx context.Context, c *Call, in HandOffInput) (Result, error) {
+				g, err := c.Deps.Gateway()
+				if err != nil {
+					return Result{}, err
+				}
+				if _, err := g.GetHandOff(ctx, in.HandOffID); err != nil {
+					return Result{}, err
+				}
+				if in.Check && c.Deps.CheckHandOffs != nil {
+					if _, err := c.Deps.CheckHandOffs(ctx); err != nil {
+						return Result{}, err
+					}
+				}
+				h, err := g.GetHandOff(ctx, in.HandOffID)
+				if err != nil {
+					return Result{}, err
+				}
+				return Result{Data: h}, nil
 			}),
 		def(local("list_pending_approvals", "Pending approvals", "approval", "List the calls waiting for human approval, with the exact parameters that approval would run.", ApprovalList{}),
 			func(ctx context.Context, c *Call, _ NoInput) (Result, error) {

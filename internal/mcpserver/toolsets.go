@@ -50,9 +50,9 @@ func Toolsets() []Toolset {
 			"x_get_user_tweets", "x_get_user_mentions", "x_get_home_timeline", "x_search_tweets",
 			"x_search_communities", "x_get_followers", "x_get_following", "x_get_liked_tweets",
 			"x_get_tweet_liking_users", "x_get_bookmarks"}},
-		{Name: "engage", Description: "reply, like, repost, follow, mute and bookmark", Tools: []string{
+		{Name: "engage", Description: "reply, like, repost, follow, mute and bookmark; hand-offs of what the API may not do", Tools: []string{
 			"x_reply_to_tweet", "x_like_tweet", "x_unlike_tweet", "x_retweet", "x_unretweet", "x_follow_user",
-			"x_unfollow_user", "x_mute_user", "x_unmute_user", "x_bookmark_tweet", "x_unbookmark_tweet"}},
+			"x_unfollow_user", "x_mute_user", "x_unmute_user", "x_bookmark_tweet", "x_unbookmark_tweet", "get_handoff"}},
 		{Name: "dm", Description: "direct messages: send, read, delete", Tools: []string{
 			"x_send_dm", "x_get_dm_events", "x_delete_dm"}},
 		{Name: "lists", Description: "X Lists: create, delete, members, tweets", Tools: []string{

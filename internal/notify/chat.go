@@ -77,6 +77,12 @@ func NtfyBody(topic string, m Message) ([]byte, error) {
 					Body: url.Values{"csrf": {l.RejectCSRF}}.Encode(), Clear: true})
 		}
 	}
+	if len(m.Items) == 1 && m.Items[0].IntentURL != "" {
+		// A hand-off: the phone opens X's own page, where the person
+		// presses X's button; nothing here decides anything.
+		body.Click = m.Items[0].IntentURL
+		body.Actions = append(body.Actions, ntfyAction{Action: "view", Label: "Do it on X", URL: m.Items[0].IntentURL})
+	}
 	if m.Event == EventUnknown || m.Event == EventPubFailed || m.Event == EventExpiring {
 		body.Priority = 4
 	}

@@ -34,6 +34,10 @@ const (
 	// was down) and moved to the next free slot, or back to the drafts.
 	EventRescheduled = "publish.rescheduled"
 	EventPublished   = "post.published"
+	// EventHandOff: something X's API may not do for the account (a
+	// reply, like, follow or quote post) was handed to a person, who does
+	// it on x.com through the message's Do it on X link.
+	EventHandOff = "handoff.created"
 	// EventTest is what `tuitbot notify test` sends; no configuration
 	// subscribes to it.
 	EventTest = "notify.test"
@@ -80,6 +84,11 @@ type Item struct {
 	// and the one it holds now (empty: it went back to the drafts).
 	MissedSlot   string `json:"missed_slot,omitempty"`
 	ScheduledFor string `json:"scheduled_for,omitempty"`
+	// HandOffID and IntentURL are a hand-off's id and X's Web Intent page
+	// where a person does it (handoff.created). The link only fills in
+	// X's own page; the person presses its button.
+	HandOffID int64  `json:"handoff_id,omitempty"`
+	IntentURL string `json:"intent_url,omitempty"`
 }
 
 // Links are the signed links of one item for one channel; empty when

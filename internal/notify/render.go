@@ -46,6 +46,8 @@ func Title(m Message) string {
 		return prefix + "Scheduled post missed its slot and moved to the next free one"
 	case EventPublished:
 		return prefix + "Posted: " + it.Tool
+	case EventHandOff:
+		return prefix + "Do it on X: " + nameOf(it) + " (the API may not)"
 	case EventTest:
 		return prefix + "tuitbot test notification"
 	}
@@ -74,6 +76,12 @@ func Details(it Item, now time.Time) string {
 	}
 	if it.ItemID != 0 {
 		parts = append(parts, fmt.Sprintf("item %d", it.ItemID))
+	}
+	if it.HandOffID != 0 {
+		parts = append(parts, fmt.Sprintf("hand-off %d", it.HandOffID))
+	}
+	if it.IntentURL != "" {
+		parts = append(parts, "do it on X: "+it.IntentURL)
 	}
 	if it.CorrelationID != "" {
 		parts = append(parts, "correlation "+it.CorrelationID)

@@ -21,6 +21,8 @@ type Source interface {
 	Mutations(ctx context.Context, account, status string, since time.Time) ([]gateway.AuditEntry, error)
 	// PublishFailures lists scheduled posts that failed since.
 	PublishFailures(ctx context.Context, account string, since time.Time) ([]Item, error)
+	// HandOffs lists the account's open hand-offs.
+	HandOffs(ctx context.Context, account string) ([]gateway.HandOff, error)
 }
 
 // lookBack is how far back the audit sweeps look: an event older than
@@ -46,7 +48,34 @@ func Sweeps(out *Outbox, src Source, expiring time.Duration) []Sweep {
 	if out.Subscribed(EventPubFailed) {
 		s = append(s, publishFailedSweep(src))
 	}
+	if out.Subscribed(EventHandOff) {
+		s = append(s, handOffSweep(src))
+	}
 	return s
+}
+
+// handOffSweep announces each open hand-off once: the card of an approval
+// item, with X's Web Intent link in place of Approve.
+func handOffSweep(src Source) Sweep {
+	return func(ctx context.Context, out *Outbox, _ time.Time) error {
+		var errs []error
+		for _, acc := range src.Accounts() {
+			hs, err := src.HandOffs(ctx, acc)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("account %s: %w", acc, err))
+				continue
+			}
+			for _, h := range hs {
+				it := h.Item()
+				n := itemOf(gateway.Notice{Kind: EventHandOff, Account: acc, Item: it})
+				n.ItemID, n.HandOffID, n.IntentURL, n.Status = 0, h.ID, h.IntentURL, gateway.HandOffOpen
+				if _, err := out.Add(ctx, EventHandOff, strconv.FormatInt(h.ID, 10), n); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // expiringSweep announces pending items that expire within before.

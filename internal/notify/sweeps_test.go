@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ type fakeSource struct {
 	pending  []gateway.ApprovalItem
 	audit    map[string][]gateway.AuditEntry
 	failures []Item
+	handOffs []gateway.HandOff
 }
 
 func (f *fakeSource) Accounts() []string { return []string{"default"} }
@@ -26,12 +28,15 @@ func (f *fakeSource) Mutations(_ context.Context, _, status string, _ time.Time)
 func (f *fakeSource) PublishFailures(context.Context, string, time.Time) ([]Item, error) {
 	return f.failures, nil
 }
+func (f *fakeSource) HandOffs(context.Context, string) ([]gateway.HandOff, error) {
+	return f.handOffs, nil
+}
 
 // Sweeps notice what no transaction records: an item about to expire, an
 // unknown outcome, a published post, a failed scheduled post. Each becomes
 // one row per subscribed channel, however often it is swept.
 func TestSweepsRecordEachEventOnce(t *testing.T) {
-	w := newWorld(t, Route{Channel: "hook", Events: []string{EventExpiring, EventUnknown, EventPubFailed, EventPublished}})
+	w := newWorld(t, Route{Channel: "hook", Events: []string{EventExpiring, EventUnknown, EventPubFailed, EventPublished, EventHandOff}})
 	at := func(d time.Duration) string { return store.FormatTime(t0.Add(d)) }
 	params := json.RawMessage(`{"text":"soon gone"}`)
 	src := &fakeSource{
@@ -45,6 +50,7 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 			"success": {{CorrelationID: "c-3", Tool: "x_post_tweet", Status: "success"}, {CorrelationID: "c-4", Tool: "x_like_tweet", Status: "success"}},
 		},
 		failures: []Item{{Tool: "scheduled_tweet", Text: "draft", DraftID: 9, Error: "failed"}},
+		handOffs: []gateway.HandOff{{ID: 5, Effect: "x_like_tweet", TweetID: "77", IntentURL: "https://x.com/intent/like?tweet_id=77", Status: "open"}},
 	}
 	sweeps := Sweeps(w.out, src, 30*time.Minute)
 	for pass := 0; pass < 2; pass++ {
@@ -63,6 +69,7 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 		"mutation.unknown mutation.unknown:c-1": 1,
 		"post.published post.published:c-3":     1,
 		"publish.failed publish.failed:9":       1,
+		"handoff.created handoff.created:5":     1,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("rows %v, want %v", got, want)
@@ -76,5 +83,35 @@ func TestSweepsRecordEachEventOnce(t *testing.T) {
 	none := NewOutbox(w.db, []Route{{Channel: "x", Events: []string{EventCreated}}}, w.clk.Now)
 	if s := Sweeps(none, src, time.Minute); len(s) != 0 {
 		t.Fatalf("%d sweeps for a channel that subscribes to none of their events", len(s))
+	}
+}
+
+// TestHandOffMessage: a hand-off's message names what to do on X and
+// carries X's Web Intent link, the ntfy notification opening it, and no
+// button that approves.
+func TestHandOffMessage(t *testing.T) {
+	link := "https://x.com/intent/like?tweet_id=77"
+	h := gateway.HandOff{ID: 5, Effect: "x_like_tweet", TweetID: "77", IntentURL: link, Status: gateway.HandOffOpen}
+	it := itemOf(gateway.Notice{Kind: EventHandOff, Account: "default", Item: h.Item()})
+	it.ItemID, it.HandOffID, it.IntentURL = 0, h.ID, h.IntentURL
+	m := Message{Event: EventHandOff, Account: "default", Items: []Item{it}, Links: []Links{{}}}
+	if title := Title(m); !strings.HasPrefix(title, "Do it on X: Like") {
+		t.Fatalf("title %q", title)
+	}
+	if d := Details(it, t0); !strings.Contains(d, "do it on X: "+link) || !strings.Contains(d, "hand-off 5") {
+		t.Fatalf("details %q", d)
+	}
+	b, err := NtfyBody("topic", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Click   string `json:"click"`
+		Actions []struct {
+			Label, URL string
+		} `json:"actions"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil || body.Click != link || len(body.Actions) != 1 || body.Actions[0].Label != "Do it on X" || body.Actions[0].URL != link {
+		t.Fatalf("ntfy body %s (%v)", b, err)
 	}
 }

@@ -100,6 +100,12 @@ type itemView struct {
 	Fields     []describe.Field
 	// Thread is a thread's posts, in order (nil for any other call).
 	Thread []threadPost
+	// HandOff marks a hand-off's card: IntentURL is X's Web Intent that
+	// does it (Do it on X, in place of Approve); Outcome says what the
+	// last check found.
+	HandOff   bool
+	IntentURL string
+	Outcome   string
 }
 
 // threadPost is one post of a queued thread as its card shows it.
@@ -407,6 +413,21 @@ type approvalsData struct {
 	Others             []acctCount
 	// Filtered says a filter hides some of the queue.
 	Filtered bool
+	// HandOffs are the open hand-offs, as cards; Done the latest ones a
+	// check resolved; CanCheck offers to check on X now.
+	HandOffs []itemView
+	Done     []handOffLine
+	CanCheck bool
+}
+
+// handOffLine is a resolved hand-off in one line.
+type handOffLine struct {
+	ID          int64
+	Name        string
+	Status      string
+	Evidence    string
+	ResolvedAt  stamp
+	Correlation string
 }
 
 // facetOption is one choice of a filter, with how many items it holds.
@@ -536,6 +557,11 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, sess *session
 	d.Items = s.views(r, a, items)
 	placeBacks(d.Items, "/approvals"+s.queueQuery(a, f, f.Offset))
 	withCSRF(d.Items, s.csrfOf(sess))
+	if err := s.handOffViews(r, a, &d); err != nil {
+		s.fail(w, r, sess, statusOf(err), err)
+		return
+	}
+	withCSRF(d.HandOffs, s.csrfOf(sess))
 	// New items arrive at the end of the queue: the page listens for them
 	// only when it shows that end (-1: it does not).
 	d.LastID = -1
@@ -953,4 +979,83 @@ func pendingTotal(ctx context.Context, a *Account) (int, error) {
 		n += f.Count
 	}
 	return n, err
+}
+
+// handOffViews fills d's hand-offs: the open ones as approval cards with
+// Do it on X, and the latest resolved ones as lines.
+func (s *Server) handOffViews(r *http.Request, a *Account, d *approvalsData) error {
+	hs, err := a.Gateway.HandOffs(r.Context(), "", 60)
+	if err != nil {
+		return err
+	}
+	d.CanCheck = a.CheckHandOffs != nil
+	var open []gateway.HandOff
+	now := s.d.Now()
+	for _, h := range hs {
+		if h.Status == gateway.HandOffOpen {
+			open = append(open, h)
+			continue
+		}
+		if len(d.Done) < 10 {
+			line := handOffLine{ID: h.ID, Name: describe.Of(h.Effect, "", h.Params()).Name, Status: h.Status,
+				ResolvedAt: stampOf(now, h.ResolvedAt, false), Correlation: h.CorrelationID}
+			switch {
+			case h.PostID != "":
+				line.Evidence = "post " + h.PostID
+			case h.UserID != "":
+				line.Evidence = "user " + h.UserID
+			}
+			d.Done = append(d.Done, line)
+		}
+	}
+	items := make([]gateway.ApprovalItem, len(open))
+	for i, h := range open {
+		items[i] = h.Item()
+	}
+	d.HandOffs = s.views(r, a, items)
+	for i := range d.HandOffs {
+		v := &d.HandOffs[i]
+		h := open[i]
+		v.HandOff, v.IntentURL, v.Pending = true, h.IntentURL, false
+		v.IDText = "handoff-" + strconv.FormatInt(h.ID, 10)
+		v.Path = s.o.Prefix + "/audit/" + h.CorrelationID
+		v.Rule, v.RuleID = h.Reason, "x_platform"
+		if v.Rule == "" {
+			v.Rule = "X's API does not let the account do this; a person can, on x.com."
+		}
+		v.Outcome = "not seen on X yet"
+		if at, err := store.ParseTime(h.CheckedAt); err == nil {
+			v.Outcome += ", checked " + describe.Ago(now, at)
+		}
+	}
+	return nil
+}
+
+// checkHandOffs looks on X now whether a person did the open hand-offs.
+func (s *Server) checkHandOffs(w http.ResponseWriter, r *http.Request, sess *session) {
+	a, err := s.acct(r)
+	if err == nil && a.CheckHandOffs == nil {
+		err = apperr.New(apperr.XNotConfigured, "hand-offs cannot be checked: X is not configured")
+	}
+	var done []gateway.HandOff
+	if err == nil {
+		done, err = a.CheckHandOffs(r.Context())
+	}
+	switch {
+	case err != nil:
+		s.flash(sess, true, "Not checked: %s", apperr.As(err).Message)
+	case len(done) == 0:
+		s.flash(sess, false, "Checked X: no hand-off changed.")
+	default:
+		parts := make([]string, len(done))
+		for i, h := range done {
+			parts[i] = fmt.Sprintf("hand-off %d %s", h.ID, h.Status)
+		}
+		s.flash(sess, false, "Checked X: %s.", strings.Join(parts, ", "))
+	}
+	if a == nil {
+		s.back(w, r, "/approvals")
+		return
+	}
+	s.back(w, r, s.at(a, "/approvals"))
 }

@@ -132,6 +132,7 @@ func testAccount(a *app.App) Account {
 	acc.Posts = LookupPosts(disc, a.XClient)
 	acc.Users = LookupUsers(a.XClient)
 	acc.Sandbox = a.Sim != nil
+	acc.CheckHandOffs = func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) }
 	acc.Access = a.XAccessLevel()
 	acc.XLogin = a.XLoginProblem
 	acc.Policy = PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Usage: a.Counters.Snapshot}

@@ -117,6 +117,9 @@ type Account struct {
 	// Sandbox says the account lives in the X emulator: post links lead
 	// to this site's view of the emulator's post rather than to x.com.
 	Sandbox bool
+	// CheckHandOffs looks on X now whether a person did the account's
+	// open hand-offs (nil: the page offers no check).
+	CheckHandOffs func(ctx context.Context) ([]gateway.HandOff, error)
 	// XLogin reports why nothing can reach X for the account ("" when it
 	// is logged in): every page then says so, with the command that fixes
 	// it. Nil means it is logged in.
@@ -368,6 +371,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /approvals/{id}/reject", s.post(s.reject))
 	m.HandleFunc("POST /approvals/{id}/edit", s.post(s.edit))
 	m.HandleFunc("POST /approvals/bulk", s.post(s.bulk))
+	m.HandleFunc("POST /handoffs/check", s.post(s.checkHandOffs))
 	m.HandleFunc("GET /count", s.authed(s.count))
 	m.HandleFunc("GET /events", s.authed(s.events))
 	m.HandleFunc("GET /audit", s.authed(s.audit))

@@ -189,10 +189,27 @@ func (c Checker) byHand(call Call) []apperr.Hint {
 	return []apperr.Hint{{Do: "do it on x.com by hand: " + link}}
 }
 
+// MaxIntentLink is the longest intent link IntentLink makes, in bytes:
+// the request line servers commonly accept (8 KiB). A 280-character post
+// of four-byte characters fits whole; a long post's text does not, and is
+// left out of the link (the person pastes it from the card, which shows
+// it) rather than cut.
+const MaxIntentLink = 8 << 10
+
 // IntentLink is the X Web Intent (or page) where a person does call by
 // hand, logged in, pressing X's own button; "" when the call names nothing
-// to link to.
+// to link to. The text of a reply or quote is prefilled, escaped, unless
+// the link would be longer than MaxIntentLink.
 func IntentLink(base string, call Call) string {
+	link := intentLink(base, call)
+	if len(link) > MaxIntentLink && call.Text != "" {
+		call.Text = ""
+		link = intentLink(base, call)
+	}
+	return link
+}
+
+func intentLink(base string, call Call) string {
 	if base == "" {
 		base = "https://x.com"
 	}

@@ -2,6 +2,7 @@ package xrules
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -94,6 +95,56 @@ func TestRules(t *testing.T) {
 			c.Access = func() Access { return Enterprise }
 			if err := c.Check(context.Background(), tc.call); err != nil || w.reads != 0 {
 				t.Errorf("enterprise: %v after %d reads, want nil after none", err, w.reads)
+			}
+		})
+	}
+}
+
+// TestIntentLinkEscapesAndBounds: the prefilled text survives the link
+// exactly (ampersands, hashes, newlines, plus signs, emoji, a text that
+// looks like another parameter), the base's trailing slash is dropped,
+// and a text too long for a link is left out rather than cut.
+func TestIntentLinkEscapesAndBounds(t *testing.T) {
+	long280 := strings.Repeat("😀", 280)
+	cases := []struct {
+		name     string
+		base     string
+		call     Call
+		wantPath string
+		want     map[string]string
+	}{
+		{"reply with every special character", "http://127.0.0.1:8099/", Call{Effect: "x_reply_to_tweet", TweetID: "12", Text: "a&b=c #tag +1 100%\nnext&in_reply_to=99 ?x"},
+			"/intent/tweet", map[string]string{"in_reply_to": "12", "text": "a&b=c #tag +1 100%\nnext&in_reply_to=99 ?x"}},
+		{"quote of a post", "https://x.com", Call{Effect: "x_quote_tweet", TweetID: "34", Text: "é & ü"},
+			"/intent/tweet", map[string]string{"url": "https://x.com/i/web/status/34", "text": "é & ü"}},
+		{"280 emoji fit whole", "https://x.com", Call{Effect: "x_reply_to_tweet", TweetID: "5", Text: long280},
+			"/intent/tweet", map[string]string{"in_reply_to": "5", "text": long280}},
+		{"a long post's text is left out", "https://x.com", Call{Effect: "x_reply_to_tweet", TweetID: "5", Text: strings.Repeat("€", 3000)},
+			"/intent/tweet", map[string]string{"in_reply_to": "5"}},
+		{"like", "https://x.com", Call{Effect: "x_like_tweet", TweetID: "7"}, "/intent/like", map[string]string{"tweet_id": "7"}},
+		{"follow", "", Call{Effect: "x_follow_user", TargetUser: "8"}, "/intent/follow", map[string]string{"user_id": "8"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			link := IntentLink(tc.base, tc.call)
+			if len(link) > MaxIntentLink {
+				t.Fatalf("link of %d bytes, longer than %d", len(link), MaxIntentLink)
+			}
+			u, err := url.Parse(link)
+			if err != nil {
+				t.Fatalf("parse %q: %v", link, err)
+			}
+			if u.Path != tc.wantPath || strings.Contains(u.RawQuery, " ") || strings.Contains(u.RawQuery, "\n") {
+				t.Fatalf("link %q: path %q", link, u.Path)
+			}
+			q := u.Query()
+			if len(q) != len(tc.want) {
+				t.Fatalf("link %q has parameters %v, want %v", link, q, tc.want)
+			}
+			for k, v := range tc.want {
+				if got := q[k]; len(got) != 1 || got[0] != v {
+					t.Fatalf("link %q: %s = %q, want %q", link, k, got, v)
+				}
 			}
 		})
 	}

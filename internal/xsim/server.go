@@ -204,6 +204,10 @@ func New(opts Options) *Server {
 		s.routes[rt.key] = rt
 		s.mux.Handle(rt.key, s.wrap(rt))
 	}
+	// x.com's Web Intent pages, where a person does by hand what an app
+	// may not (see intent.go).
+	s.mux.HandleFunc("GET /intent/{kind}", s.handleIntent)
+	s.mux.HandleFunc("POST /intent/{kind}", s.handleIntent)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.write(w, r, errRouteNotFound())
 	})

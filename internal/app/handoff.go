@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/xapi"
+)
+
+// handOffReadSize is how many of the account's latest posts, likes and
+// follows a hand-off check reads: owned reads cost $0.001 a resource, so
+// a check costs at most 3 × this, and a person does a hand-off soon after
+// it is made, or it is among the newest anyway.
+const handOffReadSize = 20
+
+// intentBase is where X's Web Intents of this process live: the
+// sandbox's emulator, which serves them, or x_api.intent_base_url.
+func (a *App) intentBase() string {
+	if s := a.top().Sim; s != nil {
+		if cur, _ := s.Current(); cur != "" {
+			return cur
+		}
+	}
+	return a.Cfg.XAPI.IntentBaseURL
+}
+
+// ownedReads reads what a hand-off check needs through the account's
+// client: its own latest posts, likes and follows.
+type ownedReads struct{ x *xapi.Client }
+
+func (o ownedReads) OwnPosts(ctx context.Context) ([]gateway.OwnPost, error) {
+	p, err := o.x.UserTweets(ctx, "", xapi.ListParams{MaxResults: handOffReadSize})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gateway.OwnPost, 0, len(p.Data))
+	for _, t := range p.Data {
+		op := gateway.OwnPost{ID: t.ID, CreatedAt: t.CreatedAt}
+		for _, r := range t.ReferencedTweets {
+			switch r.Type {
+			case "replied_to":
+				op.RepliesTo = r.ID
+			case "quoted":
+				op.Quotes = r.ID
+			}
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+func (o ownedReads) LikedPosts(ctx context.Context) ([]string, error) {
+	p, err := o.x.LikedTweets(ctx, "", xapi.ListParams{MaxResults: handOffReadSize})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(p.Data))
+	for i, t := range p.Data {
+		ids[i] = t.ID
+	}
+	return ids, nil
+}
+
+func (o ownedReads) Following(ctx context.Context) ([]string, error) {
+	p, err := o.x.Following(ctx, "", xapi.ListParams{MaxResults: handOffReadSize})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(p.Data))
+	for i, u := range p.Data {
+		ids[i] = u.ID
+	}
+	return ids, nil
+}
+
+// CheckHandOffs looks on X whether a person did this account's open
+// hand-offs (see gateway.CheckHandOffs); force checks each now.
+func (a *App) CheckHandOffs(ctx context.Context, force bool) ([]gateway.HandOff, error) {
+	g, err := a.RequireGateway()
+	if err != nil {
+		return nil, err
+	}
+	x, err := a.XClient()
+	if err != nil {
+		return nil, err
+	}
+	return g.CheckHandOffs(ctx, ownedReads{x}, force)
+}
+
+// CheckAllHandOffs runs the periodic check for every account of the home
+// that has open hand-offs.
+func (a *App) CheckAllHandOffs(ctx context.Context) error {
+	r := a.top()
+	var errs []error
+	for _, name := range r.Cfg.AccountNames() {
+		acc, err := r.ForAccount(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("account %s: %w", name, err))
+			continue
+		}
+		if acc.Gateway == nil {
+			continue
+		}
+		open, err := acc.Gateway.HandOffs(ctx, gateway.HandOffOpen, 1)
+		if err != nil || len(open) == 0 {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("account %s: %w", name, err))
+			}
+			continue
+		}
+		if _, err := acc.CheckHandOffs(ctx, false); err != nil {
+			errs = append(errs, fmt.Errorf("account %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
