@@ -137,3 +137,13 @@ func (c Checker) unsolicited(ctx context.Context, call Call) (*ToPerson, error) 
 	}
 	return nil, nil
 }
+
+// disclosure finds words by which a bio says the account is automated and
+// who runs it: "automated", "bot", "run by @someone".
+var disclosure = regexp.MustCompile(`(?i)(\bautomated\b|\bbot\b|\b(run|operated|managed) by @[A-Za-z0-9_]+)`)
+
+// DisclosesAutomation reports whether bio says the account is automated,
+// as X's developer guidelines ask of an automated account.
+func DisclosesAutomation(bio string) bool {
+	return disclosure.MatchString(bio)
+}

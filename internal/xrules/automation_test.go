@@ -54,3 +54,23 @@ func TestAutomationRules(t *testing.T) {
 		})
 	}
 }
+
+// TestDisclosesAutomation: the words by which a bio says the account is
+// automated, whatever their case, and nothing that merely contains them.
+func TestDisclosesAutomation(t *testing.T) {
+	for bio, want := range map[string]bool{
+		"Automated account run by @alice": true,
+		"A BOT for Go release notes":      true,
+		"Tips on Go. Run by @gopher_team": true,
+		"operated by @acme":               true,
+		"Building tools for developers.":  false,
+		"Robotics and botany":             false,
+		"Run by the team":                 false,
+		"":                                false,
+		"automatedly":                     false,
+	} {
+		if got := DisclosesAutomation(bio); got != want {
+			t.Errorf("DisclosesAutomation(%q) = %v, want %v", bio, got, want)
+		}
+	}
+}
