@@ -4,15 +4,22 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 // extraChecks covers the services outside the database.
 func (a *App) extraChecks(ctx context.Context) []Check {
-	return []Check{a.tokenCheck(), a.llmCheck(ctx), a.xCheck(ctx)}
+	out := []Check{a.tokenCheck(), a.llmCheck(ctx), a.xCheck(ctx)}
+	if c, ok := a.disclosureCheck(ctx); ok {
+		out = append(out, c)
+	}
+	return out
 }
 
 // XLoginProblem says why nothing can reach X for the account: no token
@@ -65,9 +72,38 @@ func (a *App) xCheck(ctx context.Context) Check {
 	if !a.xProbe.at.IsZero() && a.Now().Sub(a.xProbe.at) < xProbeTTL {
 		return a.xProbe.check
 	}
-	chk, sub := a.probeX(ctx, x)
-	a.xProbe.at, a.xProbe.check, a.xProbe.subscription = a.Now(), chk, sub
+	chk, sub, bio := a.probeX(ctx, x)
+	a.xProbe.at, a.xProbe.check, a.xProbe.subscription, a.xProbe.bio = a.Now(), chk, sub, bio
 	return chk
+}
+
+// autopilotWrites are the loops that post or reply for the account.
+var autopilotWrites = []string{"content", "discovery", "mentions", "targets", "threads"}
+
+// disclosureCheck warns when the autopilot writes for an account whose bio
+// (read by the X probe from /2/users/me) does not say it is automated: X's
+// developer guidelines require the "Automated" label, which the API cannot
+// read, and a bio that says so and who runs the account. No line when the
+// autopilot writes nothing or X cannot be asked.
+func (a *App) disclosureCheck(ctx context.Context) (Check, bool) {
+	var loops []string
+	for _, n := range autopilotWrites {
+		if slices.Contains(a.Cfg.Intervals.EnabledLoops, n) {
+			loops = append(loops, n)
+		}
+	}
+	if len(loops) == 0 || a.xCheck(ctx).Status != "ok" {
+		return Check{}, false
+	}
+	a.xProbe.mu.Lock()
+	bio := a.xProbe.bio
+	a.xProbe.mu.Unlock()
+	if xrules.DisclosesAutomation(bio) {
+		return Check{}, false
+	}
+	return Check{Name: "disclosure", Status: "degraded", Message: fmt.Sprintf(
+		"the autopilot writes for this account (%s) but its bio does not say it is automated: X requires the \"Automated\" profile label and a bio that says so and who runs it (for example \"Automated account run by @you\")",
+		strings.Join(loops, ", "))}, true
 }
 
 // xSubscription is the account's X subscription as the (cached) X probe
@@ -81,7 +117,7 @@ func (a *App) xSubscription(ctx context.Context) string {
 	return a.xProbe.subscription
 }
 
-func (a *App) probeX(ctx context.Context, x *xapi.Client) (Check, string) {
+func (a *App) probeX(ctx context.Context, x *xapi.Client) (Check, string, string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	me, _, err := x.Me(ctx)
@@ -89,13 +125,13 @@ func (a *App) probeX(ctx context.Context, x *xapi.Client) (Check, string) {
 		e := apperr.As(err)
 		if e.Code == apperr.XNotConfigured {
 			// The token check already says why and what to do.
-			return Check{Name: "x", Status: "not_configured", Message: "not authenticated"}, ""
+			return Check{Name: "x", Status: "not_configured", Message: "not authenticated"}, "", ""
 		}
-		return Check{Name: "x", Status: "error", Message: string(e.Code) + ": " + e.Message}, ""
+		return Check{Name: "x", Status: "error", Message: string(e.Code) + ": " + e.Message}, "", ""
 	}
 	where := "X"
 	if a.Sim != nil {
 		where = "the sandbox emulator"
 	}
-	return Check{Name: "x", Status: "ok", Message: "authenticated as @" + me.Username + " on " + where}, me.SubscriptionType
+	return Check{Name: "x", Status: "ok", Message: "authenticated as @" + me.Username + " on " + where}, me.SubscriptionType, me.Description
 }

@@ -72,6 +72,8 @@ type probeCache struct {
 	// subscription is what the X probe learnt of the account's X
 	// subscription; empty when X did not answer.
 	subscription string
+	// bio is the account's bio as the X probe read it.
+	bio string
 }
 
 const probeCacheTTL = 5 * time.Minute

@@ -19,6 +19,9 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 		OwnRepliesSummon: cfg.XAPI.OwnRepliesSummon,
 		Know:             knowledge{a: a, wf: wf},
 		IntentBase:       a.intentBase(),
+		Automation: xrules.Automation{
+			AIRepliesApproved: func() bool { return cfg.XAPI.AIRepliesApproved },
+		},
 	}
 }
 

@@ -169,6 +169,9 @@ func baseConfig(home, llmURL string) config.Config {
 	// The loops reply to strangers found by search and quote posts, which
 	// X allows only an enterprise app.
 	cfg.XAPI.Access = config.AccessEnterprise
+	// The loops' LLM writes their replies, which X's rules send to a
+	// person unless X approved the app's AI replies: these tests declare it.
+	cfg.XAPI.AIRepliesApproved = true
 	cfg.ApprovalMode = false
 	cfg.MCPPolicy.RequireApprovalFor = nil
 	cfg.MCPPolicy.MaxMutationsPerHour = 0

@@ -468,7 +468,8 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	if act.Parts != nil {
 		preq.Parts = act.Parts(params)
 	}
-	if err := g.checkPlatform(ctx, act, c, params, id, cat, equiv); err != nil {
+	route, err := g.checkPlatform(ctx, act, c, params, id, cat, equiv)
+	if err != nil {
 		return Response{}, err
 	}
 	until, err := g.precheck(ctx, act, c, params, id)
@@ -509,6 +510,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 		// The tool a call came through (compose_tweet) may be stricter; its
 		// own reservation was taken when it was admitted.
 		dec = stricter(dec, c.Via, c.approvalID != 0)
+		// X's automation rules may let only a person decide the call,
+		// whatever the policy allows; an approved replay has been decided.
+		dec = stricter(dec, route, c.approvalID != 0)
 		switch dec.Outcome {
 		case policy.Allow, policy.Deny, policy.DryRun, policy.RequireApproval:
 		default:

@@ -223,7 +223,9 @@ func (g *Gateway) insertHandOff(ctx context.Context, tx *sql.Tx, corr string, r 
 // gateway makes no hand-offs, and when the same call is already handed
 // off and open (its id is then returned with existing true).
 func (g *Gateway) handOffRefusal(ctx context.Context, tx *sql.Tx, corr string, call xrules.Call, c Call, refusal *apperr.Error) (id int64, existing bool, err error) {
-	if g.opts.IntentBase == nil {
+	// Only what X refuses to the API is a person's to do; a second reply to
+	// one interaction is refused to everyone, by hand too.
+	if g.opts.IntentBase == nil || (refusal.Code != apperr.XFeatureUnavailable && refusal.Code != apperr.ReplyNotSummoned) {
 		return 0, false, nil
 	}
 	r := HandOffRequest{Effect: call.Effect, TweetID: call.TweetID, TargetUser: call.TargetUser, Text: call.Text,

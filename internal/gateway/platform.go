@@ -11,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/policy"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 )
@@ -45,11 +46,15 @@ func platformCall(act *Action, params json.RawMessage, equiv string) xrules.Call
 		QuotedTweetID string `json:"quoted_tweet_id"`
 		TweetID       string `json:"tweet_id"`
 		TargetUserID  string `json:"target_user_id"`
+		ParticipantID string `json:"participant_id"`
 	}
 	if material != nil {
 		_ = json.Unmarshal(material, &m)
 	}
 	c.Text, c.TargetUser, c.QuoteOf = m.Text, m.TargetUserID, m.QuotedTweetID
+	if c.TargetUser == "" {
+		c.TargetUser = m.ParticipantID
+	}
 	switch {
 	case m.InReplyToID != "":
 		c.TweetID = m.InReplyToID
@@ -70,23 +75,36 @@ func platformCall(act *Action, params json.RawMessage, equiv string) xrules.Call
 // approved item included (the access level may have changed since it was
 // queued). A refusal reaches neither the policy nor X: it is recorded as a
 // failed audit row with its code and an action log line, and nothing is
-// charged against any limit.
-func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity, cat policy.Category, equiv string) error {
+// charged against any limit. A rule that lets only a person decide the
+// call returns the decision that queues it, which the policy's own cannot
+// loosen.
+func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params json.RawMessage, id identity, cat policy.Category, equiv string) (*policy.Decision, error) {
 	if g.opts.Platform == nil {
-		return nil
+		return nil, nil
 	}
 	pc := platformCall(act, params, equiv)
+	pc.Caller = callerOf(c)
+	if pc.Effect == "x_reply_to_tweet" && pc.TweetID != "" {
+		replied, err := g.repliedTo(ctx, pc.TweetID, id, c.IdempotencyKey)
+		if err != nil {
+			return nil, err
+		}
+		pc.Replied = replied
+	}
 	err := g.opts.Platform.Check(ctx, pc)
 	if err == nil {
-		return nil
+		return nil, nil
+	}
+	if route, ok := xrules.AsToPerson(err); ok {
+		return &policy.Decision{Outcome: policy.RequireApproval, RuleID: route.RuleID(), Reason: route.Reason, Source: "x_rules"}, nil
 	}
 	refusal := apperr.As(err)
 	switch refusal.Code {
-	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned:
+	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent:
 	default:
 		// Finding out failed (X unreachable while reading the post
 		// replied to): the call is not attempted, and nothing is recorded.
-		return refusal
+		return nil, refusal
 	}
 	corr := uuid.NewString()
 	now := ts(g.opts.Now())
@@ -122,15 +140,41 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 		return err
 	})
 	if err != nil {
-		return apperr.Wrap(apperr.DBError, err, "record the refusal: %v", err)
+		return nil, apperr.Wrap(apperr.DBError, err, "record the refusal: %v", err)
 	}
 	refusal = refusal.With("correlation_id", corr).With("policy_decision", "refused_before_x")
 	if handOff != 0 {
 		refusal = refusal.With("handoff_id", handOff).WithHints(apperr.Hint{Do: fmt.Sprintf(
 			"a person was asked to do it on x.com (hand-off %d, on the approvals page and in notifications); get_handoff with handoff_id %d says whether they did", handOff, handOff)})
 	}
-	return refusal
+	return nil, refusal
 }
+
+// repliedTo reports whether the account replied to post tweetID by the
+// API already (or may have: a reply still pending or of unknown outcome).
+// The same call again (its intent or its key) is not another reply: the
+// duplicate check answers it with the first one's outcome.
+func (g *Gateway) repliedTo(ctx context.Context, tweetID string, id identity, key string) (bool, error) {
+	q := qRepliedByAPI
+	if g.opts.DB.Dialect == store.Postgres {
+		q = qRepliedByAPIPostgres
+	}
+	var n bool
+	if err := g.opts.DB.QueryRowContext(ctx, q, g.opts.AccountID, tweetID, id.intent, key).Scan(&n); err != nil {
+		return false, apperr.Wrap(apperr.DBError, err, "read the replies sent: %v", err)
+	}
+	return n, nil
+}
+
+// qRepliedByAPI is qRepliedTo's audit half without the call itself; an
+// approval item is no reply yet (its replay is this call).
+const qRepliedByAPI = `SELECT EXISTS (SELECT 1 FROM mutation_audit INDEXED BY idx_mutation_audit_target
+	WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
+	AND status IN ('pending','success','unknown','interrupted') AND intent_key <> ?3 AND (CAST(?4 AS TEXT) = '' OR COALESCE(idempotency_key, '') <> ?4))`
+
+const qRepliedByAPIPostgres = `SELECT EXISTS (SELECT 1 FROM mutation_audit
+	WHERE account_id = ?1 AND target_tweet_id = ?2 AND tool_name IN ('x_reply_to_tweet', 'x_post')
+	AND status IN ('pending','success','unknown','interrupted') AND intent_key <> ?3 AND (CAST(?4 AS TEXT) = '' OR COALESCE(idempotency_key, '') <> ?4))`
 
 // qInsertRefused records a call refused before X: a failed row, complete
 // at once, that blocks no repeat and was charged nothing.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -102,6 +103,59 @@ func TestPlatformRefusesBeforeEverything(t *testing.T) {
 		}
 		if last := rules.seen[len(rules.seen)-1]; last.Effect != fakeTool || last.Text != "allowed" {
 			t.Fatalf("the rules saw %+v", last)
+		}
+	})
+}
+
+// TestPlatformKnowsWhatWasRepliedTo: the platform rules learn whether the
+// account already replied to a post by the API (one automated reply per
+// interaction), not counting the same call again (its retry answers as a
+// duplicate) nor a reply X refused.
+func TestPlatformKnowsWhatWasRepliedTo(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		rules := &platformRules{}
+		e.opts.Platform = rules
+		g := e.open()
+		fail := false
+		g.Register(targetAction("x_reply_to_tweet", "in_reply_to_id", func(context.Context, json.RawMessage) (Result, error) {
+			if fail {
+				return Result{}, apperr.New(apperr.XAPIError, "refused")
+			}
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}))
+		seen := func(text, to, key string) bool {
+			t.Helper()
+			_, _ = g.Do(e.ctx, Call{Tool: "x_reply_to_tweet", IdempotencyKey: key, Params: map[string]any{"in_reply_to_id": to, "text": text}})
+			rules.mu.Lock()
+			defer rules.mu.Unlock()
+			last := rules.seen[len(rules.seen)-1]
+			if last.TweetID != to || last.Effect != "x_reply_to_tweet" {
+				t.Fatalf("the rules saw %+v", last)
+			}
+			return last.Replied
+		}
+		if seen("first", "111", "k1") {
+			t.Fatal("a first reply was judged a second one")
+		}
+		for _, tc := range []struct {
+			name, text, to, key string
+			want                bool
+		}{
+			{"the same call again", "first", "111", "", false},
+			{"the same key again", "first", "111", "k1", false},
+			{"another reply to the same post", "second", "111", "", true},
+			{"a reply to another post", "other", "222", "", false},
+		} {
+			if got := seen(tc.text, tc.to, tc.key); got != tc.want {
+				t.Errorf("%s: replied = %v, want %v", tc.name, got, tc.want)
+			}
+		}
+		fail = true
+		seen("refused by X", "333", "")
+		fail = false
+		if seen("after the refusal", "333", "") {
+			t.Error("a reply X refused counted as a reply")
 		}
 	})
 }

@@ -65,6 +65,11 @@ type envOptions struct {
 	// enterprise app; the tests of X's self-serve rules ask for
 	// pay_per_use.
 	access config.Access
+	// aiRepliesUnapproved leaves x_api.ai_replies_approved false, so that
+	// every reply an agent writes goes to a person. By default the tests
+	// here declare X's approval: most of them reply and expect the reply
+	// on X; the tests of the rule ask for it.
+	aiRepliesUnapproved bool
 }
 
 // env is one running product: App (with its in-process emulator), MCP
@@ -109,6 +114,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.access != "" {
 		cfg.XAPI.Access = o.access
 	}
+	cfg.XAPI.AIRepliesApproved = !o.aiRepliesUnapproved
 	media := filepath.Join(home, "media")
 	mkdir(t, media)
 	cfg.Media.AllowedDirs = []string{media}

@@ -20,6 +20,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
 // itemView is one queue item as the page shows it: what it does in words,
@@ -359,6 +360,10 @@ func threadDiff(before, after json.RawMessage) []string {
 // approval mode)") and returns the deciding rule's id for those who want it.
 func ruleSentence(act describe.Action, it gateway.ApprovalItem, rules []policy.Rule) (string, string) {
 	id := it.MatchedRuleID
+	if strings.HasPrefix(id, xrules.RouteRulePrefix) {
+		// One of X's automation rules: its reason says which, in words.
+		return act.Plural + " go to a person under X's automation rules (" + it.Reason + ")", id
+	}
 	if id == "" || id == "approval_mode" {
 		return act.Plural + " need your approval (policy: approval mode is on)", "approval_mode"
 	}

@@ -127,6 +127,8 @@ func TestRuleSentence(t *testing.T) {
 		{"x_like_tweet", "compat:approval:x_like_tweet", "tool 'x_like_tweet' requires approval", "Likes need your approval (policy: the require_approval_for setting)", "compat:approval:x_like_tweet"},
 		{"x_follow_user", "night", "quiet hours", "Follows need your approval (policy: Nothing goes out at night)", "night"},
 		{"x_retweet", "gone", "a rule since removed", "Reposts need your approval (policy: a rule since removed)", "gone"},
+		{"x_reply_to_tweet", "x_rule:ai_replies_need_x_approval", "X requires its prior approval for AI-generated replies",
+			"Replies go to a person under X's automation rules (X requires its prior approval for AI-generated replies)", "x_rule:ai_replies_need_x_approval"},
 	} {
 		it := gateway.ApprovalItem{Tool: tc.tool, MatchedRuleID: tc.rule, Reason: tc.reason}
 		got, id := ruleSentence(describe.Of(tc.tool, "", nil), it, rules)

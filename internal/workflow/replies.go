@@ -131,7 +131,10 @@ func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, 
 		return blocked(it.CandidateID, err)
 	}
 	if cand.AlreadyReplied {
-		return blocked(it.CandidateID, apperr.New(apperr.ValidationError, "already replied to %s", it.CandidateID))
+		// X's automation rules: one automated reply per interaction (a
+		// reply waiting for a person counts, as it may still be sent).
+		return blocked(it.CandidateID, apperr.New(apperr.ReplyAlreadySent,
+			"already replied to %s; X's automation rules allow one automated reply per user interaction; nothing was sent to X", it.CandidateID))
 	}
 	text := strings.TrimSpace(it.PreDraftedText)
 	if text == "" {

@@ -37,6 +37,11 @@ type Call struct {
 	// QuoteOf is the post the call quotes, whatever else it does: a
 	// reply that quotes is a quote post too.
 	QuoteOf string
+	// Caller is who made the call (mcp, cli, autopilot, …): X's
+	// automation rules bind what software decides, not a person.
+	Caller string
+	// Replied says the account already replied to TweetID by the API.
+	Replied bool
 }
 
 // Post is what decides whether a post summoned the account.
@@ -76,6 +81,9 @@ type Checker struct {
 	Know Knowledge
 	// IntentBase is where X's Web Intents live (https://x.com).
 	IntentBase string
+	// Automation configures X's automation rules, which hold on every
+	// access level.
+	Automation Automation
 }
 
 // unavailable lists the effects X removed from self-serve access on
@@ -97,17 +105,27 @@ func Unavailable() []string {
 	return []string{"x_follow_user", "x_like_tweet", "x_quote_tweet", "x_unfollow_user", "x_unlike_tweet"}
 }
 
-// Check returns nil when the account's access level lets X take the call,
-// or an *apperr.Error (x_feature_unavailable, reply_not_summoned) whose
-// hint says what a person can do instead. An error finding out (X
+// Check returns nil when X's rules let the call happen by the API, an
+// *apperr.Error (x_feature_unavailable, reply_not_summoned,
+// reply_already_sent) whose hint says what a person can do instead, or a
+// *ToPerson when only a person may decide it. An error finding out (X
 // unreachable) is returned as it is: the call is not attempted.
 func (c Checker) Check(ctx context.Context, call Call) error {
+	if err := c.CheckAccess(ctx, call); err != nil {
+		return err
+	}
+	return c.automation(ctx, call)
+}
+
+// CheckAccess judges call against what the account's access level
+// allows, and nothing else.
+func (c Checker) CheckAccess(ctx context.Context, call Call) error {
 	if c.Access == nil || c.Access() != PayPerUse {
 		return nil
 	}
 	if call.QuoteOf != "" && call.Effect != "x_quote_tweet" {
 		// A reply that also quotes is judged as the quote post it is.
-		call = Call{Effect: "x_quote_tweet", TweetID: call.QuoteOf, Text: call.Text}
+		call = Call{Effect: "x_quote_tweet", TweetID: call.QuoteOf, Text: call.Text, Caller: call.Caller}
 	}
 	if what, ok := unavailable[call.Effect]; ok {
 		return apperr.New(apperr.XFeatureUnavailable,
@@ -115,7 +133,9 @@ func (c Checker) Check(ctx context.Context, call Call) error {
 			With("access", string(PayPerUse)).With("rule", "self_serve_no_"+strings.ReplaceAll(what, " ", "_")).
 			WithHints(c.byHand(call)...)
 	}
-	if call.Effect != "x_reply_to_tweet" {
+	if call.Effect != "x_reply_to_tweet" || call.Replied {
+		// A second reply is refused by the automation rules, which say
+		// why better than a summons check.
 		return nil
 	}
 	if call.TweetID == "" {

@@ -80,7 +80,7 @@ func TestRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{posts: posts}
 			c := Checker{Access: func() Access { return PayPerUse }, OwnRepliesSummon: tc.ownSummon, Know: w}
-			err := c.Check(context.Background(), tc.call)
+			err := c.CheckAccess(context.Background(), tc.call)
 			if got := apperr.CodeOf(err); got != tc.code {
 				t.Fatalf("code %q (%v), want %q", got, err, tc.code)
 			}
@@ -93,7 +93,7 @@ func TestRules(t *testing.T) {
 
 			w.reads = 0
 			c.Access = func() Access { return Enterprise }
-			if err := c.Check(context.Background(), tc.call); err != nil || w.reads != 0 {
+			if err := c.CheckAccess(context.Background(), tc.call); err != nil || w.reads != 0 {
 				t.Errorf("enterprise: %v after %d reads, want nil after none", err, w.reads)
 			}
 		})

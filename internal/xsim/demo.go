@@ -195,7 +195,7 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 		st.byName[lower(handle)] = u.ID
 		return u
 	}
-	demo := mkUser(0, DemoUsername, "Tuitbot Demo", "Building tools for developers. This is a sandbox account.", "Internet", 1200,
+	demo := mkUser(0, DemoUsername, "Tuitbot Demo", "Building tools for developers. Automated sandbox account run by @tuitbot.", "Internet", 1200,
 		time.Date(2021, 3, 14, 9, 0, 0, 0, time.UTC))
 	demo.URL = "https://example.com"
 	st.demoUserID = demo.ID
@@ -325,7 +325,7 @@ func DemoWorldAt(seed int64, now time.Time) *World {
 	st.demoAccounts = map[string]string{"default": demo.ID}
 	for i, b := range DemoBrands {
 		u := &User{ID: fmt.Sprint(1_600_000_000_000 + int64(len(people)+1+i)*7919), Username: b.Username, Name: b.Name,
-			Description: "Another brand run from the same tuitbot home. This is a sandbox account.", Location: "Internet",
+			Description: "Another brand run from the same tuitbot home. Automated sandbox account.", Location: "Internet",
 			CreatedAt: time.Date(2022, 6, 1, 9, 0, 0, 0, time.UTC), FollowersBase: 300 + int64(i)*150,
 			ProfileImageURL: "https://pbs.twimg.com/profile_images/" + b.Username + "_normal.jpg"}
 		if i == 0 {
