@@ -3,14 +3,9 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/tuitbot/tuitbot/internal/store"
-	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
 // TestApprovedRowsNameWhoAskedAndWhoDecided: rows an older release wrote
@@ -20,33 +15,7 @@ import (
 // keeps what it had, and a row no person decided names no decider.
 func TestApprovedRowsNameWhoAskedAndWhoDecided(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		// before returns a database migrated up to the release before
-		// decided_by, raw, and the target store.Open takes.
-		before func(t *testing.T) (*sql.DB, string)
-	}{
-		{"sqlite", func(t *testing.T) (*sql.DB, string) {
-			path := filepath.Join(t.TempDir(), "t.db")
-			return migratedTo(t, path, 23), path
-		}},
-		{"postgres", func(t *testing.T) (*sql.DB, string) {
-			url := pgtest.NewDatabase(t, "")
-			raw, err := sql.Open("pgx", url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { raw.Close() })
-			p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("migrations_postgres"), goose.WithDisableGlobalRegistry(true))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.UpTo(ctx, 13); err != nil {
-				t.Fatalf("migrate to 13: %v", err)
-			}
-			return raw, url
-		}},
-	} {
+	for _, tc := range migratedCases(ctx, 23, 13) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, target := tc.before(t)
 			exec := func(q string, args ...any) {

@@ -169,33 +169,7 @@ func TestTargetTweetIDBackfilledFromParams(t *testing.T) {
 // blocking its repeat.
 func TestIntentKeyTakesTheParametersHash(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		// before returns a database migrated up to the release before
-		// intent keys, raw, and the target store.Open takes.
-		before func(t *testing.T) (*sql.DB, string)
-	}{
-		{"sqlite", func(t *testing.T) (*sql.DB, string) {
-			path := filepath.Join(t.TempDir(), "t.db")
-			return migratedTo(t, path, 13), path
-		}},
-		{"postgres", func(t *testing.T) (*sql.DB, string) {
-			url := pgtest.NewDatabase(t, "")
-			raw, err := sql.Open("pgx", url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { raw.Close() })
-			p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("migrations_postgres"), goose.WithDisableGlobalRegistry(true))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.UpTo(ctx, 3); err != nil {
-				t.Fatalf("migrate to 3: %v", err)
-			}
-			return raw, url
-		}},
-	} {
+	for _, tc := range migratedCases(ctx, 13, 3) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, target := tc.before(t)
 			rebind := func(q string) string {
@@ -225,5 +199,39 @@ func TestIntentKeyTakesTheParametersHash(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// migratedCase is a database on one dialect, migrated up to a release
+// before a change, raw, and the target store.Open takes.
+type migratedCase struct {
+	name   string
+	before func(t *testing.T) (*sql.DB, string)
+}
+
+// migratedCases are the same release on each dialect: SQLite at version
+// sqliteV, PostgreSQL at pgV (their migrations are numbered apart).
+func migratedCases(ctx context.Context, sqliteV, pgV int64) []migratedCase {
+	return []migratedCase{
+		{"sqlite", func(t *testing.T) (*sql.DB, string) {
+			path := filepath.Join(t.TempDir(), "t.db")
+			return migratedTo(t, path, sqliteV), path
+		}},
+		{"postgres", func(t *testing.T) (*sql.DB, string) {
+			url := pgtest.NewDatabase(t, "")
+			raw, err := sql.Open("pgx", url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { raw.Close() })
+			p, err := goose.NewProvider(goose.DialectPostgres, raw, os.DirFS("migrations_postgres"), goose.WithDisableGlobalRegistry(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.UpTo(ctx, pgV); err != nil {
+				t.Fatalf("migrate to %d: %v", pgV, err)
+			}
+			return raw, url
+		}},
 	}
 }
