@@ -26,6 +26,9 @@ const (
 	statusUnknown   = "unknown" // the outcome on X is uncertain; never retried
 	statusFailed    = "failed"  // nothing happened; may be retried
 	statusDenied    = "denied"  // the policy refused it; may be retried
+	// statusSuggested is a reply handed to a person (a hand-off): the API
+	// may not send it. Never suggested again; not a reply of the account's.
+	statusSuggested = "suggested"
 )
 
 // action is one row of the autopilot's ledger.

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
+	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -39,6 +41,10 @@ type replyEnv struct {
 	replier  *workflow.Replier
 	gen      *content.Generator
 	mayBrand bool // the loop may mention the product at all
+	// suggest hands each draft to a person instead of replying: on
+	// pay_per_use the API may not reply to a post that did not summon the
+	// account, so asking the gateway would only be refused.
+	suggest bool
 }
 
 // newReplyEnv gets the pieces a reply loop needs; blocked is set (and the
@@ -103,11 +109,20 @@ func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
 	if err != nil {
 		return replySkipped, err
 	}
-	if counts.Replies >= r.cfg.Limits.MaxRepliesPerDay {
+	if env.suggest {
+		n, err := r.suggestionsToday(ctx, now)
+		if err != nil {
+			return replySkipped, err
+		}
+		if max := r.cfg.Limits.MaxReplySuggestionsPerDay; n >= max {
+			it.note("daily reply suggestion cap reached (%d/%d)", n, max)
+			return replyCapped, nil
+		}
+	} else if counts.Replies >= r.cfg.Limits.MaxRepliesPerDay {
 		it.note("daily reply cap reached (%d/%d)", counts.Replies, r.cfg.Limits.MaxRepliesPerDay)
 		return replyCapped, nil
 	}
-	if it.loop == LoopTargets && counts.TargetReplies >= r.cfg.Targets.MaxTargetRepliesPerDay {
+	if !env.suggest && it.loop == LoopTargets && counts.TargetReplies >= r.cfg.Targets.MaxTargetRepliesPerDay {
 		it.note("daily target reply cap reached (%d/%d)", counts.TargetReplies, r.cfg.Targets.MaxTargetRepliesPerDay)
 		return replyCapped, nil
 	}
@@ -142,6 +157,9 @@ func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
 	if a.MentionsProduct && !allow {
 		return replySkipped, it.blockedAction(a, fmt.Sprintf("the draft mentions the product, which would exceed limits.product_mention_ratio (%.2f) or is not allowed in this loop",
 			r.cfg.Limits.ProductMentionRatio))
+	}
+	if env.suggest {
+		return it.suggestReply(a)
 	}
 	target := workflow.ReplyTarget{TweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername}
 	base := a
@@ -186,6 +204,36 @@ func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
 	}
 	return replySkipped, nil
 }
+
+// suggestReply hands a drafted reply to a person: a hand-off whose card
+// opens X's reply page with the text prefilled. It reaches neither X nor
+// the write budget.
+func (it *iter) suggestReply(a action) (replyStep, error) {
+	h, err := it.r.d.Gateway.HandOff(it.work, gateway.HandOffRequest{Effect: "x_reply_to_tweet", TweetID: a.TargetTweetID,
+		Text: a.Content, Caller: Caller, Loop: it.loop,
+		Reason: "on pay_per_use X's API replies only to posts that summon the account; a person may reply on x.com"})
+	if err != nil {
+		return replySkipped, err
+	}
+	a.Status, a.CorrelationID = statusSuggested, h.CorrelationID
+	if err := it.record(a); err != nil {
+		return replySkipped, err
+	}
+	it.suggested++
+	return replyDone, nil
+}
+
+// noteSuggestions says how many replies the iteration handed to a person,
+// when the loop suggests rather than replies.
+func (it *iter) noteSuggestions(env *replyEnv) {
+	if env != nil && env.suggest {
+		it.note("%s handed to a person", plural(it.suggested, "reply suggestion", "reply suggestions"))
+	}
+}
+
+// suggests reports whether a loop that answers strangers hands its drafts
+// to a person: on pay_per_use, where the API may not send them.
+func (r *Runner) suggests() bool { return r.cfg.XAPI.Access == config.AccessPayPerUse }
 
 // discoveryLoop searches the next keyword (round-robin over product and
 // competitor keywords) from its remembered since_id, scores and stores every
@@ -248,6 +296,8 @@ func (r *Runner) discoveryLoop(it *iter) error {
 	if err != nil || env == nil {
 		return err
 	}
+	env.suggest = r.suggests()
+	defer it.noteSuggestions(env)
 	for _, c := range cands {
 		if it.stopping() {
 			break
@@ -400,6 +450,8 @@ func (r *Runner) targetsLoop(it *iter) error {
 				if env, err = it.newReplyEnv(x, false); err != nil || env == nil {
 					return err
 				}
+				env.suggest = r.suggests()
+				defer it.noteSuggestions(env)
 			}
 			step, err := it.replyTo(env, candOf(t))
 			if err != nil {
@@ -410,7 +462,9 @@ func (r *Runner) targetsLoop(it *iter) error {
 				return nil
 			}
 			if step == replyDone {
-				replied++
+				if !env.suggest {
+					replied++
+				}
 				break
 			}
 		}

@@ -44,6 +44,8 @@ type iter struct {
 	retryAt time.Time
 	// blocked is set when the loop cannot work until configured.
 	blocked string
+	// suggested counts the replies handed to a person.
+	suggested int
 }
 
 func (it *iter) stopping() bool { return it.stop.Err() != nil }

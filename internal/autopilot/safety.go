@@ -216,6 +216,12 @@ func (r *Runner) authorReplies(ctx context.Context, authorID string, now time.Ti
 	return len(targets), nil
 }
 
+// suggestionsToday counts today's reply suggestions (hand-offs).
+func (r *Runner) suggestionsToday(ctx context.Context, now time.Time) (int, error) {
+	return r.count(ctx, `SELECT count(*) FROM autopilot_actions WHERE account_id = ?1 AND kind = 'reply' AND status = ?2
+		AND created_at >= ?3`, r.d.AccountID, statusSuggested, ts(dayStart(now)))
+}
+
 // handled reports whether the account already answered (or tried to
 // answer) a post: a reply on record, an autopilot attempt that must not be
 // repeated, or the gateway's word that an approval item or an audit row

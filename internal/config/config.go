@@ -157,6 +157,7 @@ type Limits struct {
 	MaxTweetsPerDay           int      `toml:"max_tweets_per_day" doc:"Daily cap on original tweets."`
 	MaxThreadsPerWeek         int      `toml:"max_threads_per_week" doc:"Weekly cap on threads."`
 	MaxRepliesPerAuthorPerDay int      `toml:"max_replies_per_author_per_day" doc:"Most replies to one author per day."`
+	MaxReplySuggestionsPerDay int      `toml:"max_reply_suggestions_per_day" doc:"Daily cap on reply suggestions: on pay_per_use, where the API may not reply to a post that did not summon the account, the discovery and targets loops hand their best drafts to a person (a hand-off with a Do it on X link) instead of replying; 0 suggests none."`
 	MaxDMsPerDay              int      `toml:"max_dms_per_day" doc:"Most direct messages sent per 24 hours (x_send_dm, counted like every policy limit; 0 sends none). Each one also needs approval unless a policy rule names x_send_dm."`
 	BannedPhrases             []string `toml:"banned_phrases" doc:"Phrases generated text must never contain."`
 	ProductMentionRatio       float64  `toml:"product_mention_ratio" doc:"Largest share of replies that may mention the product."`
@@ -371,7 +372,7 @@ func Default() Config {
 		},
 		Limits: Limits{
 			MaxRepliesPerDay: 5, MaxTweetsPerDay: 6, MaxThreadsPerWeek: 1,
-			MaxRepliesPerAuthorPerDay: 1, MaxDMsPerDay: 10,
+			MaxRepliesPerAuthorPerDay: 1, MaxDMsPerDay: 10, MaxReplySuggestionsPerDay: 5,
 			BannedPhrases:         []string{"check out", "you should try", "I recommend", "link in bio"},
 			ProductMentionRatio:   0.2,
 			MinActionDelaySeconds: 45, MaxActionDelaySeconds: 180,

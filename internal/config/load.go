@@ -473,6 +473,9 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxDMsPerDay < 0 {
 		add("limits.max_dms_per_day", "must not be negative (0 = no direct message may be sent)")
 	}
+	if c.Limits.MaxReplySuggestionsPerDay < 0 {
+		add("limits.max_reply_suggestions_per_day", "must not be negative (0 = no reply is suggested)")
+	}
 	positive("limits.max_tweets_per_day", c.Limits.MaxTweetsPerDay)
 	positive("limits.max_threads_per_week", c.Limits.MaxThreadsPerWeek)
 	positive("limits.max_replies_per_author_per_day", c.Limits.MaxRepliesPerAuthorPerDay)
