@@ -217,17 +217,28 @@ func TestEvergreenModes(t *testing.T) {
 	cases := []struct {
 		mode, composer string
 		tool           string
+		// payPerUse runs the account on pay_per_use, which posts no
+		// quotes: requote posts the variant as a new post instead.
+		payPerUse bool
 	}{
-		{workflow.EvergreenRepost, "", "x_retweet"},
-		{workflow.EvergreenRequote, "", "x_quote_tweet"},
-		{workflow.EvergreenVariant, "", "x_post_tweet"},
-		{workflow.EvergreenVariant, "composer", ""},
+		{workflow.EvergreenRepost, "", "x_retweet", false},
+		{workflow.EvergreenRequote, "", "x_quote_tweet", false},
+		{workflow.EvergreenRequote, "", "x_post_tweet", true},
+		{workflow.EvergreenVariant, "", "x_post_tweet", false},
+		{workflow.EvergreenVariant, "composer", "", false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.mode+tc.composer, func(t *testing.T) {
+		name := tc.mode + tc.composer
+		if tc.payPerUse {
+			name += "_pay_per_use"
+		}
+		t.Run(name, func(t *testing.T) {
 			e := evergreenEnv(t, tc.mode, func(c *config.Config) {
 				if tc.composer != "" {
 					c.Mode = tc.composer
+				}
+				if tc.payPerUse {
+					c.XAPI.Access = config.AccessPayPerUse
 				}
 			})
 			ctx := context.Background()
@@ -254,7 +265,9 @@ func TestEvergreenModes(t *testing.T) {
 				t.Fatalf("noon given %v, want %s", got, want)
 			}
 			e.clock.AdvanceTo(day0.Add(12*time.Hour + time.Minute))
-			tick(t, e.runner(e.app, autopilot.LoopPublisher))
+			if res := tick(t, e.runner(e.app, autopilot.LoopPublisher))[autopilot.LoopPublisher]; res.Error != "" {
+				t.Fatalf("publisher error %s: %s", res.ErrorCode, res.Error)
+			}
 			if tc.composer != "" {
 				if n := e.count(`SELECT COUNT(*) FROM drafts WHERE source = 'evergreen' AND status = 'queued' AND approval_id IS NOT NULL`); n != 1 {
 					t.Fatalf("%d evergreen items queued for approval, want 1", n)
@@ -267,6 +280,12 @@ func TestEvergreenModes(t *testing.T) {
 			posts := e.ourPosts(day0.Add(12*time.Hour), day0.Add(13*time.Hour))
 			switch tc.mode {
 			case workflow.EvergreenRequote:
+				if tc.payPerUse {
+					if len(posts) != 1 || posts[0].Text != "Still true: one gateway for every post." || posts[0].QuoteOf != "" {
+						t.Fatalf("requote on pay_per_use posted %+v, want the variant as a new post", posts)
+					}
+					break
+				}
 				if len(posts) != 1 || posts[0].Text != "Still true: one gateway for every post." || posts[0].QuoteOf != id {
 					t.Fatalf("requote posted %+v", posts)
 				}

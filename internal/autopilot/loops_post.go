@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -431,8 +432,17 @@ func (r *Runner) fillEmptySlots(it *iter) error {
 	if err != nil {
 		return err
 	}
+	mode := eg.Mode
+	if mode == workflow.EvergreenRequote && r.cfg.XAPI.Access == config.AccessPayPerUse {
+		// X's pay_per_use API posts no quotes; the variant as a new post
+		// is the same text without the quote, and is allowed.
+		mode = workflow.EvergreenVariant
+	}
 	filled, err := r.d.Workflow.FillEmptySlots(it.work, p, workflow.EvergreenRules{
-		MinInterval: time.Duration(eg.MinIntervalDays) * 24 * time.Hour, MaxRecycles: eg.MaxRecycles, Mode: eg.Mode})
+		MinInterval: time.Duration(eg.MinIntervalDays) * 24 * time.Hour, MaxRecycles: eg.MaxRecycles, Mode: mode})
+	if mode != eg.Mode && len(filled) > 0 {
+		it.note("evergreen.mode requote posts the variants as new posts: pay_per_use allows no quote posts")
+	}
 	for _, f := range filled {
 		it.note("queue slot %s given evergreen post %s (draft %d)", f.At.In(p.Loc).Format(time.RFC3339), f.TweetID, f.DraftID)
 	}
