@@ -141,3 +141,58 @@ func TestDiscoveryOnPayPerUseSuggestsReplies(t *testing.T) {
 		e.breakersClosed(r)
 	})
 }
+
+// TestDiscoveryOnEnterpriseRepliesThroughApproval: on enterprise the
+// discovery loop replies to strangers by API as before, and with the
+// defaults (approval_mode on, X's approval of AI replies not declared) each
+// reply waits for a person in the approval queue; only a policy rule that
+// explicitly allows replies, with AI replies declared approved, lets them
+// reach X. No hand-off is made: nothing is refused there.
+func TestDiscoveryOnEnterpriseRepliesThroughApproval(t *testing.T) {
+	allow := config.PolicyRule{ID: "replies_ok", Priority: 200, Conditions: config.PolicyConditions{Tools: []string{"x_reply_to_tweet"}},
+		Action: config.PolicyAction{Type: "allow"}}
+	cases := []struct {
+		name           string
+		aiApproved     bool
+		rules          []config.PolicyRule
+		queued, posted bool
+	}{
+		{"defaults", false, nil, true, false},
+		{"ai_replies_approved", true, nil, true, false},
+		{"rule_allows_replies", true, []config.PolicyRule{allow}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			def := config.Default()
+			e := newEnv(t, func(c *config.Config) {
+				c.XAPI.Access = config.AccessEnterprise
+				c.ApprovalMode = def.ApprovalMode
+				c.MCPPolicy.RequireApprovalFor = def.MCPPolicy.RequireApprovalFor
+				c.XAPI.AIRepliesApproved = tc.aiApproved
+				c.MCPPolicy.Rules = tc.rules
+			})
+			e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+			e.postStrangers(1)
+			seeded := e.repliesOnX()
+			r := e.runner(e.app, autopilot.LoopDiscovery)
+			res := tick(t, r)[autopilot.LoopDiscovery]
+			if res.Error != "" {
+				t.Fatalf("loop error %s: %s", res.ErrorCode, res.Error)
+			}
+			if got := res.Queued > 0; got != tc.queued {
+				t.Errorf("%d replies queued for approval; want some: %v (%+v)", res.Queued, tc.queued, res)
+			}
+			onX := e.repliesOnX() - seeded
+			if got := onX > 0 && res.Posted == onX; got != tc.posted {
+				t.Errorf("%d replies on X (%d posted); want some: %v", onX, res.Posted, tc.posted)
+			}
+			if !tc.posted && onX != 0 {
+				t.Errorf("%d replies reached X without a person", onX)
+			}
+			if n := len(e.handOffs()); n != 0 {
+				t.Errorf("%d hand-offs on enterprise, want none", n)
+			}
+			e.breakersClosed(r)
+		})
+	}
+}
