@@ -15,7 +15,8 @@ import (
 // TestSandboxTickOnAFreshHome: `tick --sandbox` as the first command of a
 // home nobody configured prints one line per loop, in the order they run,
 // and, whatever the hour, queues a tweet and a thread about the demo topics
-// for approval.
+// for approval. Discovery searches the demo keywords and, on pay_per_use
+// (the default), hands its best drafts to a person instead of failing.
 func TestSandboxTickOnAFreshHome(t *testing.T) {
 	h := newHome(t)
 	r := h.ok(t, "tick", "--sandbox")
@@ -38,6 +39,9 @@ func TestSandboxTickOnAFreshHome(t *testing.T) {
 		if !regexp.MustCompile(`^` + n + ` +ok +posted 0, queued 1, `).MatchString(byLoop[n]) {
 			t.Errorf("%s on a fresh sandbox home: %q, want one item queued", n, byLoop[n])
 		}
+	}
+	if !regexp.MustCompile(`^discovery +ok +posted 0, queued 0, blocked 0; searched .*; [1-9]\d* reply suggestions? handed to a person$`).MatchString(byLoop[autopilot.LoopDiscovery]) {
+		t.Errorf("discovery on a fresh sandbox home: %q, want reply suggestions handed to a person", byLoop[autopilot.LoopDiscovery])
 	}
 	demo := false
 	for _, p := range xsim.DemoPillars() {

@@ -263,6 +263,10 @@ func startSandbox(ctx context.Context, a *App, access SandboxAccess) (*Sandbox, 
 	if b := &cfg.Business; len(nonBlank(b.ContentPillars))+len(nonBlank(b.IndustryTopics))+len(nonBlank(b.ProductKeywords)) == 0 {
 		b.ContentPillars = xsim.DemoPillars()
 	}
+	// Likewise discovery, which searches the keywords.
+	if b := &cfg.Business; len(nonBlank(b.ProductKeywords))+len(nonBlank(b.CompetitorKeywords)) == 0 {
+		b.ProductKeywords = xsim.DemoKeywords()
+	}
 	SandboxAccounts(cfg)
 	if srv == nil {
 		a.Log.Debug("sandbox: using the running emulator", "url", base, "state", state)

@@ -157,6 +157,17 @@ func DemoPillars() []string {
 	return out
 }
 
+// DemoKeywords are words the demo world's posts use about the demo
+// account's subjects, for a sandbox whose configuration names no keywords:
+// its discovery loop then finds posts to answer.
+func DemoKeywords() []string {
+	var out []string
+	for _, t := range demoAccountTopics() {
+		out = append(out, t.key)
+	}
+	return out
+}
+
 func demoNouns() []string {
 	return []string{"CLI", "parser", "scheduler", "API gateway", "web app", "build tool", "queue worker", "search index", "billing service", "side project"}
 }
