@@ -196,3 +196,36 @@ func TestDiscoveryOnEnterpriseRepliesThroughApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetsOnPayPerUseSuggestReplies: on pay_per_use a target account's
+// new post, which did not summon the account, becomes a reply suggestion
+// for a person (from the targets loop), within the day's suggestion cap;
+// nothing reaches X and the loop counts no error.
+func TestTargetsOnPayPerUseSuggestReplies(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t, func(c *config.Config) {
+			c.XAPI.Access = config.AccessPayPerUse
+			c.Targets.Accounts = []string{"@kube_kai", "oss_olivia"}
+			c.Limits.MaxRepliesPerAuthorPerDay = 5
+			c.Limits.MaxReplySuggestionsPerDay = 3
+		})
+		e.clock.AdvanceTo(day0.Add(9 * time.Hour))
+		seeded := e.repliesOnX()
+		r := e.runner(e.app, autopilot.LoopTargets)
+		for i := range 3 {
+			e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
+			e.postAs("kube_kai", fmt.Sprintf("Paved roads, take %d: adoption beats mandates.", i))
+			e.postAs("oss_olivia", fmt.Sprintf("Maintainer life, part %d.", i))
+			if res := tick(t, r)[autopilot.LoopTargets]; res.Error != "" {
+				t.Fatalf("run %d: loop error %s: %s", i+1, res.ErrorCode, res.Error)
+			}
+		}
+		if n := e.count(`SELECT count(*) FROM mutation_audit WHERE caller = 'autopilot' AND loop_name = 'targets' AND status = 'handed_off'`); n != 3 {
+			t.Errorf("%d reply suggestions from the targets loop, want the cap of 3", n)
+		}
+		if n := e.repliesOnX() - seeded; n != 0 {
+			t.Errorf("%d replies reached the emulator", n)
+		}
+		e.breakersClosed(r)
+	})
+}
