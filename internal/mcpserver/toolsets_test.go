@@ -91,9 +91,12 @@ func TestDefaultSelectionBudget(t *testing.T) {
 // workflow profile with every config-gated tool on. Raise one knowingly.
 // approvals: raised from 4,900 when approve_item and reject_item gained
 // content_hash. engage: raised from 8,700 when get_handoff joined it (an
-// agent whose like or reply is handed to a person reads the outcome there).
+// agent whose like or reply is handed to a person reads the outcome there),
+// then to 9,400 when each mutation's description said again, in 33 bytes,
+// that it goes through the gateway (for clients that hide the server's
+// instructions from the model).
 var toolsetBudget = map[string]int{
-	"meta": 4700, "compose": 20000, "approvals": 5300, "read": 10000, "engage": 9000, "dm": 3100,
+	"meta": 4700, "compose": 20000, "approvals": 5300, "read": 10000, "engage": 9400, "dm": 3100,
 	"lists": 5700, "content": 4500, "schedule": 14500, "discovery": 6700, "analytics": 6300, "raw": 5900,
 	// The finding tools, measured beside health_check.
 	"dynamic": 1900,
