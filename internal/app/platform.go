@@ -5,6 +5,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
@@ -21,8 +22,15 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 		IntentBase:       a.intentBase(),
 		Automation: xrules.Automation{
 			AIRepliesApproved: func() bool { return cfg.XAPI.AIRepliesApproved },
+			OptedOut:          a.OptOuts().OptedOut,
 		},
 	}
+}
+
+// OptOuts is the account's suppression list: the users who told it to
+// stop (x_api.opt_out_phrases).
+func (a *App) OptOuts() optouts.Store {
+	return optouts.Store{DB: a.DB, AccountID: a.Account, Now: a.Now, Phrases: a.Cfg.XAPI.OptOutPhrases}
 }
 
 // knowledge answers a summons check from what tuitbot knows (the

@@ -1,11 +1,14 @@
 package xrules
 
 import (
+	"context"
 	"strings"
 	"unicode"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
 )
 
 // RuleOptOut: "If a user says 'stop', stop". A user who writes an opt-out
@@ -61,4 +64,52 @@ func SaysOptOut(text string, phrases []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// optedOut refuses an automated call that would reach a user on the
+// account's suppression list: the author of the post it replies to, the
+// recipient of a DM, anyone a post @mentions.
+func (c Checker) optedOut(ctx context.Context, call Call) error {
+	if c.Automation.OptedOut == nil {
+		return nil
+	}
+	type reached struct{ user, field string }
+	var users []reached
+	switch call.Effect {
+	case "x_send_dm":
+		users = append(users, reached{call.TargetUser, "participant_id"})
+	case "x_reply_to_tweet":
+		if call.TweetID != "" && c.Know != nil {
+			p, err := c.Know.Post(ctx, call.TweetID)
+			switch {
+			case apperr.CodeOf(err) == apperr.XNotFound:
+				// No such post: no author to reach, and X answers the
+				// reply with the same not-found.
+			case err != nil:
+				return err
+			default:
+				users = append(users, reached{p.AuthorID, "in_reply_to_id"})
+			}
+		}
+	}
+	if posting[call.Effect] {
+		for _, n := range Mentions(call.Text) {
+			users = append(users, reached{n, "text"})
+		}
+	}
+	for _, u := range users {
+		if u.user == "" {
+			continue
+		}
+		out, err := c.Automation.OptedOut(ctx, u.user)
+		if err != nil {
+			return apperr.Wrap(apperr.DBError, err, "reading the suppression list")
+		}
+		if out {
+			return apperr.New(apperr.UserOptedOut,
+				"%s: user %s told the account to stop and is on its suppression list; X's guidelines say \"If a user says 'stop,' stop\"; nothing was sent to X (a person can lift it with `tuitbot optouts clear %s`)", u.field, u.user, u.user).
+				With("rule", RuleOptOut).With("user", u.user)
+		}
+	}
+	return nil
 }
