@@ -32,7 +32,7 @@ func (a *App) AutopilotDeps() (autopilot.Deps, error) {
 		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc, AccountID: a.Account,
 		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(autopilot.Caller, loop) },
 		Generator: a.Generator, X: a.XClient, Log: a.autopilotLog(), Now: a.Now,
-		AnyHour: a.Sim != nil && a.Cfg.Sandbox.AllDay,
+		AnyHour: a.Sim != nil && a.Cfg.Sandbox.AllDay, OptOuts: a.OptOuts(),
 	}, nil
 }
 
