@@ -54,7 +54,7 @@ func TestMentionsLoopHonoursStop(t *testing.T) {
 			}
 			e.clock.AdvanceTo(e.clock.Now().Add(time.Hour))
 		}
-		if out, err := e.app.OptOuts().OptedOut(context.Background(), rae); err != nil || !out {
+		if out, err := optedOut(t, e, rae); err != nil || !out {
 			t.Fatalf("OptedOut(rae) = %v, %v; want on the suppression list", out, err)
 		}
 	})
@@ -69,4 +69,13 @@ func authorOf(t *testing.T, e *env, id string) string {
 	}
 	t.Fatalf("post %s not in the emulator", id)
 	return ""
+}
+
+func optedOut(t *testing.T, e *env, user string) (bool, error) {
+	t.Helper()
+	s, err := e.app.OptOuts()
+	if err != nil {
+		return false, err
+	}
+	return s.OptedOut(context.Background(), user)
 }
