@@ -37,6 +37,15 @@ func (a *App) OptOuts() (optouts.Store, error) {
 	return optouts.Store{DB: db, AccountID: a.Account, Now: a.Now, Phrases: a.Cfg.XAPI.OptOutPhrases}, nil
 }
 
+// OptOutList is the account's suppression list, oldest first.
+func (a *App) OptOutList(ctx context.Context) ([]optouts.OptOut, error) {
+	s, err := a.OptOuts()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
+}
+
 // optedOut reports whether user is on the account's suppression list.
 func (a *App) optedOut(ctx context.Context, user string) (bool, error) {
 	s, err := a.OptOuts()
