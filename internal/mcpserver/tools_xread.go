@@ -242,7 +242,15 @@ func xReadTools() []*Tool {
 					if err != nil {
 						return nil, err
 					}
-					return p, recordOptOuts(ctx, c.Deps.RecordOptOut, p.Data)
+					ms := make([]optouts.Message, 0, len(p.Data))
+					for _, t := range p.Data {
+						m := optouts.Message{ID: t.ID, AuthorID: t.AuthorID, Text: t.Text}
+						if t.Author != nil {
+							m.AuthorUsername = t.Author.Username
+						}
+						ms = append(ms, m)
+					}
+					return p, recordOptOuts(ctx, c.Deps.RecordOptOut, ms)
 				})
 			}),
 		userTweetList("x_get_user_tweets", "Get user tweets", "Get a user's recent tweets.", allProfiles, 10, 5, 100, (*xapi.Client).UserTweets),
@@ -305,17 +313,14 @@ func userUserList(name, title, desc string, list userLister) *Tool {
 		})
 }
 
-// recordOptOuts records the mentions that tell the account to stop: X's
-// guidelines say "If a user says 'stop,' stop", wherever tuitbot reads it.
-func recordOptOuts(ctx context.Context, record func(context.Context, optouts.Message) (bool, error), ts []xapi.Tweet) error {
+// recordOptOuts records the messages (mentions, DMs) that tell the
+// account to stop: X's guidelines say "If a user says 'stop,' stop",
+// wherever tuitbot reads it.
+func recordOptOuts(ctx context.Context, record func(context.Context, optouts.Message) (bool, error), ms []optouts.Message) error {
 	if record == nil {
 		return nil
 	}
-	for _, t := range ts {
-		m := optouts.Message{ID: t.ID, AuthorID: t.AuthorID, Text: t.Text}
-		if t.Author != nil {
-			m.AuthorUsername = t.Author.Username
-		}
+	for _, m := range ms {
 		if _, err := record(ctx, m); err != nil {
 			return err
 		}

@@ -69,3 +69,21 @@ func clearOptOut(t *testing.T, e *env, user string) (bool, error) {
 	}
 	return s.Clear(e.ctx, user)
 }
+
+// TestOptOutByDM: a DM saying "opt out", read with x_get_dm_events, puts
+// its sender on the suppression list, and a DM to them is refused with
+// user_opted_out before X.
+func TestOptOutByDM(t *testing.T) {
+	var x xTraffic
+	e := newEnv(t, envOptions{permissive: true, access: config.AccessEnterprise, onX: x.hook})
+	to := dmRecipient(t, e)
+	if _, err := e.Sim.DMAs(to.ID, "Please opt me out. OPT OUT."); err != nil {
+		t.Fatal(err)
+	}
+	e.call("x_get_dm_events", map[string]any{}).ok(t, nil)
+	writes, _ := x.snapshot()
+	e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "Hi again"}).fails(t, apperr.UserOptedOut)
+	if w, _ := x.snapshot(); w != writes {
+		t.Errorf("%d writes reached X, want none", w-writes)
+	}
+}
