@@ -215,6 +215,7 @@ func webAccount(a *app.App) web.Account {
 	acc.Sandbox = a.Sim != nil
 	acc.CheckHandOffs = func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) }
 	acc.Access = a.XAccessLevel()
+	acc.OptOuts = a.OptOutList
 	acc.XLogin = a.XLoginProblem
 	if a.Policy != nil {
 		acc.Policy = web.PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits()}

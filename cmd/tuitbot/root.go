@@ -101,6 +101,7 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		c.webCmd(),
 		c.dbCmd(),
 		c.notifyCmd(),
+		c.optoutsCmd(),
 	)
 	c.extend(root)
 	c.prepareSandboxFirst(root)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/autopilot"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 )
 
@@ -32,7 +33,7 @@ func (a *App) AutopilotDeps() (autopilot.Deps, error) {
 		Cfg: a.Cfg, DB: db, Gateway: g, Workflow: wf, Discovery: disc, AccountID: a.Account,
 		Replier:   func(loop string) (*workflow.Replier, error) { return a.Replier(autopilot.Caller, loop) },
 		Generator: a.Generator, X: a.XClient, Log: a.autopilotLog(), Now: a.Now,
-		AnyHour: a.Sim != nil && a.Cfg.Sandbox.AllDay,
+		AnyHour: a.Sim != nil && a.Cfg.Sandbox.AllDay, OptOuts: optouts.Store{DB: db, AccountID: a.Account, Now: a.Now, Phrases: a.Cfg.XAPI.OptOutPhrases},
 	}, nil
 }
 

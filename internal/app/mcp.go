@@ -38,6 +38,7 @@ func (a *App) MCPDeps() mcpserver.Deps {
 		ObserveTool:        a.Metrics.ObserveTool,
 		NotificationStatus: a.NotificationStatus,
 		ExportData:         a.ExportToFile,
+		RecordOptOut:       a.recordOptOut,
 		CheckHandOffs:      func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) },
 	}
 	if len(a.Accounts()) > 1 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
@@ -21,8 +22,46 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 		IntentBase:       a.intentBase(),
 		Automation: xrules.Automation{
 			AIRepliesApproved: func() bool { return cfg.XAPI.AIRepliesApproved },
+			OptedOut:          a.optedOut,
 		},
 	}
+}
+
+// OptOuts is the account's suppression list: the users who told it to
+// stop (x_api.opt_out_phrases).
+func (a *App) OptOuts() (optouts.Store, error) {
+	db, err := a.RequireDB()
+	if err != nil {
+		return optouts.Store{}, apperr.Wrap(apperr.DBError, err, "the suppression list needs the database: %v", err)
+	}
+	return optouts.Store{DB: db, AccountID: a.Account, Now: a.Now, Phrases: a.Cfg.XAPI.OptOutPhrases}, nil
+}
+
+// OptOutList is the account's suppression list, oldest first.
+func (a *App) OptOutList(ctx context.Context) ([]optouts.OptOut, error) {
+	s, err := a.OptOuts()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
+}
+
+// optedOut reports whether user is on the account's suppression list.
+func (a *App) optedOut(ctx context.Context, user string) (bool, error) {
+	s, err := a.OptOuts()
+	if err != nil {
+		return false, err
+	}
+	return s.OptedOut(ctx, user)
+}
+
+// recordOptOut records m's author when m says an opt-out phrase.
+func (a *App) recordOptOut(ctx context.Context, m optouts.Message) (bool, error) {
+	s, err := a.OptOuts()
+	if err != nil {
+		return false, err
+	}
+	return s.Record(ctx, m)
 }
 
 // knowledge answers a summons check from what tuitbot knows (the

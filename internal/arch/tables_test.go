@@ -27,6 +27,8 @@ var tableOwners = map[string]string{
 	"action_log":              "internal/gateway",
 	// What X's API may not do, handed to a person, and whether they did it.
 	"handoffs": "internal/gateway",
+	// The users who told the account to stop: its suppression list.
+	"opt_outs": "internal/optouts",
 	// The policy engine's limit counters, kept by the store side.
 	"policy_counters": "internal/store/counters",
 	// The autopilot's own state and ledger.

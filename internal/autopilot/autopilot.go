@@ -27,6 +27,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
@@ -131,6 +132,15 @@ type Deps struct {
 	// says: for the sandbox, whose emulator has no audience to keep hours
 	// for. A real account keeps its active hours.
 	AnyHour bool
+	// OptOuts is the account's suppression list; nil keeps none.
+	OptOuts OptOuts
+}
+
+// OptOuts records the users who tell the account to stop and answers
+// whether one has.
+type OptOuts interface {
+	Record(ctx context.Context, m optouts.Message) (bool, error)
+	OptedOut(ctx context.Context, user string) (bool, error)
 }
 
 // Sleep waits d of clock time, or until ctx is done (then it returns the

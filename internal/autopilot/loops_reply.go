@@ -1,6 +1,7 @@
 package autopilot
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/content"
 	"github.com/tuitbot/tuitbot/internal/discovery"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
@@ -356,6 +358,13 @@ func (r *Runner) mentionsLoop(it *iter) error {
 			cursor = t.ID
 			continue
 		}
+		if stopped, err := r.saidStop(ctx, it, t); err != nil || stopped {
+			if err != nil {
+				return err
+			}
+			cursor = t.ID
+			continue
+		}
 		if env == nil {
 			if env, err = it.newReplyEnv(x, true); err != nil || env == nil {
 				return err
@@ -372,6 +381,25 @@ func (r *Runner) mentionsLoop(it *iter) error {
 		cursor = t.ID
 	}
 	return nil
+}
+
+// saidStop records a mention that tells the account to stop and reports
+// whether its author is on the suppression list: X's guidelines say "If a
+// user says 'stop,' stop", so the loop drafts no reply to them at all.
+func (r *Runner) saidStop(ctx context.Context, it *iter, t xapi.Tweet) (bool, error) {
+	if r.d.OptOuts == nil {
+		return false, nil
+	}
+	c := candOf(t)
+	recorded, err := r.d.OptOuts.Record(ctx, optouts.Message{ID: t.ID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername, Text: t.Text})
+	if err != nil {
+		return false, err
+	}
+	if recorded {
+		it.note("mention %s says stop: its author is on the suppression list", t.ID)
+		return true, nil
+	}
+	return r.d.OptOuts.OptedOut(ctx, c.AuthorID)
 }
 
 // targetsLoop watches the target accounts and answers at most one new post

@@ -100,7 +100,7 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 	}
 	refusal := apperr.As(err)
 	switch refusal.Code {
-	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent:
+	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent, apperr.UserOptedOut:
 	default:
 		// Finding out failed (X unreachable while reading the post
 		// replied to): the call is not attempted, and nothing is recorded.

@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/llm"
 	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/scoring"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -37,6 +38,9 @@ type Deps struct {
 	CheckHandOffs func(ctx context.Context) ([]gateway.HandOff, error)
 	// X returns the X client or why there is none.
 	X func() (*xapi.Client, error)
+	// RecordOptOut puts the author of a message to the account that says
+	// an opt-out phrase on its suppression list; nil records nothing.
+	RecordOptOut func(ctx context.Context, m optouts.Message) (bool, error)
 	// Workflow returns the workflow operations service.
 	Workflow func() (*workflow.Service, error)
 	// Discovery returns the discovery service.

@@ -8,6 +8,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -237,7 +238,19 @@ func xReadTools() []*Tool {
 					if err != nil {
 						return nil, err
 					}
-					return x.Mentions(ctx, me, xapi.ListParams{MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
+					p, err := x.Mentions(ctx, me, xapi.ListParams{MaxResults: n, SinceID: in.SinceID, PaginationToken: in.PaginationToken})
+					if err != nil {
+						return nil, err
+					}
+					ms := make([]optouts.Message, 0, len(p.Data))
+					for _, t := range p.Data {
+						m := optouts.Message{ID: t.ID, AuthorID: t.AuthorID, Text: t.Text}
+						if t.Author != nil {
+							m.AuthorUsername = t.Author.Username
+						}
+						ms = append(ms, m)
+					}
+					return p, recordOptOuts(ctx, c.Deps.RecordOptOut, ms)
 				})
 			}),
 		userTweetList("x_get_user_tweets", "Get user tweets", "Get a user's recent tweets.", allProfiles, 10, 5, 100, (*xapi.Client).UserTweets),
@@ -298,4 +311,19 @@ func userUserList(name, title, desc string, list userLister) *Tool {
 				return list(x, ctx, in.UserID, xapi.ListParams{MaxResults: n, PaginationToken: in.PaginationToken})
 			})
 		})
+}
+
+// recordOptOuts records the messages (mentions, DMs) that tell the
+// account to stop: X's guidelines say "If a user says 'stop,' stop",
+// wherever tuitbot reads it.
+func recordOptOuts(ctx context.Context, record func(context.Context, optouts.Message) (bool, error), ms []optouts.Message) error {
+	if record == nil {
+		return nil
+	}
+	for _, m := range ms {
+		if _, err := record(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -134,6 +134,7 @@ func testAccount(a *app.App) Account {
 	acc.Sandbox = a.Sim != nil
 	acc.CheckHandOffs = func(ctx context.Context) ([]gateway.HandOff, error) { return a.CheckHandOffs(ctx, true) }
 	acc.Access = a.XAccessLevel()
+	acc.OptOuts = a.OptOutList
 	acc.XLogin = a.XLoginProblem
 	acc.Policy = PolicyInfo{Rules: a.Policy.Rules(), Limits: a.Policy.Limits(), Usage: a.Counters.Snapshot}
 	return acc

@@ -14,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/autopilot"
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/xrules"
@@ -480,11 +481,19 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request, sess *session)
 	if err != nil {
 		raw = s.d.Settings
 	}
+	var outs []optouts.OptOut
+	if a.OptOuts != nil {
+		if outs, err = a.OptOuts(r.Context()); err != nil {
+			s.fail(w, r, sess, http.StatusInternalServerError, err)
+			return
+		}
+	}
 	s.render(w, r, sess, "settings", "Settings", struct {
 		Groups   []settingsGroup
 		Raw      string
 		Warnings []string
 		Rules    []ruleRow
 		Access   xrules.Level
-	}{groups, raw, s.d.Warnings, ruleRows(a.Policy.Rules), a.Access})
+		OptOuts  []optouts.OptOut
+	}{groups, raw, s.d.Warnings, ruleRows(a.Policy.Rules), a.Access, outs})
 }

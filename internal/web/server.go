@@ -35,6 +35,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/notify"
+	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/queue"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
@@ -132,6 +133,9 @@ type Account struct {
 	// Access is the account's X API access level (x_api.access) in words,
 	// with the prices in force, for the settings page.
 	Access xrules.Level
+	// OptOuts lists the account's suppression list, the users who told
+	// it to stop, for the settings page (nil: the page shows none).
+	OptOuts func(ctx context.Context) ([]optouts.OptOut, error)
 }
 
 // Options tune the server.

@@ -52,6 +52,9 @@ type Automation struct {
 	// AIRepliesApproved is x_api.ai_replies_approved: X approved the
 	// app's AI-generated replies.
 	AIRepliesApproved func() bool
+	// OptedOut reports whether a user (an X user id or a username) is on
+	// the account's suppression list; nil means nobody is.
+	OptedOut func(ctx context.Context, user string) (bool, error)
 }
 
 // byPerson reports whether a person wrote the call (the CLI, typed by
@@ -76,6 +79,9 @@ func Mentions(text string) []string {
 func (c Checker) automation(ctx context.Context, call Call) error {
 	if byPerson(call.Caller) {
 		return nil
+	}
+	if err := c.optedOut(ctx, call); err != nil {
+		return err
 	}
 	switch call.Effect {
 	case "x_reply_to_tweet":

@@ -57,3 +57,24 @@ func (s *Server) postAs(userID, text, inReplyTo string) (string, error) {
 	s.st.addTweet(t)
 	return t.ID, nil
 }
+
+// DMAs sends a direct message from userID to the demo account now, as if
+// that user had written it on X. It returns the new event id.
+func (s *Server) DMAs(userID, text string) (string, error) {
+	s.mu.Lock()
+	if s.st.users[userID] == nil || userID == s.st.demoUserID {
+		s.mu.Unlock()
+		return "", fmt.Errorf("xsim: DMAs: unknown or demo user id %q", userID)
+	}
+	if strings.TrimSpace(text) == "" {
+		s.mu.Unlock()
+		return "", errors.New("xsim: DMAs: text is empty")
+	}
+	now := s.now()
+	ev := &DMEvent{ID: s.st.nextID(now), Text: text, SenderID: userID, ConversationID: dmConversationID(userID, s.st.demoUserID),
+		ParticipantIDs: []string{userID, s.st.demoUserID}, CreatedAt: now.UTC()}
+	s.st.dms = append(s.st.dms, ev)
+	s.mu.Unlock()
+	s.persist()
+	return ev.ID, nil
+}
