@@ -53,6 +53,8 @@ var sandboxFirstArgs = map[string][]string{
 	"notify outbox list":       nil,
 	"notify outbox retry":      {"1"},
 	"notify outbox drop":       {"1"},
+	"optouts list":             nil,
+	"optouts clear":            {"someone"},
 	"approve links rotate-key": nil,
 	"approve links revoke":     {"1"},
 	"queue show":               nil,
@@ -91,6 +93,7 @@ var sandboxUntouched = map[string]string{
 	"notify outbox":         "a command group: it shows its help",
 	"approve links":         "a command group: it shows its help",
 	"queue":                 "a command group: it shows its help",
+	"optouts":               "a command group: it shows its help",
 	"recurring":             "a command group: it shows its help",
 	"evergreen":             "a command group: it shows its help",
 }

@@ -141,7 +141,9 @@ func hintedArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // correlation id".
 func article(placeholder string) string {
 	name := strings.ToLower(strings.ReplaceAll(placeholder, "_", " "))
-	if strings.ContainsRune("aeiou", rune(name[0])) {
+	// "a user", "a URL": a u that sounds like "you" takes "a".
+	sounds := strings.ContainsRune("aeiou", rune(name[0])) && !strings.HasPrefix(name, "us") && !strings.HasPrefix(name, "ur")
+	if sounds {
 		return "an " + name
 	}
 	return "a " + name
