@@ -4,20 +4,9 @@
 // resource), and an invalid call. Exits non-zero on any mismatch.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { check, serverCommand } from "./common.mjs";
 
-const [bin, ...args] = process.argv.slice(2);
-if (!bin) {
-  console.error("usage: node client.mjs <tuitbot binary> [args...]");
-  process.exit(2);
-}
-
-function check(cond, msg) {
-  if (!cond) {
-    console.error("FAIL: " + msg);
-    process.exit(1);
-  }
-  console.log("ok: " + msg);
-}
+const { bin, args } = serverCommand("client.mjs");
 
 const transport = new StdioClientTransport({ command: bin, args, stderr: "ignore" });
 const client = new Client({ name: "interop", version: "1.0.0" });

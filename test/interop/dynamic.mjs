@@ -5,21 +5,10 @@
 // after which tools/list includes it. Exits non-zero on any mismatch.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { check, serverCommand } from "./common.mjs";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [bin, ...args] = process.argv.slice(2);
-if (!bin) {
-  console.error("usage: node dynamic.mjs <tuitbot binary> [args...]");
-  process.exit(2);
-}
-
-function check(cond, msg) {
-  if (!cond) {
-    console.error("FAIL: " + msg);
-    process.exit(1);
-  }
-  console.log("ok: " + msg);
-}
+const { bin, args } = serverCommand("dynamic.mjs");
 
 const transport = new StdioClientTransport({ command: bin, args, stderr: "ignore" });
 const client = new Client({ name: "interop-dynamic", version: "1.0.0" });
