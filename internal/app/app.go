@@ -358,6 +358,11 @@ func (a *App) dbCheck(ctx context.Context, waitIntegrity bool) Check {
 	integrityCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	// Files first: with its -shm gone, SQLite may answer the query below
+	// with a bare "disk I/O error", which tells the user nothing about why.
+	if err := db.CheckFiles(ctx); err != nil {
+		return Check{Name: "database", Status: "error", Message: err.Error()}
+	}
 	// A prepared SELECT 1 proves a connection can run a query, at a
 	// fraction of the cost of Ping's fresh statement on every call.
 	a.pingOnce.Do(func() { a.ping, a.pingErr = db.PrepareContext(context.WithoutCancel(ctx), "SELECT 1") })
@@ -367,9 +372,6 @@ func (a *App) dbCheck(ctx context.Context, waitIntegrity bool) Check {
 	var one int
 	if err := a.ping.QueryRowContext(ctx).Scan(&one); err != nil {
 		return Check{Name: "database", Status: "error", Message: "query failed: " + err.Error()}
-	}
-	if err := db.CheckFiles(ctx); err != nil {
-		return Check{Name: "database", Status: "error", Message: err.Error()}
 	}
 	if c := a.integrityCheck(integrityCtx, db, waitIntegrity); c.Status != "ok" {
 		return c
