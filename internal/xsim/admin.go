@@ -78,3 +78,32 @@ func (s *Server) DMAs(userID, text string) (string, error) {
 	s.persist()
 	return ev.ID, nil
 }
+
+// Vote casts n votes for the option at position (1 for the first) of the
+// poll of post tweetID, as if n accounts had voted on X. A closed poll
+// takes no votes.
+func (s *Server) Vote(tweetID string, position int, n int64) error {
+	s.mu.Lock()
+	t := s.st.tweets[tweetID]
+	switch {
+	case t == nil || t.Poll == nil:
+		s.mu.Unlock()
+		return fmt.Errorf("xsim: Vote: post %q has no poll", tweetID)
+	case position < 1 || position > len(t.Poll.Options):
+		s.mu.Unlock()
+		return fmt.Errorf("xsim: Vote: position %d: the poll has options 1 to %d", position, len(t.Poll.Options))
+	case n < 1:
+		s.mu.Unlock()
+		return fmt.Errorf("xsim: Vote: %d votes: must be at least 1", n)
+	case !s.now().Before(t.Poll.EndsAt):
+		s.mu.Unlock()
+		return fmt.Errorf("xsim: Vote: the poll of post %q is closed", tweetID)
+	}
+	if len(t.Poll.Votes) < len(t.Poll.Options) {
+		t.Poll.Votes = append(t.Poll.Votes, make([]int64, len(t.Poll.Options)-len(t.Poll.Votes))...)
+	}
+	t.Poll.Votes[position-1] += n
+	s.mu.Unlock()
+	s.persist()
+	return nil
+}

@@ -550,12 +550,16 @@ func (in *includer) object() map[string]any {
 }
 
 // renderPoll is a poll object of includes.polls: id and options always
-// (X's default), the other fields when poll.fields names them. Nobody
-// votes in the emulated world, so every count is 0.
+// (X's default), the other fields when poll.fields names them. Votes are
+// those the world's accounts cast (Server.Vote).
 func renderPoll(p *Poll, v view) map[string]any {
 	opts := make([]map[string]any, len(p.Options))
 	for i, o := range p.Options {
-		opts[i] = map[string]any{"position": i + 1, "label": o, "votes": 0}
+		var votes int64
+		if i < len(p.Votes) {
+			votes = p.Votes[i]
+		}
+		opts[i] = map[string]any{"position": i + 1, "label": o, "votes": votes}
 	}
 	m := map[string]any{"id": p.ID, "options": opts}
 	if v.pollFields["duration_minutes"] {

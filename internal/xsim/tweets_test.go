@@ -332,3 +332,48 @@ func TestPollFields(t *testing.T) {
 	}
 	wantProblem(t, e.get("/2/tweets/"+id+"?expansions=attachments.poll_ids&poll.fields=votes"), 400, typeInvalidRequest)
 }
+
+// TestPollVotes: votes the world's accounts cast show in the poll's
+// options; a closed poll, an option it does not have, a post without a
+// poll and no votes are refused.
+func TestPollVotes(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", "/2/tweets", map[string]any{"text": "Tabs or spaces?", "poll": map[string]any{"options": []string{"Tabs", "Spaces"}, "duration_minutes": 30}})
+	wantStatus(t, r, 201)
+	id := r.data()["id"].(string)
+	plain := e.do("POST", "/2/tweets", map[string]any{"text": "no poll here"})
+	wantStatus(t, plain, 201)
+	if err := e.s.Vote(id, 2, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Vote(id, 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get("/2/tweets/" + id + "?expansions=attachments.poll_ids")
+	wantStatus(t, got, 200)
+	opts := got.body["includes"].(map[string]any)["polls"].([]any)[0].(map[string]any)["options"].([]any)
+	for i, want := range []float64{3, 7} {
+		if v := opts[i].(map[string]any)["votes"]; v != want {
+			t.Errorf("option %d has %v votes, want %v (%s)", i+1, v, want, got.raw)
+		}
+	}
+	bad := []struct {
+		name, id string
+		pos      int
+		n        int64
+		want     string
+	}{
+		{"an option the poll lacks", id, 3, 1, "position 3"},
+		{"no votes", id, 1, 0, "at least 1"},
+		{"a post without a poll", plain.data()["id"].(string), 1, 1, "has no poll"},
+	}
+	for _, b := range bad {
+		if err := e.s.Vote(b.id, b.pos, b.n); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: Vote = %v, want an error saying %q", b.name, err, b.want)
+		}
+	}
+	e.clock.Advance(31 * time.Minute)
+	if err := e.s.Vote(id, 1, 1); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a vote on a closed poll: %v, want refused", err)
+	}
+}

@@ -120,6 +120,8 @@ type Poll struct {
 	Options         []string  `json:"options"`
 	DurationMinutes int       `json:"duration_minutes"`
 	EndsAt          time.Time `json:"ends_at"`
+	// Votes are the votes each option has had, by position; nil for none.
+	Votes []int64 `json:"votes,omitempty"`
 }
 
 // Edge is a directed relation between two ids.
