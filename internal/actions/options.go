@@ -159,7 +159,7 @@ func (o *PostOptions) Describe() []string {
 	}
 	var out []string
 	if o.Poll != nil {
-		out = append(out, fmt.Sprintf("Poll: %s, %s", strings.Join(o.Poll.Options, " / "), minutes(o.Poll.DurationMinutes)))
+		out = append(out, fmt.Sprintf("Poll: %s, %s", strings.Join(o.Poll.Options, " / "), PollDuration(o.Poll.DurationMinutes)))
 	}
 	if o.ReplySettings != "" && o.ReplySettings != "everyone" {
 		out = append(out, "Replies: "+ReplyAudience(o.ReplySettings))
@@ -176,8 +176,9 @@ func (o *PostOptions) Describe() []string {
 	return out
 }
 
-// minutes renders a poll's duration in days, hours and minutes.
-func minutes(m int) string {
+// PollDuration renders a poll's duration of m minutes in days, hours and
+// minutes ("1 day 6 hours").
+func PollDuration(m int) string {
 	unit := func(n int, name string) string {
 		if n == 1 {
 			return "1 " + name

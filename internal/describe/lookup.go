@@ -22,6 +22,8 @@ type Post struct {
 	AuthorID, AuthorUsername, AuthorName string
 	AuthorFollowers                      int64
 	CreatedAt                            time.Time
+	// Poll is the post's poll with its votes so far; nil when it has none.
+	Poll *xapi.TweetPoll
 }
 
 // User is an account as a reviewer sees it.
@@ -44,7 +46,7 @@ func Posts(ctx context.Context, r Reader, ids []string) (map[string]Post, error)
 			return out, fmt.Errorf("read posts from X: %w", err)
 		}
 		for _, tw := range page.Data {
-			p := Post{ID: tw.ID, Text: tw.Text, AuthorID: tw.AuthorID, CreatedAt: tw.CreatedAt}
+			p := Post{ID: tw.ID, Text: tw.Text, AuthorID: tw.AuthorID, CreatedAt: tw.CreatedAt, Poll: tw.Poll}
 			if tw.Author != nil {
 				p.AuthorUsername, p.AuthorName, p.AuthorFollowers = tw.Author.Username, tw.Author.Name, tw.Author.PublicMetrics.FollowersCount
 			}

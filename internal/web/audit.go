@@ -151,16 +151,20 @@ type auditDetailData struct {
 	// Params is the recorded parameters as they were stored (raw, behind
 	// a disclosure); Fields, Thread, Outcome and UndoFields say the same
 	// in words.
-	Params     string
-	Fields     []describe.Field
-	Thread     []string
-	Outcome    []describe.Field
-	PostedID   string
-	PostedURL  string
-	UndoFields []describe.Field
-	CanRoll    bool
-	CanResolve bool
-	AcctField  string
+	Params    string
+	Fields    []describe.Field
+	Thread    []string
+	Outcome   []describe.Field
+	PostedID  string
+	PostedURL string
+	// Posted is the posted post as X has it now, read when it carries a
+	// poll (for the votes); PostedError says why it could not be read.
+	Posted      *Post
+	PostedError string
+	UndoFields  []describe.Field
+	CanRoll     bool
+	CanResolve  bool
+	AcctField   string
 }
 
 func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -194,6 +198,10 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	if id := postedID(e.Result); id != "" {
 		d.PostedID, d.PostedURL = id, s.postURL(a, id, "")
+		if postsPoll(json.RawMessage(e.ParamsSummary)) {
+			f := s.posts.lookup(r.Context(), a.Name, []string{id}, a.Posts)[id]
+			d.Posted, d.PostedError = f.V, f.Error
+		}
 	} else {
 		d.Outcome = describe.Fields(e.Result)
 	}
@@ -349,4 +357,15 @@ func auditRows(b *bytes.Buffer, t *template.Template, es []gateway.AuditEntry, a
 		}
 	}
 	return nil
+}
+
+// postsPoll reports whether stored post parameters attach a poll, whose
+// votes only X knows.
+func postsPoll(params json.RawMessage) bool {
+	var p struct {
+		Options *struct {
+			Poll json.RawMessage `json:"poll"`
+		} `json:"options"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Options != nil && len(p.Options.Poll) > 0 && string(p.Options.Poll) != "null"
 }

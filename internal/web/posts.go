@@ -27,6 +27,9 @@ type Post struct {
 	// saw the post (an agent found it some other way).
 	Score  float64
 	Scored bool
+	// Poll is the post's poll as X counts it now; nil when the post has
+	// none, or when it came from the discovery feed, which keeps no polls.
+	Poll *xapi.TweetPoll
 }
 
 // PostLookup finds posts by id. It returns what it found; ids it could not
@@ -66,7 +69,7 @@ func LookupPosts(disc *discovery.Service, x func() (*xapi.Client, error)) PostLo
 		}
 		found, err := describe.Posts(ctx, xc, missing)
 		for id, p := range found {
-			v := Post{ID: id, Text: p.Text, AuthorUsername: p.AuthorUsername, AuthorName: p.AuthorName, Followers: p.AuthorFollowers}
+			v := Post{ID: id, Text: p.Text, AuthorUsername: p.AuthorUsername, AuthorName: p.AuthorName, Followers: p.AuthorFollowers, Poll: p.Poll}
 			if !p.CreatedAt.IsZero() {
 				v.CreatedAt = store.FormatTime(p.CreatedAt)
 			}

@@ -38,6 +38,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/queue"
 	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
@@ -197,7 +198,9 @@ func parseTemplates(base string, now func() time.Time) (*template.Template, erro
 	tmpl, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"base": func() string { return base },
 		// A stored time shown relative to now, the exact time on hover.
 		"ago":   func(at string) stamp { return stampOf(now(), at, false) },
-		"until": func(at string) stamp { return stampOf(now(), at, true) }}).ParseFS(templateFS, "templates/*.html")
+		"until": func(at string) stamp { return stampOf(now(), at, true) },
+		// A posted poll's choices, votes and state as of now.
+		"poll": func(p *xapi.TweetPoll) *pollView { return pollOf(now(), p) }}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
