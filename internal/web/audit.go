@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/describe"
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -151,8 +152,11 @@ type auditDetailData struct {
 	// Params is the recorded parameters as they were stored (raw, behind
 	// a disclosure); Fields, Thread, Outcome and UndoFields say the same
 	// in words.
-	Params    string
-	Fields    []describe.Field
+	Params string
+	Fields []describe.Field
+	// Options are a post's settings in the approval's words ("Poll: A /
+	// B, 1 day").
+	Options   []string
 	Thread    []string
 	Outcome   []describe.Field
 	PostedID  string
@@ -189,9 +193,11 @@ func (s *Server) auditDetail(w http.ResponseWriter, r *http.Request, sess *sessi
 		}
 		d.Text = ""
 	}
+	d.Options = actions.DescribeOptions(json.RawMessage(e.ParamsSummary))
 	// What the words above already say is not listed again.
 	for _, f := range describe.Fields(json.RawMessage(e.ParamsSummary)) {
-		if f.Name == "text" && d.Text != "" || d.Thread != nil && strings.HasPrefix(f.Name, "tweets") {
+		if f.Name == "text" && d.Text != "" || d.Thread != nil && strings.HasPrefix(f.Name, "tweets") ||
+			d.Options != nil && (f.Name == "options" || strings.HasPrefix(f.Name, "options,")) {
 			continue
 		}
 		d.Fields = append(d.Fields, f)

@@ -94,6 +94,13 @@ func TestPagesShowPolls(t *testing.T) {
 	}
 	_, page := s.get(c, fmt.Sprintf("/approvals/%d", p.Pending))
 	mustHave(t, "the pending poll", page, "<li>Poll: Noodles / Salad, 1 hour 30 minutes</li>")
+	// The audit says the poll it asked for in the approval's words, not
+	// field by field.
+	_, audit := s.get(c, p.Pages[3])
+	mustHave(t, "the audit", audit, `<ul class="post-options" aria-label="Post settings"><li>Poll: Go / Rust / Zig, 1 day</li></ul>`)
+	if strings.Contains(shownHTML(audit), "options, poll") {
+		t.Error("the audit lists the poll's settings field by field")
+	}
 }
 
 // TestPollView: a poll's state follows X's voting_status, or its end when
