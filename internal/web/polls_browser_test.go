@@ -11,8 +11,8 @@ import (
 // TestBrowserPagesShowPolls: in chromium at 1280 and 390 px, every page
 // that shows a posted poll (a reply's card and its page, the post's page,
 // the audit of the call that posted it, the phone link's pages) shows its
-// choices with their votes, its state and its end, and a queued post with
-// a poll its choices and duration; none scrolls sideways and axe-core
+// choices with their votes, its state and its end, and a queued post and
+// a scheduled draft with a poll its choices and duration; none scrolls sideways and axe-core
 // finds nothing on any of them.
 func TestBrowserPagesShowPolls(t *testing.T) {
 	axe := axeSource(t)
@@ -24,7 +24,8 @@ func TestBrowserPagesShowPolls(t *testing.T) {
 	for _, path := range append(p.Pages, p.PhonePages...) {
 		checks = append(checks, check{path, ".poll-result", "Go: 6 votes (60%)\nRust: 3 votes (30%)\nZig: 1 vote (10%)"})
 	}
-	checks = append(checks, check{fmt.Sprintf("/approvals/%d", p.Pending), "ul.post-options", "Poll: Noodles / Salad, 1 hour 30 minutes"})
+	checks = append(checks, check{fmt.Sprintf("/approvals/%d", p.Pending), "ul.post-options", "Poll: Noodles / Salad, 1 hour 30 minutes"},
+		check{"/drafts", "ul.post-options", "Poll: Approvals / Drafts, 2 hours"})
 	b := browser(t, 1280, 900)
 	run(t, b, "log in", chromedp.Navigate(s.login), chromedp.WaitVisible(chromedp.ID("main")))
 	for _, width := range []int{1280, 390} {

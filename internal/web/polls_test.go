@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -21,14 +23,15 @@ type pollPages struct {
 	// Pages are the paths (under the site) that show the posted poll;
 	// PhonePages those reached through a phone link.
 	Pages, PhonePages []string
-	// Pending is the card of a queued post with a poll.
+	// Pending is the card of a queued post with a poll; a scheduled
+	// draft carries one too.
 	Pending int64
 }
 
 // seedPolls posts a poll from the account (through the gateway, as a
 // person approving it would), has the world's accounts vote on it,
-// queues a reply to it with a phone link, and queues a post with a poll
-// that nobody decided yet.
+// queues a reply to it with a phone link, queues a post with a poll that
+// nobody decided yet, and schedules a draft with a poll for tomorrow.
 func seedPolls(t *testing.T, s *site) pollPages {
 	t.Helper()
 	ctx := context.Background()
@@ -66,14 +69,23 @@ func seedPolls(t *testing.T, s *site) pollPages {
 		t.Fatalf("the pending poll was not queued: %+v %v", queued, err)
 	}
 	p.Pending = queued.ApprovalID
+	comp, err := s.a.Composer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tomorrow := time.Now().Add(30 * time.Hour).Truncate(time.Hour)
+	if _, err := comp.Compose(ctx, workflow.ComposeRequest{Content: "Friday demo: which first?", ScheduledFor: &tomorrow,
+		Options: &actions.PostOptions{Poll: &actions.PollSpec{Options: []string{"Approvals", "Drafts"}, DurationMinutes: 120}}}); err != nil {
+		t.Fatalf("the poll draft: %v", err)
+	}
 	return p
 }
 
 // TestPagesShowPolls: a posted poll shows its choices, votes, share,
 // duration, end and state wherever a page shows the post (the card of a
 // reply to it and that card's page, the post's page, the audit of the
-// call that posted it, the phone link's pages); a queued post with a
-// poll shows its choices and how long it will be open.
+// call that posted it, the phone link's pages); a queued post and a
+// draft with a poll show its choices and how long it will be open.
 func TestPagesShowPolls(t *testing.T) {
 	s := newSite(t, linksOn)
 	p := seedPolls(t, s)
@@ -94,6 +106,8 @@ func TestPagesShowPolls(t *testing.T) {
 	}
 	_, page := s.get(c, fmt.Sprintf("/approvals/%d", p.Pending))
 	mustHave(t, "the pending poll", page, "<li>Poll: Noodles / Salad, 1 hour 30 minutes</li>")
+	_, drafts := s.get(c, "/drafts")
+	mustHave(t, "the drafts", drafts, "<li>Poll: Approvals / Drafts, 2 hours</li>")
 	// The audit says the poll it asked for in the approval's words, not
 	// field by field.
 	_, audit := s.get(c, p.Pages[3])
