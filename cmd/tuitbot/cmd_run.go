@@ -302,15 +302,19 @@ func (c *cli) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				at := ""
+				if a.Sim != nil {
+					at = a.Sim.URL
+				}
 				if asJSON {
 					return writeJSON(c.stdout, struct {
 						*autopilot.Status
 						ApprovalLatency []gateway.LatencyStat `json:"approval_latency"`
-					}{st, lat})
-				}
-				at := ""
-				if a.Sim != nil {
-					at = a.Sim.URL
+						// Sandbox says X is the sandbox emulator, at
+						// SandboxEmulatorURL, and the spend simulated.
+						Sandbox            bool   `json:"sandbox"`
+						SandboxEmulatorURL string `json:"sandbox_emulator_url,omitempty"`
+					}{st, lat, a.Sim != nil, at})
 				}
 				printStatus(c.stdout, st, at)
 				printLatency(c.stdout, lat)

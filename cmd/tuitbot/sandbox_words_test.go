@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,58 @@ func TestReviewPageSettingsNameTheEmulator(t *testing.T) {
 	}
 	if d.SandboxURL != a.Sim.URL || !strings.Contains(d.Settings, "sandbox emulator at "+a.Sim.URL) || strings.Contains(d.Settings, "https://api.x.com") {
 		t.Errorf("the sandbox's settings do not name its emulator (%q):\n%s", d.SandboxURL, d.Settings)
+	}
+}
+
+// TestSandboxStatusJSON: `status --json` says whether X is the sandbox
+// emulator, and where it listens, so a script can tell simulated spend
+// from real.
+func TestSandboxStatusJSON(t *testing.T) {
+	h := newHome(t)
+	for _, c := range []struct {
+		name    string
+		args    []string
+		sandbox bool
+	}{
+		{"sandbox", []string{"--sandbox", "status", "--json"}, true},
+		{"real X", []string{"status", "--json"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var st struct {
+				Sandbox    *bool    `json:"sandbox"`
+				Emulator   *string  `json:"sandbox_emulator_url"`
+				SpendToday *float64 `json:"x_spend_today_usd"`
+			}
+			out := h.ok(t, c.args...).stdout
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatalf("status --json: %v\n%s", err, out)
+			}
+			if st.Sandbox == nil || *st.Sandbox != c.sandbox || st.SpendToday == nil {
+				t.Fatalf("status --json has sandbox %v, spend %v; want sandbox %v and the spend:\n%s", st.Sandbox, st.SpendToday, c.sandbox, out)
+			}
+			switch {
+			case c.sandbox && (st.Emulator == nil || !strings.HasPrefix(*st.Emulator, "http://127.0.0.1:")):
+				t.Errorf("status --json --sandbox does not say where the emulator listens:\n%s", out)
+			case !c.sandbox && st.Emulator != nil:
+				t.Errorf("status --json names an emulator without --sandbox:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestConfigShowNamesTheRunningEmulator: while a sandbox process runs the
+// emulator, `config show --sandbox` gives its address where X's would be.
+func TestConfigShowNamesTheRunningEmulator(t *testing.T) {
+	h := newHome(t)
+	cfg := config.Default()
+	cfg.Home = filepath.Join(h.dir, "sandbox")
+	a, err := app.New(context.Background(), &cfg, app.Options{Sandbox: true, RequireDB: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	show := h.ok(t, "--sandbox", "config", "show")
+	for _, key := range []string{"api_base_url", "upload_base_url", "token_url"} {
+		mustContain(t, "config show --sandbox", show.stdout, key+` = "sandbox emulator at `+a.Sim.URL+`"`)
 	}
 }
