@@ -21,6 +21,20 @@ func (s *Server) UserIDByUsername(username string) string {
 	return ""
 }
 
+// Block makes userID block targetID, as done on x.com: X's API reads
+// blocks (GET /2/users/{id}/blocking) but no longer makes them.
+func (s *Server) Block(userID, targetID string) error {
+	s.mu.Lock()
+	if s.st.users[userID] == nil || s.st.users[targetID] == nil || userID == targetID {
+		s.mu.Unlock()
+		return fmt.Errorf("xsim: Block: %q may not block %q: both must be users, and different", userID, targetID)
+	}
+	s.st.relate("blocking", Edge{From: userID, To: targetID, At: s.now().UTC()})
+	s.mu.Unlock()
+	s.persist()
+	return nil
+}
+
 // PostAs publishes a post by userID now, as if that account had posted it on
 // X (for example another account mentioning the demo account). A non-empty
 // inReplyTo makes it a reply. It returns the new post id.

@@ -212,8 +212,8 @@ func (s *Server) handleUsage(c *call) reply {
 }
 
 // isOwnedReadRoute reports whether route is one of the twelve "Owned
-// Reads" of the 2026-04-16 changelog entry. The emulator serves seven of
-// them; the others are priced here so that a route added later is too.
+// Reads" of the 2026-04-16 changelog entry, all of which the emulator
+// serves.
 func isOwnedReadRoute(route string) bool {
 	prefix := "GET /2/users/{id}/"
 	if !strings.HasPrefix(route, prefix) {

@@ -22,6 +22,10 @@ type List struct {
 	Members []string `json:"members,omitempty"`
 	// FollowerBase counts followers outside the emulated world.
 	FollowerBase int64 `json:"follower_base,omitempty"`
+	// Followers are the users of the world who follow the List, and
+	// PinnedBy those who pinned it, in the order they did.
+	Followers []string `json:"followers,omitempty"`
+	PinnedBy  []string `json:"pinned_by,omitempty"`
 }
 
 func listFieldNames() []string {
@@ -47,7 +51,7 @@ func (s *state) renderList(l *List, fields map[string]bool, owner bool) map[stri
 		m["description"] = l.Description
 	}
 	if fields["follower_count"] {
-		m["follower_count"] = l.FollowerBase
+		m["follower_count"] = l.FollowerBase + int64(len(l.Followers))
 	}
 	if fields["member_count"] {
 		m["member_count"] = len(l.Members)
@@ -220,6 +224,58 @@ func (s *Server) handleOwnedLists(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
+	return s.listPage(c, s.st.listsWhere(c.user.ID, func(l *List) bool { return l.OwnerID == u.ID }), true)
+}
+
+// handleFollowedLists is GET /2/users/{id}/followed_lists: the Lists the
+// user follows that the caller may see, newest List first. X reads them
+// for any user, app-only tokens too.
+func (s *Server) handleFollowedLists(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	return s.listPage(c, s.st.listsWhere(c.user.ID, func(l *List) bool { return slices.Contains(l.Followers, u.ID) }), true)
+}
+
+// handleListMemberships is GET /2/users/{id}/list_memberships: the Lists
+// the user is a member of that the caller may see, newest List first (a
+// private List someone else keeps of the user stays hidden, as it does on
+// X).
+func (s *Server) handleListMemberships(c *call) reply {
+	u, bad := s.pathUser(c, "id")
+	if bad != nil {
+		return *bad
+	}
+	return s.listPage(c, s.st.listsWhere(c.user.ID, func(l *List) bool { return slices.Contains(l.Members, u.ID) }), true)
+}
+
+// handlePinnedLists is GET /2/users/{id}/pinned_lists: the authenticated
+// user's pinned Lists, newest List first. X serves it for the
+// authenticated user alone and the spec gives it no pagination.
+func (s *Server) handlePinnedLists(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	return s.listPage(c, s.st.listsWhere(c.user.ID, func(l *List) bool { return slices.Contains(l.PinnedBy, c.user.ID) }), false)
+}
+
+// listsWhere returns the Lists viewer may see that keep, newest first.
+func (s *state) listsWhere(viewer string, keep func(*List) bool) []*List {
+	var out []*List
+	for _, l := range s.lists {
+		if keep(l) && s.visibleList(l.ID, viewer) != nil {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b *List) int { return cmpID(b.ID, a.ID) })
+	return out
+}
+
+// listPage answers a read of Lists: list.fields, the owner_id expansion
+// with the owners' user.fields and, when paged, max_results (1 to 100)
+// and pagination_token, as X's spec gives them for every such read.
+func (s *Server) listPage(c *call, lists []*List, paged bool) reply {
 	q := c.r.URL.Query()
 	fields, bad := parseList("list.fields", q.Get("list.fields"), listFieldNames())
 	if bad != nil {
@@ -229,45 +285,150 @@ func (s *Server) handleOwnedLists(c *call) reply {
 	if bad != nil {
 		return *bad
 	}
-	// Only user.fields applies to the expanded owner; expansions were read
-	// above with the List vocabulary.
+	// Only user.fields applies to the expanded owners; expansions were
+	// read above with the List vocabulary.
 	var v view
 	if v.userFields, bad = parseList("user.fields", q.Get("user.fields"), userFieldNames()); bad != nil {
 		return *bad
 	}
-	n, bad := c.maxResults(1, 100, 100)
-	if bad != nil {
-		return *bad
-	}
-	off, _, bad := c.pageToken()
-	if bad != nil {
-		return *bad
-	}
-	var owned []*List
-	for _, l := range s.st.lists {
-		if l.OwnerID == u.ID && s.st.visibleList(l.ID, c.user.ID) != nil {
-			owned = append(owned, l)
+	start, end, n := 0, len(lists), len(lists)
+	if paged {
+		if n, bad = c.maxResults(1, 100, 100); bad != nil {
+			return *bad
 		}
+		off, _, bad := c.pageToken()
+		if bad != nil {
+			return *bad
+		}
+		start = int(min(off, uint64(len(lists))))
+		end = min(start+n, len(lists))
 	}
-	slices.SortFunc(owned, func(a, b *List) int { return cmpID(b.ID, a.ID) })
-	start := min(int(min(off, uint64(len(owned)))), len(owned))
-	end := min(start+n, len(owned))
-	page := owned[start:end]
+	page := lists[start:end]
 	data := make([]map[string]any, 0, len(page))
 	ids := make([]string, 0, len(page))
 	for _, l := range page {
 		data = append(data, s.st.renderList(l, fields, exp["owner_id"]))
 		ids = append(ids, l.ID)
 	}
-	body := offsetPage(data, start, end, len(owned), n)
+	body := offsetPage(data, start, end, len(lists), n)
 	if exp["owner_id"] && len(page) > 0 {
 		in := newIncluder(s.st, v)
-		in.user(u.ID)
+		for _, l := range page {
+			in.user(l.OwnerID)
+		}
 		body["includes"] = in.object()
 		s.chargeReads(c, BillUserRead, in.userIDs)
 	}
 	s.chargeReads(c, BillListRead, ids)
 	return ok(body)
+}
+
+// listIDBody reads {"list_id": "..."}, the body of a pin or a List
+// follow, and resolves a List the caller may see (404 otherwise).
+func (s *Server) listIDBody(c *call) (*List, *reply) {
+	var req struct {
+		ListID string `json:"list_id"`
+	}
+	if bad := c.jsonBody(&req); bad != nil {
+		return nil, bad
+	}
+	if !isNumericID(req.ListID) {
+		rep := errInvalidParam("list_id", req.ListID, fmt.Sprintf("The `list_id` field value [%s] is not a valid id", req.ListID))
+		return nil, &rep
+	}
+	l := s.st.visibleList(req.ListID, c.user.ID)
+	if l == nil {
+		rep := errNotFound("list", "list_id", req.ListID)
+		return nil, &rep
+	}
+	return l, nil
+}
+
+// pathListID resolves the {list_id} of an unpin or a List unfollow.
+func (s *Server) pathListID(c *call) (*List, *reply) {
+	id := c.r.PathValue("list_id")
+	if bad := idParam("list_id", id); bad != nil {
+		return nil, bad
+	}
+	l := s.st.visibleList(id, c.user.ID)
+	if l == nil {
+		rep := errNotFound("list", "list_id", id)
+		return nil, &rep
+	}
+	return l, nil
+}
+
+// handleFollowList is POST /2/users/{id}/followed_lists. Following a List
+// is not the "Following" X removed from self-serve apps on 2026-04-16:
+// that is the Follows group of its API reference (users following users);
+// List follows are a group of the Lists reference, which the entry does
+// not name.
+func (s *Server) handleFollowList(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	l, bad := s.listIDBody(c)
+	if bad != nil {
+		return *bad
+	}
+	if !slices.Contains(l.Followers, c.user.ID) {
+		l.Followers = append(l.Followers, c.user.ID)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"following": true}})
+}
+
+// handleUnfollowList is DELETE /2/users/{id}/followed_lists/{list_id}.
+func (s *Server) handleUnfollowList(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	l, bad := s.pathListID(c)
+	if bad != nil {
+		return *bad
+	}
+	if i := slices.Index(l.Followers, c.user.ID); i >= 0 {
+		l.Followers = slices.Delete(l.Followers, i, i+1)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"following": false}})
+}
+
+// handlePinList is POST /2/users/{id}/pinned_lists. X pins only a List
+// the user owns or follows; it says there is a limit to how many, but not
+// what it is, so the emulator sets none.
+func (s *Server) handlePinList(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	l, bad := s.listIDBody(c)
+	if bad != nil {
+		return *bad
+	}
+	if l.OwnerID != c.user.ID && !slices.Contains(l.Followers, c.user.ID) {
+		return errForbidden(fmt.Sprintf("You cannot pin the list with id: [%s]: only a List you own or follow can be pinned.", l.ID))
+	}
+	if !slices.Contains(l.PinnedBy, c.user.ID) {
+		l.PinnedBy = append(l.PinnedBy, c.user.ID)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"pinned": true}})
+}
+
+// handleUnpinList is DELETE /2/users/{id}/pinned_lists/{list_id}.
+func (s *Server) handleUnpinList(c *call) reply {
+	if bad := s.selfUser(c, "id"); bad != nil {
+		return *bad
+	}
+	l, bad := s.pathListID(c)
+	if bad != nil {
+		return *bad
+	}
+	if i := slices.Index(l.PinnedBy, c.user.ID); i >= 0 {
+		l.PinnedBy = slices.Delete(l.PinnedBy, i, i+1)
+	}
+	s.chargeWrite(c, BillListManage)
+	return ok(map[string]any{"data": map[string]any{"pinned": false}})
 }
 
 // listSnapshot returns the Lists for the world file, by id.
@@ -276,6 +437,8 @@ func (s *state) listSnapshot() []List {
 	for _, l := range s.lists {
 		c := *l
 		c.Members = slices.Clone(l.Members)
+		c.Followers = slices.Clone(l.Followers)
+		c.PinnedBy = slices.Clone(l.PinnedBy)
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b List) int { return cmpID(a.ID, b.ID) })

@@ -68,6 +68,19 @@ func (s *Server) relationCreate(name, verb, flag, bill string) func(*call) reply
 	}
 }
 
+// relationList handles GET /2/users/{id}/<relation>: the users the
+// authenticated user has the relation to, the latest first, paged by
+// max_results (1 to 1000) and pagination_token. X answers it for the
+// authenticated user alone: their blocks and mutes are theirs to see.
+func (s *Server) relationList(name string) func(*call) reply {
+	return func(c *call) reply {
+		if bad := s.selfUser(c, "id"); bad != nil {
+			return *bad
+		}
+		return s.userList(c, latestEdges(s.st.relations[name][c.user.ID], edgeTo), 1, 1000, 100, BillUserRead)
+	}
+}
+
 // relationDelete handles DELETE
 // /2/users/{source_user_id}/<relation>/{target_user_id}.
 func (s *Server) relationDelete(name, flag, bill string) func(*call) reply {

@@ -59,6 +59,9 @@ func (s *Server) routeTable() []*route {
 		api("DELETE", "/2/users/{id}/bookmarks/{tweet_id}", scopesBookWrite, true, s.edgeDelete((*state).unbookmark, CountUnbookmarks, BillBookmark, "bookmarked")),
 		api("POST", "/2/users/{id}/muting", scopesMuteW, true, s.relationCreate("muting", "mute", "muting", BillInteraction)),
 		api("DELETE", "/2/users/{source_user_id}/muting/{target_user_id}", scopesMuteW, true, s.relationDelete("muting", "muting", BillInteractionDel)),
+		api("GET", "/2/users/{id}/muting", []string{"mute.read", "tweet.read", "users.read"}, false, s.relationList("muting")),
+		// X's API reads blocks but no longer makes them.
+		api("GET", "/2/users/{id}/blocking", []string{"block.read", "tweet.read", "users.read"}, false, s.relationList("blocking")),
 		// Lists.
 		api("POST", "/2/lists", []string{"list.read", "list.write", "tweet.read", "users.read"}, true, s.handleCreateList),
 		api("DELETE", "/2/lists/{id}", scopesListWrite, true, s.handleDeleteList),
@@ -67,6 +70,13 @@ func (s *Server) routeTable() []*route {
 		api("DELETE", "/2/lists/{id}/members/{user_id}", scopesListWrite, true, s.handleRemoveListMember),
 		api("GET", "/2/lists/{id}/tweets", scopesListRead, false, s.handleListTweets),
 		api("GET", "/2/users/{id}/owned_lists", scopesListRead, false, s.handleOwnedLists),
+		api("GET", "/2/users/{id}/followed_lists", scopesListRead, false, s.handleFollowedLists),
+		api("POST", "/2/users/{id}/followed_lists", scopesListWrite, true, s.handleFollowList),
+		api("DELETE", "/2/users/{id}/followed_lists/{list_id}", scopesListWrite, true, s.handleUnfollowList),
+		api("GET", "/2/users/{id}/pinned_lists", scopesListRead, false, s.handlePinnedLists),
+		api("POST", "/2/users/{id}/pinned_lists", scopesListWrite, true, s.handlePinList),
+		api("DELETE", "/2/users/{id}/pinned_lists/{list_id}", scopesListWrite, true, s.handleUnpinList),
+		api("GET", "/2/users/{id}/list_memberships", scopesListRead, false, s.handleListMemberships),
 		// Media.
 		api("POST", "/2/media/upload", scopesMedia, true, s.handleMediaUpload),
 		api("GET", "/2/media/upload", scopesMedia, false, s.handleMediaStatus),

@@ -301,6 +301,11 @@ func (w *World) Validate() error {
 				return fmt.Errorf("world: lists[%d] has member %q, who is not a user", i, m)
 			}
 		}
+		for _, f := range append(slices.Clone(l.Followers), l.PinnedBy...) {
+			if !users[f] {
+				return fmt.Errorf("world: lists[%d] is followed or pinned by %q, who is not a user", i, f)
+			}
+		}
 	}
 	for i, e := range w.DMs {
 		if !isNumericID(e.ID) || !users[e.SenderID] || len(e.ParticipantIDs) != 2 || !users[e.ParticipantIDs[0]] || !users[e.ParticipantIDs[1]] {
