@@ -86,6 +86,18 @@ func newFixture(t *testing.T, e *env) *fixture {
 	wantStatus(t, e.do("POST", "/2/users/"+e.me+"/bookmarks", map[string]any{"tweet_id": f.plain}), http.StatusOK)
 	wantStatus(t, e.do("POST", "/2/lists", map[string]any{"name": "rules of 2026"}), http.StatusCreated)
 	f.myQuote = created(e.do("POST", "/2/tweets", map[string]any{"text": "my quote of a stranger", "quote_tweet_id": f.plain}))
+	// One of each of the other owned reads: a block (made on x.com), a
+	// mute, a List followed and pinned, and a List of the stranger's with
+	// the demo account in it.
+	if err := e.s.Block(e.me, f.reposter); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.do("POST", "/2/users/"+e.me+"/muting", map[string]any{"target_user_id": f.reposter}), http.StatusOK)
+	theirList := created(e.doTok("POST", "/2/lists", strangerTok, map[string]any{"name": "people I read"}))
+	wantStatus(t, e.doTok("POST", "/2/lists/"+theirList+"/members", strangerTok, map[string]any{"user_id": e.me}), http.StatusOK)
+	wantStatus(t, e.do("POST", "/2/users/"+e.me+"/followed_lists", map[string]any{"list_id": theirList}), http.StatusOK)
+	wantStatus(t, e.do("POST", "/2/users/"+e.me+"/pinned_lists", map[string]any{"list_id": theirList}), http.StatusOK)
+	wantStatus(t, e.doTok("POST", "/2/users/"+f.reposter+"/followed_lists", reposterTok, map[string]any{"list_id": theirList}), http.StatusOK)
 
 	f.rareOrig = postAs(f.stranger, rareWord+" is the word of the day", "")
 	f.rareRepost = created(e.doTok("POST", "/2/users/"+f.reposter+"/retweets", reposterTok, map[string]any{"tweet_id": f.rareOrig}))
@@ -224,6 +236,18 @@ func TestRulesOf2026(t *testing.T) {
 			read(mine("/bookmarks?max_results=5")), 200, map[string]int64{BillOwnedRead: 5}},
 		{srcPrices, "the account's lists are an owned read", payPerUse, false,
 			read(mine("/owned_lists")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the accounts it blocks are an owned read", payPerUse, false,
+			read(mine("/blocking")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the accounts it mutes are an owned read", payPerUse, false,
+			read(mine("/muting")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the lists it pinned are an owned read", payPerUse, false,
+			read(mine("/pinned_lists")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the lists it follows are an owned read", payPerUse, false,
+			read(mine("/followed_lists")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the lists it is a member of are an owned read", payPerUse, false,
+			read(mine("/list_memberships")), 200, map[string]int64{BillOwnedRead: 1}},
+		{srcPrices, "the lists another account follows are not an owned read", payPerUse, false,
+			read(func(_ *env, f *fixture) string { return "/2/users/" + f.reposter + "/followed_lists" }), 200, map[string]int64{BillListRead: 1}},
 		{srcPrices, "another account's posts are not an owned read", payPerUse, false,
 			read(func(_ *env, f *fixture) string { return "/2/users/" + f.stranger + "/tweets?max_results=5" }), 200, map[string]int64{BillPostRead: 5}},
 		{srcPrices, "enterprise: the account's own posts keep the post read price", enterprise, false,
@@ -335,14 +359,18 @@ func (s *Server) following(from, to string) bool {
 }
 
 // TestOwnedReadRoutesAreTheTwelve pins the Owned Reads list to the twelve
-// endpoints of the 2026-04-16 entry, and every one the emulator serves to
-// a route it has.
+// endpoints of the 2026-04-16 entry, each a route the emulator serves.
 func TestOwnedReadRoutesAreTheTwelve(t *testing.T) {
+	routes := New(Options{}).Routes()
 	var got []string
 	for _, suffix := range []string{"bookmarks", "blocking", "muting", "pinned_lists", "tweets", "mentions", "liked_tweets",
 		"followers", "following", "owned_lists", "followed_lists", "list_memberships"} {
-		if !isOwnedReadRoute("GET /2/users/{id}/" + suffix) {
-			t.Errorf("GET /2/users/{id}/%s is not an owned read", suffix)
+		key := "GET /2/users/{id}/" + suffix
+		if !isOwnedReadRoute(key) {
+			t.Errorf("%s is not an owned read", key)
+		}
+		if !slices.Contains(routes, key) {
+			t.Errorf("%s is an owned read the emulator does not serve", key)
 		}
 		got = append(got, suffix)
 	}

@@ -227,6 +227,8 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	_, longCreated := c.json("POST", "/2/tweets", map[string]any{"text": long})
 	longTweet := longCreated["data"].(map[string]any)["id"].(string)
 	c.json("GET", "/2/users/me"+q(uf), nil)
+	_, made := c.json("POST", "/2/lists", map[string]any{"name": "brand list"})
+	brandList := made["data"].(map[string]any)["id"].(string)
 	c.token = plainToken
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/likes", map[string]any{"tweet_id": "12"}) // 404
@@ -235,13 +237,33 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("POST", "/2/users/"+me+"/bookmarks", map[string]any{"tweet_id": otherTweet})
 	c.json("POST", "/2/users/"+me+"/following", map[string]any{"target_user_id": other})
 	c.json("POST", "/2/users/"+me+"/muting", map[string]any{"target_user_id": other})
-	_, made := c.json("POST", "/2/lists", map[string]any{"name": "spec list", "description": "for the spec", "private": true})
+	_, made = c.json("POST", "/2/lists", map[string]any{"name": "spec list", "description": "for the spec", "private": true})
 	listID := made["data"].(map[string]any)["id"].(string)
 	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": other})
 	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": other}) // already a member
 	c.json("POST", "/2/lists/"+listID+"/members", map[string]any{"user_id": "12"})  // 404
 	theirs := w.Lists[0]
 	c.json("POST", "/2/lists/"+theirs.ID+"/members", map[string]any{"user_id": other}) // 403: not the owner
+	// Pins and List follows: a List neither owned nor followed cannot be
+	// pinned; followed, it can.
+	if st, _ := c.json("POST", "/2/users/"+me+"/pinned_lists", map[string]any{"list_id": theirs.ID}); st != 403 {
+		t.Errorf("a pin of a List neither owned nor followed = %d, want 403", st)
+	}
+	c.json("POST", "/2/users/"+me+"/followed_lists", map[string]any{"list_id": theirs.ID})
+	c.json("POST", "/2/users/"+me+"/followed_lists", map[string]any{"list_id": brandList})
+	c.json("POST", "/2/users/"+me+"/pinned_lists", map[string]any{"list_id": theirs.ID})
+	c.json("POST", "/2/users/"+me+"/pinned_lists", map[string]any{"list_id": listID})
+	// X's API reads blocks but no longer makes them: made as on x.com.
+	for _, u := range w.Users {
+		if u.ID != me && u.ID != other {
+			if err := s.Block(me, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(s.World().Relations["blocking"]) == 2 {
+			break
+		}
+	}
 	// Direct messages: sent, refused by a user who takes messages only
 	// from those they follow, read back, deleted.
 	_, sent := c.json("POST", "/2/dm_conversations/with/"+other+"/messages", map[string]any{"text": "hello from the spec check"})
@@ -360,6 +382,16 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 		"/2/lists/1/tweets",
 		"/2/users/" + me + "/owned_lists" + q("list.fields=created_at,description,follower_count,member_count,private", "expansions=owner_id", uf),
 		"/2/users/" + theirs.OwnerID + "/owned_lists" + q("max_results=1"),
+		"/2/users/" + me + "/blocking" + q(uf, "expansions=pinned_post_id", tf, "max_results=1"),
+		"/2/users/" + other + "/blocking", // 403: another user's
+		"/2/users/" + me + "/muting" + q(uf, "max_results=10"),
+		"/2/users/" + other + "/muting", // 403
+		"/2/users/" + me + "/pinned_lists" + q("list.fields=created_at,description,follower_count,member_count,private", "expansions=owner_id", uf),
+		"/2/users/" + other + "/pinned_lists", // 403
+		"/2/users/" + me + "/followed_lists" + q("list.fields=follower_count,member_count", "expansions=owner_id", uf, "max_results=1"),
+		"/2/users/" + theirs.OwnerID + "/followed_lists",
+		"/2/users/" + other + "/list_memberships" + q("list.fields=created_at,member_count,private", "expansions=owner_id", uf, "max_results=5"),
+		"/2/users/" + me + "/list_memberships",
 		"/2/usage/tweets" + q("days=7"),
 		"/2/dm_events" + q("dm_event.fields=id,text,event_type,created_at,dm_conversation_id,attachments", "expansions=sender_id,participant_ids", "max_results=10", "event_types=MessageCreate"),
 		"/2/dm_conversations/with/" + other + "/dm_events" + q("dm_event.fields=id,text,created_at", "expansions=sender_id", "max_results=1"),
@@ -387,6 +419,16 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	if tok, _ := page["meta"].(map[string]any)["next_token"].(string); tok != "" {
 		c.json("GET", "/2/users/"+me+"/followers?max_results=5&pagination_token="+tok, nil)
 	}
+	for _, path := range []string{"/2/users/" + me + "/blocking", "/2/users/" + me + "/followed_lists"} {
+		_, page = c.json("GET", path+"?max_results=1", nil)
+		meta, _ := page["meta"].(map[string]any)
+		tok, _ := meta["next_token"].(string)
+		if tok == "" {
+			t.Errorf("GET %s?max_results=1 gave no next_token: %v", path, page)
+			continue
+		}
+		c.json("GET", path+"?max_results=1&pagination_token="+tok, nil)
+	}
 	_, page = c.json("GET", "/2/tweets/search/recent?query=rust&max_results=10", nil)
 	if tok, _ := page["meta"].(map[string]any)["next_token"].(string); tok != "" {
 		c.json("GET", "/2/tweets/search/recent?query=rust&max_results=10&next_token="+tok, nil)
@@ -398,6 +440,9 @@ func TestEmulatorConformsToSpec(t *testing.T) {
 	c.json("DELETE", "/2/users/"+me+"/bookmarks/"+otherTweet, nil)
 	c.json("DELETE", "/2/users/"+me+"/following/"+other, nil)
 	c.json("DELETE", "/2/users/"+me+"/muting/"+other, nil)
+	c.json("DELETE", "/2/users/"+me+"/pinned_lists/"+theirs.ID, nil)
+	c.json("DELETE", "/2/users/"+me+"/followed_lists/"+theirs.ID, nil)
+	c.json("DELETE", "/2/users/"+me+"/followed_lists/"+brandList, nil)
 	c.json("DELETE", "/2/lists/"+listID+"/members/"+other, nil)
 	c.json("DELETE", "/2/lists/"+listID, nil)
 	c.json("DELETE", "/2/lists/"+listID, nil)    // 404 once deleted
