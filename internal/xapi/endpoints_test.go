@@ -18,12 +18,13 @@ func specPath(tpl string) string { return placeholder.ReplaceAllString(tpl, "{$1
 
 // TestEndpointTableServedByEmulator: the emulator keeps its own route table
 // on purpose, so a row the product relies on but the emulator does not
-// serve would leave that endpoint untested.
+// serve would leave that endpoint untested. Every owned read is served,
+// typed or not, so that its price can be seen in the sandbox.
 func TestEndpointTableServedByEmulator(t *testing.T) {
 	s := xsim.New(xsim.Options{})
 	routes := s.Routes()
 	for _, e := range xapi.NewEndpoints().All() {
-		if e.RawOnly {
+		if e.RawOnly && e.Price.Owned == 0 {
 			// Only universal requests reach it; the emulator answers those
 			// with X's not-found error, which is what the agent should see
 			// when the sandbox lacks an endpoint.
@@ -209,5 +210,30 @@ func TestListScopesAreAnOptionalGroup(t *testing.T) {
 		if strings.HasPrefix(sc, "list.") {
 			t.Errorf("the default login asks for %s", sc)
 		}
+	}
+}
+
+// TestOwnedReadRowsAreTheTwelve: the rows priced as Owned Reads are the
+// twelve reads of X's 2026-04-16 entry, each at $0.001 per resource.
+func TestOwnedReadRowsAreTheTwelve(t *testing.T) {
+	var want []string
+	for _, suffix := range []string{"bookmarks", "blocking", "muting", "pinned_lists", "tweets", "mentions", "liked_tweets",
+		"followers", "following", "owned_lists", "followed_lists", "list_memberships"} {
+		want = append(want, "GET /2/users/:id/"+suffix)
+	}
+	var got []string
+	for _, e := range xapi.NewEndpoints().All() {
+		if e.Price.Owned == 0 {
+			continue
+		}
+		got = append(got, e.RateKey())
+		if e.Price.Owned != xapi.PriceOwnedRead || e.Price.Owned >= e.Price.Unit {
+			t.Errorf("%s: owned price $%.3f, want $%.3f, below its ordinary $%.3f", e.RateKey(), e.Price.Owned, xapi.PriceOwnedRead, e.Price.Unit)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("owned reads %v, want %v", got, want)
 	}
 }

@@ -150,14 +150,23 @@ func (c *Client) attemptCost(r *request, status int, body []byte, decoded *readR
 		} else {
 			rr = parseReadResources(body)
 		}
-		unit, kind, perRequest := readPrice(r.tpl, c.ownsPath(r.path))
+		unit, kind, perRequest, owned := readPrice(r.tpl, c.ownsPath(r.path))
 		if perRequest {
 			return max(rr.items, 1), unit
 		}
+		// The objects a read expands are billed at their own read prices,
+		// except on an owned read, which bills them at its own price as
+		// the emulator does (docs/x-rules.md): X prices Owned Reads by
+		// endpoint and has published no separate price for what they
+		// expand.
+		userUnit, postUnit, mediaUnit := PriceUserRead, PricePostRead, PriceMediaRead
+		if owned {
+			userUnit, postUnit, mediaUnit = unit, unit, unit
+		}
 		cost = unit * float64(c.ledger.billNew(at, kind, rr.dataIDs))
-		cost += PriceUserRead * float64(c.ledger.billNew(at, kindUser, rr.userIDs))
-		cost += PricePostRead * float64(c.ledger.billNew(at, kindPost, rr.postIDs))
-		cost += PriceMediaRead * float64(c.ledger.billNew(at, kindMedia, rr.mediaIDs))
+		cost += userUnit * float64(c.ledger.billNew(at, kindUser, rr.userIDs))
+		cost += postUnit * float64(c.ledger.billNew(at, kindPost, rr.postIDs))
+		cost += mediaUnit * float64(c.ledger.billNew(at, kindMedia, rr.mediaIDs))
 		return rr.items, cost
 	}
 	if ok {

@@ -3,6 +3,7 @@ package xapi
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -11,8 +12,9 @@ import (
 // them, each attempt billed once: a reply (X lets a self-serve app reply
 // only when summoned) costs $0.010 with a link or without; a post with a
 // link still $0.200; a read of the authenticated user's own resources
-// $0.001 per resource (Owned Reads, typed or universal), and the same read
-// of another user's the ordinary price. Before the authenticated user is
+// $0.001 per resource (Owned Reads, typed or universal), the objects it
+// expands included, and the same read of another user's the ordinary
+// price. Before the authenticated user is
 // known, its reads are billed at the higher ordinary price. A reply to the
 // account's own post (a thread) is a post, billed as one.
 func TestLedgerPrices2026(t *testing.T) {
@@ -23,6 +25,8 @@ func TestLedgerPrices2026(t *testing.T) {
 			writeJSON(w, 200, `{"data":{"id":"42","name":"Me","username":"me"}}`)
 		case r.Method == "POST" && r.URL.Path == "/2/tweets":
 			writeJSON(w, 201, `{"data":{"id":"77","text":"x"}}`)
+		case strings.HasSuffix(r.URL.Path, "/followed_lists"):
+			writeJSON(w, 200, `{"data":[{"id":"701","name":"L","owner_id":"602"}],"includes":{"users":[{"id":"602","name":"O","username":"o"}]},"meta":{"result_count":1}}`)
 		case strings.HasSuffix(r.URL.Path, "/following") || strings.HasSuffix(r.URL.Path, "/pinned_lists"):
 			writeJSON(w, 200, `{"data":[{"id":"601","name":"A","username":"a"}],"meta":{"result_count":1}}`)
 		default:
@@ -53,6 +57,18 @@ func TestLedgerPrices2026(t *testing.T) {
 			_, err := h.c.Raw(ctx, RawRequest{Method: "GET", Host: HostAPI, Path: "/2/users/42/pinned_lists"})
 			return err
 		},
+		// An owned read bills the owners it expands at its own price too.
+		func() error {
+			_, err := h.c.Raw(ctx, RawRequest{Method: "GET", Host: HostAPI, Path: "/2/users/42/followed_lists", Query: url.Values{"expansions": {"owner_id"}}})
+			return err
+		},
+		// The same read of another user's: the List and its owner at their
+		// ordinary prices.
+		func() error {
+			h.c.ledger = newLedger()
+			_, err := h.c.Raw(ctx, RawRequest{Method: "GET", Host: HostAPI, Path: "/2/users/9/followed_lists", Query: url.Values{"expansions": {"owner_id"}}})
+			return err
+		},
 		// The next post of a thread replies to the post just made (77, the
 		// account's own): a post with a link, not a summoned reply.
 		func() error {
@@ -78,6 +94,8 @@ func TestLedgerPrices2026(t *testing.T) {
 		{"GET /2/users/:id/liked_tweets", 2 * 0.001},
 		{"GET /2/users/:id/following", 0.001},
 		{"GET /2/users/:id/pinned_lists", 0.001},
+		{"GET /2/users/:id/followed_lists", 2 * 0.001},
+		{"GET /2/users/:id/followed_lists", PriceListRead + PriceUserRead},
 		{"POST /2/tweets", 0.200},
 	}
 	rows := h.usage.all()

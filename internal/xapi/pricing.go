@@ -74,15 +74,16 @@ const (
 // readPrice returns the per-resource price and resource kind of a GET
 // endpoint template. perRequest is true for endpoints billed per call.
 // owned says that the path's user is the authenticated one, which an
-// owned read's row bills at its Owned price.
-func readPrice(tpl string, owned bool) (unit float64, kind string, perRequest bool) {
+// owned read's row bills at its Owned price; ownedRead reports that it
+// did.
+func readPrice(tpl string, owned bool) (unit float64, kind string, perRequest, ownedRead bool) {
 	if r, ok := knownEndpoints.Lookup("GET", tpl); ok {
 		if owned && r.Price.Owned > 0 {
-			return r.Price.Owned, r.Price.Resource, r.Price.PerRequest
+			return r.Price.Owned, r.Price.Resource, r.Price.PerRequest, true
 		}
-		return r.Price.Unit, r.Price.Resource, r.Price.PerRequest
+		return r.Price.Unit, r.Price.Resource, r.Price.PerRequest, false
 	}
-	return PriceUnknownRead, "", false
+	return PriceUnknownRead, "", false, false
 }
 
 // writePrice returns the per-request price of a non-GET request; reply
@@ -129,7 +130,7 @@ func splitEndpoint(method, endpoint string) (string, string) {
 func EstimateCost(method, endpoint string, items int, hasURL bool) float64 {
 	m, tpl := splitEndpoint(method, endpoint)
 	if m == "GET" || m == "HEAD" {
-		unit, _, perRequest := readPrice(tpl, false)
+		unit, _, perRequest, _ := readPrice(tpl, false)
 		if perRequest {
 			return unit
 		}
