@@ -3,11 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/tuitbot/tuitbot/internal/actions"
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/envelope"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 	"github.com/tuitbot/tuitbot/internal/xrequest"
 )
 
@@ -121,7 +124,33 @@ func universalTools() []*Tool {
 	reqErrs := append(append([]apperr.Code{}, xErrors...), apperr.XRequestBlocked)
 	return append([]*Tool{
 		def(Spec{Name: "x_get", Title: "Raw GET", Category: "read", Needs: Needs{X: true}, Profiles: workflowOnly, Hints: readX, Errors: reqErrs,
-			Description: "GET any X API v2 path on an allowed host, with optional auto-pagination. An HTTP error status is still success: read data.status."},
+			Description: "GET any X API v2 path on an allowed host, with optional auto-pagination. An HTTP error status is still success: read data.status.",
+			Doc:         rawReadsDoc()},
 			xGet),
 	}, mutationTools(true)...)
+}
+
+// rawReadsDoc lists, from the endpoint table, the reads no typed tool
+// makes, with the prices the usage ledger bills them at.
+func rawReadsDoc() string {
+	var b strings.Builder
+	b.WriteString("**Reads no typed tool makes.** Any path may be read; these are the ones tuitbot knows the price of, ")
+	b.WriteString("billed per resource returned (each once per UTC day) unless marked per request. ")
+	b.WriteString("An owned read (X's \"Owned Reads\") costs its owned price when `:id` is the account's own user.\n\n")
+	b.WriteString("| Path | Price (USD) | Owned read (USD) |\n|---|---|---|\n")
+	for _, e := range xapi.NewEndpoints().All() {
+		if e.Method != http.MethodGet || !e.RawOnly {
+			continue
+		}
+		price := fmt.Sprintf("%.3f", e.Price.Unit)
+		if e.Price.PerRequest {
+			price += " per request"
+		}
+		owned := ""
+		if e.Price.Owned > 0 {
+			owned = fmt.Sprintf("%.3f", e.Price.Owned)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.Path, price, owned)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
