@@ -279,7 +279,17 @@ func endpointTable() []Endpoint {
 		// Listed for their owned-read price: only universal requests reach
 		// them.
 		rawOnly(read("/2/users/:id/pinned_lists", owned(perList()), scopesListRead)),
+		// Pinning and following a List: no typed tool, priced as the List
+		// writes they are. Each is undone by its DELETE through x_delete.
+		Endpoint{Method: "POST", Path: "/2/users/:id/pinned_lists", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, RawOnly: true, Scopes: scopesListWrite},
+		Endpoint{Method: "DELETE", Path: "/2/users/:id/pinned_lists/:list_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, RawOnly: true, Scopes: scopesListWrite},
 		rawOnly(read("/2/users/:id/followed_lists", owned(perList()), scopesListRead)),
+		Endpoint{Method: "POST", Path: "/2/users/:id/followed_lists", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, RawOnly: true, Scopes: scopesListWrite},
+		Endpoint{Method: "DELETE", Path: "/2/users/:id/followed_lists/:list_id", Host: HostAPI, Kind: EffectEngage, Retry: classSafe,
+			Price: Pricing{Unit: PriceListManage}, RawOnly: true, Scopes: scopesListWrite},
 		rawOnly(read("/2/users/:id/list_memberships", owned(perList()), scopesListRead)),
 	)...)
 }

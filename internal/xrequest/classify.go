@@ -336,6 +336,9 @@ func fieldOfParam(param string) string {
 		return fieldTarget
 	case "event_id", "dm_event_id":
 		return fieldDM
+	case "list_id":
+		// the List a pin or a List follow names
+		return fieldList
 	}
 	return ""
 }

@@ -552,3 +552,25 @@ func untypedRow(row endpoint) bool {
 	}
 	return false
 }
+
+// TestListPinsAndFollowsAreListed: pinning and following a List are rows
+// of the table (so a person is not asked to judge an unknown write, and
+// the ledger prices them as List writes); a path that names the List
+// names it in the effect.
+func TestListPinsAndFollowsAreListed(t *testing.T) {
+	for _, tt := range []struct{ method, path, body, list string }{
+		{"POST", "/2/users/9/pinned_lists", `{"list_id":"5"}`, ""},
+		{"DELETE", "/2/users/9/pinned_lists/5", "", "5"},
+		{"POST", "/2/users/9/followed_lists", `{"list_id":"5"}`, ""},
+		{"DELETE", "/2/users/9/followed_lists/5", "", "5"},
+	} {
+		c, err := Check(Request{Method: tt.method, Path: tt.path, Body: tt.body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ClassifyChecked(c)
+		if !e.Listed() || e.ListID != tt.list || e.UserID != "9" {
+			t.Errorf("%s %s classifies as %+v, want a listed write on list %q by user 9", tt.method, tt.path, e, tt.list)
+		}
+	}
+}
