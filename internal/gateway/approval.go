@@ -460,6 +460,9 @@ func (g *Gateway) ApproveWith(ctx context.Context, id int64, d Decision) (*Appro
 	if err := g.readyToSend(ctx); err != nil {
 		return nil, Response{}, err
 	}
+	if err := g.agentMayApprove(ctx, id, d); err != nil {
+		return nil, Response{}, err
+	}
 	it, err := g.claimWith(ctx, id, ApprovalApproved, d)
 	if err != nil {
 		return nil, Response{}, err

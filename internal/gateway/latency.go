@@ -32,7 +32,7 @@ func ReviewChannel(reviewer string) string {
 		return "telegram"
 	}
 	switch reviewer {
-	case "web", "cli", "mcp_agent", "draft_deleted", "demo":
+	case "web", "cli", AgentReviewer, "draft_deleted", "demo":
 		return reviewer
 	}
 	return "other"

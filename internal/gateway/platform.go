@@ -96,6 +96,11 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 		return nil, nil
 	}
 	if route, ok := xrules.AsToPerson(err); ok {
+		if route.PersonOnly && c.approvalID != 0 && c.decidedBy == AgentReviewer {
+			// An agent approved what only a person may decide (Approve
+			// refuses that first, unless the item changed in between).
+			return nil, agentDecided(c.approvalID, route)
+		}
 		return &policy.Decision{Outcome: policy.RequireApproval, RuleID: route.RuleID(), Reason: route.Reason, Source: "x_rules"}, nil
 	}
 	refusal := apperr.As(err)

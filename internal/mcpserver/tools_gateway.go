@@ -77,8 +77,9 @@ func (in ReviewInput) decision(notes string) (gateway.Decision, error) {
 	return gateway.Decision{Reviewer: mcpReviewer, Notes: notes, Shown: in.ContentHash}, nil
 }
 
-// mcpReviewer is the reviewer an MCP caller's decision records.
-const mcpReviewer = "mcp_agent"
+// mcpReviewer is the reviewer an MCP caller's decision records: an
+// agent's, which the gateway does not take for a person's.
+const mcpReviewer = gateway.AgentReviewer
 
 // MutationList is get_recent_mutations' data.
 type MutationList struct {

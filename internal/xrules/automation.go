@@ -33,6 +33,9 @@ const RouteRulePrefix = "x_rule:"
 type ToPerson struct {
 	Rule   string
 	Reason string
+	// PersonOnly: an agent allowed to approve items does not decide
+	// this one either; only a person's approval lets the replay through.
+	PersonOnly bool
 }
 
 func (t *ToPerson) Error() string { return t.Reason }
@@ -79,6 +82,9 @@ func Mentions(text string) []string {
 func (c Checker) automation(ctx context.Context, call Call) error {
 	if byPerson(call.Caller) {
 		return nil
+	}
+	if t := likesFollows(call); t != nil {
+		return t
 	}
 	if err := c.optedOut(ctx, call); err != nil {
 		return err

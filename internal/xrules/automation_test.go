@@ -32,6 +32,14 @@ func TestAutomationRules(t *testing.T) {
 		{name: "a post naming the account itself", call: Call{Effect: "x_post_tweet", Text: "follow @tuitbot", Caller: "mcp"}},
 		{name: "an email address is no mention", call: Call{Effect: "x_post_tweet", Text: "mail me@example.com", Caller: "mcp"}},
 		{name: "a repost", call: Call{Effect: "x_retweet", TweetID: "5", Caller: "mcp"}},
+		{name: "an agent's like", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: "mcp"}, rule: RuleLikesFollows},
+		{name: "an agent's follow", call: Call{Effect: "x_follow_user", TargetUser: "7", Caller: "mcp"}, rule: RuleLikesFollows},
+		{name: "the autopilot's like", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: "autopilot"}, rule: RuleLikesFollows},
+		{name: "a caller that names nobody likes", call: Call{Effect: "x_like_tweet", TweetID: "5"}, rule: RuleLikesFollows},
+		{name: "a like typed in the CLI", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: "cli"}},
+		{name: "a follow typed in the CLI", call: Call{Effect: "x_follow_user", TargetUser: "7", Caller: "cli"}},
+		{name: "an agent's unlike", call: Call{Effect: "x_unlike_tweet", TweetID: "5", Caller: "mcp"}},
+		{name: "an agent's unfollow", call: Call{Effect: "x_unfollow_user", TargetUser: "7", Caller: "mcp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Enterprise: no access rule stands in front of them.
@@ -44,12 +52,19 @@ func TestAutomationRules(t *testing.T) {
 				if !routed || route.Rule != tc.rule {
 					t.Fatalf("%v, want it sent to a person by %s", err, tc.rule)
 				}
+				// Only the likes-and-follows rule is a person's alone; the
+				// others let an agent allowed to approve decide.
+				if route.PersonOnly != (tc.rule == RuleLikesFollows) || (PersonOnly(tc.call) != nil) != route.PersonOnly {
+					t.Fatalf("%s: person only %v, PersonOnly %v", tc.rule, route.PersonOnly, PersonOnly(tc.call))
+				}
 			case tc.code != "":
 				if apperr.CodeOf(err) != tc.code {
 					t.Fatalf("%v, want %s", err, tc.code)
 				}
 			case err != nil:
 				t.Fatalf("%v, want nil", err)
+			case PersonOnly(tc.call) != nil:
+				t.Fatalf("%+v is a person's alone, want anyone's", tc.call)
 			}
 		})
 	}
