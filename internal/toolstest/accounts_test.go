@@ -131,35 +131,35 @@ func TestSandboxAccounts(t *testing.T) {
 	})
 }
 
-// TestAccountCapsOverMCP: two accounts each capped at likeCap likes an
-// hour, liking concurrently through the MCP server, make exactly likeCap
-// likes each on X.
+// TestAccountCapsOverMCP: two accounts each capped at bookmarkCap bookmarks
+// an hour, bookmarking concurrently through the MCP server, make exactly
+// bookmarkCap bookmarks each on X.
 func TestAccountCapsOverMCP(t *testing.T) {
-	const likeCap, perAccount = 2, 8
+	const bookmarkCap, perAccount = 2, 8
 	e := newEnv(t, envOptions{permissive: true, configure: func(c *config.Config) {
-		c.MCPPolicy.RateLimits = []config.PolicyRate{{Key: "likes", Dimension: "tool", MatchValue: "x_like_tweet", MaxCount: likeCap, PeriodSeconds: 3600}}
+		c.MCPPolicy.RateLimits = []config.PolicyRate{{Key: "bookmarks", Dimension: "tool", MatchValue: "x_bookmark_tweet", MaxCount: bookmarkCap, PeriodSeconds: 3600}}
 		c.Accounts = map[string]map[string]any{}
 	}})
 	users := e.Sim.DemoAccounts()
 	ours := []string{users["default"], users["brand_b"]}
-	// A post one of the accounts already likes would take a like without
-	// adding one on X: the demo world has some.
-	liked := map[string]bool{}
-	for _, l := range e.Sim.World().Likes {
+	// A post one of the accounts already bookmarked would take a bookmark
+	// without adding one on X: the demo world may have some.
+	marked := map[string]bool{}
+	for _, l := range e.Sim.World().Bookmarks {
 		if slices.Contains(ours, l.From) {
-			liked[l.To] = true
+			marked[l.To] = true
 		}
 	}
 	var targets []string
 	for _, tw := range e.Sim.World().Tweets {
-		if tw.RetweetOf == "" && !slices.Contains(ours, tw.AuthorID) && !liked[tw.ID] {
+		if tw.RetweetOf == "" && !slices.Contains(ours, tw.AuthorID) && !marked[tw.ID] {
 			targets = append(targets, tw.ID)
 		}
 		if len(targets) == perAccount {
 			break
 		}
 	}
-	before := likesBy(e.Sim.World(), users)
+	before := bookmarksBy(e.Sim.World(), users)
 	type answer struct {
 		account string
 		code    string
@@ -173,7 +173,7 @@ func TestAccountCapsOverMCP(t *testing.T) {
 				defer wg.Done()
 				ctx, cancel := context.WithTimeout(e.ctx, 60*time.Second)
 				defer cancel()
-				res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "x_like_tweet", Arguments: map[string]any{"tweet_id": id, "account": acc}})
+				res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "x_bookmark_tweet", Arguments: map[string]any{"tweet_id": id, "account": acc}})
 				if err != nil {
 					answers <- answer{acc, "protocol: " + err.Error()}
 					return
@@ -207,22 +207,22 @@ func TestAccountCapsOverMCP(t *testing.T) {
 			t.Errorf("%s: unexpected answer %s", a.account, a.code)
 		}
 	}
-	after := likesBy(e.Sim.World(), users)
+	after := bookmarksBy(e.Sim.World(), users)
 	for _, acc := range []string{"default", "brand_b"} {
-		if ok[acc] != likeCap || limited[acc] != perAccount-likeCap {
-			t.Errorf("account %s: %d liked, %d rate limited; want %d and %d", acc, ok[acc], limited[acc], likeCap, perAccount-likeCap)
+		if ok[acc] != bookmarkCap || limited[acc] != perAccount-bookmarkCap {
+			t.Errorf("account %s: %d bookmarked, %d rate limited; want %d and %d", acc, ok[acc], limited[acc], bookmarkCap, perAccount-bookmarkCap)
 		}
-		if got := after[acc] - before[acc]; got != likeCap {
-			t.Errorf("account %s made %d likes on X, want %d", acc, got, likeCap)
+		if got := after[acc] - before[acc]; got != bookmarkCap {
+			t.Errorf("account %s made %d bookmarks on X, want %d", acc, got, bookmarkCap)
 		}
 	}
 }
 
-// likesBy counts the likes each account's user has in w.
-func likesBy(w *xsim.World, users map[string]string) map[string]int {
+// bookmarksBy counts the bookmarks each account's user has in w.
+func bookmarksBy(w *xsim.World, users map[string]string) map[string]int {
 	out := map[string]int{}
 	for acc, id := range users {
-		for _, l := range w.Likes {
+		for _, l := range w.Bookmarks {
 			if l.From == id {
 				out[acc]++
 			}

@@ -41,10 +41,12 @@ func testAgentApprovalCase(t *testing.T, top bool, own string) {
 		if storetest.BackendOf(t) == storetest.Postgres {
 			c.Storage.DatabaseURL = storetest.Target(t)
 		}
-		// Likes wait for a human; posts run at once, so one whose answer
-		// is lost leaves an unknown outcome to resolve.
+		// Bookmarks wait for a human; posts run at once, so one whose
+		// answer is lost leaves an unknown outcome to resolve. (Not likes:
+		// X's automation rules leave those to a person whatever the
+		// setting.)
 		c.ApprovalMode = false
-		c.MCPPolicy.RequireApprovalFor = []string{"x_like_tweet"}
+		c.MCPPolicy.RequireApprovalFor = []string{"x_bookmark_tweet"}
 		c.MCPPolicy.MaxMutationsPerHour = 0
 		c.MCPPolicy.AllowAgentApproval = top
 		section := map[string]any{}
@@ -63,7 +65,7 @@ func testAgentApprovalCase(t *testing.T, top bool, own string) {
 		t.Fatal(err)
 	}
 	servers := map[string]*env{"default": e, "brand_b": e.serverFor(b.MCPServer)}
-	likable := e.likableTweets(users["default"], users["brand_b"])
+	marked := e.unmarkedTweets(users["default"], users["brand_b"])
 	for _, server := range []string{"default", "brand_b"} {
 		s := servers[server]
 		var listed []string
@@ -92,7 +94,7 @@ func testAgentApprovalCase(t *testing.T, top bool, own string) {
 				if acc != server || tool == "approve_item" {
 					args["account"] = acc
 				}
-				s.decide(t, name, tool, acc, args, allowed[acc], users[acc], likable)
+				s.decide(t, name, tool, acc, args, allowed[acc], users[acc], marked)
 			}
 		}
 	}
@@ -122,24 +124,25 @@ func (e *env) serverFor(build func(mcpserver.Options) (*mcp.Server, []*mcpserver
 	return &env{t: e.t, ctx: e.ctx, Home: e.Home, Cfg: e.Cfg, App: e.App, Sim: e.Sim, Media: e.Media, cs: cs, ss: ss}
 }
 
-// likableTweets hands out posts that none of users likes yet, one per call.
-func (e *env) likableTweets(users ...string) func() string {
-	liked := map[string]bool{}
-	for _, l := range e.Sim.World().Likes {
+// unmarkedTweets hands out posts that none of users bookmarked yet, one
+// per call.
+func (e *env) unmarkedTweets(users ...string) func() string {
+	marked := map[string]bool{}
+	for _, l := range e.Sim.World().Bookmarks {
 		if slices.Contains(users, l.From) {
-			liked[l.To] = true
+			marked[l.To] = true
 		}
 	}
 	var ids []string
 	for _, tw := range e.Sim.World().Tweets {
-		if tw.RetweetOf == "" && !slices.Contains(users, tw.AuthorID) && !liked[tw.ID] {
+		if tw.RetweetOf == "" && !slices.Contains(users, tw.AuthorID) && !marked[tw.ID] {
 			ids = append(ids, tw.ID)
 		}
 	}
 	return func() string {
 		e.t.Helper()
 		if len(ids) == 0 {
-			e.t.Fatal("no post left that the accounts do not like")
+			e.t.Fatal("no post left that the accounts did not bookmark")
 		}
 		id := ids[0]
 		ids = ids[1:]
@@ -148,12 +151,12 @@ func (e *env) likableTweets(users ...string) func() string {
 }
 
 // decide runs one human-decision tool for account acc and checks that it
-// acted exactly when allowed: the item is decided (the like is on X, the
-// unknown outcome resolved) or left untouched for a human.
-func (e *env) decide(t *testing.T, name, tool, acc string, args map[string]any, allowed bool, user string, likable func() string) {
+// acted exactly when allowed: the item is decided (the bookmark is on X,
+// the unknown outcome resolved) or left untouched for a human.
+func (e *env) decide(t *testing.T, name, tool, acc string, args map[string]any, allowed bool, user string, unmarked func() string) {
 	t.Helper()
 	onX := func(tweet string) bool {
-		for _, l := range e.Sim.World().Likes {
+		for _, l := range e.Sim.World().Bookmarks {
 			if l.From == user && l.To == tweet {
 				return true
 			}
@@ -161,11 +164,11 @@ func (e *env) decide(t *testing.T, name, tool, acc string, args map[string]any, 
 		return false
 	}
 	queue := func() (int64, string) {
-		tweet := likable()
+		tweet := unmarked()
 		var r routed
-		e.call("x_like_tweet", map[string]any{"tweet_id": tweet, "account": acc}).ok(t, &r)
+		e.call("x_bookmark_tweet", map[string]any{"tweet_id": tweet, "account": acc}).ok(t, &r)
 		if !r.Routed {
-			t.Fatalf("%s: the like for %s was not queued", name, acc)
+			t.Fatalf("%s: the bookmark for %s was not queued", name, acc)
 		}
 		return r.ApprovalID, tweet
 	}
@@ -202,7 +205,7 @@ func (e *env) decide(t *testing.T, name, tool, acc string, args map[string]any, 
 			t.Errorf("%s: item %d is %s, want %s", name, id, got, want)
 		}
 		if got := onX(tweet); got != (want == "executed") {
-			t.Errorf("%s: the like is on X: %t, want %t", name, got, want == "executed")
+			t.Errorf("%s: the bookmark is on X: %t, want %t", name, got, want == "executed")
 		}
 	case "resolve_mutation":
 		e.Sim.SetFault("POST /2/tweets", xsim.Fault{ErrorNext: 1, ErrorStatus: 503})

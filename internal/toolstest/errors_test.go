@@ -33,25 +33,25 @@ func families() []family {
 		{"write", "x_post_tweet", "POST /2/tweets", func(_ *env, n int) map[string]any {
 			return map[string]any{"text": fmt.Sprintf("Error mapping check number %d: nothing to see here.", n)}
 		}, true},
-		{"engage", "x_like_tweet", "POST /2/users/{id}/likes", func(e *env, n int) map[string]any {
+		{"engage", "x_bookmark_tweet", "POST /2/users/{id}/bookmarks", func(e *env, n int) map[string]any {
 			return map[string]any{"tweet_id": e.engageTarget(n)}
 		}, true},
 	}
 }
 
-// engageTarget picks a different post the demo account has not liked for
-// each n.
+// engageTarget picks a different post the demo account has not
+// bookmarked for each n.
 func (e *env) engageTarget(n int) string {
 	e.t.Helper()
 	w := e.Sim.World()
 	var ids []string
 	for _, tw := range w.Tweets {
-		if tw.AuthorID != w.DemoUserID && tw.RetweetOf == "" && !hasEdge(w.Likes, w.DemoUserID, tw.ID) {
+		if tw.AuthorID != w.DemoUserID && tw.RetweetOf == "" && !hasEdge(w.Bookmarks, w.DemoUserID, tw.ID) {
 			ids = append(ids, tw.ID)
 		}
 	}
 	if len(ids) == 0 {
-		e.t.Fatal("no post left to like")
+		e.t.Fatal("no post left to bookmark")
 	}
 	return ids[(n*7)%len(ids)]
 }
@@ -141,7 +141,7 @@ func TestErrorMapping(t *testing.T) {
 				}
 				want := map[string]int64{}
 				if f.name == "engage" {
-					want[xsim.CountLikes] = 1
+					want[xsim.CountBookmarks] = 1
 				}
 				e.requireDelta(before, want)
 			})
@@ -154,9 +154,9 @@ func TestErrorMapping(t *testing.T) {
 			case "read":
 				r = e.call("get_tweet_by_id", map[string]any{"tweet_id": "1"})
 			case "engage":
-				r = e.call("x_like_tweet", map[string]any{"tweet_id": "2"})
+				r = e.call("x_bookmark_tweet", map[string]any{"tweet_id": "2"})
 				requireAuditFailure(t, e, r, "failure", apperr.XNotFound)
-				e.call("x_follow_user", map[string]any{"target_user_id": "3"}).fails(t, apperr.XNotFound)
+				e.call("x_retweet", map[string]any{"tweet_id": "3"}).fails(t, apperr.XNotFound)
 			case "write":
 				// Deletes reach X only through approval.
 				var q routed
@@ -209,7 +209,7 @@ func TestErrorMapping(t *testing.T) {
 			r.fails(t, apperr.XAccountRestricted).mentions(t, "suspended")
 			requireAuditFailure(t, e, r, "failure", apperr.XAccountRestricted)
 		}
-		e.call("x_follow_user", map[string]any{"target_user_id": e.otherUser().ID}).fails(t, apperr.XAccountRestricted)
+		e.call("x_retweet", map[string]any{"tweet_id": e.engageTarget(next())}).fails(t, apperr.XAccountRestricted)
 		e.requireDelta(before, nil)
 	})
 }

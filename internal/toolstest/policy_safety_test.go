@@ -101,8 +101,10 @@ func TestApprovalModeReportsWhatHappens(t *testing.T) {
 		name     string
 		template string
 		want     []string
-		// likeRuns says whether a like executes with approval_mode on.
-		likeRuns bool
+		// bookmarkRuns says whether a bookmark executes with approval_mode
+		// on. (A like would go to a person whatever the policy: X's
+		// automation rules.)
+		bookmarkRuns bool
 	}{
 		{"growth_aggressive allows past approval mode", policy.TemplateGrowthAggressive, []string{"template:growth_aggressive:allow_all"}, true},
 		{"no template: approval mode routes everything", "", []string{}, false},
@@ -124,15 +126,15 @@ func TestApprovalModeReportsWhatHappens(t *testing.T) {
 			}
 			before := e.counters()
 			var a mutationAnswer
-			e.call("x_like_tweet", map[string]any{"tweet_id": e.engageTarget(0)}).ok(t, &a)
-			if tt.likeRuns {
+			e.call("x_bookmark_tweet", map[string]any{"tweet_id": e.engageTarget(0)}).ok(t, &a)
+			if tt.bookmarkRuns {
 				if a.Routed {
-					t.Fatal("overridden_by says the like runs, but it was routed to approval")
+					t.Fatal("overridden_by says the bookmark runs, but it was routed to approval")
 				}
-				e.requireDelta(before, map[string]int64{xsim.CountLikes: 1})
+				e.requireDelta(before, map[string]int64{xsim.CountBookmarks: 1})
 			} else {
 				if !a.Routed || a.MatchedRuleID != policy.RuleApprovalMode {
-					t.Fatalf("nothing overrides approval mode, but the like was not routed by it: %+v", a)
+					t.Fatalf("nothing overrides approval mode, but the bookmark was not routed by it: %+v", a)
 				}
 				e.requireDelta(before, nil)
 			}

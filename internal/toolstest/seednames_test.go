@@ -12,8 +12,8 @@ import (
 // may not disagree.
 func TestRecentMutationsByToolName(t *testing.T) {
 	e := newEnv(t, envOptions{permissive: true})
-	executed(t, e.call("x_post_tweet", map[string]any{"text": "A post to filter out of the likes."}), nil)
-	executed(t, e.call("x_like_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}), nil)
+	executed(t, e.call("x_post_tweet", map[string]any{"text": "A post to filter out of the bookmarks."}), nil)
+	executed(t, e.call("x_bookmark_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}), nil)
 	type rows struct {
 		Mutations []struct {
 			Tool string `json:"tool_name"`
@@ -21,17 +21,17 @@ func TestRecentMutationsByToolName(t *testing.T) {
 		Count int `json:"count"`
 	}
 	for _, args := range []map[string]any{
-		{"tool_name": "x_like_tweet"},
-		{"tool": "x_like_tweet"},
-		{"tool_name": "x_like_tweet", "tool": "x_like_tweet"},
+		{"tool_name": "x_bookmark_tweet"},
+		{"tool": "x_bookmark_tweet"},
+		{"tool_name": "x_bookmark_tweet", "tool": "x_bookmark_tweet"},
 	} {
 		var got rows
 		e.call("get_recent_mutations", args).ok(t, &got)
-		if got.Count != 1 || len(got.Mutations) != 1 || got.Mutations[0].Tool != "x_like_tweet" {
-			t.Errorf("get_recent_mutations %v: %+v, want the one x_like_tweet row", args, got)
+		if got.Count != 1 || len(got.Mutations) != 1 || got.Mutations[0].Tool != "x_bookmark_tweet" {
+			t.Errorf("get_recent_mutations %v: %+v, want the one x_bookmark_tweet row", args, got)
 		}
 	}
-	e.call("get_recent_mutations", map[string]any{"tool_name": "x_like_tweet", "tool": "x_post_tweet"}).
+	e.call("get_recent_mutations", map[string]any{"tool_name": "x_bookmark_tweet", "tool": "x_post_tweet"}).
 		fails(t, apperr.InvalidInput).mentions(t, "tool_name")
 	e.call("get_recent_mutations", map[string]any{"tool_name": "x_no_such_tool"}).
 		fails(t, apperr.InvalidInput).mentions(t, "tool_name", "x_no_such_tool")

@@ -291,9 +291,9 @@ type scoreResult struct {
 // and denies the next mutation without reaching X.
 func TestPolicyRateLimit(t *testing.T) {
 	e := newEnv(t, envOptions{permissive: true, configure: func(c *config.Config) { c.MCPPolicy.MaxMutationsPerHour = 1 }})
-	executed(t, e.call("x_like_tweet", map[string]any{"tweet_id": e.engageTarget(1)}), nil)
+	executed(t, e.call("x_bookmark_tweet", map[string]any{"tweet_id": e.engageTarget(1)}), nil)
 	before := e.counters()
-	r := e.call("x_like_tweet", map[string]any{"tweet_id": e.engageTarget(2)}).fails(t, apperr.PolicyRateLimited)
+	r := e.call("x_bookmark_tweet", map[string]any{"tweet_id": e.engageTarget(2)}).fails(t, apperr.PolicyRateLimited)
 	if _, ok := r.extra("rate_limit_reset").(string); !ok {
 		t.Fatalf("no rate_limit_reset: %v", r.Error.Extra)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -61,7 +62,8 @@ func strangerOf(t *testing.T, sim *xsim.Server, n int) string {
 // the error links to x.com where a person can do it by hand, and what a
 // Web Intent makes is handed to a person (audit status handed_off). A reply's
 // summons is found with one read of the post replied to. On enterprise
-// every one of them runs.
+// every one of them runs, but for an agent's like or follow, which X's
+// automation rules leave to a person: it is queued, and X sees nothing.
 func TestXPlatformRules(t *testing.T) {
 	type spelling struct {
 		name, tool string
@@ -140,6 +142,19 @@ func TestXPlatformRules(t *testing.T) {
 					writes, reads := x.snapshot()
 					counters, billed := e.Sim.Counters(), e.Sim.Billing()
 					r := e.call(tc.tool, tc.args(me, post, user))
+					if access == config.AccessEnterprise && (strings.HasSuffix(tc.name, " like") || strings.HasSuffix(tc.name, " follow")) {
+						// X's API takes it, its automation rules leave it to a
+						// person (TestLikesAndFollowsGoToAPerson).
+						var q routed
+						r.ok(t, &q)
+						if !q.Routed || q.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleLikesFollows {
+							t.Fatalf("%s: %s, want it queued for a person", tc.tool, r.Data)
+						}
+						if w, _ := x.snapshot(); w != writes {
+							t.Fatalf("%s: %d writes reached X before a person decided", tc.tool, w-writes)
+						}
+						return
+					}
 					if access == config.AccessEnterprise || tc.code == "" {
 						r.ok(t, nil)
 						if w, _ := x.snapshot(); w == writes {

@@ -1,6 +1,7 @@
 package toolstest
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/envelope"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -48,6 +50,32 @@ func requireUndo(t *testing.T, rb *envelope.Rollback, tool string, params map[st
 			t.Fatalf("rollback undo_params[%s] = %v, want %v", k, rb.UndoParams[k], v)
 		}
 	}
+}
+
+// approvedByPerson requires that r (an agent's like or follow) was queued
+// for a person by X's automation rules, approves it as a person, requires
+// that it ran, decodes its result into v and returns its rollback
+// guidance as the audit row records it.
+func (e *env) approvedByPerson(t *testing.T, r result, v any) *envelope.Rollback {
+	t.Helper()
+	var q routed
+	r.ok(t, &q)
+	if !q.Routed || q.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleLikesFollows {
+		t.Fatalf("%s: %s, want it queued for a person by %s", r.tool, r.Data, xrules.RuleLikesFollows)
+	}
+	it, resp, err := e.App.Gateway.Approve(e.ctx, q.ApprovalID, "alice", "")
+	if err != nil || it.Status != gateway.ApprovalExecuted || resp.Kind != gateway.Executed {
+		t.Fatalf("%s approved by a person: %+v %+v %v", r.tool, it, resp, err)
+	}
+	requireV4(t, resp.CorrelationID)
+	b, err := json.Marshal(resp.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s result %s: %v", r.tool, b, err)
+	}
+	return e.audit(resp.CorrelationID).Rollback
 }
 
 // audit reads one audit row through get_mutation_detail.
@@ -208,11 +236,18 @@ func TestMutationTools(t *testing.T) {
 			// Exactly the seed's shape: the state field and the tweet id.
 			want := map[string]any{pc.field: true, "tweet_id": target.ID}
 			var en map[string]any
-			r := executed(t, e.call(pc.do, map[string]any{"tweet_id": target.ID}), &en)
+			var rb *envelope.Rollback
+			if pc.do == "x_like_tweet" {
+				// X's automation rules: an agent's like waits for a person,
+				// whose approval runs it.
+				rb = e.approvedByPerson(t, e.call(pc.do, map[string]any{"tweet_id": target.ID}), &en)
+			} else {
+				rb = executed(t, e.call(pc.do, map[string]any{"tweet_id": target.ID}), &en).Meta.Rollback
+			}
 			if !maps.Equal(en, want) {
 				t.Fatalf("%s data %v, want %v", pc.do, en, want)
 			}
-			requireUndo(t, r.Meta.Rollback, pc.undo, map[string]any{"tweet_id": target.ID})
+			requireUndo(t, rb, pc.undo, map[string]any{"tweet_id": target.ID})
 			e.requireDelta(before, map[string]int64{pc.doCount: 1})
 			if !pc.state(e.Sim.World(), target.ID) {
 				t.Fatalf("%s: the emulator does not show the new state", pc.do)
@@ -252,11 +287,12 @@ func TestMutationTools(t *testing.T) {
 		u := e.otherUser()
 		before := e.counters()
 		var fs actions.FollowState
-		r := executed(t, e.call("x_follow_user", map[string]any{"target_user_id": u.ID}), &fs)
+		// An agent's follow waits for a person, whose approval runs it.
+		rb := e.approvedByPerson(t, e.call("x_follow_user", map[string]any{"target_user_id": u.ID}), &fs)
 		if !fs.Following || fs.TargetUserID != u.ID {
 			t.Fatalf("follow data %+v", fs)
 		}
-		requireUndo(t, r.Meta.Rollback, "x_unfollow_user", map[string]any{"target_user_id": u.ID})
+		requireUndo(t, rb, "x_unfollow_user", map[string]any{"target_user_id": u.ID})
 		e.requireDelta(before, map[string]int64{xsim.CountFollows: 1})
 		if !hasEdge(e.Sim.World().Follows, demo, u.ID) {
 			t.Fatal("the emulator does not show the follow")
@@ -365,7 +401,7 @@ func TestXNotConfigured(t *testing.T) {
 		args map[string]any
 	}{
 		{"x_post_tweet", map[string]any{"text": "No token, no post."}},
-		{"x_like_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}},
+		{"x_bookmark_tweet", map[string]any{"tweet_id": e.demoTweet(nil).ID}},
 		{"x_post", map[string]any{"path": "/2/tweets", "body": `{"text":"No token, no raw post."}`}},
 	} {
 		r := e.call(c.tool, c.args).fails(t, apperr.XNotConfigured)

@@ -28,7 +28,7 @@ func likesFollows(call Call) *ToPerson {
 		return nil
 	}
 	return &ToPerson{Rule: RuleLikesFollows, PersonOnly: true,
-		Reason: "X's developer guidelines forbid automated likes and follows (a like must be directly initiated by the user): a person decides " + what}
+		Reason: "X's developer guidelines allow no automated likes or follows (a like must be directly initiated by the user; no automated following): a person decides " + what}
 }
 
 // PersonOnly returns the route of a call that only a person may decide,
