@@ -13,16 +13,17 @@ import (
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
-// TestThousandIdenticalLikesExecuteOnce sends 1,000 identical x_like_tweet
-// calls from 50 goroutines spread over 5 MCP client sessions of one real
-// server (in-memory transports), against the sandbox emulator with a
-// policy that allows likes. Exactly one call may reach X. It runs on the
+// TestThousandIdenticalBookmarksExecuteOnce sends 1,000 identical
+// x_bookmark_tweet calls from 50 goroutines spread over 5 MCP client
+// sessions of one real server (in-memory transports), against the sandbox
+// emulator with a policy that allows bookmarks. (Not likes: an agent's
+// like always waits for a person, X's automation rules.) Exactly one call may reach X. It runs on the
 // home's SQLite file and on a PostgreSQL database.
-func TestThousandIdenticalLikesExecuteOnce(t *testing.T) {
-	storetest.ForEachBackend(t, testThousandIdenticalLikesExecuteOnce)
+func TestThousandIdenticalBookmarksExecuteOnce(t *testing.T) {
+	storetest.ForEachBackend(t, testThousandIdenticalBookmarksExecuteOnce)
 }
 
-func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
+func testThousandIdenticalBookmarksExecuteOnce(t *testing.T) {
 	const (
 		sessions   = 5
 		goroutines = 50
@@ -35,7 +36,7 @@ func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
 	h := newHarness(t, &cfg, app.Options{Sandbox: true})
 	x := h.a.Sim.Server
 	tweet := (&sim{Server: x}).foreignTweets(t, 1)[0]
-	before := x.Counters()["likes"]
+	before := x.Counters()[xsim.CountBookmarks]
 	cs := make([]*mcp.ClientSession, sessions)
 	for i := range cs {
 		cs[i] = h.connect()
@@ -51,7 +52,7 @@ func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < perG; i++ {
-				e, err := call(h.ctx, cs[g%sessions], "x_like_tweet", map[string]any{"tweet_id": tweet})
+				e, err := call(h.ctx, cs[g%sessions], "x_bookmark_tweet", map[string]any{"tweet_id": tweet})
 				if err != nil {
 					errs <- err
 					continue
@@ -72,7 +73,7 @@ func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
 	var dups []env
 	for e := range envs {
 		if !e.Success {
-			t.Fatalf("a like failed: %s", e.raw)
+			t.Fatalf("a bookmark failed: %s", e.raw)
 		}
 		d := e.data(t)
 		if d["duplicate"] == true {
@@ -85,26 +86,26 @@ func testThousandIdenticalLikesExecuteOnce(t *testing.T) {
 		t.Fatalf("%d executed and %d duplicate envelopes, want 1 and %d", len(executed), len(dups), goroutines*perG-1)
 	}
 	orig := executed[0].Meta.CorrelationID
-	if d := executed[0].data(t); orig == "" || d["liked"] != true || d["tweet_id"] != tweet || executed[0].Meta.Rollback == nil {
+	if d := executed[0].data(t); orig == "" || d["bookmarked"] != true || d["tweet_id"] != tweet || executed[0].Meta.Rollback == nil {
 		t.Fatalf("executed envelope %s", executed[0].raw)
 	}
 	for _, e := range dups {
 		d := e.data(t)
 		cached, _ := d["cached_result"].(map[string]any)
-		if d["original_correlation_id"] != orig || e.Meta.CorrelationID != orig || cached["tweet_id"] != tweet || cached["liked"] != true {
+		if d["original_correlation_id"] != orig || e.Meta.CorrelationID != orig || cached["tweet_id"] != tweet || cached["bookmarked"] != true {
 			t.Fatalf("duplicate envelope does not point at the executed call %s: %s", orig, e.raw)
 		}
 	}
 
-	// The emulator saw one like and was billed for one like request.
-	if got := x.Counters()["likes"] - before; got != 1 {
-		t.Fatalf("emulator likes +%d, want +1", got)
+	// The emulator saw one bookmark and was billed for one bookmark request.
+	if got := x.Counters()[xsim.CountBookmarks] - before; got != 1 {
+		t.Fatalf("emulator bookmarks +%d, want +1", got)
 	}
-	if units := x.Billing().Units[xsim.BillInteraction]; units != 1 {
-		t.Fatalf("emulator billed %d like requests, want 1", units)
+	if units := x.Billing().Units[xsim.BillBookmark]; units != 1 {
+		t.Fatalf("emulator billed %d bookmark requests, want 1", units)
 	}
 	var audited, usage int
-	if err := h.a.DB.QueryRowContext(h.ctx, `SELECT count(*) FROM mutation_audit WHERE tool_name = 'x_like_tweet' AND status = 'success'`).Scan(&audited); err != nil {
+	if err := h.a.DB.QueryRowContext(h.ctx, `SELECT count(*) FROM mutation_audit WHERE tool_name = 'x_bookmark_tweet' AND status = 'success'`).Scan(&audited); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.a.DB.QueryRowContext(h.ctx, `SELECT count(*) FROM x_api_usage WHERE method = 'POST'`).Scan(&usage); err != nil {

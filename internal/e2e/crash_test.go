@@ -89,7 +89,8 @@ authorize_url = %[2]q
 token_url = %[3]q
 client_id = %[4]q
 timeout_seconds = 10
-# The children like and follow, which X allows only an enterprise app.
+# An enterprise app, as in the other proofs: none of X's self-serve
+# restrictions apply.
 access = "enterprise"
 
 [mcp_policy]
@@ -159,7 +160,8 @@ func (c *child) stop(t *testing.T) error {
 	}
 }
 
-// item is one agent intention: a post of text or a like of tweet.
+// item is one agent intention: a post of text or a bookmark of tweet. (A
+// like would wait for a person: X's automation rules.)
 type item struct {
 	text, tweet string
 }
@@ -168,7 +170,7 @@ func (it item) tool() (string, map[string]any) {
 	if it.text != "" {
 		return "x_post_tweet", map[string]any{"text": it.text}
 	}
-	return "x_like_tweet", map[string]any{"tweet_id": it.tweet}
+	return "x_bookmark_tweet", map[string]any{"tweet_id": it.tweet}
 }
 
 // agent hands out work and keeps what the client learned. Work whose answer
@@ -237,7 +239,7 @@ func (a *agent) record(it item, e env) {
 }
 
 // TestCrashNeverRepeatsAMutation kills a real `tuitbot mcp serve` with
-// SIGKILL at random points while agents post and like through it, restarts
+// SIGKILL at random points while agents post and bookmark through it, restarts
 // it, and has the agents retry whatever they got no answer for. Afterwards
 // nothing may have reached X twice, every audit row must be terminal and
 // the database must be intact.
@@ -254,19 +256,19 @@ func TestCrashNeverRepeatsAMutation(t *testing.T) {
 	// Slow writes keep a mutation in flight most of the time, so kills
 	// land between the pending audit row and its completion.
 	s.SetFault("POST /2/tweets", xsim.Fault{Latency: 6 * time.Millisecond})
-	s.SetFault("POST /2/users/:id/likes", xsim.Fault{Latency: 4 * time.Millisecond})
+	s.SetFault("POST /2/users/:id/bookmarks", xsim.Fault{Latency: 4 * time.Millisecond})
 	home := t.TempDir()
 	writeChildConfig(t, home, s)
 	me := s.DemoUserID()
-	likedBefore := map[string]bool{}
-	for _, l := range s.World().Likes {
+	markedBefore := map[string]bool{}
+	for _, l := range s.World().Bookmarks {
 		if l.From == me {
-			likedBefore[l.To] = true
+			markedBefore[l.To] = true
 		}
 	}
 	var targets []string
 	for _, tw := range s.World().Tweets {
-		if tw.AuthorID != me && !likedBefore[tw.ID] {
+		if tw.AuthorID != me && !markedBefore[tw.ID] {
 			targets = append(targets, tw.ID)
 		}
 	}
@@ -337,7 +339,7 @@ func TestCrashNeverRepeatsAMutation(t *testing.T) {
 	}
 
 	// X: every workload text at most once, every executed post exactly once,
-	// and no like request billed twice.
+	// and no bookmark request billed twice.
 	byText := s.postsByText()
 	onX := 0
 	for text, n := range byText {
@@ -357,14 +359,14 @@ func TestCrashNeverRepeatsAMutation(t *testing.T) {
 	if got := s.Counters()[xsim.CountTweetsCreated]; got != int64(onX) {
 		t.Fatalf("emulator created %d posts for %d workload texts", got, onX)
 	}
-	newLikes := 0
-	for _, l := range s.World().Likes {
-		if l.From == me && !likedBefore[l.To] {
-			newLikes++
+	newMarks := 0
+	for _, l := range s.World().Bookmarks {
+		if l.From == me && !markedBefore[l.To] {
+			newMarks++
 		}
 	}
-	if billed := s.Billing().Units[xsim.BillInteraction]; billed != int64(newLikes) {
-		t.Fatalf("%d like requests reached X for %d new likes", billed, newLikes)
+	if billed := s.Billing().Units[xsim.BillBookmark]; billed != int64(newMarks) {
+		t.Fatalf("%d bookmark requests reached X for %d new bookmarks", billed, newMarks)
 	}
 
 	// The database: intact, and no row left pending.
@@ -401,8 +403,8 @@ func TestCrashNeverRepeatsAMutation(t *testing.T) {
 	if strings.Contains(stderr.String(), tokenOf(t, home)) {
 		t.Fatal("the server logged the bearer token")
 	}
-	t.Logf("%d kills (%d before the session was up) in %v; audit rows %v; %d posts and %d likes on X; %d answers seen",
-		*crashKills, killedDuringStart, killing.Round(time.Millisecond), counts, onX, newLikes, len(ag.answered))
+	t.Logf("%d kills (%d before the session was up) in %v; audit rows %v; %d posts and %d bookmarks on X; %d answers seen",
+		*crashKills, killedDuringStart, killing.Round(time.Millisecond), counts, onX, newMarks, len(ag.answered))
 	if *crashKills >= 20 && counts["interrupted"] == 0 {
 		t.Fatal("no kill landed while a mutation was in flight; the test did not exercise recovery")
 	}

@@ -20,38 +20,39 @@ type outcome struct {
 }
 
 type faultCase struct {
-	name  string
-	fault xsim.Fault
-	post  outcome
-	like  outcome
+	name     string
+	fault    xsim.Fault
+	post     outcome
+	bookmark outcome
 }
 
 // faultCases are the emulator's misbehaviours and the gateway's required
 // answer for a post (never retried unless X provably did nothing) and for
-// a like (X-idempotent, so retried).
+// a bookmark (X-idempotent, so retried).
 func faultCases() []faultCase {
 	unknown := func(applied bool) outcome {
 		return outcome{code: apperr.XOutcomeUnknown, applied: applied, audit: "unknown"}
 	}
-	retriedLike := outcome{audit: "success", retried: true}
+	retriedMark := outcome{audit: "success", retried: true}
 	limited := outcome{code: apperr.XRateLimited, audit: "failure"}
 
 	return []faultCase{
 		// X's window resets in 15 minutes, beyond the client's wait cap:
 		// the caller gets x_rate_limited (retryable) and nothing ran.
 		{"429", xsim.Fault{RateLimitNext: 1}, limited, limited},
-		{"truncated body", xsim.Fault{TruncateNext: 1}, unknown(true), retriedLike},
-		{"503 before applying", xsim.Fault{ErrorNext: 1}, unknown(false), retriedLike},
-		{"connection reset", xsim.Fault{ResetNext: 1}, unknown(false), retriedLike},
-		{"timeout", xsim.Fault{TimeoutNext: 1}, unknown(false), retriedLike},
-		{"malformed JSON", xsim.Fault{MalformedNext: 1}, unknown(true), retriedLike},
-		{"apply then 503", xsim.Fault{ApplyThenFailNext: 1}, unknown(true), retriedLike},
-		{"apply then reset", xsim.Fault{ApplyThenFailNext: 1, ApplyThenReset: true}, unknown(true), retriedLike},
+		{"truncated body", xsim.Fault{TruncateNext: 1}, unknown(true), retriedMark},
+		{"503 before applying", xsim.Fault{ErrorNext: 1}, unknown(false), retriedMark},
+		{"connection reset", xsim.Fault{ResetNext: 1}, unknown(false), retriedMark},
+		{"timeout", xsim.Fault{TimeoutNext: 1}, unknown(false), retriedMark},
+		{"malformed JSON", xsim.Fault{MalformedNext: 1}, unknown(true), retriedMark},
+		{"apply then 503", xsim.Fault{ApplyThenFailNext: 1}, unknown(true), retriedMark},
+		{"apply then reset", xsim.Fault{ApplyThenFailNext: 1, ApplyThenReset: true}, unknown(true), retriedMark},
 	}
 }
 
-// TestFaultsNeverDoublePost runs distinct posts and likes with a fault on
-// every fifth call (20%), cycling through every fault kind for both.
+// TestFaultsNeverDoublePost runs distinct posts and bookmarks with a fault
+// on every fifth call (20%), cycling through every fault kind for both.
+// (Bookmarks rather than likes: an agent's like waits for a person.)
 func TestFaultsNeverDoublePost(t *testing.T) {
 	s := startSim(t, nil)
 	cfg := permissive(t.TempDir())
@@ -62,20 +63,20 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 	cases := faultCases()
 	const calls = 80
 	me := s.DemoUserID()
-	likedBefore := map[string]bool{}
-	for _, l := range s.World().Likes {
+	markedBefore := map[string]bool{}
+	for _, l := range s.World().Bookmarks {
 		if l.From == me {
-			likedBefore[l.To] = true
+			markedBefore[l.To] = true
 		}
 	}
 	var targets []string
 	for _, id := range s.foreignTweets(t, calls) {
-		if !likedBefore[id] && len(targets) < calls/2 {
+		if !markedBefore[id] && len(targets) < calls/2 {
 			targets = append(targets, id)
 		}
 	}
 	if len(targets) < calls/2 {
-		t.Fatalf("only %d foreign posts the demo user has not liked", len(targets))
+		t.Fatalf("only %d foreign posts the demo user has not bookmarked", len(targets))
 	}
 
 	type record struct {
@@ -84,7 +85,7 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 		want        outcome
 		got         env
 	}
-	var posts, likes []record
+	var posts, marks []record
 	faulted := 0
 	for i := 0; i < calls; i++ {
 		isPost := i%2 == 0
@@ -98,8 +99,8 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 				want = fc.post
 				s.SetFault("POST /2/tweets", fc.fault)
 			} else {
-				want = fc.like
-				s.SetFault("POST /2/users/:id/likes", fc.fault)
+				want = fc.bookmark
+				s.SetFault("POST /2/users/:id/bookmarks", fc.fault)
 			}
 		}
 		if isPost {
@@ -108,8 +109,8 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 			posts = append(posts, record{text: text, fault: fname, want: want, got: e})
 		} else {
 			tw := targets[i/2]
-			e := mustCall(t, h.ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tw})
-			likes = append(likes, record{tweet: tw, fault: fname, want: want, got: e})
+			e := mustCall(t, h.ctx, cs, "x_bookmark_tweet", map[string]any{"tweet_id": tw})
+			marks = append(marks, record{tweet: tw, fault: fname, want: want, got: e})
 		}
 		s.ClearFaults()
 	}
@@ -147,16 +148,16 @@ func TestFaultsNeverDoublePost(t *testing.T) {
 			t.Fatalf("post %q (fault %q): %d on X, want %d", r.text, r.fault, byText[r.text], want)
 		}
 	}
-	liked := map[string]bool{}
-	for _, l := range s.World().Likes {
+	marked := map[string]bool{}
+	for _, l := range s.World().Bookmarks {
 		if l.From == me {
-			liked[l.To] = true
+			marked[l.To] = true
 		}
 	}
-	for _, r := range likes {
-		check("like", r)
-		if liked[r.tweet] != (r.want.code == "") {
-			t.Fatalf("like of %s (fault %q): liked %v", r.tweet, r.fault, liked[r.tweet])
+	for _, r := range marks {
+		check("bookmark", r)
+		if marked[r.tweet] != (r.want.code == "") {
+			t.Fatalf("bookmark of %s (fault %q): bookmarked %v", r.tweet, r.fault, marked[r.tweet])
 		}
 	}
 

@@ -217,7 +217,7 @@ func (f *fleet) kill(i int) {
 }
 
 // session picks a session of host n%hostCount for call number n.
-// spread sends n x_like_tweet calls with args(i) from workers goroutines,
+// spread sends n x_bookmark_tweet calls with args(i) from workers goroutines,
 // round-robin over the hosts' sessions, and returns every answer; a call
 // that fails on the wire fails the test.
 func (f *fleet) spread(ctx context.Context, t *testing.T, n, workers int, args func(i int) map[string]any) <-chan env {
@@ -236,7 +236,7 @@ func (f *fleet) spread(ctx context.Context, t *testing.T, n, workers int, args f
 			defer wg.Done()
 			for k := range next {
 				h, cs := f.session(k)
-				e, err := call(ctx, cs, "x_like_tweet", args(k))
+				e, err := call(ctx, cs, "x_bookmark_tweet", args(k))
 				if err != nil {
 					errs <- fmt.Errorf("host %d: %w", h, err)
 					continue
@@ -289,26 +289,27 @@ func (f *fleet) auditCounts() map[string]int {
 	return out
 }
 
-// unlikedForeign returns n posts by others the demo user has not liked.
-func unlikedForeign(t *testing.T, s *sim, n int) []string {
+// unmarkedForeign returns n posts by others the demo user has not
+// bookmarked.
+func unmarkedForeign(t *testing.T, s *sim, n int) []string {
 	t.Helper()
 	me := s.DemoUserID()
-	liked := map[string]bool{}
-	for _, l := range s.World().Likes {
+	marked := map[string]bool{}
+	for _, l := range s.World().Bookmarks {
 		if l.From == me {
-			liked[l.To] = true
+			marked[l.To] = true
 		}
 	}
 	var out []string
 	for _, tw := range s.World().Tweets {
-		if tw.AuthorID != me && tw.RetweetOf == "" && !liked[tw.ID] {
+		if tw.AuthorID != me && tw.RetweetOf == "" && !marked[tw.ID] {
 			out = append(out, tw.ID)
 			if len(out) == n {
 				return out
 			}
 		}
 	}
-	t.Fatalf("the demo world has %d unliked foreign posts, the test needs %d", len(out), n)
+	t.Fatalf("the demo world has %d unbookmarked foreign posts, the test needs %d", len(out), n)
 	return nil
 }
 
@@ -322,11 +323,11 @@ func TestHostsSharePostgres(t *testing.T) {
 	x := startSim(t, nil)
 	ctx := context.Background()
 
-	t.Run("identical likes execute once", func(t *testing.T) {
+	t.Run("identical bookmarks execute once", func(t *testing.T) {
 		const calls, workers = 1000, 48
 		f := newFleet(t, bin, x, "max_mutations_per_hour = 0", nil)
-		tweet := unlikedForeign(t, x, 1)[0]
-		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
+		tweet := unmarkedForeign(t, x, 1)[0]
+		bookmarks, billed := x.Counters()[xsim.CountBookmarks], x.Billing().Units[xsim.BillBookmark]
 		results := f.spread(ctx, t, calls, workers, func(int) map[string]any { return map[string]any{"tweet_id": tweet} })
 		// Within one process an identical call waits for the one running;
 		// on another host it is told the call is in flight (and which).
@@ -344,13 +345,13 @@ func TestHostsSharePostgres(t *testing.T) {
 				inFlight++
 				others = append(others, e)
 			default:
-				t.Fatalf("a like failed: %s", e.raw)
+				t.Fatalf("a bookmark failed: %s", e.raw)
 			}
 		}
-		gotLikes := x.Counters()[xsim.CountLikes] - likes
-		gotBilled := x.Billing().Units[xsim.BillInteraction] - billed
-		t.Logf("%d calls over %d hosts: %d executed, %d duplicates, %d told in flight; emulator likes +%d, like requests +%d",
-			calls, hostCount, len(executed), len(others)-inFlight, inFlight, gotLikes, gotBilled)
+		gotMarks := x.Counters()[xsim.CountBookmarks] - bookmarks
+		gotBilled := x.Billing().Units[xsim.BillBookmark] - billed
+		t.Logf("%d calls over %d hosts: %d executed, %d duplicates, %d told in flight; emulator bookmarks +%d, bookmark requests +%d",
+			calls, hostCount, len(executed), len(others)-inFlight, inFlight, gotMarks, gotBilled)
 		if len(executed) != 1 || len(others) != calls-1 {
 			t.Fatalf("%d executed and %d duplicate or in-flight answers, want 1 and %d", len(executed), len(others), calls-1)
 		}
@@ -360,37 +361,37 @@ func TestHostsSharePostgres(t *testing.T) {
 				t.Fatalf("answer points at %q, not at the one execution %q: %s", got, orig, e.raw)
 			}
 		}
-		if gotLikes != 1 || gotBilled != 1 {
-			t.Fatalf("emulator likes +%d and like requests +%d, want +1 and +1", gotLikes, gotBilled)
+		if gotMarks != 1 || gotBilled != 1 {
+			t.Fatalf("emulator bookmarks +%d and bookmark requests +%d, want +1 and +1", gotMarks, gotBilled)
 		}
 	})
 
 	t.Run("hourly cap holds across hosts", func(t *testing.T) {
 		const distinct, limit, workers = 100, 5, 30
 		f := newFleet(t, bin, x, fmt.Sprintf("max_mutations_per_hour = %d", limit), nil)
-		targets := unlikedForeign(t, x, distinct)
-		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
+		targets := unmarkedForeign(t, x, distinct)
+		bookmarks, billed := x.Counters()[xsim.CountBookmarks], x.Billing().Units[xsim.BillBookmark]
 		results := f.spread(ctx, t, distinct, workers, func(n int) map[string]any { return map[string]any{"tweet_id": targets[n]} })
 		executed, refused := 0, map[apperr.Code]int{}
 		for e := range results {
 			if e.Success {
 				if isDuplicate(e) {
-					t.Fatalf("a distinct like answered duplicate: %s", e.raw)
+					t.Fatalf("a distinct bookmark answered duplicate: %s", e.raw)
 				}
 				executed++
 				continue
 			}
 			refused[e.code()]++
 		}
-		gotLikes := x.Counters()[xsim.CountLikes] - likes
-		gotBilled := x.Billing().Units[xsim.BillInteraction] - billed
-		t.Logf("%d distinct likes over %d hosts with a cap of %d/hour: %d executed, refused %v; emulator likes +%d, like requests +%d",
-			distinct, hostCount, limit, executed, refused, gotLikes, gotBilled)
-		if executed > limit || gotLikes > limit || gotBilled > limit {
-			t.Fatalf("%d executed, emulator likes +%d, like requests +%d: the cap of %d did not hold", executed, gotLikes, gotBilled, limit)
+		gotMarks := x.Counters()[xsim.CountBookmarks] - bookmarks
+		gotBilled := x.Billing().Units[xsim.BillBookmark] - billed
+		t.Logf("%d distinct bookmarks over %d hosts with a cap of %d/hour: %d executed, refused %v; emulator bookmarks +%d, bookmark requests +%d",
+			distinct, hostCount, limit, executed, refused, gotMarks, gotBilled)
+		if executed > limit || gotMarks > limit || gotBilled > limit {
+			t.Fatalf("%d executed, emulator bookmarks +%d, bookmark requests +%d: the cap of %d did not hold", executed, gotMarks, gotBilled, limit)
 		}
-		if executed != limit || int64(executed) != gotLikes || gotBilled != gotLikes {
-			t.Fatalf("%d executed, emulator likes +%d, like requests +%d; want the cap (%d) used exactly", executed, gotLikes, gotBilled, limit)
+		if executed != limit || int64(executed) != gotMarks || gotBilled != gotMarks {
+			t.Fatalf("%d executed, emulator bookmarks +%d, bookmark requests +%d; want the cap (%d) used exactly", executed, gotMarks, gotBilled, limit)
 		}
 		if refused[apperr.Code("")] != 0 || sumCodes(refused) != distinct-executed {
 			t.Fatalf("refusals %v do not add up", refused)
@@ -400,14 +401,14 @@ func TestHostsSharePostgres(t *testing.T) {
 	t.Run("a killed host leaves no duplicate and recovers", func(t *testing.T) {
 		const distinct, copies, workers, armAfter, victim = 90, 3, 24, 20, 0
 		// The victim reaches X through a proxy that tells the test when
-		// one of its like requests is on the wire and holds it there until
+		// one of its bookmark requests is on the wire and holds it there until
 		// the victim is dead; then X applies it. So the kill always lands
 		// between a pending audit row and its outcome, and X has an
 		// effect whose caller never learnt of it.
-		trap := newLikeTrap(t, x.url)
+		trap := newBookmarkTrap(t, x.url)
 		f := newFleet(t, bin, x, "max_mutations_per_hour = 0", map[int]string{victim: trap.url})
-		targets := unlikedForeign(t, x, distinct)
-		likes, billed := x.Counters()[xsim.CountLikes], x.Billing().Units[xsim.BillInteraction]
+		targets := unmarkedForeign(t, x, distinct)
+		bookmarks, billed := x.Counters()[xsim.CountBookmarks], x.Billing().Units[xsim.BillBookmark]
 
 		// Every intent is sent copies times, to different hosts; a call
 		// that died with its host is retried on the next host, as an
@@ -450,7 +451,7 @@ func TestHostsSharePostgres(t *testing.T) {
 					tweet := targets[n%distinct]
 					for attempt := 0; ; attempt++ {
 						i, cs := f.session(n + attempt)
-						e, err := call(ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet})
+						e, err := call(ctx, cs, "x_bookmark_tweet", map[string]any{"tweet_id": tweet})
 						mu.Lock()
 						if err != nil {
 							dead := false
@@ -500,44 +501,44 @@ func TestHostsSharePostgres(t *testing.T) {
 		select {
 		case <-killed:
 		default:
-			t.Fatal("the victim sent no like after the trap was armed; nothing was killed")
+			t.Fatal("the victim sent no bookmark after the trap was armed; nothing was killed")
 		}
-		<-trap.forwarded // the held like has reached X
+		<-trap.forwarded // the held bookmark has reached X
 
 		// The dead host's rows stay pending: no other host recovers rows
 		// of a process it cannot prove dead... until the host restarts.
 		pendingBefore := f.auditCounts()["pending"]
 		if pendingBefore == 0 {
-			t.Fatal("no audit row was pending after the kill, though a like was on the wire")
+			t.Fatal("no audit row was pending after the kill, though a bookmark was on the wire")
 		}
 		h := f.start(victim)
 		mustCall(t, ctx, h.sessions[0], "get_recent_mutations", map[string]any{"limit": 1})
 		// The agent retries what it was told is in flight; nothing more
 		// may reach X.
-		midBilled := x.Billing().Units[xsim.BillInteraction]
+		midBilled := x.Billing().Units[xsim.BillBookmark]
 		for k, tweet := range inFlight {
 			_, cs := f.session(k)
-			e := mustCall(t, ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet})
+			e := mustCall(t, ctx, cs, "x_bookmark_tweet", map[string]any{"tweet_id": tweet})
 			if e.Success && !isDuplicate(e) {
-				t.Fatalf("a retry of an in-flight like executed again: %s", e.raw)
+				t.Fatalf("a retry of an in-flight bookmark executed again: %s", e.raw)
 			}
 			if !e.Success && e.code() != apperr.OutcomeUnverified {
-				t.Fatalf("a retry of an in-flight like after recovery: %s", e.raw)
+				t.Fatalf("a retry of an in-flight bookmark after recovery: %s", e.raw)
 			}
 		}
-		if got := x.Billing().Units[xsim.BillInteraction]; got != midBilled {
-			t.Fatalf("retrying %d in-flight likes sent %d more like requests to X", len(inFlight), got-midBilled)
+		if got := x.Billing().Units[xsim.BillBookmark]; got != midBilled {
+			t.Fatalf("retrying %d in-flight bookmarks sent %d more bookmark requests to X", len(inFlight), got-midBilled)
 		}
 		counts := f.auditCounts()
-		gotLikes := x.Counters()[xsim.CountLikes] - likes
-		gotBilled := x.Billing().Units[xsim.BillInteraction] - billed
-		t.Logf("%d calls (%d intents x %d) over %d hosts, host %d SIGKILLed with a like on the wire: %d calls lost with it, answers %v; %d rows pending before the restart, audit after %v; emulator likes +%d, like requests +%d",
-			total, distinct, copies, hostCount, victim, lost, answers, pendingBefore, counts, gotLikes, gotBilled)
-		if gotBilled != gotLikes {
-			t.Fatalf("%d like requests reached X for %d new likes: an intent reached X twice", gotBilled, gotLikes)
+		gotMarks := x.Counters()[xsim.CountBookmarks] - bookmarks
+		gotBilled := x.Billing().Units[xsim.BillBookmark] - billed
+		t.Logf("%d calls (%d intents x %d) over %d hosts, host %d SIGKILLed with a bookmark on the wire: %d calls lost with it, answers %v; %d rows pending before the restart, audit after %v; emulator bookmarks +%d, bookmark requests +%d",
+			total, distinct, copies, hostCount, victim, lost, answers, pendingBefore, counts, gotMarks, gotBilled)
+		if gotBilled != gotMarks {
+			t.Fatalf("%d bookmark requests reached X for %d new bookmarks: an intent reached X twice", gotBilled, gotMarks)
 		}
-		if gotLikes > distinct {
-			t.Fatalf("%d new likes for %d intents", gotLikes, distinct)
+		if gotMarks > distinct {
+			t.Fatalf("%d new bookmarks for %d intents", gotMarks, distinct)
 		}
 		if lost == 0 {
 			t.Fatal("no call was lost with the killed host")
@@ -552,10 +553,10 @@ func TestHostsSharePostgres(t *testing.T) {
 		if counts["interrupted"] == 0 {
 			t.Fatalf("the killed host's pending rows were not recovered as interrupted: %v", counts)
 		}
-		// A like X made whose answer died with the host is interrupted,
+		// A bookmark X made whose answer died with the host is interrupted,
 		// not success; nothing succeeded that X does not have.
-		if s := int64(counts["success"]); s > gotLikes || s+int64(counts["interrupted"]+counts["unknown"]) < gotLikes {
-			t.Fatalf("%d successful, %d interrupted and %d unknown audit rows for %d likes on X", s, counts["interrupted"], counts["unknown"], gotLikes)
+		if s := int64(counts["success"]); s > gotMarks || s+int64(counts["interrupted"]+counts["unknown"]) < gotMarks {
+			t.Fatalf("%d successful, %d interrupted and %d unknown audit rows for %d bookmarks on X", s, counts["interrupted"], counts["unknown"], gotMarks)
 		}
 		for i, hh := range f.hosts {
 			if strings.Contains(hh.stderr.String(), f.token) {
@@ -565,11 +566,11 @@ func TestHostsSharePostgres(t *testing.T) {
 	})
 }
 
-// likeTrap is a loopback proxy in front of the emulator. Once armed, the
-// first like request through it is reported on held and kept on the wire
+// bookmarkTrap is a loopback proxy in front of the emulator. Once armed, the
+// first bookmark request through it is reported on held and kept on the wire
 // until release closes; then it goes on to X even though its caller may
 // be gone.
-type likeTrap struct {
+type bookmarkTrap struct {
 	url       string
 	armed     atomic.Bool
 	once      sync.Once
@@ -578,7 +579,7 @@ type likeTrap struct {
 	forwarded chan struct{}
 }
 
-func newLikeTrap(t *testing.T, target string) *likeTrap {
+func newBookmarkTrap(t *testing.T, target string) *bookmarkTrap {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -587,9 +588,9 @@ func newLikeTrap(t *testing.T, target string) *likeTrap {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	// Requests of the killed host fail as it dies; that is expected.
 	proxy.ErrorLog = log.New(io.Discard, "", 0)
-	lt := &likeTrap{held: make(chan struct{}), release: make(chan struct{}), forwarded: make(chan struct{})}
+	lt := &bookmarkTrap{held: make(chan struct{}), release: make(chan struct{}), forwarded: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/likes") && lt.armed.Load() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/bookmarks") && lt.armed.Load() {
 			caught := false
 			lt.once.Do(func() { caught = true })
 			if caught {
@@ -609,7 +610,7 @@ func newLikeTrap(t *testing.T, target string) *likeTrap {
 	return lt
 }
 
-func (lt *likeTrap) arm() { lt.armed.Store(true) }
+func (lt *bookmarkTrap) arm() { lt.armed.Store(true) }
 
 // originalOf is the correlation id of the execution a duplicate or
 // in-flight answer points at.

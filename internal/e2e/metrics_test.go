@@ -83,11 +83,11 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // TestMetricsAfterSandboxWorkload drives a sandbox server over the HTTP
-// transport (posts, a duplicate, a routed like, a denied retweet), then
+// transport (posts, a duplicate, a bookmark routed by the policy, a denied retweet), then
 // scrapes /metrics and checks the counts each instrument must show.
 func TestMetricsAfterSandboxWorkload(t *testing.T) {
 	cfg := permissive(t.TempDir())
-	cfg.MCPPolicy.RequireApprovalFor = []string{"x_like_tweet"}
+	cfg.MCPPolicy.RequireApprovalFor = []string{"x_bookmark_tweet"}
 	cfg.MCPPolicy.RequireApprovalForSet = true
 	cfg.MCPPolicy.BlockedTools = []string{"x_retweet"}
 	h := newHarness(t, &cfg, app.Options{Sandbox: true})
@@ -120,8 +120,8 @@ func TestMetricsAfterSandboxWorkload(t *testing.T) {
 		}
 	}
 	tweet := (&sim{Server: h.a.Sim.Server}).foreignTweets(t, 1)[0]
-	if e := mustCall(t, ctx, cs, "x_like_tweet", map[string]any{"tweet_id": tweet}); !e.Success || e.data(t)["routed_to_approval"] != true {
-		t.Fatalf("like was not routed: %s", e.raw)
+	if e := mustCall(t, ctx, cs, "x_bookmark_tweet", map[string]any{"tweet_id": tweet}); !e.Success || e.data(t)["routed_to_approval"] != true {
+		t.Fatalf("bookmark was not routed: %s", e.raw)
 	}
 	if e := mustCall(t, ctx, cs, "x_retweet", map[string]any{"tweet_id": tweet}); e.Success || e.Error.Code == apperr.InternalError {
 		t.Fatalf("retweet was not denied: %s", e.raw)
@@ -133,7 +133,7 @@ func TestMetricsAfterSandboxWorkload(t *testing.T) {
 	}
 	want := map[string]float64{
 		`tuitbot_tool_calls_total{outcome="success",tool="x_post_tweet"}`:                                                         3,
-		`tuitbot_tool_calls_total{outcome="success",tool="x_like_tweet"}`:                                                         1,
+		`tuitbot_tool_calls_total{outcome="success",tool="x_bookmark_tweet"}`:                                                     1,
 		`tuitbot_tool_calls_total{outcome="error",tool="x_retweet"}`:                                                              1,
 		`mcp_server_operation_duration_seconds_count{error_type="",gen_ai_tool_name="x_post_tweet",mcp_method_name="tools/call"}`: 3,
 		`tuitbot_gateway_decisions_total{outcome="allowed"}`:                                                                      2,
