@@ -26,7 +26,12 @@ func TestAuditPageRowsAreAsBefore(t *testing.T) {
 		{Tool: "x_like_tweet", Caller: "mcp", Params: map[string]any{"tweet_id": liked}},
 		{Tool: "x_post_tweet", Caller: "cli", Params: map[string]any{"text": `<b>hi</b> & "q" ` + strings.Repeat("long ", 40)}},
 	} {
-		if resp, err := s.a.Gateway.Do(ctx, c); err != nil || resp.Kind != gateway.Executed {
+		resp, err := s.a.Gateway.Do(ctx, c)
+		if err == nil && c.Tool == "x_like_tweet" && resp.Kind == gateway.Routed {
+			// An agent's like waits for a person (X's automation rules).
+			_, resp, err = s.a.Gateway.Approve(ctx, resp.ApprovalID, "web", "")
+		}
+		if err != nil || resp.Kind != gateway.Executed {
 			t.Fatalf("%s: %+v %v", c.Tool, resp, err)
 		}
 	}
@@ -62,7 +67,8 @@ func TestAuditPageRowsAreAsBefore(t *testing.T) {
 
 // wantAuditRows is the table's body as the page printed it before rows
 // stored what they show (EXACT and LIKED stand for the time in this
-// machine's zone and the liked post's id).
+// machine's zone and the liked post's id). The like, an agent's, ran when a
+// person approved it, and its row says who.
 const wantAuditRows = `<tbody>
 <tr><td data-label="When"><time datetime="2026-01-01T00:00:00.000Z" title="EXACT">3 h ago</time></td><td class="what" data-label="What"><strong>Create list</strong> <span class="tool">x_list_create</span></td><td data-label="Status" class="status-success">success</td><td data-label="Asked by">mcp</td>
 <td><a href="/ui/audit/c6?account=brand_b">Details and rollback<span class="sr-only"> of Create list at EXACT</span></a></td></tr>
@@ -74,7 +80,7 @@ const wantAuditRows = `<tbody>
 <td><a href="/ui/audit/c3?account=brand_b">Details and rollback<span class="sr-only"> of Reply at EXACT</span></a></td></tr>
 <tr><td data-label="When"><time datetime="2026-01-01T00:00:00.000Z" title="EXACT">3 h ago</time></td><td class="what" data-label="What"><strong>Post</strong> <span class="tool">x_post_tweet</span><br><span class="said">&lt;b&gt;hi&lt;/b&gt; &amp; &#34;q&#34; long long long long long long long long long long long long long long long long long long long long long long long long long long long long lon…</span></td><td data-label="Status" class="status-success">success</td><td data-label="Asked by">cli</td>
 <td><a href="/ui/audit/c2?account=brand_b">Details and rollback<span class="sr-only"> of Post at EXACT</span></a></td></tr>
-<tr><td data-label="When"><time datetime="2026-01-01T00:00:00.000Z" title="EXACT">3 h ago</time></td><td class="what" data-label="What"><strong>Like</strong> <span class="tool">x_like_tweet</span><br><a href="/ui/posts/LIKED">post LIKED</a></td><td data-label="Status" class="status-success">success</td><td data-label="Asked by">mcp</td>
+<tr><td data-label="When"><time datetime="2026-01-01T00:00:00.000Z" title="EXACT">3 h ago</time></td><td class="what" data-label="What"><strong>Like</strong> <span class="tool">x_like_tweet</span><br><a href="/ui/posts/LIKED">post LIKED</a></td><td data-label="Status" class="status-success">success</td><td data-label="Asked by">mcp<br><span class="decided">approved by web</span></td>
 <td><a href="/ui/audit/c1?account=brand_b">Details and rollback<span class="sr-only"> of Like at EXACT</span></a></td></tr>
 `
 

@@ -175,10 +175,10 @@ func TestAuditFiltersByCaller(t *testing.T) {
 		c.ApprovalMode, c.Mode, c.MCPPolicy.RequireApprovalFor, c.MCPPolicy.RequireApprovalForSet = false, "autopilot", nil, true
 	})
 	for _, caller := range []string{"cli", "mcp"} {
-		tid := s.post("gopher_gabe", "like me, "+caller)
-		resp, err := s.a.Gateway.Do(t.Context(), gateway.Call{Tool: "x_like_tweet", Caller: caller, Params: map[string]any{"tweet_id": tid}})
+		tid := s.post("gopher_gabe", "bookmark me, "+caller)
+		resp, err := s.a.Gateway.Do(t.Context(), gateway.Call{Tool: "x_bookmark_tweet", Caller: caller, Params: map[string]any{"tweet_id": tid}})
 		if err != nil || resp.Kind != gateway.Executed {
-			t.Fatalf("like as %s: %+v %+v %v", caller, resp, resp.Queued, err)
+			t.Fatalf("bookmark as %s: %+v %+v %v", caller, resp, resp.Queued, err)
 		}
 	}
 	c, _ := s.client()
