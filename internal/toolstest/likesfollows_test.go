@@ -114,6 +114,38 @@ func TestLikesAndFollowsGoToAPerson(t *testing.T) {
 	}
 }
 
+// TestLegacyLikesAndFollowsGoToAPerson: the v1.1 spellings of a like and a
+// follow are the same effects and meet the same rule, whatever the policy
+// allows; an agent cannot approve them.
+func TestLegacyLikesAndFollowsGoToAPerson(t *testing.T) {
+	var x xTraffic
+	e := newEnv(t, envOptions{permissive: true, agentApproval: true, access: config.AccessEnterprise, onX: x.hook, configure: func(c *config.Config) {
+		c.MCPPolicy.Template = "growth_aggressive"
+	}})
+	user := e.otherUser().ID
+	post, err := e.Sim.PostAs(user, "A post on an old API", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, key, value string }{
+		{"v1.1 like", "/1.1/favorites/create.json", "id", post},
+		{"v1.1 follow", "/1.1/friendships/create.json", "user_id", user},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writes, _ := x.snapshot()
+			var q routed
+			e.call("x_post", map[string]any{"path": tc.path, "query": []map[string]string{{"key": tc.key, "value": tc.value}}}).ok(t, &q)
+			if !q.Routed || q.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleLikesFollows {
+				t.Fatalf("%s: %+v, want it queued by %s", tc.path, q, xrules.RuleLikesFollows)
+			}
+			e.call("approve_item", map[string]any{"id": q.ApprovalID}).fails(t, apperr.PolicyHardRule)
+			if w, _ := x.snapshot(); w != writes {
+				t.Fatalf("%d writes reached X, want none", w-writes)
+			}
+		})
+	}
+}
+
 // TestLikesAndFollowsByAPersonRunAtOnce: a like or follow a person typed
 // (the CLI's caller) is theirs already and runs at once on enterprise when
 // the policy allows it; an agent's undo of a like or follow is not
