@@ -147,14 +147,19 @@ func TestLegacyLikesAndFollowsGoToAPerson(t *testing.T) {
 }
 
 // TestLikesAndFollowsByAPersonRunAtOnce: a like or follow a person typed
-// (the CLI's caller) is theirs already and runs at once on enterprise when
-// the policy allows it; an agent's undo of a like or follow is not
-// routed by the rule (it makes no engagement) and runs too.
+// (the CLI's caller) or pressed (the web UI's rollback of an unlike) is
+// theirs already and runs at once on enterprise when the policy allows it;
+// an agent's undo of a like or follow is not routed by the rule (it makes
+// no engagement) and runs too.
 func TestLikesAndFollowsByAPersonRunAtOnce(t *testing.T) {
 	var x xTraffic
 	e := newEnv(t, envOptions{permissive: true, access: config.AccessEnterprise, onX: x.hook})
 	user := e.otherUser().ID
 	post, err := e.Sim.PostAs(user, "A post a person likes by hand", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pressed, err := e.Sim.PostAs(user, "A post a person likes again from the web UI", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +170,7 @@ func TestLikesAndFollowsByAPersonRunAtOnce(t *testing.T) {
 	}{
 		{"cli", "x_like_tweet", actions.TweetIDParams{TweetID: post}, xsim.CountLikes},
 		{"cli", "x_follow_user", map[string]any{"target_user_id": user}, xsim.CountFollows},
+		{"web", "x_like_tweet", actions.TweetIDParams{TweetID: pressed}, xsim.CountLikes},
 		{"mcp", "x_unlike_tweet", actions.TweetIDParams{TweetID: post}, xsim.CountUnlikes},
 		{"mcp", "x_unfollow_user", map[string]any{"target_user_id": user}, xsim.CountUnfollows},
 	} {

@@ -38,6 +38,7 @@ func TestAutomationRules(t *testing.T) {
 		{name: "a caller that names nobody likes", call: Call{Effect: "x_like_tweet", TweetID: "5"}, rule: RuleLikesFollows},
 		{name: "a like typed in the CLI", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: "cli"}},
 		{name: "a follow typed in the CLI", call: Call{Effect: "x_follow_user", TargetUser: "7", Caller: "cli"}},
+		{name: "a like pressed in the web UI", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: webCaller}},
 		{name: "an agent's unlike", call: Call{Effect: "x_unlike_tweet", TweetID: "5", Caller: "mcp"}},
 		{name: "an agent's unfollow", call: Call{Effect: "x_unfollow_user", TargetUser: "7", Caller: "mcp"}},
 	} {

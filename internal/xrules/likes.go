@@ -17,18 +17,24 @@ var initiated = map[string]string{
 	"x_follow_user": "a follow",
 }
 
+// webCaller is the web UI's caller: it calls the gateway only when a
+// signed-in person presses a button (rolling back an unlike is a like).
+const webCaller = "web"
+
 // likesFollows sends an agent's, the autopilot's or tuitbot's LLM's like
 // or follow to a person, every spelling of it alike (the call's effect is
 // its typed equivalent). No policy loosens the route and no agent may
 // decide it (PersonOnly): the person's approval is the initiation X asks
-// for. A call typed by a person is theirs already and is not judged.
+// for. A like or follow a person made (typed in the CLI, pressed in the
+// web UI) is theirs already: no software chose it, and nothing in it was
+// written by software either.
 func likesFollows(call Call) *ToPerson {
 	what, ok := initiated[call.Effect]
-	if !ok || byPerson(call.Caller) {
+	if !ok || byPerson(call.Caller) || call.Caller == webCaller {
 		return nil
 	}
 	return &ToPerson{Rule: RuleLikesFollows, PersonOnly: true,
-		Reason: "X's developer guidelines allow no automated likes or follows (a like must be directly initiated by the user; no automated following): a person decides " + what}
+		Reason: "X's developer guidelines prohibit auto-liking and automated following: a person decides " + what}
 }
 
 // PersonOnly returns the route of a call that only a person may decide,
