@@ -32,11 +32,16 @@ func TestAutomationRules(t *testing.T) {
 		{name: "a post naming the account itself", call: Call{Effect: "x_post_tweet", Text: "follow @tuitbot", Caller: "mcp"}},
 		{name: "an email address is no mention", call: Call{Effect: "x_post_tweet", Text: "mail me@example.com", Caller: "mcp"}},
 		{name: "a repost", call: Call{Effect: "x_retweet", TweetID: "5", Caller: "mcp"}},
+		{name: "a DM to a user who wrote first", call: Call{Effect: "x_send_dm", TargetUser: "7", Text: "hi", Caller: "mcp"}},
+		{name: "a DM to a user who did not", call: Call{Effect: "x_send_dm", TargetUser: "8", Text: "hi", Caller: "autopilot"}, rule: RuleDMFirst},
+		{name: "a DM whose recipient the request hides", call: Call{Effect: "x_send_dm", Text: "hi", Caller: "mcp"}, rule: RuleDMFirst},
+		{name: "a DM typed in the CLI", call: Call{Effect: "x_send_dm", TargetUser: "8", Text: "hi", Caller: "cli"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Enterprise: no access rule stands in front of them.
 			c := Checker{Access: func() Access { return Enterprise }, Know: &world{posts: posts},
-				Automation: Automation{AIRepliesApproved: func() bool { return tc.aiOK }}}
+				Automation: Automation{AIRepliesApproved: func() bool { return tc.aiOK },
+					DMedFirst: func(_ context.Context, user string) (bool, error) { return user == "7", nil }}}
 			err := c.Check(context.Background(), tc.call)
 			route, routed := AsToPerson(err)
 			switch {
