@@ -161,7 +161,7 @@ func (c Checker) crossPosted(ctx context.Context, call Call) error {
 				m[0], p.Account, how, p.At, p.CorrelationID, p.Status, hours(window)).
 				With("rule", RuleCrossAccountDuplicate).With("other_account", p.Account).With("duplicate_of", p.CorrelationID).
 				WithHints(apperr.Hint{Do: "write this account a text of its own"},
-					apperr.Hint{Do: "or share the other account's post as it is: repost it from this account (x_retweet) once it is on X"})
+					apperr.Hint{Do: "share the other account's post as it is: repost it from this account (x_retweet) once it is on X"})
 		}
 	}
 	return nil
