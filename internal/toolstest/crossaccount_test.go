@@ -8,6 +8,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/clock"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
@@ -19,12 +20,15 @@ import (
 // same text (a post, typed or universal; a reply, typed, universal or
 // drafted; a quote; a thread's part) is refused with
 // cross_account_duplicate before X: no write reaches the emulator, nothing
-// is billed, and the audit row carries the code with what a person can do.
+// is billed, and the audit row carries the code with what a person can do;
+// a dry run reports the refusal.
 // The same text again on brand_b is its own duplicate, answered as such;
 // outside x_api.cross_account_duplicate_hours the text may go out again.
 func TestCrossAccountDuplicates(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	e := newEnv(t, envOptions{permissive: true, now: clk.Now})
+	e := newEnv(t, envOptions{permissive: true, now: clk.Now, configure: func(c *config.Config) {
+		c.Accounts = map[string]map[string]any{"brand_c": {"mcp_policy": map[string]any{"dry_run_mutations": true}}}
+	}})
 	const posted = "Release 2.4 is out: faster sync, fewer surprises. Try it today!"
 	executed(t, e.call("x_post_tweet", map[string]any{"text": posted, "account": "brand_b"}), nil)
 
@@ -99,6 +103,18 @@ func TestCrossAccountDuplicates(t *testing.T) {
 
 	t.Run("another text goes out", func(t *testing.T) {
 		executed(t, e.call("x_post_tweet", map[string]any{"text": "Notes from Thursday's meetup on release engineering."}), nil)
+	})
+
+	t.Run("dry run", func(t *testing.T) {
+		// brand_c runs every mutation dry.
+		e.call("x_post_tweet", map[string]any{"text": near, "account": "brand_c"}).fails(t, apperr.CrossAccountDup)
+		var d struct {
+			DryRun bool `json:"dry_run"`
+		}
+		e.call("x_post_tweet", map[string]any{"text": "Something else entirely, for the dry run.", "account": "brand_c"}).ok(t, &d)
+		if !d.DryRun {
+			t.Fatal("the setting did not make it a dry run")
+		}
 	})
 
 	t.Run("outside the window", func(t *testing.T) {
