@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +19,16 @@ import (
 // (pending, of unknown outcome), with their text; not its own, not a call X
 // refused, not one older than the window. The platform rules refuse a
 // post that repeats one of them with cross_account_duplicate, recorded as
-// a failed audit row before X. On each backend, the query reads the window
+// a failed audit row before X, and an item approved after the other
+// account posted the text too. On each backend, the query reads the window
 // through the index on created_at.
 func TestPostedElsewhere(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
 		var fail bool
+		var ran atomic.Int64
 		run := func(context.Context, json.RawMessage) (Result, error) {
+			ran.Add(1)
 			if fail {
 				return Result{}, apperr.New(apperr.XAPIError, "refused")
 			}
@@ -94,16 +98,32 @@ func TestPostedElsewhere(t *testing.T) {
 			},
 		}}
 		judged := open("default")
-		runs := e.act.count()
+		runs := ran.Load()
 		_, err = judged.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": "A POST!"}})
 		wantCode(t, err, apperr.CrossAccountDup)
-		if e.act.count() != runs {
+		if ran.Load() != runs {
 			t.Fatal("the refused post ran")
 		}
 		var status, code string
 		if err := e.db.QueryRowContext(e.ctx, `SELECT status, COALESCE(error_code,'') FROM mutation_audit WHERE account_id = 'default' ORDER BY id DESC LIMIT 1`).
 			Scan(&status, &code); err != nil || status != statusFailure || code != string(apperr.CrossAccountDup) {
 			t.Fatalf("the refusal's row: %s %s (%v)", status, code, err)
+		}
+
+		// An item queued before the other account posted its text is
+		// judged again when a person approves it.
+		e.pol.set(approvalThenAllow)
+		queued, err := judged.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": "Queued first, posted elsewhere"}})
+		if err != nil || queued.Kind != Routed {
+			t.Fatalf("queue: %q %v", queued.Kind, err)
+		}
+		e.pol.set(nil)
+		must(post(other, "x_post_tweet", map[string]any{"text": "queued first; posted elsewhere!"}))
+		runs = ran.Load()
+		_, _, err = judged.Approve(e.ctx, queued.ApprovalID, "alice", "")
+		wantCode(t, err, apperr.CrossAccountDup)
+		if ran.Load() != runs {
+			t.Fatal("the approved repeat ran")
 		}
 
 		q := qPostedElsewhere
