@@ -19,7 +19,7 @@ import (
 // spelling of a post by the default account with the same or nearly the
 // same text (a post, typed or universal; a reply, typed, universal or
 // drafted; a quote; a thread's part) is refused with
-// cross_account_duplicate before X: no write reaches the emulator, nothing
+// cross_account_duplicate before X: no request reaches the emulator, nothing
 // is billed, and the audit row carries the code with what a person can do;
 // a dry run reports the refusal.
 // The same text again on brand_b is its own duplicate, answered as such;
@@ -63,10 +63,15 @@ func TestCrossAccountDuplicates(t *testing.T) {
 			before, billed := e.counters(), e.Sim.Billing()
 			r := e.call(tc.tool, tc.args).fails(t, apperr.CrossAccountDup).mentions(t, "brand_b", "nothing was sent to X", "x_retweet")
 			e.requireDelta(before, nil)
-			for ep, n := range e.Sim.Billing().Requests {
-				if !strings.HasPrefix(ep, "GET ") && n != billed.Requests[ep] {
-					t.Errorf("%s billed %d more times", ep, n-billed.Requests[ep])
+			// No request at all, not even a read: the rule reads the audit.
+			after := e.Sim.Billing()
+			for ep, n := range after.Requests {
+				if n != billed.Requests[ep] {
+					t.Errorf("%s requested %d more times", ep, n-billed.Requests[ep])
 				}
+			}
+			if after.Micros != billed.Micros {
+				t.Errorf("billed %d micro-dollars, want 0", after.Micros-billed.Micros)
 			}
 			corr, _ := r.extra("correlation_id").(string)
 			a := e.audit(corr)
