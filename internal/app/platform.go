@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
@@ -21,10 +22,35 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 		Know:             knowledge{a: a, wf: wf},
 		IntentBase:       a.intentBase(),
 		Automation: xrules.Automation{
-			AIRepliesApproved: func() bool { return cfg.XAPI.AIRepliesApproved },
-			OptedOut:          a.optedOut,
+			AIRepliesApproved:  func() bool { return cfg.XAPI.AIRepliesApproved },
+			OptedOut:           a.optedOut,
+			DMedFirst:          a.dmedFirst,
+			CrossAccountWindow: func() time.Duration { return time.Duration(cfg.XAPI.CrossAccountDupH) * time.Hour },
+			PostedElsewhere:    a.postedElsewhere,
 		},
 	}
+}
+
+// dmedFirst reports whether user sent the account a DM, from the DM
+// events this process read (x_get_dm_events): nothing is read from X to
+// find out, so a DM to anyone else goes to a person at no cost.
+func (a *App) dmedFirst(_ context.Context, user string) (bool, error) {
+	x, err := a.XClient()
+	if err != nil {
+		return false, err
+	}
+	return x.DMedBy(user), nil
+}
+
+// postedElsewhere lists what the home's other accounts posted within
+// window, from the audit every account's gateway writes to the one
+// database.
+func (a *App) postedElsewhere(ctx context.Context, window time.Duration) ([]xrules.Posted, error) {
+	g, err := a.RequireGateway()
+	if err != nil {
+		return nil, err
+	}
+	return g.PostedElsewhere(ctx, a.Now().Add(-window))
 }
 
 // OptOuts is the account's suppression list: the users who told it to

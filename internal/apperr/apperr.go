@@ -30,6 +30,7 @@ const (
 	ReplyNotSummoned    Code = "reply_not_summoned"
 	ReplyAlreadySent    Code = "reply_already_sent"
 	UserOptedOut        Code = "user_opted_out"
+	CrossAccountDup     Code = "cross_account_duplicate"
 	DBError             Code = "db_error"
 	ValidationError     Code = "validation_error"
 	InvalidInput        Code = "invalid_input"
@@ -92,6 +93,7 @@ var table = map[Code]Info{
 	XFeatureUnavailable: {XFeatureUnavailable, false, "The feature (a like, follow or quote post, or their undo) is not open to the account's API access level: refused before X was called (x_api.access = \"pay_per_use\"), or X answered 403 for it. Nothing was sent or billed; retrying does not help. The hint links to x.com, where a person can do it by hand."},
 	ReplyAlreadySent:    {ReplyAlreadySent, false, "The account already replied to that post by the API: X's automation rules allow one automated reply per user interaction. Refused before X was called, nothing sent or billed; no setting overrides it. A person can reply again on x.com by hand."},
 	UserOptedOut:        {UserOptedOut, false, "The user told the account to stop (an opt-out phrase such as \"stop\" or \"unsubscribe\" in a mention, reply or DM) and is on its suppression list: X's guidelines say \"If a user says 'stop,' stop\", so no automated reply, @mention or DM reaches them. Refused before X was called, nothing sent or billed. A person can lift it with `tuitbot optouts clear USER`."},
+	CrossAccountDup:     {CrossAccountDup, false, "Another of the home's accounts posted the same or nearly the same text within x_api.cross_account_duplicate_hours: X's automation rules forbid identical or substantially similar posts across the accounts one operates. Refused before X was called, nothing sent or billed; no setting turns it off. Write this account its own text, or repost the other account's post (x_retweet)."},
 	ReplyNotSummoned:    {ReplyNotSummoned, false, "The post replied to did not summon the account (it neither @mentions the account nor quotes one of its posts), and X lets a pay-per-use app reply only when summoned: refused before X was called, nothing sent or billed. The hint links to x.com, where a person can reply by hand."},
 	DBError:             {DBError, true, "The local database failed."},
 	ValidationError:     {ValidationError, false, "The request is not valid in the current state."},

@@ -76,6 +76,7 @@ type XAPI struct {
 	OptOutPhrases     []string   `toml:"opt_out_phrases" doc:"Phrases by which a user tells the account to stop (X's guidelines: \"If a user says 'stop,' stop\"): a mention, reply or DM saying one, as whole words in any case or width, puts its author on the account's suppression list, and no automated reply, @mention or DM reaches them until a person runs tuitbot optouts clear. Empty means stop, unsubscribe, opt out, opt-out, optout, leave me alone, go away, do not contact me, don't contact me."`
 	IntentBaseURL     string     `toml:"intent_base_url" doc:"Where X's Web Intents live (the x.com pages where a person, logged in, presses Post, Like or Follow): the links of hand-offs and of refusals' hints. In the sandbox the emulator serves them."`
 	HandOffWindowH    int        `toml:"handoff_window_hours" doc:"How long tuitbot keeps looking (with owned reads of the account's posts, likes and follows) for a hand-off a person was asked to do on x.com before recording it not_done."`
+	CrossAccountDupH  int        `toml:"cross_account_duplicate_hours" doc:"How far back a post's text is compared with what the home's other accounts posted (X's automation rules forbid the same or substantially similar posts across the accounts one operates): a post, reply, quote or thread part that is the same or nearly the same (links, case, whitespace, punctuation and emoji aside, at least 90% alike) as another account's post within this many hours is refused before X with cross_account_duplicate. 1 to 720. An account section may set it."`
 }
 
 // Access is x_api.access: the API access level of the account's X app.
@@ -365,6 +366,7 @@ func Default() Config {
 			OwnRepliesSummon:  true,
 			IntentBaseURL:     "https://x.com",
 			HandOffWindowH:    24,
+			CrossAccountDupH:  24,
 		},
 		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
 		Scoring: Scoring{

@@ -491,6 +491,8 @@ func TestBadValues(t *testing.T) {
 		{"max connections", "[mcp]\nhttp_max_connections = 0\n", nil, "mcp.http_max_connections", []string{"greater than 0"}},
 		{"session idle timeout", "", env{"TUITBOT_MCP__SESSION_IDLE_TIMEOUT_SECONDS": "-5"}, "mcp.session_idle_timeout_seconds", []string{"greater than 0"}},
 		{"max sessions", "[mcp]\nmax_sessions = 0\n", nil, "mcp.max_sessions", []string{"greater than 0"}},
+		{"cross-account window zero", "[x_api]\ncross_account_duplicate_hours = 0\n", nil, "x_api.cross_account_duplicate_hours", []string{"between 1 and 720", "got 0"}},
+		{"cross-account window too long", "", env{"TUITBOT_X_API__CROSS_ACCOUNT_DUPLICATE_HOURS": "721"}, "x_api.cross_account_duplicate_hours", []string{"between 1 and 720", "got 721"}},
 		{"max message bytes", "[mcp]\nmax_message_bytes = 100\n", nil, "mcp.max_message_bytes", []string{"at least 1024", "100"}},
 		{"rule without id", "[[mcp_policy.rules]]\naction = { type = \"deny\" }\n", nil, "mcp_policy.rules[0].id", []string{"required"}},
 		{"rule action", "[[mcp_policy.rules]]\nid = \"r\"\naction = { type = \"maybe\" }\n", nil, "mcp_policy.rules[0].action.type", []string{"allow", "deny", "require_approval", "dry_run"}},

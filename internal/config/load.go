@@ -387,6 +387,11 @@ func setFromString(v reflect.Value, s string) error {
 	return nil
 }
 
+// maxCrossAccountDupH bounds x_api.cross_account_duplicate_hours at 30
+// days: the check reads every post of the home's other accounts within
+// the window before each post.
+const maxCrossAccountDupH = 720
+
 // Validate checks values; every failure names its key and what is allowed.
 func (c *Config) Validate() error {
 	var es Errors
@@ -427,6 +432,9 @@ func (c *Config) Validate() error {
 	positive("x_api.timeout_seconds", c.XAPI.TimeoutSeconds)
 	positive("x_api.max_attempts", c.XAPI.MaxAttempts)
 	positive("x_api.handoff_window_hours", c.XAPI.HandOffWindowH)
+	if h := c.XAPI.CrossAccountDupH; h < 1 || h > maxCrossAccountDupH {
+		add("x_api.cross_account_duplicate_hours", "must be between 1 and %d (got %d)", maxCrossAccountDupH, h)
+	}
 	if c.XAPI.MaxBodyBytes <= 0 {
 		add("x_api.max_body_bytes", "must be greater than 0")
 	}

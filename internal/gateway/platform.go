@@ -41,17 +41,18 @@ func platformCall(act *Action, params json.RawMessage, equiv string) xrules.Call
 		}
 	}
 	var m struct {
-		Text          string `json:"text"`
-		InReplyToID   string `json:"in_reply_to_id"`
-		QuotedTweetID string `json:"quoted_tweet_id"`
-		TweetID       string `json:"tweet_id"`
-		TargetUserID  string `json:"target_user_id"`
-		ParticipantID string `json:"participant_id"`
+		Text          string   `json:"text"`
+		InReplyToID   string   `json:"in_reply_to_id"`
+		QuotedTweetID string   `json:"quoted_tweet_id"`
+		TweetID       string   `json:"tweet_id"`
+		TargetUserID  string   `json:"target_user_id"`
+		ParticipantID string   `json:"participant_id"`
+		Tweets        []string `json:"tweets"`
 	}
 	if material != nil {
 		_ = json.Unmarshal(material, &m)
 	}
-	c.Text, c.TargetUser, c.QuoteOf = m.Text, m.TargetUserID, m.QuotedTweetID
+	c.Text, c.TargetUser, c.QuoteOf, c.Thread = m.Text, m.TargetUserID, m.QuotedTweetID, m.Tweets
 	if c.TargetUser == "" {
 		c.TargetUser = m.ParticipantID
 	}
@@ -105,7 +106,7 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 	}
 	refusal := apperr.As(err)
 	switch refusal.Code {
-	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent, apperr.UserOptedOut:
+	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent, apperr.UserOptedOut, apperr.CrossAccountDup:
 	default:
 		// Finding out failed (X unreachable while reading the post
 		// replied to): the call is not attempted, and nothing is recorded.

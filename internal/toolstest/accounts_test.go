@@ -52,31 +52,34 @@ func TestSandboxAccounts(t *testing.T) {
 		t.Fatalf("capabilities account %q, accounts %v; want default of [default brand_b brand_c]", caps.Account, names)
 	}
 
-	t.Run("same text to two accounts posts twice", func(t *testing.T) {
-		const text = "One message, two brands: agents need audit trails."
+	t.Run("each account posts its own text, once", func(t *testing.T) {
+		texts := map[string]string{"default": "One message per brand: agents need audit trails.",
+			"brand_b": "Brand B on agents: every action should leave a record you can read."}
 		var p struct {
 			ID string `json:"id"`
 		}
-		executed(t, e.call("x_post_tweet", map[string]any{"text": text}), &p)
-		executed(t, e.call("x_post_tweet", map[string]any{"text": text, "account": "brand_b"}), &p)
+		executed(t, e.call("x_post_tweet", map[string]any{"text": texts["default"]}), &p)
+		executed(t, e.call("x_post_tweet", map[string]any{"text": texts["brand_b"], "account": "brand_b"}), &p)
 		var dup struct {
 			Duplicate bool `json:"duplicate"`
 		}
-		e.call("x_post_tweet", map[string]any{"text": text, "account": "brand_b"}).ok(t, &dup)
+		e.call("x_post_tweet", map[string]any{"text": texts["brand_b"], "account": "brand_b"}).ok(t, &dup)
 		if !dup.Duplicate {
 			t.Fatal("the same text again to brand_b was not answered as a duplicate")
 		}
-		var authors []string
-		for _, tw := range e.Sim.World().Tweets {
-			if tw.Text == text {
-				authors = append(authors, tw.AuthorID)
+		// The other account's text is no duplicate of brand_b's own: X's
+		// automation rules refuse it as a cross-account one.
+		e.call("x_post_tweet", map[string]any{"text": texts["default"], "account": "brand_b"}).fails(t, apperr.CrossAccountDup)
+		for acc, text := range texts {
+			var authors []string
+			for _, tw := range e.Sim.World().Tweets {
+				if tw.Text == text {
+					authors = append(authors, tw.AuthorID)
+				}
 			}
-		}
-		slices.Sort(authors)
-		want := []string{users["default"], users["brand_b"]}
-		slices.Sort(want)
-		if !slices.Equal(authors, want) {
-			t.Fatalf("posts with the text by %v; want one by each account's user %v", authors, want)
+			if !slices.Equal(authors, []string{users[acc]}) {
+				t.Fatalf("posts with %s's text by %v; want one by its user %s", acc, authors, users[acc])
+			}
 		}
 		// Each account's audit trail holds its own post only.
 		for _, acc := range []string{"default", "brand_b"} {

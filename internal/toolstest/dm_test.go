@@ -12,6 +12,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
+	"github.com/tuitbot/tuitbot/internal/xrules"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -40,6 +41,44 @@ func dmRecipient(t *testing.T, e *env) xsim.User {
 	}
 	t.Fatal("the demo world has nobody who takes messages")
 	return xsim.User{}
+}
+
+// writesFirst has each user send the account a DM, and reads them with
+// x_get_dm_events: X's guidelines let an automated DM go only to a user
+// who wrote to the account first.
+func writesFirst(t *testing.T, e *env, users ...string) {
+	t.Helper()
+	for _, u := range users {
+		if _, err := e.Sim.DMAs(u, "Hi, a question about your tool"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.call("x_get_dm_events", map[string]any{}).ok(t, nil)
+}
+
+// sendApproved sends a DM to a user who did not write first: it goes to
+// a person, who approves it.
+func sendApproved(t *testing.T, e *env, to, text string) {
+	t.Helper()
+	var q routed
+	e.call("x_send_dm", map[string]any{"participant_id": to, "text": text}).ok(t, &q)
+	if !q.Routed || q.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleDMFirst {
+		t.Fatalf("a DM to %s answered %+v, want it sent to a person by %s", to, q, xrules.RuleDMFirst)
+	}
+	if _, _, err := e.App.Gateway.Approve(e.ctx, q.ApprovalID, "alice", ""); err != nil {
+		t.Fatalf("approving the DM to %s: %v", to, err)
+	}
+}
+
+// sentDMs are the messages the demo account sent.
+func sentDMs(e *env) []xsim.DMEvent {
+	var out []xsim.DMEvent
+	for _, d := range e.Sim.DMs() {
+		if d.SenderID == e.Sim.DemoUserID() {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // TestDirectMessagesNeedApprovalUnlessNamed: x_send_dm goes to approval
@@ -86,11 +125,12 @@ func TestDirectMessagesNeedApprovalUnlessNamed(t *testing.T) {
 	t.Run("a rule naming x_send_dm", func(t *testing.T) {
 		e := dmEnv(t, 10, allowRule("dms_ok", config.PolicyConditions{Tools: []string{"x_send_dm"}}))
 		to := dmRecipient(t, e)
+		writesFirst(t, e, to.ID)
 		before := e.counters()
 		var sent actions.SentDM
 		r := executed(t, e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "Thanks for the pointer!"}), &sent)
 		e.requireDelta(before, map[string]int64{xsim.CountDMsSent: 1})
-		dms := e.Sim.DMs()
+		dms := sentDMs(e)
 		if len(dms) != 1 || dms[0].ID != sent.DMEventID || dms[0].Text != "Thanks for the pointer!" || !slices.Contains(dms[0].ParticipantIDs, to.ID) {
 			t.Fatalf("sent %+v; the emulator holds %+v", sent, dms)
 		}
@@ -110,7 +150,7 @@ func TestDirectMessagesNeedApprovalUnlessNamed(t *testing.T) {
 		if rb := ar.Meta.Rollback; rb == nil || rb.Reversible {
 			t.Fatalf("delete rollback %+v, want irreversible guidance", rb)
 		}
-		if dms := e.Sim.DMs(); !dms[0].Deleted {
+		if dms := sentDMs(e); !dms[0].Deleted {
 			t.Fatalf("the message is still there after the approved delete: %+v", dms[0])
 		}
 		e.requireDelta(before, map[string]int64{xsim.CountDMsSent: 1, xsim.CountDMsDeleted: 1})
@@ -122,6 +162,7 @@ func TestDirectMessagesNeedApprovalUnlessNamed(t *testing.T) {
 				closed = u.ID
 			}
 		}
+		writesFirst(t, e, closed)
 		e.call("x_send_dm", map[string]any{"participant_id": closed, "text": "Hello there"}).fails(t, apperr.XForbidden).mentions(t, "cannot send messages")
 
 		requireRejectsIDs(t, e, "x_send_dm", "participant_id", func(id string) map[string]any {
@@ -138,9 +179,10 @@ func TestDirectMessagesNeedApprovalUnlessNamed(t *testing.T) {
 func TestDailyDMCap(t *testing.T) {
 	e := dmEnv(t, 2, allowRule("dms_ok", config.PolicyConditions{Tools: []string{"x_send_dm"}}))
 	to := dmRecipient(t, e)
+	writesFirst(t, e, to.ID)
 	for i, text := range []string{"First message", "Second message"} {
 		executed(t, e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": text}), nil)
-		if n := len(e.Sim.DMs()); n != i+1 {
+		if n := len(sentDMs(e)); n != i+1 {
 			t.Fatalf("after %d messages the emulator holds %d", i+1, n)
 		}
 	}
@@ -163,8 +205,9 @@ func TestDMEventsRead(t *testing.T) {
 			break
 		}
 	}
-	executed(t, e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "One for you"}), nil)
-	executed(t, e.call("x_send_dm", map[string]any{"participant_id": other.ID, "text": "One for the other"}), nil)
+	// Neither wrote first: a person approves each message.
+	sendApproved(t, e, to.ID, "One for you")
+	sendApproved(t, e, other.ID, "One for the other")
 	billed := e.Sim.Billing().Units[xsim.BillDMRead]
 
 	var all mcpserver.DMEventList

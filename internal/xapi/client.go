@@ -133,6 +133,7 @@ type Client struct {
 	meID        string
 	meUsername  string
 	seen        seenPosts
+	dmSenders   seenDMSenders
 }
 
 // New validates opts and builds a Client.

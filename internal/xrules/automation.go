@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 )
@@ -58,6 +59,15 @@ type Automation struct {
 	// OptedOut reports whether a user (an X user id or a username) is on
 	// the account's suppression list; nil means nobody is.
 	OptedOut func(ctx context.Context, user string) (bool, error)
+	// DMedFirst reports whether a user (an X user id) sent the account a
+	// DM, as far as tuitbot knows; nil means nobody is known to have.
+	DMedFirst func(ctx context.Context, user string) (bool, error)
+	// CrossAccountWindow is x_api.cross_account_duplicate_hours as a
+	// duration; PostedElsewhere lists what the home's other accounts
+	// posted within it. Either nil turns the cross-account check off (a
+	// home of one account).
+	CrossAccountWindow func() time.Duration
+	PostedElsewhere    func(ctx context.Context, window time.Duration) ([]Posted, error)
 }
 
 // byPerson reports whether a person wrote the call (the CLI, typed by
@@ -80,6 +90,11 @@ func Mentions(text string) []string {
 // automation judges call against X's automation rules: nil, a refusal
 // (*apperr.Error) or a *ToPerson.
 func (c Checker) automation(ctx context.Context, call Call) error {
+	// The same text on two of the home's accounts is refused whoever
+	// typed it: X's rules leave no room for a person either.
+	if err := c.crossPosted(ctx, call); err != nil {
+		return err
+	}
 	if byPerson(call.Caller) {
 		return nil
 	}
@@ -88,6 +103,12 @@ func (c Checker) automation(ctx context.Context, call Call) error {
 	}
 	if err := c.optedOut(ctx, call); err != nil {
 		return err
+	}
+	if t, err := c.dmFirst(ctx, call); t != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return t
 	}
 	switch call.Effect {
 	case "x_reply_to_tweet":

@@ -41,11 +41,16 @@ func TestAutomationRules(t *testing.T) {
 		{name: "a like pressed in the web UI", call: Call{Effect: "x_like_tweet", TweetID: "5", Caller: webCaller}},
 		{name: "an agent's unlike", call: Call{Effect: "x_unlike_tweet", TweetID: "5", Caller: "mcp"}},
 		{name: "an agent's unfollow", call: Call{Effect: "x_unfollow_user", TargetUser: "7", Caller: "mcp"}},
+		{name: "a DM to a user who wrote first", call: Call{Effect: "x_send_dm", TargetUser: "7", Text: "hi", Caller: "mcp"}},
+		{name: "a DM to a user who did not", call: Call{Effect: "x_send_dm", TargetUser: "8", Text: "hi", Caller: "autopilot"}, rule: RuleDMFirst},
+		{name: "a DM whose recipient the request hides", call: Call{Effect: "x_send_dm", Text: "hi", Caller: "mcp"}, rule: RuleDMFirst},
+		{name: "a DM typed in the CLI", call: Call{Effect: "x_send_dm", TargetUser: "8", Text: "hi", Caller: "cli"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Enterprise: no access rule stands in front of them.
 			c := Checker{Access: func() Access { return Enterprise }, Know: &world{posts: posts},
-				Automation: Automation{AIRepliesApproved: func() bool { return tc.aiOK }}}
+				Automation: Automation{AIRepliesApproved: func() bool { return tc.aiOK },
+					DMedFirst: func(_ context.Context, user string) (bool, error) { return user == "7", nil }}}
 			err := c.Check(context.Background(), tc.call)
 			route, routed := AsToPerson(err)
 			switch {

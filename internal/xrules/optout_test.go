@@ -64,6 +64,8 @@ func TestOptedOutRefused(t *testing.T) {
 				Automation: Automation{
 					AIRepliesApproved: func() bool { return true },
 					OptedOut:          func(_ context.Context, user string) (bool, error) { return suppressed[user], nil },
+					// Everyone wrote first: the DM rule is not this test's.
+					DMedFirst: func(context.Context, string) (bool, error) { return true, nil },
 				}}
 			err := c.Check(context.Background(), tc.call)
 			if !tc.refused && err != nil {

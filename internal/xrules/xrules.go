@@ -42,6 +42,8 @@ type Call struct {
 	Caller string
 	// Replied says the account already replied to TweetID by the API.
 	Replied bool
+	// Thread is the posts of a thread, in order (Text is empty then).
+	Thread []string
 }
 
 // Post is what decides whether a post summoned the account.

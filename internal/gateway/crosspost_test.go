@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/store/storetest"
+	"github.com/tuitbot/tuitbot/internal/xrules"
+)
+
+// TestPostedElsewhere: an account sees the posts, replies and thread parts
+// the home's other accounts made within the window, or may have made
+// (pending, of unknown outcome), with their text; not its own, not a call X
+// refused, not one older than the window. The platform rules refuse a
+// post that repeats one of them with cross_account_duplicate, recorded as
+// a failed audit row before X, and an item approved after the other
+// account posted the text too. On each backend, the query reads the window
+// through the index on created_at.
+func TestPostedElsewhere(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		var fail bool
+		var ran atomic.Int64
+		run := func(context.Context, json.RawMessage) (Result, error) {
+			ran.Add(1)
+			if fail {
+				return Result{}, apperr.New(apperr.XAPIError, "refused")
+			}
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}
+		open := func(account string) *Gateway {
+			e.opts.AccountID = account
+			g := e.open()
+			for _, tool := range []string{"x_post_tweet", "x_reply_to_tweet", "x_post_thread", "x_retweet"} {
+				g.Register(targetAction(tool, "in_reply_to_id", run))
+			}
+			return g
+		}
+		other, mine := open("brand_b"), open("default")
+		post := func(g *Gateway, tool string, params map[string]any) error {
+			t.Helper()
+			_, err := g.Do(e.ctx, Call{Tool: tool, Params: params})
+			return err
+		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(post(other, "x_post_tweet", map[string]any{"text": "too old"}))
+		e.clock.Advance(30 * time.Hour)
+		since := e.clock.Now()
+		must(post(other, "x_post_tweet", map[string]any{"text": "a post"}))
+		must(post(other, "x_reply_to_tweet", map[string]any{"text": "a reply", "in_reply_to_id": "5"}))
+		must(post(other, "x_post_thread", map[string]any{"tweets": []string{"part one", "part two"}}))
+		must(post(other, "x_retweet", map[string]any{"tweet_id": "5"}))
+		must(post(mine, "x_post_tweet", map[string]any{"text": "my own"}))
+		fail = true
+		if err := post(other, "x_post_tweet", map[string]any{"text": "refused by X"}); err == nil {
+			t.Fatal("the refused call succeeded")
+		}
+		fail = false
+		if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET status = 'unknown' WHERE params_summary LIKE '%a reply%'`); err != nil {
+			t.Fatal(err)
+		}
+
+		got, err := mine.PostedElsewhere(e.ctx, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, p := range got {
+			if p.Account != "brand_b" || p.CorrelationID == "" || p.At == "" {
+				t.Errorf("posted %+v", p)
+			}
+			if p.Text == "a reply" && p.Status != "unknown" {
+				t.Errorf("the reply of unknown outcome is %q", p.Status)
+			}
+			texts = append(texts, p.Text)
+		}
+		slices.Sort(texts)
+		if want := []string{"a post", "a reply", "part one", "part two"}; !slices.Equal(texts, want) {
+			t.Fatalf("posted elsewhere %q, want %q", texts, want)
+		}
+
+		// The rules refuse a repeat before anything runs.
+		e.opts.Platform = xrules.Checker{Automation: xrules.Automation{
+			CrossAccountWindow: func() time.Duration { return time.Hour },
+			PostedElsewhere: func(ctx context.Context, w time.Duration) ([]xrules.Posted, error) {
+				return mine.PostedElsewhere(ctx, e.clock.Now().Add(-w))
+			},
+		}}
+		judged := open("default")
+		runs := ran.Load()
+		_, err = judged.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": "A POST!"}})
+		wantCode(t, err, apperr.CrossAccountDup)
+		if ran.Load() != runs {
+			t.Fatal("the refused post ran")
+		}
+		var status, code string
+		if err := e.db.QueryRowContext(e.ctx, `SELECT status, COALESCE(error_code,'') FROM mutation_audit WHERE account_id = 'default' ORDER BY id DESC LIMIT 1`).
+			Scan(&status, &code); err != nil || status != statusFailure || code != string(apperr.CrossAccountDup) {
+			t.Fatalf("the refusal's row: %s %s (%v)", status, code, err)
+		}
+
+		// An item queued before the other account posted its text is
+		// judged again when a person approves it.
+		e.pol.set(approvalThenAllow)
+		queued, err := judged.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": "Queued first, posted elsewhere"}})
+		if err != nil || queued.Kind != Routed {
+			t.Fatalf("queue: %q %v", queued.Kind, err)
+		}
+		e.pol.set(nil)
+		must(post(other, "x_post_tweet", map[string]any{"text": "queued first; posted elsewhere!"}))
+		runs = ran.Load()
+		_, _, err = judged.Approve(e.ctx, queued.ApprovalID, "alice", "")
+		wantCode(t, err, apperr.CrossAccountDup)
+		if ran.Load() != runs {
+			t.Fatal("the approved repeat ran")
+		}
+
+		q := qPostedElsewhere
+		if storetest.BackendOf(t) == storetest.Postgres {
+			q = qPostedElsewherePostgres
+		}
+		plan := explain(t, e, q, ts(since), "default", maxPostedElsewhere)
+		if !strings.Contains(plan, "idx_mutation_audit_created") {
+			t.Errorf("the plan does not read idx_mutation_audit_created:\n%s", plan)
+		}
+		if bad := badStep(plan); bad != "" {
+			t.Errorf("%q in the plan:\n%s", bad, plan)
+		}
+	})
+}
+
+// TestPostedTexts: the text of a typed post, a thread and a universal
+// request's canonical body; a cut summary has none.
+func TestPostedTexts(t *testing.T) {
+	for material, want := range map[string][]string{
+		`{"text":"hello"}`:                         {"hello"},
+		`{"tweets":["one","two"]}`:                 {"one", "two"},
+		`{"method":"POST","body":{"text":"raw"}}`:  {"raw"},
+		`{"method":"DELETE","path":"/2/tweets/1"}`: nil,
+		`{"text":"cut off…`:                        nil,
+	} {
+		if got := postedTexts(material); !slices.Equal(got, want) {
+			t.Errorf("postedTexts(%s) = %q, want %q", material, got, want)
+		}
+	}
+}
