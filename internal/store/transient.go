@@ -10,16 +10,28 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Transient reports whether err is a database failure that trying again
 // may cure: the server could not be reached, a connection broke or was
-// refused, or the server ended a session or a transaction it may take
-// again (a restart, a serialization conflict). A refused or malformed
-// statement, a full disk or a database that is not tuitbot's is not.
+// refused, the server ended a session or a transaction it may take again
+// (a restart, a serialization conflict), or another process held SQLite's
+// lock past the busy timeout (a long write, a migration, a backup, a
+// sqlite3 shell left in a transaction). A refused or malformed statement,
+// a full disk or a database that is not tuitbot's is not.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		// SQLITE_BUSY and its extended codes (a WAL being recovered, a
+		// snapshot gone stale): the lock is another connection's and is
+		// released when it finishes. Every other SQLite error, a full disk
+		// or a corrupt file among them, stays until someone acts.
+		return se.Code()&0xff == sqlite3.SQLITE_BUSY
 	}
 	var ue *unreachableError
 	if errors.As(err, &ue) {
