@@ -123,6 +123,12 @@ type Options struct {
 	// account name, which the sandbox emulator then models (see
 	// SandboxAccess).
 	SandboxAccess SandboxAccess
+	// RetryingAfter, when set, is told of each transient database error
+	// (store.Transient) a start-up step failed on before the step is tried
+	// again, so that a server answering while New runs can say at once
+	// that the database is unavailable instead of keeping its callers
+	// waiting through every try.
+	RetryingAfter func(error)
 }
 
 // New builds the services for cfg.
@@ -207,7 +213,7 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 	}
 	a.postLimit = a.newPostLimit()
 	if a.DB != nil {
-		if err := retryTransient(ctx, a.Log, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
+		if err := retryTransient(ctx, a.Log, opts.RetryingAfter, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
 			a.GatewayErr = err
 			a.Log.Warn("mutation gateway unavailable", "error", err)
 			if apperr.CodeOf(err) == apperr.ConfigError {
@@ -234,8 +240,9 @@ const (
 
 // retryTransient runs step until it succeeds, fails otherwise than
 // transiently, or has been tried startupTries times: one dropped
-// connection while the services start is no reason not to start.
-func retryTransient(ctx context.Context, log *slog.Logger, what string, step func() error) error {
+// connection while the services start is no reason not to start. told,
+// when set, hears of each failure that is tried again.
+func retryTransient(ctx context.Context, log *slog.Logger, told func(error), what string, step func() error) error {
 	wait := startupBackoff
 	for try := 1; ; try++ {
 		err := step()
@@ -243,6 +250,9 @@ func retryTransient(ctx context.Context, log *slog.Logger, what string, step fun
 			return err
 		}
 		log.Warn("database failed while starting; trying again", "step", what, "try", try, "error", err)
+		if told != nil {
+			told(err)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 )
 
@@ -17,13 +18,19 @@ func TestGatewayStartSurvivesADroppedConnection(t *testing.T) {
 	proxy.CutOn("DELETE FROM policy_counters", 1)
 	cfg := testConfig(t, t.TempDir())
 	cfg.Storage.DatabaseURL = proxy.URL()
-	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true})
+	var told []error
+	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true, RetryingAfter: func(err error) { told = append(told, err) }})
 	if err != nil {
 		t.Fatalf("app.New with one connection dropped while the gateway starts: %v", err)
 	}
 	t.Cleanup(func() { a.Close() })
 	if proxy.Cut() != 1 {
 		t.Fatalf("the proxy cut %d connections, want the one syncing the limits", proxy.Cut())
+	}
+	// A server answering meanwhile hears of the failure before the retry,
+	// so it can answer db_error instead of keeping its callers waiting.
+	if len(told) != 1 || !store.Transient(told[0]) {
+		t.Fatalf("RetryingAfter was told %v, want the one dropped connection", told)
 	}
 	if _, err := a.RequireGateway(); err != nil {
 		t.Fatalf("gateway: %v", err)
