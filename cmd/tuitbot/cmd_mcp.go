@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/web"
 )
@@ -128,6 +129,12 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if transport == "stdio" {
 				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
 			}
+			if !withWeb {
+				return c.serveHTTPWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile, listen)
+			}
+			// The review page is built on the services, and its login URL,
+			// the first line on stdout, is printed as the server listens:
+			// with --web they start first.
 			a, err := c.build(ctx, cfg, appOpts)
 			if err != nil {
 				return err
@@ -145,19 +152,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
 			switch transport {
 			case "http":
-				path := tokenFile
-				create := false
-				if path == "" {
-					path = filepath.Join(cfg.Home, "mcp_token")
-					create = true
-				}
-				tok, err := mcpserver.LoadOrCreateToken(path, create)
+				tok, path, err := c.httpToken(cfg, tokenFile, mf)
 				if err != nil {
 					return err
-				}
-				c.secrets.Add(tok)
-				if mf.listen != "" {
-					return usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
 				}
 				ready := func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
 				var mounts map[string]http.Handler
@@ -197,18 +194,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 						linksDone <- err
 					}()
 				}
-				err = mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
-					Listen: listen, Token: tok, TokenFile: path, Logger: log,
-					MaxConnections:     cfg.MCP.HTTPMaxConnections,
-					MaxSessions:        cfg.MCP.MaxSessions,
-					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
-					MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
-					Healthy:            a.Healthy,
-					Metrics:            a.Metrics.Handler(),
-					MetricsPublic:      mf.public,
-					Ready:              ready,
-					Mounts:             mounts,
-				})
+				ho := httpOptions(cfg, listen, tok, path, log, mf)
+				ho.Healthy, ho.Metrics, ho.Ready, ho.Mounts = a.Healthy, a.Metrics.Handler(), ready, mounts
+				err = mcpserver.ServeHTTP(ctx, srv, ho)
 				if linksDone != nil {
 					if lerr := <-linksDone; err == nil {
 						err = lerr
@@ -276,4 +264,65 @@ func (c *cli) mcpWeb(ctx context.Context, a *app.App) (*web.Server, error) {
 		return nil, err
 	}
 	return web.New(d, web.Options{Prefix: webPrefix})
+}
+
+// httpToken loads the HTTP transport's bearer token (creating the default
+// file on first use) and refuses --metrics-listen, which is for stdio.
+func (c *cli) httpToken(cfg *config.Config, tokenFile string, mf metricsFlags) (tok, path string, err error) {
+	path = tokenFile
+	create := false
+	if path == "" {
+		path = filepath.Join(cfg.Home, "mcp_token")
+		create = true
+	}
+	if tok, err = mcpserver.LoadOrCreateToken(path, create); err != nil {
+		return "", "", err
+	}
+	c.secrets.Add(tok)
+	if mf.listen != "" {
+		return "", "", usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
+	}
+	return tok, path, nil
+}
+
+// httpOptions are the HTTP transport's options from the configuration and
+// flags; the caller adds health, metrics, the ready hook and mounts.
+func httpOptions(cfg *config.Config, listen, tok, path string, log *slog.Logger, mf metricsFlags) mcpserver.HTTPOptions {
+	return mcpserver.HTTPOptions{
+		Listen: listen, Token: tok, TokenFile: path, Logger: log,
+		MaxConnections:     cfg.MCP.HTTPMaxConnections,
+		MaxSessions:        cfg.MCP.MaxSessions,
+		SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
+		MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
+		MetricsPublic:      mf.public,
+	}
+}
+
+// serveHTTPWhileStarting runs the HTTP transport while the services start
+// beside it (see startingServer): it listens at once, /healthz says
+// degraded and tool calls answer db_error while the database is
+// unavailable, and the services start as soon as it is back. When they
+// cannot start for another reason the server ends with it.
+func (c *cli) serveHTTPWhileStarting(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, mf metricsFlags, tokenFile, listen string) error {
+	if err := c.prepareBuild(cfg, &opts); err != nil {
+		return err
+	}
+	if _, err := cfg.SelectAccount(c.account); err != nil {
+		return usageError{err}
+	}
+	tok, path, err := c.httpToken(cfg, tokenFile, mf)
+	if err != nil {
+		return err
+	}
+	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, nil)
+	if err != nil {
+		return err
+	}
+	log.Info("mcp server starting", "profile", mo.Profile, "tools", len(s.selected), "transport", "http", "mode", cfg.Mode, "sandbox", c.sandbox)
+	// Over HTTP no first answer waits on the start: it begins at once.
+	s.starting.Begin()
+	ho := httpOptions(cfg, listen, tok, path, log, mf)
+	ho.Healthy, ho.Metrics = s.healthy, s.metrics()
+	ho.Ready = func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
+	return s.finish(ctx, mcpserver.ServeHTTP(s.serving, s.srv, ho))
 }
