@@ -54,8 +54,14 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 	s.stopRetrying = stopRetrying
 	// A step of the start that fails transiently is tried again inside
 	// app.New, and a whole start by startRetrying; the calls meanwhile
-	// hear db_error at once.
-	unavailable := func(err error) {
+	// hear db_error from the step's second failure on. The first retry
+	// comes at once and cures a connection dropped once, which no caller
+	// then sees; SQLite's busy lock has already been waited for through
+	// the busy timeout, so it is told at once.
+	unavailable := func(err error, try int) {
+		if try < 2 && !store.IsBusy(err) {
+			return
+		}
 		s.wasUnavailable.Store(true)
 		s.starting.Unavailable(dbUnavailable(err))
 	}
@@ -179,15 +185,15 @@ const (
 // connection dropped, SQLite's lock held by another process) it keeps the
 // server serving, every tool call answered db_error, and tries again
 // until the services start or retrying ends. unavailable hears of each
-// failure that is tried again.
-func (c *cli) startRetrying(ctx, retrying context.Context, cfg *config.Config, opts app.Options, unavailable func(error), log *slog.Logger) (*app.App, error) {
+// failure that is tried again, and on which try.
+func (c *cli) startRetrying(ctx, retrying context.Context, cfg *config.Config, opts app.Options, unavailable func(error, int), log *slog.Logger) (*app.App, error) {
 	wait := firstStartRetry
-	for {
+	for try := 1; ; try++ {
 		a, err := c.startBuilt(ctx, cfg, opts)
 		if err == nil || !store.Transient(err) {
 			return a, err
 		}
-		unavailable(err)
+		unavailable(err, try)
 		log.Warn("database unavailable; tool calls answer db_error until it is back", "retry_in", wait, "error", err)
 		t := time.NewTimer(wait)
 		select {

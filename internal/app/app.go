@@ -124,11 +124,11 @@ type Options struct {
 	// SandboxAccess).
 	SandboxAccess SandboxAccess
 	// RetryingAfter, when set, is told of each transient database error
-	// (store.Transient) a start-up step failed on before the step is tried
-	// again, so that a server answering while New runs can say at once
-	// that the database is unavailable instead of keeping its callers
-	// waiting through every try.
-	RetryingAfter func(error)
+	// (store.Transient) a start-up step failed on, and on which try (1 is
+	// the first), before the step is tried again, so that a server
+	// answering while New runs can say that the database is unavailable
+	// instead of keeping its callers waiting through every try.
+	RetryingAfter func(err error, try int)
 }
 
 // New builds the services for cfg.
@@ -242,7 +242,7 @@ const (
 // transiently, or has been tried startupTries times: one dropped
 // connection while the services start is no reason not to start. told,
 // when set, hears of each failure that is tried again.
-func retryTransient(ctx context.Context, log *slog.Logger, told func(error), what string, step func() error) error {
+func retryTransient(ctx context.Context, log *slog.Logger, told func(error, int), what string, step func() error) error {
 	wait := startupBackoff
 	for try := 1; ; try++ {
 		err := step()
@@ -251,7 +251,7 @@ func retryTransient(ctx context.Context, log *slog.Logger, told func(error), wha
 		}
 		log.Warn("database failed while starting; trying again", "step", what, "try", try, "error", err)
 		if told != nil {
-			told(err)
+			told(err, try)
 		}
 		t := time.NewTimer(wait)
 		select {

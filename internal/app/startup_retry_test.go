@@ -19,7 +19,7 @@ func TestGatewayStartSurvivesADroppedConnection(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Storage.DatabaseURL = proxy.URL()
 	var told []error
-	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true, RetryingAfter: func(err error) { told = append(told, err) }})
+	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true, RetryingAfter: func(err error, _ int) { told = append(told, err) }})
 	if err != nil {
 		t.Fatalf("app.New with one connection dropped while the gateway starts: %v", err)
 	}

@@ -27,11 +27,9 @@ func Transient(err error) bool {
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		// SQLITE_BUSY and its extended codes (a WAL being recovered, a
-		// snapshot gone stale): the lock is another connection's and is
-		// released when it finishes. Every other SQLite error, a full disk
-		// or a corrupt file among them, stays until someone acts.
-		return se.Code()&0xff == sqlite3.SQLITE_BUSY
+		// Every SQLite error but a busy lock, a full disk or a corrupt
+		// file among them, stays until someone acts.
+		return IsBusy(err)
 	}
 	var ue *unreachableError
 	if errors.As(err, &ue) {
@@ -65,3 +63,13 @@ func Transient(err error) bool {
 type unreachableError struct{ msg string }
 
 func (e *unreachableError) Error() string { return e.msg }
+
+// IsBusy reports whether err is SQLite's SQLITE_BUSY (or one of its
+// extended codes: a WAL being recovered, a snapshot gone stale): another
+// connection, usually another process, held the lock for longer than
+// the busy timeout this connection waited. It is released when that
+// connection finishes.
+func IsBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
