@@ -90,8 +90,8 @@ func (s *stdioServing) call(t *testing.T, name string) startEnvelope {
 }
 
 func (s *stdioServing) health(*testing.T) int { return 0 }
-func (s *stdioServing) logs() *syncBuffer      { return s.p.stderr }
-func (s *stdioServing) stop(t *testing.T)      { s.p.stop(t) }
+func (s *stdioServing) logs() *syncBuffer     { return s.p.stderr }
+func (s *stdioServing) stop(t *testing.T)     { s.p.stop(t) }
 
 type httpServing struct {
 	cmd  *exec.Cmd
