@@ -119,7 +119,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return usageError{err}
 			}
 			// A server that can mutate never runs without its database: it
-			// exits with the reason instead of answering db_error forever.
+			// exits with the reason instead of answering db_error forever,
+			// unless the database is only unavailable for now (see
+			// startingServer): then it answers db_error until it is back.
 			if withWeb && transport != "http" {
 				return usageError{errors.New("--web serves the review page beside the HTTP transport: add --transport http")}
 			}
