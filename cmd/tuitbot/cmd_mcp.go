@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -131,83 +130,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if transport == "stdio" {
 				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
 			}
-			if !withWeb {
-				return c.serveHTTPWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile, listen)
-			}
-			// The review page is built on the services, and its login URL,
-			// the first line on stdout, is printed as the server listens:
-			// with --web they start first.
-			a, err := c.build(ctx, cfg, appOpts)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			// Notifications go out from the server's own process; nothing
-			// is sent from inside a tool call.
-			if err := a.StartNotifications(ctx); err != nil {
-				return err
-			}
-			srv, selected, err := a.MCPServer(mopts)
-			if err != nil {
-				return err
-			}
-			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
-			switch transport {
-			case "http":
-				tok, path, err := c.httpToken(cfg, tokenFile, mf)
-				if err != nil {
-					return err
-				}
-				ready := func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
-				var mounts map[string]http.Handler
-				var ui *web.Server
-				if withWeb {
-					if ui, err = c.mcpWeb(ctx, a); err != nil {
-						return err
-					}
-					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
-					if a.Links() != nil {
-						// Signed approval links live at the root, beside the
-						// page: /a/TOKEN.
-						mounts[strings.TrimSuffix(web.LinkPrefix, "/")] = ui.LinkHandler()
-					}
-					ready = func(addr string) {
-						ui.SetAddr(addr)
-						// The URL holds the login token: stdout only, never the log.
-						fmt.Fprintln(c.stdout, ui.LoginURL())
-						log.Info("listening", "url", "http://"+addr+"/", "token_file", path, "review_page", "http://"+addr+webPrefix+"/")
-					}
-				}
-				// approval_links.listen serves the links alone on an address
-				// of its own; it ends the server when it fails, and with it.
-				var linksDone chan error
-				if extra := cfg.ApprovalLinks.Listen; ui != nil && extra != "" && a.Links() != nil {
-					lln, err := linksListener(extra, false, nil, log)
-					if err != nil {
-						return err
-					}
-					lctx, cancel := context.WithCancel(ctx)
-					defer cancel()
-					ctx = lctx
-					linksDone = make(chan error, 1)
-					go func() {
-						err := ui.ServeLinks(ctx, lln)
-						cancel()
-						linksDone <- err
-					}()
-				}
-				ho := httpOptions(cfg, listen, tok, path, log, mf)
-				ho.Healthy, ho.Metrics, ho.Ready, ho.Mounts = a.Healthy, a.Metrics.Handler(), ready, mounts
-				err = mcpserver.ServeHTTP(ctx, srv, ho)
-				if linksDone != nil {
-					if lerr := <-linksDone; err == nil {
-						err = lerr
-					}
-				}
-				return err
-			default:
-				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
-			}
+			return c.serveHTTPWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile, listen, withWeb)
 		},
 	}
 	serve.Flags().BoolVar(&withWeb, "web", false, "with --transport http: serve the review page of 'tuitbot web' under /ui on the same port")
@@ -298,33 +221,4 @@ func httpOptions(cfg *config.Config, listen, tok, path string, log *slog.Logger,
 		MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
 		MetricsPublic:      mf.public,
 	}
-}
-
-// serveHTTPWhileStarting runs the HTTP transport while the services start
-// beside it (see startingServer): it listens at once, /healthz says
-// degraded and tool calls answer db_error while the database is
-// unavailable, and the services start as soon as it is back. When they
-// cannot start for another reason the server ends with it.
-func (c *cli) serveHTTPWhileStarting(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, mf metricsFlags, tokenFile, listen string) error {
-	if err := c.prepareBuild(cfg, &opts); err != nil {
-		return err
-	}
-	if _, err := cfg.SelectAccount(c.account); err != nil {
-		return usageError{err}
-	}
-	tok, path, err := c.httpToken(cfg, tokenFile, mf)
-	if err != nil {
-		return err
-	}
-	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, nil)
-	if err != nil {
-		return err
-	}
-	log.Info("mcp server starting", "profile", mo.Profile, "tools", len(s.selected), "transport", "http", "mode", cfg.Mode, "sandbox", c.sandbox)
-	// Over HTTP no first answer waits on the start: it begins at once.
-	s.starting.Begin()
-	ho := httpOptions(cfg, listen, tok, path, log, mf)
-	ho.Healthy, ho.Metrics = s.healthy, s.metrics()
-	ho.Ready = func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
-	return s.finish(ctx, mcpserver.ServeHTTP(s.serving, s.srv, ho))
 }

@@ -59,7 +59,7 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	// before they are sent would only delay them. The collector is back to
 	// its setting once the services start.
 	gc := debug.SetGCPercent(firstAnswersGCPercent)
-	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, func() { debug.SetGCPercent(gc) })
+	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, func() { debug.SetGCPercent(gc) }, nil)
 	if err != nil {
 		return err
 	}

@@ -46,8 +46,9 @@ type startingServer struct {
 // newStartingServer builds the server on cfg alone; its services start
 // when the server's Begin is called (by the first request that needs
 // them, or by the caller). beforeStart, when set, runs first thing in the
-// start.
-func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, beforeStart func()) (*startingServer, error) {
+// start; afterStart, when set, on the started services before the server
+// gets them, and its error ends the server as a failed start does.
+func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, beforeStart func(), afterStart func(*app.App) error) (*startingServer, error) {
 	s := &startingServer{}
 	s.serving, s.stopServing = context.WithCancel(ctx)
 	retrying, stopRetrying := context.WithCancel(ctx)
@@ -79,6 +80,12 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 		if err := a.StartNotifications(ctx); err != nil {
 			a.Close()
 			return nil, err
+		}
+		if afterStart != nil {
+			if err := afterStart(a); err != nil {
+				a.Close()
+				return nil, err
+			}
 		}
 		return a, nil
 	}, func(a *app.App, err error) {
