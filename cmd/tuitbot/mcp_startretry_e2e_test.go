@@ -41,9 +41,10 @@ type servingProc interface {
 	stop(t *testing.T)
 }
 
-// startServing starts `mcp serve` in home h on transport (stdio or http)
-// and initializes a session: neither needs the database.
-func startServing(t *testing.T, h *home, transport string) servingProc {
+// startServing starts `mcp serve` in home h on transport (stdio or http,
+// to which args are added) and initializes a session: neither needs the
+// database.
+func startServing(t *testing.T, h *home, transport string, args ...string) servingProc {
 	t.Helper()
 	if transport == "stdio" {
 		p := startStdio(t, h)
@@ -55,7 +56,7 @@ func startServing(t *testing.T, h *home, transport string) servingProc {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binPath, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--token-file", tokenFile)
+	cmd := exec.Command(binPath, append([]string{"mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, args...)...)
 	out := startServer(t, cmd, h.env)
 	addr := waitListening(t, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -113,9 +114,15 @@ func (s *httpServing) call(t *testing.T, name string) startEnvelope {
 
 func (s *httpServing) health(t *testing.T) int {
 	t.Helper()
-	res, err := http.Get("http://" + s.addr + "/healthz")
+	return s.get(t, "/healthz")
+}
+
+// get is the status of GET path, without the bearer token.
+func (s *httpServing) get(t *testing.T, path string) int {
+	t.Helper()
+	res, err := http.Get("http://" + s.addr + path)
 	if err != nil {
-		t.Fatalf("healthz: %v", err)
+		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, res.Body)
@@ -166,34 +173,54 @@ var servicesBack = regexp.MustCompile(`database available again`)
 var transports = []string{"stdio", "http"}
 
 // TestServeHTTPKeepsServingWhileTheDatabaseIsDown: `mcp serve --transport
-// http` starts while its PostgreSQL server cannot be reached. It listens
-// anyway, behind its bearer token: /healthz says degraded, every tool call
-// answers db_error (retryable) while the server tries again, and once the
-// database is reachable the services start, the same call succeeds and
-// /healthz says ok.
+// http` (with or without --web) starts while its PostgreSQL server cannot
+// be reached. It listens anyway, behind its bearer token: /healthz says
+// degraded, every tool call answers db_error (retryable) while the server
+// tries again, the review page says 503, and once the database is
+// reachable the services start, the same call succeeds, /healthz says ok
+// and the review page's login URL is printed and opens it.
 func TestServeHTTPKeepsServingWhileTheDatabaseIsDown(t *testing.T) {
-	proxy := pgtest.NewProxy(t, pgtest.NewDatabase(t, ""))
-	proxy.Refuse(true)
-	h := newHome(t)
-	writeDatabaseURL(t, h, proxy.URL())
-	s := startServing(t, h, "http")
-	if code := s.health(t); code != http.StatusServiceUnavailable {
-		t.Fatalf("/healthz while the database is down: %d, want 503\nlogs:\n%s", code, s.logs())
+	for name, args := range map[string][]string{"mcp": nil, "mcp and review page": {"--web"}} {
+		t.Run(name, func(t *testing.T) {
+			proxy := pgtest.NewProxy(t, pgtest.NewDatabase(t, ""))
+			proxy.Refuse(true)
+			h := newHome(t)
+			writeDatabaseURL(t, h, proxy.URL())
+			s := startServing(t, h, "http", args...).(*httpServing)
+			if code := s.health(t); code != http.StatusServiceUnavailable {
+				t.Fatalf("/healthz while the database is down: %d, want 503\nlogs:\n%s", code, s.logs())
+			}
+			wantDBError(t, s, "while the database is down")
+			wantDBError(t, s, "again while the database is down")
+			if args != nil {
+				if code := s.get(t, "/ui/approvals"); code != http.StatusServiceUnavailable {
+					t.Fatalf("the review page while the database is down: %d, want 503", code)
+				}
+				if loginURLLine.MatchString(s.logs().String()) {
+					t.Fatal("a login URL was printed before the review page exists")
+				}
+			}
+			if proxy.Refused() == 0 {
+				t.Fatal("the server never tried to reach the database")
+			}
+			proxy.Refuse(false)
+			if s.logs().waitFor(servicesBack, 60*time.Second) == nil {
+				t.Fatalf("the services did not start once the database was back\nlogs:\n%s", s.logs())
+			}
+			wantSuccess(t, s, "after the database came back")
+			if code := s.health(t); code != http.StatusOK {
+				t.Fatalf("/healthz after the database came back: %d, want 200\nlogs:\n%s", code, s.logs())
+			}
+			if args != nil {
+				c, base, _ := webLogin(t, s.logs())
+				if base != "http://"+s.addr+"/ui" {
+					t.Fatalf("login URL base %s, want the review page on %s", base, s.addr)
+				}
+				webGet(t, c, base+"/approvals")
+			}
+			s.stop(t)
+		})
 	}
-	wantDBError(t, s, "while the database is down")
-	wantDBError(t, s, "again while the database is down")
-	if proxy.Refused() == 0 {
-		t.Fatal("the server never tried to reach the database")
-	}
-	proxy.Refuse(false)
-	if s.logs().waitFor(servicesBack, 60*time.Second) == nil {
-		t.Fatalf("the services did not start once the database was back\nlogs:\n%s", s.logs())
-	}
-	wantSuccess(t, s, "after the database came back")
-	if code := s.health(t); code != http.StatusOK {
-		t.Fatalf("/healthz after the database came back: %d, want 200\nlogs:\n%s", code, s.logs())
-	}
-	s.stop(t)
 }
 
 // TestServeSurvivesDroppedConnectionsWhileStarting: PostgreSQL drops one
