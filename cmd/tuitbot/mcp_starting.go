@@ -67,6 +67,9 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 		s.starting.Unavailable(dbUnavailable(err))
 	}
 	opts.RetryingAfter = unavailable
+	// A client that has left waits for no start: the step in progress
+	// ends, and is not tried again.
+	opts.RetryUntil = retrying
 	s.started = newStartingApp(func() (*app.App, error) {
 		if beforeStart != nil {
 			beforeStart()

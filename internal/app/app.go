@@ -129,6 +129,11 @@ type Options struct {
 	// answering while New runs can say that the database is unavailable
 	// instead of keeping its callers waiting through every try.
 	RetryingAfter func(err error, try int)
+	// RetryUntil, when set, ends the tries again of a start-up step: once
+	// it is done a step that failed transiently is not tried again (a try
+	// in progress is not cut short), because no one waits for the start
+	// any more.
+	RetryUntil context.Context
 }
 
 // New builds the services for cfg.
@@ -213,7 +218,7 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 	}
 	a.postLimit = a.newPostLimit()
 	if a.DB != nil {
-		if err := retryTransient(ctx, a.Log, opts.RetryingAfter, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
+		if err := retryTransient(ctx, a.Log, opts, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
 			a.GatewayErr = err
 			a.Log.Warn("mutation gateway unavailable", "error", err)
 			if apperr.CodeOf(err) == apperr.ConfigError {
@@ -240,22 +245,30 @@ const (
 
 // retryTransient runs step until it succeeds, fails otherwise than
 // transiently, or has been tried startupTries times: one dropped
-// connection while the services start is no reason not to start. told,
-// when set, hears of each failure that is tried again.
-func retryTransient(ctx context.Context, log *slog.Logger, told func(error, int), what string, step func() error) error {
+// connection while the services start is no reason not to start.
+// opts.RetryingAfter hears of each failure that is tried again, and
+// opts.RetryUntil ends the tries.
+func retryTransient(ctx context.Context, log *slog.Logger, opts Options, what string, step func() error) error {
+	until := opts.RetryUntil
+	if until == nil {
+		until = ctx
+	}
 	wait := startupBackoff
 	for try := 1; ; try++ {
 		err := step()
-		if err == nil || try == startupTries || !store.Transient(err) {
+		if err == nil || try == startupTries || !store.Transient(err) || until.Err() != nil {
 			return err
 		}
 		log.Warn("database failed while starting; trying again", "step", what, "try", try, "error", err)
-		if told != nil {
-			told(err, try)
+		if opts.RetryingAfter != nil {
+			opts.RetryingAfter(err, try)
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-until.Done():
 			t.Stop()
 			return err
 		case <-t.C:

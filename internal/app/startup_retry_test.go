@@ -36,3 +36,26 @@ func TestGatewayStartSurvivesADroppedConnection(t *testing.T) {
 		t.Fatalf("gateway: %v", err)
 	}
 }
+
+// TestGatewayStartStopsTryingWhenNoOneWaits: once RetryUntil is done (the
+// server's client has left), a step that failed transiently is not tried
+// again: New returns that failure instead of trying startupTries times.
+func TestGatewayStartStopsTryingWhenNoOneWaits(t *testing.T) {
+	proxy := pgtest.NewProxy(t, pgtest.NewDatabase(t, ""))
+	proxy.CutOn("DELETE FROM policy_counters", 5)
+	cfg := testConfig(t, t.TempDir())
+	cfg.Storage.DatabaseURL = proxy.URL()
+	left, leave := context.WithCancel(context.Background())
+	leave()
+	a, err := app.New(context.Background(), cfg, app.Options{RequireDB: true, SkipX: true, RetryUntil: left})
+	if err == nil {
+		a.Close()
+		t.Fatal("app.New started although the gateway's step failed and no one waited for a retry")
+	}
+	if !store.Transient(err) {
+		t.Fatalf("app.New: %v, want the transient failure", err)
+	}
+	if proxy.Cut() != 1 {
+		t.Fatalf("the step was tried %d times, want once", proxy.Cut())
+	}
+}
