@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tuitbot/tuitbot/internal/app"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 	"github.com/tuitbot/tuitbot/internal/web"
 )
@@ -118,7 +118,9 @@ func (c *cli) mcpCmd() *cobra.Command {
 				return usageError{err}
 			}
 			// A server that can mutate never runs without its database: it
-			// exits with the reason instead of answering db_error forever.
+			// exits with the reason instead of answering db_error forever,
+			// unless the database is only unavailable for now (see
+			// startingServer): then it answers db_error until it is back.
 			if withWeb && transport != "http" {
 				return usageError{errors.New("--web serves the review page beside the HTTP transport: add --transport http")}
 			}
@@ -128,96 +130,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if transport == "stdio" {
 				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
 			}
-			a, err := c.build(ctx, cfg, appOpts)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			// Notifications go out from the server's own process; nothing
-			// is sent from inside a tool call.
-			if err := a.StartNotifications(ctx); err != nil {
-				return err
-			}
-			srv, selected, err := a.MCPServer(mopts)
-			if err != nil {
-				return err
-			}
-			log.Info("mcp server starting", "profile", p, "tools", len(selected), "transport", transport, "mode", cfg.Mode, "sandbox", c.sandbox)
-			switch transport {
-			case "http":
-				path := tokenFile
-				create := false
-				if path == "" {
-					path = filepath.Join(cfg.Home, "mcp_token")
-					create = true
-				}
-				tok, err := mcpserver.LoadOrCreateToken(path, create)
-				if err != nil {
-					return err
-				}
-				c.secrets.Add(tok)
-				if mf.listen != "" {
-					return usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
-				}
-				ready := func(addr string) { log.Info("listening", "url", "http://"+addr+"/", "token_file", path) }
-				var mounts map[string]http.Handler
-				var ui *web.Server
-				if withWeb {
-					if ui, err = c.mcpWeb(ctx, a); err != nil {
-						return err
-					}
-					mounts = map[string]http.Handler{webPrefix: ui.Within(ctx)}
-					if a.Links() != nil {
-						// Signed approval links live at the root, beside the
-						// page: /a/TOKEN.
-						mounts[strings.TrimSuffix(web.LinkPrefix, "/")] = ui.LinkHandler()
-					}
-					ready = func(addr string) {
-						ui.SetAddr(addr)
-						// The URL holds the login token: stdout only, never the log.
-						fmt.Fprintln(c.stdout, ui.LoginURL())
-						log.Info("listening", "url", "http://"+addr+"/", "token_file", path, "review_page", "http://"+addr+webPrefix+"/")
-					}
-				}
-				// approval_links.listen serves the links alone on an address
-				// of its own; it ends the server when it fails, and with it.
-				var linksDone chan error
-				if extra := cfg.ApprovalLinks.Listen; ui != nil && extra != "" && a.Links() != nil {
-					lln, err := linksListener(extra, false, nil, log)
-					if err != nil {
-						return err
-					}
-					lctx, cancel := context.WithCancel(ctx)
-					defer cancel()
-					ctx = lctx
-					linksDone = make(chan error, 1)
-					go func() {
-						err := ui.ServeLinks(ctx, lln)
-						cancel()
-						linksDone <- err
-					}()
-				}
-				err = mcpserver.ServeHTTP(ctx, srv, mcpserver.HTTPOptions{
-					Listen: listen, Token: tok, TokenFile: path, Logger: log,
-					MaxConnections:     cfg.MCP.HTTPMaxConnections,
-					MaxSessions:        cfg.MCP.MaxSessions,
-					SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
-					MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
-					Healthy:            a.Healthy,
-					Metrics:            a.Metrics.Handler(),
-					MetricsPublic:      mf.public,
-					Ready:              ready,
-					Mounts:             mounts,
-				})
-				if linksDone != nil {
-					if lerr := <-linksDone; err == nil {
-						err = lerr
-					}
-				}
-				return err
-			default:
-				return usageError{fmt.Errorf("--transport %q: allowed values: stdio, http", transport)}
-			}
+			return c.serveHTTPWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile, listen, withWeb)
 		},
 	}
 	serve.Flags().BoolVar(&withWeb, "web", false, "with --transport http: serve the review page of 'tuitbot web' under /ui on the same port")
@@ -276,4 +189,36 @@ func (c *cli) mcpWeb(ctx context.Context, a *app.App) (*web.Server, error) {
 		return nil, err
 	}
 	return web.New(d, web.Options{Prefix: webPrefix})
+}
+
+// httpToken loads the HTTP transport's bearer token (creating the default
+// file on first use) and refuses --metrics-listen, which is for stdio.
+func (c *cli) httpToken(cfg *config.Config, tokenFile string, mf metricsFlags) (tok, path string, err error) {
+	path = tokenFile
+	create := false
+	if path == "" {
+		path = filepath.Join(cfg.Home, "mcp_token")
+		create = true
+	}
+	if tok, err = mcpserver.LoadOrCreateToken(path, create); err != nil {
+		return "", "", err
+	}
+	c.secrets.Add(tok)
+	if mf.listen != "" {
+		return "", "", usageError{errors.New("--metrics-listen is for stdio; the HTTP transport serves /metrics on --listen")}
+	}
+	return tok, path, nil
+}
+
+// httpOptions are the HTTP transport's options from the configuration and
+// flags; the caller adds health, metrics, the ready hook and mounts.
+func httpOptions(cfg *config.Config, listen, tok, path string, log *slog.Logger, mf metricsFlags) mcpserver.HTTPOptions {
+	return mcpserver.HTTPOptions{
+		Listen: listen, Token: tok, TokenFile: path, Logger: log,
+		MaxConnections:     cfg.MCP.HTTPMaxConnections,
+		MaxSessions:        cfg.MCP.MaxSessions,
+		SessionIdleTimeout: time.Duration(cfg.MCP.SessionIdleTimeoutSeconds) * time.Second,
+		MaxMessageBytes:    cfg.MCP.MaxMessageBytes,
+		MetricsPublic:      mf.public,
+	}
 }

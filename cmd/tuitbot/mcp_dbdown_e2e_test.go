@@ -36,7 +36,7 @@ func TestServeKeepsServingWhileTheDatabaseIsDown(t *testing.T) {
 		t.Fatal("the server never tried to reach the database")
 	}
 	proxy.Refuse(false)
-	if p.stderr.waitFor(regexp.MustCompile(`database reachable again`), 60*time.Second) == nil {
+	if p.stderr.waitFor(regexp.MustCompile(`database available again`), 60*time.Second) == nil {
 		t.Fatalf("the services did not start once the database was back\nstderr:\n%s", p.stderr)
 	}
 	if env := p.callTool(t, 4, "get_recent_mutations", map[string]any{}); !env.Success {

@@ -123,6 +123,17 @@ type Options struct {
 	// account name, which the sandbox emulator then models (see
 	// SandboxAccess).
 	SandboxAccess SandboxAccess
+	// RetryingAfter, when set, is told of each transient database error
+	// (store.Transient) a start-up step failed on, and on which try (1 is
+	// the first), before the step is tried again, so that a server
+	// answering while New runs can say that the database is unavailable
+	// instead of keeping its callers waiting through every try.
+	RetryingAfter func(err error, try int)
+	// RetryUntil, when set, ends the tries again of a start-up step: once
+	// it is done a step that failed transiently is not tried again (a try
+	// in progress is not cut short), because no one waits for the start
+	// any more.
+	RetryUntil context.Context
 }
 
 // New builds the services for cfg.
@@ -207,7 +218,7 @@ func (a *App) startAccount(ctx context.Context, opts Options, bases map[string]s
 	}
 	a.postLimit = a.newPostLimit()
 	if a.DB != nil {
-		if err := retryTransient(ctx, a.Log, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
+		if err := retryTransient(ctx, a.Log, opts, "start the mutation gateway", func() error { return a.startGateway(ctx) }); err != nil {
 			a.GatewayErr = err
 			a.Log.Warn("mutation gateway unavailable", "error", err)
 			if apperr.CodeOf(err) == apperr.ConfigError {
@@ -235,17 +246,29 @@ const (
 // retryTransient runs step until it succeeds, fails otherwise than
 // transiently, or has been tried startupTries times: one dropped
 // connection while the services start is no reason not to start.
-func retryTransient(ctx context.Context, log *slog.Logger, what string, step func() error) error {
+// opts.RetryingAfter hears of each failure that is tried again, and
+// opts.RetryUntil ends the tries.
+func retryTransient(ctx context.Context, log *slog.Logger, opts Options, what string, step func() error) error {
+	until := opts.RetryUntil
+	if until == nil {
+		until = ctx
+	}
 	wait := startupBackoff
 	for try := 1; ; try++ {
 		err := step()
-		if err == nil || try == startupTries || !store.Transient(err) {
+		if err == nil || try == startupTries || !store.Transient(err) || until.Err() != nil {
 			return err
 		}
 		log.Warn("database failed while starting; trying again", "step", what, "try", try, "error", err)
+		if opts.RetryingAfter != nil {
+			opts.RetryingAfter(err, try)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-until.Done():
 			t.Stop()
 			return err
 		case <-t.C:

@@ -139,24 +139,49 @@ func (s *Starting) refuse(method string, err error) (mcp.Result, error) {
 	return render(d, envelope.Fail(apperr.As(err), &meta)), nil
 }
 
+// Wait waits until the services have started (nil), cannot start (the
+// reason Fail gave), are unavailable for now (the reason Unavailable
+// gave), or ctx ends (its error). It starts nothing: a health check asks
+// through it without starting the services.
+func (s *Starting) Wait(ctx context.Context) error {
+	unavailable, err := s.await(ctx)
+	if unavailable != nil {
+		return unavailable
+	}
+	return err
+}
+
+// await is Wait telling an unavailable database apart from everything
+// else.
+func (s *Starting) await(ctx context.Context) (unavailable, err error) {
+	select {
+	case <-s.ready:
+	case <-s.unavailable:
+		// Ready may have come meanwhile.
+		select {
+		case <-s.ready:
+		default:
+			return s.whyUnavailable(), nil
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.err != nil {
+		return nil, fmt.Errorf("the server could not start: %w", s.err)
+	}
+	return nil, nil
+}
+
 func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !answeredWhileStarting[method] {
 			s.Begin()
-			select {
-			case <-s.ready:
-			case <-s.unavailable:
-				// Ready may have come meanwhile.
-				select {
-				case <-s.ready:
-				default:
-					return s.refuse(method, s.whyUnavailable())
-				}
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			unavailable, err := s.await(ctx)
+			if unavailable != nil {
+				return s.refuse(method, unavailable)
 			}
-			if s.err != nil {
-				return nil, fmt.Errorf("the server could not start: %w", s.err)
+			if err != nil {
+				return nil, err
 			}
 		}
 		res, err := next(ctx, method, req)

@@ -130,3 +130,43 @@ func TestStartingServerAnswersDBErrorWhileUnavailable(t *testing.T) {
 		t.Fatalf("health_check after Ready: %s", got)
 	}
 }
+
+// TestStartingWait: a health check asks Wait how the services are, without
+// starting them: it hears the reason they are unavailable, then nil once
+// they are ready, the reason they could not start, or its own deadline.
+func TestStartingWait(t *testing.T) {
+	unreachable := apperr.New(apperr.DBError, "the database cannot be reached on purpose")
+	tests := []struct {
+		name string
+		then func(*mcpserver.Starting)
+		want string // "" is nil
+	}{
+		{"nothing yet", func(*mcpserver.Starting) {}, context.DeadlineExceeded.Error()},
+		{"unavailable", func(st *mcpserver.Starting) { st.Unavailable(unreachable) }, "on purpose"},
+		{"ready after unavailable", func(st *mcpserver.Starting) {
+			st.Unavailable(unreachable)
+			st.Ready(mcpserver.Deps{Cfg: testConfig(t, nil), Health: okHealth})
+		}, ""},
+		{"failed", func(st *mcpserver.Starting) { st.Fail(errors.New("migration refused on purpose")) }, "could not start: migration refused on purpose"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss := newStartingServer(t)
+			tt.then(ss.st)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			err := ss.st.Wait(ctx)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Wait: %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Wait: %v, want %q", err, tt.want)
+			}
+			select {
+			case <-ss.begun:
+				t.Fatal("Wait started the services")
+			default:
+			}
+		})
+	}
+}

@@ -365,6 +365,12 @@ func (d *DB) verify(ctx context.Context) error {
 }
 
 func (d *DB) unreadable(err error) error {
+	if Transient(err) {
+		// Another process holds the lock (an exclusive locking mode, a WAL
+		// being recovered): nothing is wrong with the file, and the caller
+		// may try again.
+		return fmt.Errorf("database %s is locked by another process: %w", d.Path, err)
+	}
 	return fmt.Errorf("database %s cannot be read (%v); it may be corrupt or not a tuitbot database: restore a backup or move it aside", d.Path, err)
 }
 

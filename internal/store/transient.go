@@ -10,16 +10,26 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Transient reports whether err is a database failure that trying again
 // may cure: the server could not be reached, a connection broke or was
-// refused, or the server ended a session or a transaction it may take
-// again (a restart, a serialization conflict). A refused or malformed
-// statement, a full disk or a database that is not tuitbot's is not.
+// refused, the server ended a session or a transaction it may take again
+// (a restart, a serialization conflict), or another process held SQLite's
+// lock past the busy timeout (a long write, a migration, a backup, a
+// sqlite3 shell left in a transaction). A refused or malformed statement,
+// a full disk or a database that is not tuitbot's is not.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		// Every SQLite error but a busy lock, a full disk or a corrupt
+		// file among them, stays until someone acts.
+		return IsBusy(err)
 	}
 	var ue *unreachableError
 	if errors.As(err, &ue) {
@@ -53,3 +63,13 @@ func Transient(err error) bool {
 type unreachableError struct{ msg string }
 
 func (e *unreachableError) Error() string { return e.msg }
+
+// IsBusy reports whether err is SQLite's SQLITE_BUSY (or one of its
+// extended codes: a WAL being recovered, a snapshot gone stale): another
+// connection, usually another process, held the lock for longer than
+// the busy timeout this connection waited. It is released when that
+// connection finishes.
+func IsBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}

@@ -20,11 +20,13 @@ type Proxy struct {
 	url    string
 
 	refusing atomic.Bool
-	// cutLeft connections carrying cutOn are still to be cut.
-	cutLeft atomic.Int64
-	cutOn   atomic.Pointer[[]byte]
-	refused atomic.Int64
-	cut     atomic.Int64
+	refused  atomic.Int64
+	cut      atomic.Int64
+
+	// cuts are the statements to cut connections on, each with how many
+	// connections are still to be cut.
+	cutMu sync.Mutex
+	cuts  []cutRule
 
 	// forwarded is told of each connection forwarded to the server.
 	forwarded chan struct{}
@@ -62,12 +64,35 @@ func (p *Proxy) URL() string { return p.url }
 // true: the server cannot be reached.
 func (p *Proxy) Refuse(on bool) { p.refusing.Store(on) }
 
+// cutRule cuts the next left connections that send statement.
+type cutRule struct {
+	statement []byte
+	left      int
+}
+
 // CutOn makes the proxy cut, before forwarding it, each of the next n
-// connections whose client sends a message holding statement.
+// connections whose client sends a message holding statement. Each call
+// adds a statement to those set before, so one start can lose a
+// connection at several of its steps.
 func (p *Proxy) CutOn(statement string, n int) {
-	b := []byte(statement)
-	p.cutOn.Store(&b)
-	p.cutLeft.Store(int64(n))
+	p.cutMu.Lock()
+	defer p.cutMu.Unlock()
+	p.cuts = append(p.cuts, cutRule{statement: []byte(statement), left: n})
+}
+
+// cutsOn reports whether msg holds a statement whose connection is still
+// to be cut, counting it.
+func (p *Proxy) cutsOn(msg []byte) bool {
+	p.cutMu.Lock()
+	defer p.cutMu.Unlock()
+	for i := range p.cuts {
+		if r := &p.cuts[i]; r.left > 0 && bytes.Contains(msg, r.statement) {
+			r.left--
+			p.cut.Add(1)
+			return true
+		}
+	}
+	return false
 }
 
 // Forwarded receives (at most one pending value) after a connection is
@@ -126,8 +151,7 @@ func (p *Proxy) forward(server, client net.Conn) {
 	for {
 		n, err := client.Read(buf)
 		if n > 0 {
-			if on := p.cutOn.Load(); on != nil && bytes.Contains(buf[:n], *on) && p.cutLeft.Add(-1) >= 0 {
-				p.cut.Add(1)
+			if p.cutsOn(buf[:n]) {
 				return
 			}
 			if _, werr := server.Write(buf[:n]); werr != nil {
