@@ -367,6 +367,12 @@ func (r *Runner) publisherLoop(it *iter) error {
 			it.note("evergreen post %s is gone from X", d.EvergreenTweetID)
 			continue
 		}
+		if err != nil && gateway.RefusedBeforeX(apperr.CodeOf(err)) {
+			// X's rules refuse this draft for good; the others due are
+			// not held back by it.
+			it.note("draft %d refused before X: %s", d.ID, describeErr(err))
+			continue
+		}
 		if err != nil {
 			if isPolicyDenial(apperr.CodeOf(err)) {
 				it.retryAt = resetOf(err, r.now())

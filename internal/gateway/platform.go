@@ -105,9 +105,7 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 		return &policy.Decision{Outcome: policy.RequireApproval, RuleID: route.RuleID(), Reason: route.Reason, Source: "x_rules"}, nil
 	}
 	refusal := apperr.As(err)
-	switch refusal.Code {
-	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent, apperr.UserOptedOut, apperr.CrossAccountDup:
-	default:
+	if !RefusedBeforeX(refusal.Code) {
 		// Finding out failed (X unreachable while reading the post
 		// replied to): the call is not attempted, and nothing is recorded.
 		return nil, refusal
@@ -154,6 +152,17 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 			"a person was asked to do it on x.com (hand-off %d, on the approvals page and in notifications); get_handoff with handoff_id %d says whether they did", handOff, handOff)})
 	}
 	return nil, refusal
+}
+
+// RefusedBeforeX reports whether code is a platform rule's settled
+// refusal: recorded, final for this call, and no fault of the caller's
+// process (trying it again gets the same answer).
+func RefusedBeforeX(code apperr.Code) bool {
+	switch code {
+	case apperr.XFeatureUnavailable, apperr.ReplyNotSummoned, apperr.ReplyAlreadySent, apperr.UserOptedOut, apperr.CrossAccountDup:
+		return true
+	}
+	return false
 }
 
 // repliedTo reports whether the account replied to post tweetID by the
