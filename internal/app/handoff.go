@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -24,6 +25,19 @@ func (a *App) intentBase() string {
 		}
 	}
 	return a.Cfg.XAPI.IntentBaseURL
+}
+
+// username is the handle of a user id as tuitbot knows it (the authors
+// discovery saw), for a follow's hand-off link: X's follow intent takes a
+// handle. It reads nothing from X: a refusal costs nothing, and without
+// the handle the link opens the profile, whose Follow button does the same.
+func (a *App) username(wf *workflow.Service) func(ctx context.Context, id string) (string, error) {
+	return func(ctx context.Context, id string) (string, error) {
+		if wf.Discovery == nil {
+			return "", nil
+		}
+		return wf.Discovery.Username(ctx, id)
+	}
 }
 
 // ownedReads reads what a hand-off check needs through the account's

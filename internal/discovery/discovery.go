@@ -370,6 +370,21 @@ func (s *Service) Authors(ctx context.Context, tweetIDs []string) (map[string]Au
 	return out, nil
 }
 
+// Username is the handle of author id as discovery last saw it, "" when
+// it never found a post of theirs: what tuitbot knows before a read of X.
+func (s *Service) Username(ctx context.Context, id string) (string, error) {
+	var name string
+	err := s.DB.QueryRowContext(ctx, `SELECT author_username FROM discovered_tweets WHERE account_id = ? AND author_id = ? AND author_username <> ''
+		ORDER BY discovered_at DESC LIMIT 1`, s.account(), id).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", apperr.Wrap(apperr.DBError, err, "read a discovered author: %v", err)
+	}
+	return name, nil
+}
+
 // placeholders is n comma-separated bind parameters.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")

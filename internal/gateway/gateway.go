@@ -171,6 +171,11 @@ type Options struct {
 	// HandOffWindow is how long an open hand-off is looked for on X
 	// before it is not_done (default 24 h).
 	HandOffWindow time.Duration
+	// Username, when set, gives the handle of a user id as far as tuitbot
+	// knows it ("" when it does not; it must not read X, since a refusal
+	// costs nothing), for the link of a follow handed to a person: X's
+	// follow intent takes a handle.
+	Username func(ctx context.Context, userID string) (string, error)
 }
 
 // Gateway runs mutations.

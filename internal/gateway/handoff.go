@@ -54,6 +54,9 @@ type HandOffRequest struct {
 	// TweetID is the post replied to, quoted or liked; TargetUser the
 	// user to follow (a user id).
 	TweetID, TargetUser string
+	// TargetUsername is TargetUser's handle, which X's follow intent
+	// takes; when empty it is looked up (Options.Username).
+	TargetUsername string
 	// Text is the reply's or the quote's text, prefilled on X's page.
 	Text string
 	// Reason says why the API does not do it (shown on the card).
@@ -131,7 +134,39 @@ func (g *Gateway) intentLink(r HandOffRequest) string {
 	if g.opts.IntentBase != nil {
 		base = g.opts.IntentBase()
 	}
-	return xrules.IntentLink(base, xrules.Call{Effect: r.Effect, TweetID: r.TweetID, TargetUser: r.TargetUser, Text: r.Text})
+	return xrules.IntentLink(base, xrules.Call{Effect: r.Effect, TweetID: r.TweetID, TargetUser: r.TargetUser, TargetUsername: r.TargetUsername,
+		Text: r.Text})
+}
+
+// usernameOf is the handle of user id for a follow's intent link, ""
+// when tuitbot does not know it: the link is then the account's profile
+// (intent/user), whose Follow button does the same. It runs before any
+// transaction.
+func (g *Gateway) usernameOf(ctx context.Context, id string) string {
+	if g.opts.Username == nil || !isID(id) {
+		return ""
+	}
+	name, err := g.opts.Username(ctx, id)
+	if err != nil {
+		g.opts.Logger.Warn("hand-off: reading the handle of the user to follow failed; the link opens the profile", "user_id", id, "error", err)
+	}
+	if err != nil || !isHandle(name) {
+		return ""
+	}
+	return name
+}
+
+// isHandle says whether s is an X handle: 1 to 15 letters, digits or _.
+func isHandle(s string) bool {
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // validHandOff refuses a request no intent can make.
@@ -142,6 +177,9 @@ func validHandOff(r HandOffRequest) error {
 	if r.Effect == "x_follow_user" {
 		if !isID(r.TargetUser) {
 			return apperr.New(apperr.InvalidInput, "target_user_id: %q is not a user id", r.TargetUser)
+		}
+		if r.TargetUsername != "" && !isHandle(r.TargetUsername) {
+			return apperr.New(apperr.InvalidInput, "target_username: %q is not an X handle (1-15 letters, digits or _)", r.TargetUsername)
 		}
 		return nil
 	}
@@ -166,6 +204,9 @@ func (g *Gateway) HandOff(ctx context.Context, r HandOffRequest) (*HandOff, erro
 	}
 	if r.Caller == "" {
 		r.Caller = "mcp"
+	}
+	if r.Effect == "x_follow_user" && r.TargetUsername == "" {
+		r.TargetUsername = g.usernameOf(ctx, r.TargetUser)
 	}
 	params := HandOff{Effect: r.Effect, TweetID: r.TweetID, TargetUser: r.TargetUser, Text: r.Text}.Params()
 	summary := tweettext.TruncateBytes(string(params), maxSummaryBytes)
@@ -228,7 +269,7 @@ func (g *Gateway) handOffRefusal(ctx context.Context, tx *sql.Tx, corr string, c
 	if g.opts.IntentBase == nil || (refusal.Code != apperr.XFeatureUnavailable && refusal.Code != apperr.ReplyNotSummoned) {
 		return 0, false, nil
 	}
-	r := HandOffRequest{Effect: call.Effect, TweetID: call.TweetID, TargetUser: call.TargetUser, Text: call.Text,
+	r := HandOffRequest{Effect: call.Effect, TweetID: call.TweetID, TargetUser: call.TargetUser, TargetUsername: call.TargetUsername, Text: call.Text,
 		Reason: refusal.Detail(), Caller: callerOf(c), Loop: c.Loop}
 	if call.QuoteOf != "" && call.Effect != "x_quote_tweet" {
 		r.Effect, r.TweetID = "x_quote_tweet", call.QuoteOf

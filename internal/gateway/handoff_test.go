@@ -210,3 +210,65 @@ func TestCheckHandOffs(t *testing.T) {
 		}
 	})
 }
+
+// TestFollowHandOffNamesTheHandle: X's follow intent takes the account's
+// handle (intent/follow?screen_name=NAME), not its id. A refused follow
+// and a follow handed off directly resolve the handle through the
+// gateway's Username lookup; when that lookup fails, the link is the
+// account's profile (intent/user?user_id=), which has the Follow button,
+// never a follow intent X would not fill in.
+func TestFollowHandOffNamesTheHandle(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		rules := &platformRules{}
+		rules.set(apperr.New(apperr.XFeatureUnavailable, "x_follow_user: X removed follows from pay-per-use"))
+		e.opts.Platform = rules
+		e.opts.IntentBase = func() string { return "https://x.com" }
+		asked := map[string]int{}
+		e.opts.Username = func(_ context.Context, id string) (string, error) {
+			asked[id]++
+			if id == "404" {
+				return "", apperr.New(apperr.XNotFound, "user %s not found", id)
+			}
+			return "user_" + id, nil
+		}
+		g := e.open()
+		g.Register(&Action{Tool: "x_follow_user", Category: policy.CatWrite,
+			Execute: func(context.Context, json.RawMessage) (Result, error) {
+				t.Error("the refused follow reached its action")
+				return Result{}, nil
+			}})
+		for _, tc := range []struct {
+			name, user, want string
+			direct           bool
+		}{
+			{"refused follow", "77", "https://x.com/intent/follow?screen_name=user_77", false},
+			{"direct hand-off", "78", "https://x.com/intent/follow?screen_name=user_78", true},
+			{"unknown handle", "404", "https://x.com/intent/user?user_id=404", false},
+		} {
+			var id int64
+			if tc.direct {
+				h, err := g.HandOff(e.ctx, HandOffRequest{Effect: "x_follow_user", TargetUser: tc.user, Reason: "a person follows"})
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				id = h.ID
+			} else {
+				_, err := g.Do(e.ctx, Call{Tool: "x_follow_user", Params: map[string]any{"target_user_id": tc.user}})
+				var ok bool
+				if id, ok = wantCode(t, err, apperr.XFeatureUnavailable).Extra["handoff_id"].(int64); !ok {
+					t.Fatalf("%s: no hand-off", tc.name)
+				}
+			}
+			if _, intent, _, _, _, _ := e.handOffRow(id); intent != tc.want {
+				t.Errorf("%s: link %q, want %q", tc.name, intent, tc.want)
+			}
+			if asked[tc.user] != 1 {
+				t.Errorf("%s: the handle was looked up %d times, want 1", tc.name, asked[tc.user])
+			}
+		}
+		if _, err := g.HandOff(e.ctx, HandOffRequest{Effect: "x_follow_user", TargetUser: "79", TargetUsername: "not a handle!"}); apperr.CodeOf(err) != apperr.InvalidInput {
+			t.Fatalf("a bad handle: %v, want invalid_input", err)
+		}
+	})
+}

@@ -110,6 +110,11 @@ func (g *Gateway) checkPlatform(ctx context.Context, act *Action, c Call, params
 		// replied to): the call is not attempted, and nothing is recorded.
 		return nil, refusal
 	}
+	if pc.Effect == "x_follow_user" && g.opts.IntentBase != nil && refusal.Code == apperr.XFeatureUnavailable {
+		// The follow's hand-off links X's follow intent, which takes
+		// the handle: learnt here, before the transaction.
+		pc.TargetUsername = g.usernameOf(ctx, pc.TargetUser)
+	}
 	corr := uuid.NewString()
 	now := ts(g.opts.Now())
 	summary := auditSummary(act, params)

@@ -41,8 +41,14 @@ func TestGetHandOff(t *testing.T) {
 	}
 	var h gateway.HandOff
 	e.call("get_handoff", map[string]any{"handoff_id": id}).ok(t, &h)
-	if h.Status != gateway.HandOffOpen || h.Effect != "x_follow_user" || !strings.HasPrefix(h.IntentURL, e.App.Sim.URL+"/intent/follow?") {
+	if h.Status != gateway.HandOffOpen || h.Effect != "x_follow_user" || !strings.HasPrefix(h.IntentURL, e.App.Sim.URL+"/intent/") {
 		t.Fatalf("hand-off %+v, want an open follow with the emulator's intent at %s", h, e.App.Sim.URL)
+	}
+	// X's follow intent takes the handle, never the id: tuitbot never saw
+	// this user's handle (and a refusal reads nothing from X), so the link
+	// is the profile, whose button follows.
+	if u, _ := url.Parse(h.IntentURL); u == nil || u.Path != "/intent/user" || u.Query().Get("user_id") != user {
+		t.Fatalf("the follow's link %q is not the profile of %s", h.IntentURL, user)
 	}
 
 	// The person presses Follow on the intent page.

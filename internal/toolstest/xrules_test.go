@@ -80,7 +80,9 @@ func TestXPlatformRules(t *testing.T) {
 		return m
 	}
 	likeHint := func(post, _ string) string { return "https://x.com/intent/like?tweet_id=" + post }
-	followHint := func(_, user string) string { return "https://x.com/intent/follow?user_id=" + user }
+	// The refusal's hint knows the id only: the profile, whose Follow
+	// button X fills in (the hand-off's own link names the handle).
+	followHint := func(_, user string) string { return "https://x.com/intent/user?user_id=" + user }
 	replyHint := func(post, _ string) string { return "https://x.com/intent/tweet?in_reply_to=" + post }
 	quoteHint := func(post, _ string) string { return "https://x.com/intent/tweet?" }
 	unlikeHint := func(post, _ string) string { return "https://x.com/i/web/status/" + post }

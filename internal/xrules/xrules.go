@@ -33,7 +33,10 @@ type Call struct {
 	Effect     string
 	TweetID    string
 	TargetUser string
-	Text       string
+	// TargetUsername is TargetUser's handle, when known: X's follow
+	// intent takes a handle (screen_name), not a user id.
+	TargetUsername string
+	Text           string
 	// QuoteOf is the post the call quotes, whatever else it does: a
 	// reply that quotes is a quote post too.
 	QuoteOf string
@@ -245,11 +248,18 @@ func intentLink(base string, call Call) string {
 		q.Set("tweet_id", call.TweetID)
 		return base + "/intent/like?" + q.Encode()
 	case "x_follow_user":
+		// X's follow intent names the account by handle only
+		// (intent/follow?screen_name=NAME); without the handle, the
+		// profile page has the Follow button.
+		if call.TargetUsername != "" {
+			q.Set("screen_name", call.TargetUsername)
+			return base + "/intent/follow?" + q.Encode()
+		}
 		if call.TargetUser == "" {
 			return ""
 		}
 		q.Set("user_id", call.TargetUser)
-		return base + "/intent/follow?" + q.Encode()
+		return base + "/intent/user?" + q.Encode()
 	case "x_unfollow_user":
 		// X has no unfollow intent: the profile has the button.
 		if call.TargetUser == "" {

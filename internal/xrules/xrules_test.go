@@ -56,7 +56,7 @@ func TestRules(t *testing.T) {
 	}{
 		{"like", Call{Effect: "x_like_tweet", TweetID: "5"}, true, apperr.XFeatureUnavailable, "https://x.com/intent/like?tweet_id=5", 0},
 		{"unlike", Call{Effect: "x_unlike_tweet", TweetID: "5"}, true, apperr.XFeatureUnavailable, "https://x.com/i/web/status/5", 0},
-		{"follow", Call{Effect: "x_follow_user", TargetUser: "77"}, true, apperr.XFeatureUnavailable, "https://x.com/intent/follow?user_id=77", 0},
+		{"follow", Call{Effect: "x_follow_user", TargetUser: "77"}, true, apperr.XFeatureUnavailable, "https://x.com/intent/user?user_id=77", 0},
 		{"unfollow", Call{Effect: "x_unfollow_user", TargetUser: "77"}, true, apperr.XFeatureUnavailable, "https://x.com/intent/user?user_id=77", 0},
 		{"quote", Call{Effect: "x_quote_tweet", TweetID: "5", Text: "so true"}, true, apperr.XFeatureUnavailable,
 			"https://x.com/intent/tweet?text=so+true&url=https%3A%2F%2Fx.com%2Fi%2Fweb%2Fstatus%2F5", 0},
@@ -122,7 +122,10 @@ func TestIntentLinkEscapesAndBounds(t *testing.T) {
 		{"a long post's text is left out", "https://x.com", Call{Effect: "x_reply_to_tweet", TweetID: "5", Text: strings.Repeat("€", 3000)},
 			"/intent/tweet", map[string]string{"in_reply_to": "5"}},
 		{"like", "https://x.com", Call{Effect: "x_like_tweet", TweetID: "7"}, "/intent/like", map[string]string{"tweet_id": "7"}},
-		{"follow", "", Call{Effect: "x_follow_user", TargetUser: "8"}, "/intent/follow", map[string]string{"user_id": "8"}},
+		// X's follow intent takes the handle (screen_name) only; without
+		// it the link is the profile, which has the Follow button.
+		{"follow", "", Call{Effect: "x_follow_user", TargetUser: "8", TargetUsername: "gopher_gabe"}, "/intent/follow", map[string]string{"screen_name": "gopher_gabe"}},
+		{"follow of an unknown handle", "", Call{Effect: "x_follow_user", TargetUser: "8"}, "/intent/user", map[string]string{"user_id": "8"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

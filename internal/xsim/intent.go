@@ -17,7 +17,8 @@ import (
 // counter counts it and nothing is billed, as on x.com.
 
 // intentKinds are the intents served, with the button each one has.
-var intentKinds = map[string]string{"tweet": "Post", "like": "Like", "retweet": "Repost", "follow": "Follow"}
+// The user intent is the account's profile card, whose button follows.
+var intentKinds = map[string]string{"tweet": "Post", "like": "Like", "retweet": "Repost", "follow": "Follow", "user": "Follow"}
 
 // intentView is what an intent page shows.
 type intentView struct {
@@ -120,6 +121,17 @@ func (s *Server) intentTarget(kind string, q url.Values) (any, string) {
 		}
 		return post(q.Get("tweet_id"))
 	case "follow":
+		// X's follow intent takes the account's handle, screen_name,
+		// and no user id (x.com/intent/follow?screen_name=NAME).
+		if q.Get("screen_name") == "" {
+			return nil, "The link names no account (screen_name)."
+		}
+		u := s.st.userByName(q.Get("screen_name"))
+		if u == nil {
+			return nil, "That account does not exist."
+		}
+		return u, ""
+	case "user":
 		var u *User
 		switch {
 		case q.Get("screen_name") != "":
@@ -152,7 +164,7 @@ func (s *Server) intentDo(kind string, me *User, target any, q url.Values, text 
 		s.st.like(Edge{From: me.ID, To: target.(*Tweet).ID, At: now})
 		s.changed()
 		return "You liked the post.", ""
-	case "follow":
+	case "follow", "user":
 		s.st.follow(Edge{From: me.ID, To: target.(*User).ID, At: now})
 		s.changed()
 		return "You follow @" + target.(*User).Username + ".", ""

@@ -80,7 +80,22 @@ func TestIntentPages(t *testing.T) {
 	if code, _ := page("POST", "/intent/follow?screen_name="+name, url.Values{}); code != 200 || !e.s.following(e.me, author) {
 		t.Fatalf("follow @%s: %d", name, code)
 	}
-	for _, bad := range []string{"/intent/like", "/intent/like?tweet_id=1", "/intent/follow?screen_name=nobody_at_all_here"} {
+	// The user intent (the profile, with its Follow button) takes the id.
+	other := ""
+	for _, u := range e.s.World().Users {
+		if u.ID != author && u.ID != e.me && !e.s.following(e.me, u.ID) {
+			other = u.ID
+			break
+		}
+	}
+	if code, body := page("GET", "/intent/user?user_id="+other, nil); code != 200 || !strings.Contains(body, `id="intent-button">Follow<`) {
+		t.Fatalf("the user intent: %d\n%s", code, body)
+	}
+	if code, _ := page("POST", "/intent/user?user_id="+other, url.Values{}); code != 200 || !e.s.following(e.me, other) {
+		t.Fatalf("follow from the profile of %s: %d", other, code)
+	}
+	// X's follow intent names the account by handle (screen_name) only.
+	for _, bad := range []string{"/intent/like", "/intent/like?tweet_id=1", "/intent/follow?screen_name=nobody_at_all_here", "/intent/follow?user_id=" + author} {
 		if code, body := page("GET", bad, nil); code != 400 || !strings.Contains(body, `id="error"`) {
 			t.Fatalf("GET %s: %d\n%s", bad, code, body)
 		}
