@@ -303,5 +303,5 @@ func (a *App) Replier(caller, loop string) (*workflow.Replier, error) {
 		return nil, err
 	}
 	return &workflow.Replier{Service: s, Gateway: g, Generator: a.Generator,
-		BannedPhrases: a.Cfg.Limits.BannedPhrases, Caller: caller, Loop: loop}, nil
+		BannedPhrases: a.Cfg.Limits.BannedPhrases, Caller: caller, Loop: loop, OptedOut: a.optedOut}, nil
 }

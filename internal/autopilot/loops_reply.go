@@ -107,6 +107,18 @@ func (it *iter) replyTo(env *replyEnv, c replyCand) (replyStep, error) {
 	if err != nil || done {
 		return replySkipped, err
 	}
+	if out, err := r.optedOut(ctx, c.AuthorID); err != nil || out {
+		if err != nil {
+			return replySkipped, err
+		}
+		// Nothing is drafted, suggested or proposed for a user who said
+		// stop; the blocked row says why and keeps the post from being
+		// looked at again.
+		it.note("post %s skipped: its author is on the opt-out list", c.TweetID)
+		a := action{Loop: it.loop, Kind: kindReply, TargetTweetID: c.TweetID, AuthorID: c.AuthorID, AuthorUsername: c.AuthorUsername,
+			ErrorCode: string(apperr.UserOptedOut)}
+		return replySkipped, it.blockedAction(a, "user_opted_out: the author told the account to stop and is on its opt-out list; nothing was drafted")
+	}
 	counts, err := r.counts(ctx, now)
 	if err != nil {
 		return replySkipped, err
@@ -400,6 +412,14 @@ func (r *Runner) saidStop(ctx context.Context, it *iter, t xapi.Tweet) (bool, er
 		return true, nil
 	}
 	return r.d.OptOuts.OptedOut(ctx, c.AuthorID)
+}
+
+// optedOut reports whether user is on the account's opt-out list.
+func (r *Runner) optedOut(ctx context.Context, user string) (bool, error) {
+	if r.d.OptOuts == nil {
+		return false, nil
+	}
+	return r.d.OptOuts.OptedOut(ctx, user)
 }
 
 // targetsLoop watches the target accounts and answers at most one new post

@@ -2,10 +2,13 @@ package toolstest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/optouts"
+	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xsim"
 )
 
@@ -85,5 +88,84 @@ func TestOptOutByDM(t *testing.T) {
 	e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "Hi again"}).fails(t, apperr.UserOptedOut)
 	if w, _ := x.snapshot(); w != writes {
 		t.Errorf("%d writes reached X, want none", w-writes)
+	}
+}
+
+// TestOptOutSkipsProposals: a reply to a user on the suppression list is
+// never drafted or proposed: draft_replies_for_candidates skips the
+// candidate and propose_and_queue_replies blocks it, with or without a
+// text of its own, each with user_opted_out and a reason naming the list.
+// No LLM call, no approval item, no audit row; another user's candidate
+// is drafted and queued as before.
+func TestOptOutSkipsProposals(t *testing.T) {
+	e := newEnv(t, envOptions{llm: true})
+	var found struct {
+		Candidates []struct {
+			TweetID  string `json:"tweet_id"`
+			AuthorID string `json:"author_id"`
+		} `json:"candidates"`
+	}
+	e.call("find_reply_opportunities", map[string]any{"min_score": 0, "limit": 20}).ok(t, &found)
+	var stopped, other string
+	var stopper string
+	for _, c := range found.Candidates {
+		switch {
+		case stopped == "":
+			stopped, stopper = c.TweetID, c.AuthorID
+		case c.AuthorID != stopper && other == "":
+			other = c.TweetID
+		}
+	}
+	if stopped == "" || other == "" || stopper == "" {
+		t.Fatalf("want candidates of two authors: %+v", found.Candidates)
+	}
+	s, err := e.App.OptOuts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Record(e.ctx, optouts.Message{ID: "1", AuthorID: stopper, Text: "stop"}); err != nil || !ok {
+		t.Fatalf("Record: %v %v", ok, err)
+	}
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := e.App.DB.QueryRowContext(e.ctx, `SELECT (SELECT count(*) FROM mutation_audit) + (SELECT count(*) FROM approval_queue)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, calls := rows(), e.LLM.Calls()
+
+	var d struct {
+		Drafts []workflow.DraftOutcome `json:"drafts"`
+	}
+	e.call("draft_replies_for_candidates", map[string]any{"candidate_ids": []string{stopped}}).ok(t, &d)
+	if len(d.Drafts) != 1 || d.Drafts[0].Status != "skipped" || d.Drafts[0].ErrorCode != string(apperr.UserOptedOut) ||
+		d.Drafts[0].DraftText != "" || !strings.Contains(d.Drafts[0].ErrorMessage, "opt-out") {
+		t.Fatalf("draft for a user who said stop: %+v", d.Drafts)
+	}
+	for _, item := range []map[string]any{{"candidate_id": stopped}, {"candidate_id": stopped, "pre_drafted_text": "Happy to help with retries"}} {
+		var p struct {
+			Results []workflow.ProposeOutcome `json:"results"`
+		}
+		e.call("propose_and_queue_replies", map[string]any{"items": []any{item}}).ok(t, &p)
+		if len(p.Results) != 1 || p.Results[0].Status != "blocked" || p.Results[0].ErrorCode != string(apperr.UserOptedOut) ||
+			!strings.Contains(p.Results[0].Reason, "opt-out") {
+			t.Fatalf("proposal %v for a user who said stop: %+v", item, p.Results)
+		}
+	}
+	if n := e.LLM.Calls() - calls; n != 0 {
+		t.Errorf("%d LLM calls drafted replies to a user who said stop", n)
+	}
+	if n := rows() - before; n != 0 {
+		t.Errorf("%d audit rows or approval items for a user who said stop, want none", n)
+	}
+
+	var p struct {
+		Results []workflow.ProposeOutcome `json:"results"`
+	}
+	e.call("propose_and_queue_replies", map[string]any{"items": []any{map[string]any{"candidate_id": other}}}).ok(t, &p)
+	if len(p.Results) != 1 || p.Results[0].Status != "queued" {
+		t.Fatalf("another user's proposal: %+v", p.Results)
 	}
 }

@@ -23,6 +23,32 @@ type Replier struct {
 	// Caller and Loop are recorded in the audit (mcp, or autopilot and a
 	// loop name).
 	Caller, Loop string
+	// OptedOut reports whether a user (id) is on the account's opt-out
+	// list; nil: no list.
+	OptedOut func(ctx context.Context, user string) (bool, error)
+}
+
+// optedOut refuses a reply to a user on the opt-out list before anything
+// is drafted or proposed: X's guidelines say "If a user says 'stop,'
+// stop".
+func (r *Replier) optedOut(ctx context.Context, c *discovery.Candidate) error {
+	if r.OptedOut == nil || c.AuthorID == "" {
+		return nil
+	}
+	out, err := r.OptedOut(ctx, c.AuthorID)
+	if err != nil {
+		return err
+	}
+	if out {
+		who := c.AuthorID
+		if c.AuthorUsername != "" {
+			who = "@" + c.AuthorUsername
+		}
+		return apperr.New(apperr.UserOptedOut,
+			"%s is on the account's opt-out list (they told it to stop), so no reply to them is drafted or proposed; nothing was sent to X", who).
+			WithHints(apperr.Hint{Do: "leave this candidate out; a person can clear the user from the list with `tuitbot optouts clear` if they asked to hear from the account again"})
+	}
+	return nil
 }
 
 // ProposeItem is one reply to propose.
@@ -136,6 +162,9 @@ func (r *Replier) proposeOne(ctx context.Context, it ProposeItem, mention bool, 
 		return blocked(it.CandidateID, apperr.New(apperr.ReplyAlreadySent,
 			"already replied to %s; X's automation rules allow one automated reply per user interaction; nothing was sent to X", it.CandidateID))
 	}
+	if err := r.optedOut(ctx, cand); err != nil {
+		return blocked(it.CandidateID, err)
+	}
 	text := strings.TrimSpace(it.PreDraftedText)
 	if text == "" {
 		gen, err := r.Generator()
@@ -195,7 +224,7 @@ func (r *Replier) recordAuthor(ctx context.Context, c *discovery.Candidate, repl
 // DraftOutcome is one draft_replies_for_candidates result.
 type DraftOutcome struct {
 	CandidateID    string   `json:"candidate_id"`
-	Status         string   `json:"status"` // success or error
+	Status         string   `json:"status"` // success, skipped (user_opted_out) or error
 	DraftText      string   `json:"draft_text,omitempty"`
 	Archetype      string   `json:"archetype,omitempty"`
 	WeightedLength int      `json:"weighted_length,omitempty"`
@@ -239,6 +268,15 @@ func (r *Replier) DraftReplies(ctx context.Context, ids []string, archetype stri
 	for _, id := range ids {
 		o := DraftOutcome{CandidateID: id, Archetype: archetype}
 		cand, err := r.Discovery.Get(ctx, id)
+		if err == nil {
+			err = r.optedOut(ctx, cand)
+		}
+		if apperr.CodeOf(err) == apperr.UserOptedOut {
+			e := apperr.As(err)
+			o.Status, o.ErrorCode, o.ErrorMessage = "skipped", string(e.Code), e.Message
+			out = append(out, o)
+			continue
+		}
 		if err == nil {
 			text := cand.Text
 			if archetype != "" {
