@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/workflow"
@@ -103,29 +104,79 @@ func (a *App) CheckHandOffs(ctx context.Context, force bool) ([]gateway.HandOff,
 	return g.CheckHandOffs(ctx, ownedReads{x}, force)
 }
 
-// CheckAllHandOffs runs the periodic check for every account of the home
-// that has open hand-offs.
+// startHandOffChecks runs the periodic hand-off check of the home in
+// this process until ctx ends or the app closes. Every long-running
+// process where hand-offs are made starts it (mcp serve on either
+// transport, run, web), so a person's act is found whether or not
+// notifications or the autopilot run. Each account's pass holds that
+// account's lock (a file on SQLite, a session lock on PostgreSQL), so
+// one process at a time reads X for it, and each hand-off's last check
+// time keeps the next process from reading again before
+// x_api.handoff_check_seconds.
+func (a *App) startHandOffChecks(ctx context.Context) {
+	if a.DB == nil {
+		return
+	}
+	every := time.Duration(a.Cfg.XAPI.HandOffCheckS) * time.Second
+	if every <= 0 {
+		every = 5 * time.Minute
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			if err := a.CheckAllHandOffs(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("hand-offs: the periodic check failed; the next one tries again", "error", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	a.OnClose(func() error {
+		cancel()
+		<-done
+		return nil
+	})
+}
+
+// CheckAllHandOffs runs the periodic check for every account this
+// process serves that has open hand-offs, each under the account's check
+// lock (an account another process is checking right now is left to it),
+// and logs each hand-off it resolves.
 func (a *App) CheckAllHandOffs(ctx context.Context) error {
 	r := a.top()
 	var errs []error
 	for _, name := range r.Cfg.AccountNames() {
 		acc, err := r.ForAccount(name)
+		if err != nil || acc.Gateway == nil {
+			// Not served by this process: its own process checks it.
+			continue
+		}
+		open, err := acc.Gateway.HandOffs(ctx, gateway.HandOffOpen, 1)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("account %s: %w", name, err))
 			continue
 		}
-		if acc.Gateway == nil {
+		if len(open) == 0 {
 			continue
 		}
-		open, err := acc.Gateway.HandOffs(ctx, gateway.HandOffOpen, 1)
-		if err != nil || len(open) == 0 {
-			if err != nil {
-				errs = append(errs, fmt.Errorf("account %s: %w", name, err))
-			}
+		lease, err := r.homeLock("handoffs:check:"+name, "handoff-check-"+name+".lock")(ctx)
+		if err != nil {
 			continue
 		}
-		if _, err := acc.CheckHandOffs(ctx, false); err != nil {
+		done, err := acc.CheckHandOffs(ctx, false)
+		lease.Release()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("account %s: %w", name, err))
+		}
+		for _, h := range done {
+			r.Log.Info("hand-off resolved", "account", name, "handoff_id", h.ID, "effect", h.Effect, "status", h.Status)
 		}
 	}
 	return errors.Join(errs...)

@@ -96,10 +96,12 @@ func (a *App) NotifyChannels() ([]notify.Channel, error) {
 }
 
 // StartNotifications runs the dispatcher (and the Telegram pollers) of a
-// long-lived process until ctx ends or the app closes. Without channels it
-// does nothing.
+// long-lived process until ctx ends or the app closes, and the periodic
+// check of hand-offs, which runs with or without channels (see
+// startHandOffChecks). Without channels it sends nothing.
 func (a *App) StartNotifications(ctx context.Context) error {
 	r := a.top()
+	r.startHandOffChecks(ctx)
 	if r.outbox == nil {
 		return nil
 	}
@@ -141,17 +143,21 @@ func (a *App) StartNotifications(ctx context.Context) error {
 	return nil
 }
 
-// pollLock makes this process the only Telegram poller of channel: a
-// session lock on PostgreSQL (across hosts), a lock file in the home on
-// SQLite.
+// pollLock makes this process the only Telegram poller of channel.
 func (a *App) pollLock(channel string) notify.Acquire {
-	key := "notify:telegram:" + channel
+	return a.homeLock("notify:telegram:"+channel, "telegram-"+channel+".lock")
+}
+
+// homeLock is a lock one process of the home (of the database) holds at a
+// time: a session lock named key on PostgreSQL (across hosts), the lock
+// file name in the home's locks directory on SQLite.
+func (a *App) homeLock(key, name string) notify.Acquire {
 	if a.DB.Dialect == store.Postgres {
 		return func(ctx context.Context) (notify.Lease, error) {
 			return a.DB.TrySessionLease(ctx, key)
 		}
 	}
-	path := filepath.Join(a.Cfg.Home, "locks", "telegram-"+channel+".lock")
+	path := filepath.Join(a.Cfg.Home, "locks", name)
 	return func(context.Context) (notify.Lease, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
@@ -212,12 +218,7 @@ func (a *App) dispatcherOptions(chans []notify.Channel) notify.DispatcherOptions
 	n := a.Cfg.Notify
 	o := notify.DispatcherOptions{
 		Outbox: a.outbox, Channels: chans, Items: appItems{a},
-		Sweeps: append(notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
-			// Whether a person did a hand-off is looked for here: the
-			// dispatcher is the periodic loop every long-lived process
-			// runs whatever it does (the autopilot runs only when asked
-			// to), and its sweeps already announce the hand-offs.
-			func(ctx context.Context, _ *notify.Outbox, _ time.Time) error { return a.CheckAllHandOffs(ctx) }),
+		Sweeps:      notify.Sweeps(a.outbox, appSource{a}, time.Duration(n.ExpiringMinutes)*time.Minute),
 		BatchWindow: time.Duration(n.BatchWindowSeconds) * time.Second, MaxPerHour: n.MaxPerHour,
 		Now: a.Now, Log: a.Log, OneTap: a.Cfg.ApprovalLinks.OneTap,
 		OnDelivered: a.Metrics.ObserveNotification,

@@ -182,6 +182,7 @@ func (a *App) startGateway(ctx context.Context) error {
 		Platform:            a.platformRules(wf),
 		IntentBase:          a.intentBase,
 		HandOffWindow:       time.Duration(cfg.XAPI.HandOffWindowH) * time.Hour,
+		HandOffCheckEvery:   time.Duration(cfg.XAPI.HandOffCheckS) * time.Second,
 		Username:            a.username(wf),
 	})
 	if err != nil {

@@ -77,6 +77,7 @@ type XAPI struct {
 	IntentBaseURL     string     `toml:"intent_base_url" doc:"Where X's Web Intents live (the x.com pages where a person, logged in, presses Post, Like or Follow): the links of hand-offs and of refusals' hints. In the sandbox the emulator serves them."`
 	HandOffWindowH    int        `toml:"handoff_window_hours" doc:"How long tuitbot keeps looking (with owned reads of the account's posts, likes and follows) for a hand-off a person was asked to do on x.com before recording it not_done."`
 	CrossAccountDupH  int        `toml:"cross_account_duplicate_hours" doc:"How far back a post's text is compared with what the home's other accounts posted (X's automation rules forbid the same or substantially similar posts across the accounts one operates): a post, reply, quote or thread part that is the same or nearly the same (links, case, whitespace, punctuation and emoji aside, at least 90% alike) as another account's post within this many hours is refused before X with cross_account_duplicate. 1 to 720. An account section may set it."`
+	HandOffCheckS     int        `toml:"handoff_check_seconds" doc:"How often a long-running process (mcp serve, run, web; one process per account at a time) looks on X, with owned reads, whether a person did the open hand-offs; each open hand-off is looked for at most this often."`
 }
 
 // Access is x_api.access: the API access level of the account's X app.
@@ -367,6 +368,7 @@ func Default() Config {
 			IntentBaseURL:     "https://x.com",
 			HandOffWindowH:    24,
 			CrossAccountDupH:  24,
+			HandOffCheckS:     300,
 		},
 		LLM: LLM{TimeoutSeconds: 60, MaxTokens: 1024, Temperature: 0.7},
 		Scoring: Scoring{

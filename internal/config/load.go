@@ -435,6 +435,7 @@ func (c *Config) Validate() error {
 	if h := c.XAPI.CrossAccountDupH; h < 1 || h > maxCrossAccountDupH {
 		add("x_api.cross_account_duplicate_hours", "must be between 1 and %d (got %d)", maxCrossAccountDupH, h)
 	}
+	positive("x_api.handoff_check_seconds", c.XAPI.HandOffCheckS)
 	if c.XAPI.MaxBodyBytes <= 0 {
 		add("x_api.max_body_bytes", "must be greater than 0")
 	}

@@ -171,6 +171,9 @@ type Options struct {
 	// HandOffWindow is how long an open hand-off is looked for on X
 	// before it is not_done (default 24 h).
 	HandOffWindow time.Duration
+	// HandOffCheckEvery is how often a periodic check looks on X for one
+	// open hand-off (default 5 min).
+	HandOffCheckEvery time.Duration
 	// Username, when set, gives the handle of a user id as far as tuitbot
 	// knows it ("" when it does not; it must not read X, since a refusal
 	// costs nothing), for the link of a follow handed to a person: X's

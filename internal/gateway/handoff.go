@@ -358,14 +358,20 @@ type OwnedReads interface {
 }
 
 // handOffCheckEvery is how often a periodic check reads X for an open
-// hand-off: its reads cost money, and a person takes minutes anyway.
-const handOffCheckEvery = 5 * time.Minute
+// hand-off (Options.HandOffCheckEvery, 5 minutes by default): its reads
+// cost money, and a person takes minutes anyway.
+func (g *Gateway) handOffCheckEvery() time.Duration {
+	if g.opts.HandOffCheckEvery > 0 {
+		return g.opts.HandOffCheckEvery
+	}
+	return 5 * time.Minute
+}
 
 // CheckHandOffs looks on X whether a person did the open hand-offs and
 // records what it finds: done_by_person (with the post or user), or
 // not_done once a hand-off's window has passed unseen. A periodic caller
-// passes force false: a hand-off checked less than five minutes ago is
-// left alone. It returns the hand-offs it resolved.
+// passes force false: a hand-off checked less than HandOffCheckEvery ago
+// is left alone. It returns the hand-offs it resolved.
 func (g *Gateway) CheckHandOffs(ctx context.Context, x OwnedReads, force bool) ([]HandOff, error) {
 	open, err := g.HandOffs(ctx, HandOffOpen, 500)
 	if err != nil {
@@ -374,7 +380,7 @@ func (g *Gateway) CheckHandOffs(ctx context.Context, x OwnedReads, force bool) (
 	now := g.opts.Now()
 	var due []HandOff
 	for _, h := range open {
-		if checked, err := store.ParseTime(h.CheckedAt); !force && err == nil && now.Sub(checked) < handOffCheckEvery {
+		if checked, err := store.ParseTime(h.CheckedAt); !force && err == nil && now.Sub(checked) < g.handOffCheckEvery() {
 			continue
 		}
 		due = append(due, h)
