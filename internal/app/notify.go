@@ -36,7 +36,7 @@ func (a *App) startOutbox() error {
 	}
 	links, err := approvallink.New(approvallink.Options{DB: a.DB, KeyPath: filepath.Join(a.Cfg.Home, approvallink.KeyFile),
 		BaseURL: a.Cfg.Notify.PublicBaseURL, TTL: time.Duration(a.Cfg.ApprovalLinks.TTLMinutes) * time.Minute,
-		Queue: appQueue{a}, Now: a.Now})
+		Queue: appQueue{a}, HandOffs: appHandOffs{a}, Now: a.Now})
 	if err != nil {
 		return err
 	}
@@ -211,6 +211,26 @@ func (q appQueue) Decide(ctx context.Context, account string, id int64, approve 
 		return it, err
 	}
 	return g.RejectWith(ctx, id, d)
+}
+
+// appHandOffs reads hand-offs and looks on X for them through each
+// account's gateway, for hand-off links.
+type appHandOffs struct{ a *App }
+
+func (h appHandOffs) HandOff(ctx context.Context, account string, id int64) (*gateway.HandOff, error) {
+	g, err := appQueue(h).gateway(account)
+	if err != nil {
+		return nil, err
+	}
+	return g.GetHandOff(ctx, id)
+}
+
+func (h appHandOffs) Check(ctx context.Context, account string) ([]gateway.HandOff, error) {
+	acc, err := h.a.ForAccount(account)
+	if err != nil {
+		return nil, err
+	}
+	return acc.CheckHandOffs(ctx, true)
 }
 
 // dispatcherOptions are the dispatcher's settings over this home.

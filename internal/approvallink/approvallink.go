@@ -1,5 +1,7 @@
 // Package approvallink issues and checks signed one-time links that show,
-// approve or reject one approval item from a phone.
+// approve or reject one approval item from a phone, or show one hand-off
+// (what X's API may not do, for a person to do on x.com) with its Do it
+// on X link.
 //
 // A link is /a/TOKEN. The token names the account, the item, the action
 // (view, approve or reject), an expiry and a random nonce, and ends in an
@@ -41,9 +43,13 @@ const (
 	View    = "view"
 	Approve = "approve"
 	Reject  = "reject"
+	// HandOff shows a hand-off (what X's API may not do, handed to a
+	// person) with its Do it on X link, and lets the person say they did
+	// it, which looks on X; it decides no approval item.
+	HandOff = "handoff"
 )
 
-var actionCode = map[string]byte{View: 1, Approve: 2, Reject: 3}
+var actionCode = map[string]byte{View: 1, Approve: 2, Reject: 3, HandOff: 4}
 
 func actionOf(b byte) string {
 	for a, c := range actionCode {
@@ -65,6 +71,13 @@ type Queue interface {
 	Decide(ctx context.Context, account string, id int64, approve bool, d gateway.Decision) (*gateway.ApprovalItem, error)
 }
 
+// HandOffs reads an account's hand-offs for a link, and looks on X now
+// whether a person did its open ones (the phone's "I did it").
+type HandOffs interface {
+	HandOff(ctx context.Context, account string, id int64) (*gateway.HandOff, error)
+	Check(ctx context.Context, account string) ([]gateway.HandOff, error)
+}
+
 // Options configure a Service.
 type Options struct {
 	DB *store.DB
@@ -74,7 +87,9 @@ type Options struct {
 	BaseURL string
 	TTL     time.Duration
 	Queue   Queue
-	Now     func() time.Time
+	// HandOffs, when set, lets hand-offs have links (HandOffLink).
+	HandOffs HandOffs
+	Now      func() time.Time
 }
 
 // Service issues, checks and acts on links.
@@ -280,6 +295,46 @@ func (s *Service) Links(ctx context.Context, account string, it *gateway.Approva
 	return out, err
 }
 
+// HandOffLink issues the link of open hand-off id for channel: the phone
+// page that shows its card with Do it on X (it implements
+// notify.HandOffLinker). Signed, recorded and checked as an approval
+// link is, over the hand-off's content; it expires after the TTL, never
+// after tuitbot stops looking for the hand-off.
+func (s *Service) HandOffLink(ctx context.Context, account string, id int64, channel string) (string, error) {
+	if s.o.HandOffs == nil {
+		return "", errors.New("hand-off links are not available here")
+	}
+	key, err := s.key()
+	if err != nil {
+		return "", err
+	}
+	if len(account) == 0 || len(account) > 255 {
+		return "", fmt.Errorf("account name %q cannot be put in a link", account)
+	}
+	h, err := s.o.HandOffs.HandOff(ctx, account, id)
+	if err != nil {
+		return "", err
+	}
+	if h.Status != gateway.HandOffOpen {
+		return "", fmt.Errorf("hand-off %d is %s: no link for it", id, h.Status)
+	}
+	now := s.o.Now()
+	exp := now.Add(s.o.TTL)
+	if due, err := store.ParseTime(h.DueAt); err == nil && due.Before(exp) {
+		exp = due
+	}
+	hash := notify.ContentHash(h.Effect, h.Params())
+	t := token{action: HandOff, item: id, expires: exp.Truncate(time.Second), account: account}
+	if _, err := rand.Read(t.nonce[:]); err != nil {
+		return "", err
+	}
+	if _, err := s.o.DB.ExecContext(ctx, `INSERT INTO approval_links (nonce, account_id, item_id, action, channel, content_hash, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, nonceText(t.nonce), account, id, HandOff, channel, hash, store.FormatTime(now), store.FormatTime(t.expires)); err != nil {
+		return "", fmt.Errorf("record the link: %w", err)
+	}
+	return s.o.BaseURL + "/a/" + t.encode(key, hash), nil
+}
+
 // callbackMAC signs a Telegram button press over the item's content.
 func callbackMAC(key []byte, account string, it *gateway.ApprovalItem, row int64, approve bool) string {
 	m := hmac.New(sha256.New, key)
@@ -328,6 +383,8 @@ type Link struct {
 	Action  string
 	Channel string
 	Item    *gateway.ApprovalItem
+	// HandOff is the hand-off of a HandOff link (Item is then its card).
+	HandOff *gateway.HandOff
 	Expires time.Time
 	// CSRF is the value the page's form posts back.
 	CSRF  string
@@ -373,6 +430,9 @@ func (s *Service) Check(ctx context.Context, tok string) (*Link, error) {
 	if !s.o.Now().Before(t.expires) {
 		return nil, gone("This link expired at %s.", t.expires.UTC().Format("2006-01-02 15:04 UTC"))
 	}
+	if t.action == HandOff {
+		return s.checkHandOff(ctx, t, key, n, row.channel, row.hash)
+	}
 	it, err := s.o.Queue.Item(ctx, t.account, t.item)
 	if apperr.CodeOf(err) == apperr.NotFound {
 		return nil, gone("This item no longer exists.")
@@ -394,6 +454,65 @@ func (s *Service) Check(ctx context.Context, tok string) (*Link, error) {
 		hash: row.hash}, nil
 }
 
+// checkHandOff is Check for a verified hand-off link: the hand-off must
+// still be open, with the content the link was issued for.
+func (s *Service) checkHandOff(ctx context.Context, t token, key []byte, nonce, channel, hash string) (*Link, error) {
+	if s.o.HandOffs == nil {
+		return nil, notFound
+	}
+	h, err := s.o.HandOffs.HandOff(ctx, t.account, t.item)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, gone("This hand-off no longer exists.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch h.Status {
+	case gateway.HandOffOpen:
+	case gateway.HandOffDone:
+		return nil, gone("This was already done on X.")
+	default:
+		return nil, gone("tuitbot stopped looking for this on X (%s).", h.Status)
+	}
+	if notify.ContentHash(h.Effect, h.Params()) != hash {
+		return nil, gone("This hand-off changed after the link was sent.")
+	}
+	it := h.Item()
+	return &Link{Account: t.account, Action: HandOff, Channel: channel, Item: &it, HandOff: h, Expires: t.expires, CSRF: csrfFor(key, nonce),
+		nonce: nonce, hash: hash}, nil
+}
+
+// CheckHandOff is the phone's "I did it" on a hand-off link: csrf must be
+// the link's. It looks on X now for the account's open hand-offs and
+// returns the hand-off as it is then; once it is settled the link is
+// used, so it works until the person's act is found.
+func (s *Service) CheckHandOff(ctx context.Context, tok, csrf string) (*gateway.HandOff, error) {
+	l, err := s.Check(ctx, tok)
+	if err != nil {
+		return nil, err
+	}
+	if l.Action != HandOff {
+		return nil, &Refusal{Status: http.StatusBadRequest, Message: "This link cannot do that."}
+	}
+	if csrf == "" || !hmac.Equal([]byte(csrf), []byte(l.CSRF)) {
+		return nil, &Refusal{Status: http.StatusForbidden, Message: "The form is missing its check value; open the link again."}
+	}
+	if _, err := s.o.HandOffs.Check(ctx, l.Account); err != nil {
+		return nil, err
+	}
+	h, err := s.o.HandOffs.HandOff(ctx, l.Account, l.HandOff.ID)
+	if err != nil {
+		return nil, err
+	}
+	if h.Status != gateway.HandOffOpen {
+		if _, err := s.o.DB.ExecContext(ctx, `UPDATE approval_links SET used_at = ?, used_by = ? WHERE nonce = ? AND used_at IS NULL`,
+			store.FormatTime(s.o.Now()), "link:"+l.Channel, l.nonce); err != nil {
+			return nil, fmt.Errorf("mark the link used: %w", err)
+		}
+	}
+	return h, nil
+}
+
 // Act decides the link's item: approve or reject (a view link may do
 // either; an approve or reject link only its own). csrf must be the link's.
 // The link is marked used in the decision's transaction.
@@ -404,6 +523,10 @@ func (s *Service) Act(ctx context.Context, tok, csrf, decision string) (*gateway
 	}
 	if csrf == "" || !hmac.Equal([]byte(csrf), []byte(l.CSRF)) {
 		return nil, &Refusal{Status: http.StatusForbidden, Message: "The form is missing its check value; open the link again."}
+	}
+	if l.Action == HandOff {
+		// A hand-off link decides nothing: its number is a hand-off's.
+		return nil, &Refusal{Status: http.StatusBadRequest, Message: "This link cannot do that."}
 	}
 	if decision == "" {
 		decision = l.Action
@@ -445,12 +568,12 @@ func (s *Service) Act(ctx context.Context, tok, csrf, decision string) (*gateway
 	return it, err
 }
 
-// Revoke kills every unused link of account's item id; it returns how
-// many were still open.
+// Revoke kills every unused link of account's approval item id (not a
+// hand-off's of the same number); it returns how many were still open.
 func (s *Service) Revoke(ctx context.Context, account string, id int64) (int64, error) {
 	now := store.FormatTime(s.o.Now())
-	res, err := s.o.DB.ExecContext(ctx, `UPDATE approval_links SET revoked_at = ? WHERE account_id = ? AND item_id = ? AND used_at IS NULL
-		AND revoked_at IS NULL AND expires_at > ?`, now, account, id, now)
+	res, err := s.o.DB.ExecContext(ctx, `UPDATE approval_links SET revoked_at = ? WHERE account_id = ? AND item_id = ? AND action <> ? AND used_at IS NULL
+		AND revoked_at IS NULL AND expires_at > ?`, now, account, id, HandOff, now)
 	if err != nil {
 		return 0, fmt.Errorf("revoke the links of item %d: %w", id, err)
 	}

@@ -464,6 +464,13 @@ func (d *Dispatcher) send(ctx context.Context, ch Channel, rows []pendingRow, ca
 				d.o.Log.Warn("notifications: no links for the item", "channel", ch.Name(), "item", r.ItemID, "error", err)
 				l = Links{}
 			}
+		} else if hl, ok := d.o.Links.(HandOffLinker); ok && r.Event == EventHandOff && it.HandOffID != 0 {
+			// A hand-off's link shows its card on the phone, with Do it on
+			// X; it decides nothing, so it is the message's view link.
+			var err error
+			if l.View, err = hl.HandOffLink(ctx, r.Account, it.HandOffID, ch.Name()); err != nil {
+				d.o.Log.Warn("notifications: no link for the hand-off", "channel", ch.Name(), "handoff", it.HandOffID, "error", err)
+			}
 		}
 		m.Links = append(m.Links, l)
 	}

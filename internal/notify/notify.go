@@ -178,6 +178,13 @@ type Targets interface {
 	TargetLine(ctx context.Context, account string, t describe.Target) string
 }
 
+// HandOffLinker issues the signed link of an open hand-off for a
+// channel: the phone page with its card and Do it on X. A LinkMaker that
+// implements it gives hand-off notices that link, as their View.
+type HandOffLinker interface {
+	HandOffLink(ctx context.Context, account string, handOffID int64, channel string) (string, error)
+}
+
 // LinkMaker issues the signed links of an item for a channel, and signs
 // and checks Telegram button presses. approvallink implements it.
 type LinkMaker interface {

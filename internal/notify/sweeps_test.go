@@ -3,10 +3,12 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -113,5 +115,62 @@ func TestHandOffMessage(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &body); err != nil || body.Click != link || len(body.Actions) != 1 || body.Actions[0].Label != "Do it on X" || body.Actions[0].URL != link {
 		t.Fatalf("ntfy body %s (%v)", b, err)
+	}
+}
+
+// handOffLinks issues a hand-off's phone link as approvallink does.
+type handOffLinks struct{ actingLinks }
+
+func (handOffLinks) HandOffLink(_ context.Context, _ string, id int64, ch string) (string, error) {
+	return fmt.Sprintf("https://phone.example/a/%s-handoff-%d", ch, id), nil
+}
+
+// TestHandOffNoticeCarriesItsLink: a hand-off's notice on every channel
+// carries its phone link (the page with the card and Do it on X) and X's
+// intent link, and no decision that acts.
+func TestHandOffNoticeCarriesItsLink(t *testing.T) {
+	e := newEveryChannel(t)
+	for i := range e.routes {
+		e.routes[i].Events = []string{EventHandOff}
+	}
+	w := newWorld(t, e.routes...)
+	intent := "https://x.com/intent/like?tweet_id=77"
+	src := &fakeSource{handOffs: []gateway.HandOff{{ID: 5, Effect: "x_like_tweet", TweetID: "77", IntentURL: intent, Status: gateway.HandOffOpen}}}
+	for _, s := range Sweeps(w.out, src, time.Minute) {
+		if err := s(w.ctx, w.out, w.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.runOnce(w.dispatcher(DispatcherOptions{Links: handOffLinks{}, OneTap: true}, e.chans...))
+	for _, r := range w.rows() {
+		if r.Status != StatusDelivered {
+			t.Fatalf("%s: %s (%s)", r.Channel, r.Status, r.LastError)
+		}
+	}
+	wire := map[string]string{}
+	for name, h := range e.hooks {
+		rs := h.requests()
+		if len(rs) == 0 {
+			t.Fatalf("%s received nothing", name)
+		}
+		wire[name] = string(rs[len(rs)-1].Body)
+	}
+	tg, _ := json.Marshal(e.tg.sentMessages())
+	wire[config.ChannelTelegram] = string(tg)
+	for name, d := range e.last(t) {
+		if d.oneTap {
+			t.Errorf("%s: the hand-off's notice carries a decision", name)
+		}
+		// What the reader sees, and what was sent (links stay whole there).
+		wire[name] += "\n" + d.text
+	}
+	for name, got := range wire {
+		link := fmt.Sprintf("https://phone.example/a/%s-handoff-5", name)
+		if !strings.Contains(got, link) && !strings.Contains(got, strings.ReplaceAll(link, "/", `\/`)) {
+			t.Errorf("%s: no phone link %s in\n%s", name, link, got)
+		}
+		if !strings.Contains(got, "tweet_id=77") {
+			t.Errorf("%s: no Do it on X link in\n%s", name, got)
+		}
 	}
 }

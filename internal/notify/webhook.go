@@ -92,12 +92,17 @@ type webhookData struct {
 	CorrelationID string   `json:"correlation_id,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	DraftID       int64    `json:"draft_id,omitempty"`
+	// HandOffID and IntentURL are a hand-off's (handoff.created): X's
+	// page where a person does it; ViewURL is then its phone page.
+	HandOffID int64  `json:"handoff_id,omitempty"`
+	IntentURL string `json:"intent_url,omitempty"`
 }
 
 func dataOf(it Item, l Links) webhookData {
 	d := webhookData{Account: it.Account, ItemID: it.ItemID, Tool: it.Tool, Text: it.Text, ParamsHash: it.ParamsHash, Rule: it.Rule,
 		Caller: it.Caller, CreatedAt: it.CreatedAt, ExpiresAt: it.ExpiresAt, ViewURL: l.View, ApproveURL: l.Approve, RejectURL: l.Reject,
-		Status: it.Status, ReviewedBy: it.ReviewedBy, CorrelationID: it.CorrelationID, Error: it.Error, DraftID: it.DraftID}
+		Status: it.Status, ReviewedBy: it.ReviewedBy, CorrelationID: it.CorrelationID, Error: it.Error, DraftID: it.DraftID,
+		HandOffID: it.HandOffID, IntentURL: it.IntentURL}
 	if len(it.Params) > 0 {
 		s := shownOf(it)
 		d.Action, d.Effect, d.Target, d.Posts, d.Options = nameOf(it), s.effect, s.target, s.posts, s.options

@@ -131,6 +131,16 @@ func (s *Server) showLink(w http.ResponseWriter, r *http.Request, tok, client st
 	}
 	views := s.views(r, a, []gateway.ApprovalItem{*l.Item})
 	v := views[0]
+	title := "Review: "
+	if h := l.HandOff; h != nil {
+		// A hand-off: the same card, with Do it on X instead of Approve.
+		title = "Do it on X: "
+		v.HandOff, v.IntentURL, v.Pending = true, h.IntentURL, false
+		v.Rule, v.RuleID = h.Reason, "x_platform"
+		if v.Rule == "" {
+			v.Rule = "X's API does not let the account do this; a person can, on x.com."
+		}
+	}
 	v.Account = ""
 	if a != s.accts[0] {
 		v.Account = a.Name
@@ -141,7 +151,7 @@ func (s *Server) showLink(w http.ResponseWriter, r *http.Request, tok, client st
 		// page, so a public base URL's path is kept).
 		t.URL = tok + "/post"
 	}
-	p := linkPage{Title: "Review: " + v.Title, Item: &v, Action: l.Action, CSRF: l.CSRF,
+	p := linkPage{Title: title + v.Title, Item: &v, Action: l.Action, CSRF: l.CSRF,
 		LinkExpires: l.Expires.UTC().Format("2006-01-02 15:04 UTC"), Media: mediaOf(l.Item.Params)}
 	s.execute(w, http.StatusOK, "link", p)
 }
@@ -184,6 +194,10 @@ func (s *Server) actLink(w http.ResponseWriter, r *http.Request, tok, client str
 		http.Error(w, "unreadable form", http.StatusBadRequest)
 		return
 	}
+	if r.PostForm.Get("decision") == "check" {
+		s.checkHandOffLink(w, r, tok, client)
+		return
+	}
 	it, err := s.d.Links.Act(r.Context(), tok, r.PostForm.Get("csrf"), r.PostForm.Get("decision"))
 	if it == nil && err != nil {
 		s.refused(w, client, err)
@@ -200,6 +214,26 @@ func (s *Server) actLink(w http.ResponseWriter, r *http.Request, tok, client str
 			msg += " (" + it.ErrorCode + ": " + it.ErrorMessage + ")"
 		}
 		s.linkDone(w, http.StatusOK, "Approved", msg+". See the audit trail in tuitbot.")
+	}
+}
+
+// checkHandOffLink is a hand-off link's "I did it": it looks on X now and
+// says what it found.
+func (s *Server) checkHandOffLink(w http.ResponseWriter, r *http.Request, tok, client string) {
+	h, err := s.d.Links.CheckHandOff(r.Context(), tok, r.PostForm.Get("csrf"))
+	var ref *approvallink.Refusal
+	switch {
+	case errors.As(err, &ref):
+		s.refused(w, client, err)
+	case err != nil:
+		s.d.Log.Warn("hand-off link: the check on X failed", "error", err)
+		s.linkDone(w, http.StatusBadGateway, "Not checked", "tuitbot could not look on X just now; try again in a moment.")
+	case h.Status == gateway.HandOffDone:
+		s.linkDone(w, http.StatusOK, "Done on X", "tuitbot found it on X and recorded it as done by you. Thank you.")
+	case h.Status == gateway.HandOffOpen:
+		s.linkDone(w, http.StatusOK, "Not seen on X yet", "tuitbot looked on X and does not see it yet. Once you have pressed X's button, open the link again and say so; tuitbot also keeps looking by itself.")
+	default:
+		s.linkDone(w, http.StatusOK, "No longer looked for", "tuitbot stopped looking for this on X ("+h.Status+").")
 	}
 }
 
