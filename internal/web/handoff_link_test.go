@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/gateway"
+	"github.com/tuitbot/tuitbot/internal/notify"
 )
 
 func payPerUseLinks(c *config.Config) {
@@ -140,5 +145,119 @@ func TestBrowserHandOffLinkFits(t *testing.T) {
 		chromedp.Click(chromedp.CSS("a.do-on-x")), chromedp.WaitVisible(chromedp.ID("intent-button")))
 	if got := get(t, b, "target", chromedp.Evaluate[string](`location.search`)); !strings.Contains(got, "tweet_id="+post) {
 		t.Fatalf("Do it on X opened %q, not the like of %s", got, post)
+	}
+}
+
+// siteHandOffs is what the hand-off sweep reads of the site's account.
+type siteHandOffs struct{ s *site }
+
+func (h siteHandOffs) Accounts() []string { return []string{"default"} }
+func (h siteHandOffs) Pending(context.Context, string) ([]gateway.ApprovalItem, error) {
+	return nil, nil
+}
+func (h siteHandOffs) Mutations(context.Context, string, string, time.Time) ([]gateway.AuditEntry, error) {
+	return nil, nil
+}
+func (h siteHandOffs) PublishFailures(context.Context, string, time.Time) ([]notify.Item, error) {
+	return nil, nil
+}
+func (h siteHandOffs) HandOffs(ctx context.Context, _ string) ([]gateway.HandOff, error) {
+	return h.s.a.Gateway.HandOffs(ctx, gateway.HandOffOpen, 100)
+}
+
+// TestHandOffNoticeErrorsKeepNoLinkToken: a hand-off's notice carries its
+// phone link to the webhook; a receiver whose error answer quotes it, in
+// any spelling, leaves no token in the outbox's last_error, in `notify
+// status` or in get_notification_status.
+func TestHandOffNoticeErrorsKeepNoLinkToken(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	t.Setenv("TUITBOT_TEST_HOOK_SECRET", secret)
+	var mu sync.Mutex
+	var token string
+	quote := func(view string) string { return view }
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var ev struct {
+			Data struct {
+				ViewURL   string `json:"view_url"`
+				IntentURL string `json:"intent_url"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(b, &ev)
+		mu.Lock()
+		_, token, _ = strings.Cut(ev.Data.ViewURL, "/a/")
+		q := quote
+		mu.Unlock()
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, q(ev.Data.ViewURL))
+	}))
+	t.Cleanup(rcv.Close)
+	s := newSite(t, func(c *config.Config) {
+		payPerUseLinks(c)
+		c.Notify.BatchWindowSeconds = 0
+		c.Notify.Channels = []config.NotifyChannel{{Name: "hook", Type: "webhook", URL: rcv.URL + "/in", SecretEnv: "TUITBOT_TEST_HOOK_SECRET"}}
+	})
+	chans, err := s.a.NotifyChannels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := s.a.Outbox()
+	d := notify.NewDispatcher(notify.DispatcherOptions{Outbox: out, Channels: chans, Items: siteItems{s}, Links: s.a.Links()})
+	cs := s.mcpClient()
+	_, srv := s.a.Sim.Current()
+	w := srv.World()
+	var posts []string
+	for i := len(w.Tweets) - 1; i >= 0 && len(posts) < 3; i-- {
+		if p := w.Tweets[i]; p.AuthorID != srv.DemoUserID() && p.RetweetOf == "" {
+			posts = append(posts, p.ID)
+		}
+	}
+	for i, tc := range []struct {
+		name  string
+		quote func(string) string
+	}{
+		{"plain", func(v string) string { return "500 upstream error for " + v }},
+		{"JSON \\/", func(v string) string { return `{"error":"for ` + strings.ReplaceAll(v, "/", `\/`) + `"}` }},
+		{"token alone", func(v string) string { return "unknown token " + v[strings.LastIndex(v, "/")+1:] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			quote = tc.quote
+			mu.Unlock()
+			s.callForHandOff(cs, "x_like_tweet", map[string]any{"tweet_id": posts[i]}, "x_feature_unavailable")
+			for _, sw := range notify.Sweeps(out, siteHandOffs{s}, time.Hour) {
+				if err := sw(context.Background(), out, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := d.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			tok := token
+			mu.Unlock()
+			if len(tok) < 16 {
+				t.Fatalf("the receiver got no hand-off link (%q)", tok)
+			}
+			rows, err := out.List(context.Background(), notify.Filter{Limit: 1})
+			if err != nil || len(rows) != 1 || rows[0].Event != notify.EventHandOff || rows[0].LastError == "" {
+				t.Fatalf("no failed hand-off delivery recorded: %+v %v", rows, err)
+			}
+			rep, err := out.Report(context.Background(), s.a.Cfg.Notify, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			repJSON, _ := json.Marshal(rep)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_notification_status", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tool, _ := json.Marshal(res)
+			for name, got := range map[string]string{"outbox row": rows[0].LastError, "notify status": string(repJSON), "get_notification_status": string(tool)} {
+				if strings.Contains(got, tok[4:20]) {
+					t.Errorf("%s holds the hand-off link's token: %s", name, got)
+				}
+			}
+		})
 	}
 }
