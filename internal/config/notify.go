@@ -61,7 +61,7 @@ type NotifyChannel struct {
 
 // ApprovalLinks configures signed one-time approve/reject links.
 type ApprovalLinks struct {
-	Enabled    bool   `toml:"enabled" doc:"Put signed one-time view/approve/reject links (PUBLIC_BASE_URL/a/TOKEN) into notifications; needs notify.public_base_url."`
+	Enabled    bool   `toml:"enabled" doc:"Put signed one-time view/approve/reject links (PUBLIC_BASE_URL/a/TOKEN) into notifications, and a hand-off's link to its page with Do it on X; needs notify.public_base_url."`
 	TTLMinutes int    `toml:"ttl_minutes" doc:"Minutes a link stays valid (never past the item's own expiry)."`
 	OneTap     bool   `toml:"one_tap" doc:"Let ntfy and Telegram buttons approve or reject without opening the page, on notices that show the whole decision uncut (a post or thread with no target, media or raw request); others carry only the view link."`
 	Listen     string `toml:"listen" doc:"Optional extra host:port on which tuitbot web serves only the /a/ links (empty = only the review page's own listener serves them)."`
