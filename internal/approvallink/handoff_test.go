@@ -22,14 +22,16 @@ func (h gwHandOffs) HandOff(ctx context.Context, _ string, id int64) (*gateway.H
 	return h.g.GetHandOff(ctx, id)
 }
 
-func (h gwHandOffs) Check(ctx context.Context, _ string) ([]gateway.HandOff, error) { return h.check(ctx) }
+func (h gwHandOffs) Check(ctx context.Context, _ string) ([]gateway.HandOff, error) {
+	return h.check(ctx)
+}
 
 // personLiked is X as the check sees it after the person pressed Like.
 type personLiked struct{ post string }
 
 func (p personLiked) OwnPosts(context.Context) ([]gateway.OwnPost, error) { return nil, nil }
-func (p personLiked) LikedPosts(context.Context) ([]string, error)       { return []string{p.post}, nil }
-func (p personLiked) Following(context.Context) ([]string, error)        { return nil, nil }
+func (p personLiked) LikedPosts(context.Context) ([]string, error)        { return []string{p.post}, nil }
+func (p personLiked) Following(context.Context) ([]string, error)         { return nil, nil }
 
 // TestHandOffLinks: a hand-off's link is signed like an approval link
 // and shows the hand-off (its card and Do it on X); a forged one is not
