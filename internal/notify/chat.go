@@ -161,7 +161,7 @@ var slackFormat = format{
 	details: func(s string) string { return slackEscape(oneLine(s, 1000)) },
 	// The link is ours (base URL and a base64url token); only the label
 	// is text.
-	link:    func(v string) string { return "<" + slackEscape(v) + "|Review and decide>" },
+	link:    func(v, label string) string { return "<" + slackEscape(v) + "|" + label + ">" },
 	measure: utf16Len,
 	limit:   slackLimit,
 }
@@ -212,7 +212,7 @@ var discordFormat = format{
 		return "```\n" + discordMentions.Replace(breakBackticks(lineBreaks.Replace(s))) + "\n```"
 	},
 	details: func(s string) string { return "-# " + discordEscape(s) },
-	link:    func(v string) string { return "[Review and decide](<" + v + ">)" },
+	link:    func(v, label string) string { return "[" + label + "](<" + v + ">)" },
 	measure: utf16Len,
 	limit:   discordLimit,
 }

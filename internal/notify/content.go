@@ -117,7 +117,7 @@ type format struct {
 	fact    func(string) string
 	block   func(string) string
 	details func(string) string
-	link    func(view string) string
+	link    func(view, label string) string
 	// measure is the length the channel's limit counts; limit is that
 	// limit for the whole message (0: none).
 	measure func(string) int
@@ -216,7 +216,7 @@ func renderCut(head string, m Message, f format, keep, items int) string {
 		}
 		line(f.details(Details(it, m.Timestamp)))
 		if i < len(m.Links) && m.Links[i].View != "" {
-			line(f.link(m.Links[i].View))
+			line(f.link(m.Links[i].View, linkLabel(m.Event)))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -229,7 +229,7 @@ var plain = format{
 	fact:    func(s string) string { return oneLine(s, 1000) },
 	block:   func(s string) string { return quoteLines(s, "│ ") },
 	details: func(s string) string { return oneLine(s, 1000) },
-	link:    func(v string) string { return "Review: " + v },
+	link:    func(v, label string) string { return label + ": " + v },
 	measure: utf8.RuneCountInString,
 }
 
@@ -263,3 +263,12 @@ func utf16Len(s string) int {
 
 // byteLen is a length as ntfy counts it.
 func byteLen(s string) int { return len(s) }
+
+// linkLabel names what a notice's link opens: a hand-off's page is done
+// on X, not decided.
+func linkLabel(event string) string {
+	if event == EventHandOff {
+		return "Do it on X"
+	}
+	return "Review and decide"
+}

@@ -172,5 +172,8 @@ func TestHandOffNoticeCarriesItsLink(t *testing.T) {
 		if !strings.Contains(got, "tweet_id=77") {
 			t.Errorf("%s: no Do it on X link in\n%s", name, got)
 		}
+		if strings.Contains(got, "Review and decide") {
+			t.Errorf("%s: the hand-off's link is labelled as a decision:\n%s", name, got)
+		}
 	}
 }
