@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,13 +49,13 @@ func (s *site) callForHandOff(cs *mcp.ClientSession, tool string, args map[strin
 // strangerPost is a post by another account that neither mentions nor
 // quotes nor answers the demo account: X's API lets a pay-per-use app
 // neither like it nor reply to it.
-func strangerPost(t *testing.T, srv *xsim.Server, skip string) xsim.Tweet {
+func strangerPost(t *testing.T, srv *xsim.Server, skip ...string) xsim.Tweet {
 	t.Helper()
 	me := srv.DemoUserID()
 	w := srv.World()
 	for i := len(w.Tweets) - 1; i >= 0; i-- {
 		p := w.Tweets[i]
-		if p.ID != skip && p.AuthorID != me && p.RetweetOf == "" && p.QuoteOf == "" && p.InReplyToUserID == "" &&
+		if !slices.Contains(skip, p.ID) && p.AuthorID != me && p.RetweetOf == "" && p.QuoteOf == "" && p.InReplyToUserID == "" &&
 			!strings.Contains(strings.ToLower(p.Text), "@"+xsim.DemoUsername) {
 			return p
 		}
@@ -68,7 +69,8 @@ func strangerPost(t *testing.T, srv *xsim.Server, skip string) xsim.Tweet {
 // before X and become hand-offs; each card offers Do it on X, which opens
 // the emulator's intent page prefilled; the person presses Like or Post
 // there; Check X now finds it, and the audit row records done_by_person
-// with the post.
+// with the post. A reply suggestion of the autopilot (a hand-off made the
+// way its discovery loop makes one) walks the same loop.
 func TestBrowserHandOffLoop(t *testing.T) {
 	s := newSite(t, func(c *config.Config) { c.XAPI.Access = config.AccessPayPerUse })
 	simURL, srv := s.a.Sim.Current()
@@ -78,9 +80,11 @@ func TestBrowserHandOffLoop(t *testing.T) {
 	ctx := browser(t, 390, 844)
 	run(t, ctx, "log in", chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.login), chromedp.WaitReady("body"))
 	agent := s.mcpClient()
-	liked := strangerPost(t, srv, "")
+	liked := strangerPost(t, srv)
 	answered := strangerPost(t, srv, liked.ID)
+	suggested := strangerPost(t, srv, liked.ID, answered.ID)
 	replyText := "Thanks for this & see you at #GopherCon"
+	suggestion := "A suggested reply: what made you pick Go?"
 
 	for _, tc := range []struct {
 		name, tool string
@@ -95,9 +99,21 @@ func TestBrowserHandOffLoop(t *testing.T) {
 			[]string{"/intent/like?", "tweet_id=" + liked.ID}, liked.ID},
 		{"reply", "x_reply_to_tweet", map[string]any{"in_reply_to_id": answered.ID, "text": replyText}, "reply_not_summoned", "Post",
 			[]string{"/intent/tweet?", "in_reply_to=" + answered.ID, "text=Thanks+for+this+%26+see+you+at+%23GopherCon"}, ""},
+		{"suggestion", "", map[string]any{"in_reply_to_id": suggested.ID, "text": suggestion}, "", "Post",
+			[]string{"/intent/tweet?", "in_reply_to=" + suggested.ID, "text=A+suggested+reply"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := s.callForHandOff(agent, tc.tool, tc.args, tc.code)
+			var id int64
+			if tc.tool == "" {
+				h, err := s.a.Gateway.HandOff(context.Background(), gateway.HandOffRequest{Effect: "x_reply_to_tweet", TweetID: suggested.ID,
+					Text: suggestion, Caller: "autopilot", Loop: "discovery", Reason: "a reply suggestion"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				id = h.ID
+			} else {
+				id = s.callForHandOff(agent, tc.tool, tc.args, tc.code)
+			}
 			card := fmt.Sprintf("#item-handoff-%d", id)
 			run(t, ctx, "the hand-off's card", chromedp.Navigate(s.base+"/approvals"), chromedp.WaitVisible(card+" a.do-on-x"))
 			if n := get(t, ctx, "no Approve", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, card+` form[action$="/approve"]`))); n != 0 {
@@ -123,9 +139,9 @@ func TestBrowserHandOffLoop(t *testing.T) {
 			if b := get(t, ctx, "button", chromedp.Text(chromedp.ID("intent-button"))); b != tc.button {
 				t.Fatalf("the intent page's button says %q, want %q", b, tc.button)
 			}
-			if tc.tool == "x_reply_to_tweet" {
-				if v := get(t, ctx, "prefilled", chromedp.Evaluate[string](`document.getElementById("text").value`)); v != replyText {
-					t.Fatalf("the reply is prefilled as %q, want %q", v, replyText)
+			if text, ok := tc.args["text"].(string); ok {
+				if v := get(t, ctx, "prefilled", chromedp.Evaluate[string](`document.getElementById("text").value`)); v != text {
+					t.Fatalf("the reply is prefilled as %q, want %q", v, text)
 				}
 			}
 			run(t, ctx, "press "+tc.button, chromedp.Click(chromedp.ID("intent-button")), chromedp.WaitVisible(chromedp.ID("done")))
@@ -148,14 +164,14 @@ func TestBrowserHandOffLoop(t *testing.T) {
 			if err != nil || row.Status != "handed_off" || row.Resolution != gateway.HandOffDone || !strings.Contains(string(row.Result), h.PostID) {
 				t.Fatalf("audit row: %+v %v", row, err)
 			}
-			if tc.tool == "x_reply_to_tweet" {
+			if text, ok := tc.args["text"].(string); ok {
 				var made *xsim.Tweet
 				for _, p := range srv.World().Tweets {
 					if p.ID == h.PostID {
 						made = &p
 					}
 				}
-				if made == nil || made.InReplyToTweetID != answered.ID || made.Text != replyText || made.AuthorID != srv.DemoUserID() {
+				if made == nil || made.InReplyToTweetID != tc.args["in_reply_to_id"] || made.Text != text || made.AuthorID != srv.DemoUserID() {
 					t.Fatalf("the post found is %+v, not the person's reply", made)
 				}
 			}

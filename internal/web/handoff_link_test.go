@@ -31,7 +31,7 @@ func payPerUseLinks(c *config.Config) {
 func (s *site) handOffLink(t *testing.T, cs *mcp.ClientSession) (int64, string, string) {
 	t.Helper()
 	_, srv := s.a.Sim.Current()
-	post := strangerPost(t, srv, "")
+	post := strangerPost(t, srv)
 	id := s.callForHandOff(cs, "x_like_tweet", map[string]any{"tweet_id": post.ID}, "x_feature_unavailable")
 	l, err := s.a.Links().HandOffLink(context.Background(), "default", id, "phone")
 	if err != nil {
