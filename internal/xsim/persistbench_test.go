@@ -44,11 +44,13 @@ func grownWorld(posts int) *World {
 	return w
 }
 
-// likeTargets are the posts the demo user may like in w.
+// likeTargets are up to a thousand posts the demo user may like in w,
+// the newest: however large the world, the user's own likes stay as many,
+// so that what is measured is the world's size alone.
 func likeTargets(w *World) []string {
 	var ids []string
-	for _, t := range w.Tweets {
-		if t.AuthorID != w.DemoUserID && t.RetweetOf == "" {
+	for i := len(w.Tweets) - 1; i >= 0 && len(ids) < 1000; i-- {
+		if t := w.Tweets[i]; t.AuthorID != w.DemoUserID && t.RetweetOf == "" {
 			ids = append(ids, t.ID)
 		}
 	}

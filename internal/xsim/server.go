@@ -78,6 +78,9 @@ type Options struct {
 	SaveEvery time.Duration
 	// afterSave, in tests, is told after each write of StateFile.
 	afterSave func()
+	// rewriteLogAt, in tests, is the log size at which the world file is
+	// rewritten; zero means as large as the world (at least minLogRewrite).
+	rewriteLogAt int64
 	// Access, when set, is the access level of every account's app
 	// (World.Access): AccessPayPerUse models the self-serve X of 2026.
 	// Empty keeps the world's level, which for a world that names none is
@@ -426,7 +429,7 @@ func (s *Server) save(durable, final bool) error {
 	}
 	gen := s.gen
 	var err error
-	if !durable && s.canLog && s.logSize < max(minLogRewrite, s.worldSize) {
+	if !durable && s.canLog && s.logSize < s.rewriteAt() {
 		rec := s.st.takeRecord()
 		s.mu.Unlock()
 		err = s.appendLog(rec)
@@ -463,6 +466,16 @@ func (s *Server) save(durable, final bool) error {
 		s.opts.afterSave()
 	}
 	return nil
+}
+
+// rewriteAt is the log size at which the world file is rewritten: as
+// large as the world, so that the rewrites cost each change a constant
+// share of one, whatever the world's size.
+func (s *Server) rewriteAt() int64 {
+	if s.opts.rewriteLogAt > 0 {
+		return s.opts.rewriteLogAt
+	}
+	return max(minLogRewrite, s.worldSize)
 }
 
 // minLogRewrite is the log size below which the world file is not

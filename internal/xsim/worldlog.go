@@ -143,8 +143,8 @@ func (s *state) touchEdge(kind entityKind, name, from, to string) {
 func (s *state) takeRecord() *logRecord {
 	c := s.changes
 	rec := &logRecord{Sequence: s.lastID}
-	// edges puts edge e of es (the edges from e.id) into ch as set, or as
-	// gone when es no longer has it.
+	// edges puts edge e into ch as set, taken from es (edges that hold it
+	// if the state does), or as gone when es has it not.
 	edges := func(ch *edgeChanges, e entity, es []Edge) *edgeChanges {
 		if ch == nil {
 			ch = &edgeChanges{}
@@ -169,9 +169,9 @@ func (s *state) takeRecord() *logRecord {
 				rec.Deleted = append(rec.Deleted, Edge{From: author, To: e.id})
 			}
 		case touchedFollow:
-			rec.Follows = edges(rec.Follows, e, s.following[e.id])
+			rec.Follows = edges(rec.Follows, e, shorter(s.following[e.id], s.followers[e.to]))
 		case touchedLike:
-			rec.Likes = edges(rec.Likes, e, s.likesBy[e.id])
+			rec.Likes = edges(rec.Likes, e, shorter(s.likesBy[e.id], s.likers[e.to]))
 		case touchedBookmark:
 			rec.Bookmarks = edges(rec.Bookmarks, e, s.bookmarks[e.id])
 		case touchedRelation:
@@ -248,6 +248,15 @@ func (s *state) takeRecord() *logRecord {
 	}
 	s.resetChanges()
 	return rec
+}
+
+// shorter returns the shorter of two lists that both hold an edge if
+// either does: by its source and by its target.
+func shorter(a, b []Edge) []Edge {
+	if len(b) < len(a) {
+		return b
+	}
+	return a
 }
 
 // resetChanges starts a new record: the file holds everything until now.
