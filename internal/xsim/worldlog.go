@@ -14,14 +14,16 @@ import (
 )
 
 // The world log is how a change reaches the disk at a cost that does not
-// grow with the world. World.json is rewritten only now and then (when the
-// log has grown as large as the world, and when the emulator closes); every
-// change in between is appended to WorldLogPath(state) as one line before
-// its answer is sent, and LoadWorld replays the lines onto world.json.
+// grow with the world. The world file is rewritten only now and then (when
+// the log has grown as large as the world, and when the emulator closes);
+// every change in between is appended to WorldLogPath(state) as one line
+// before its answer is sent, and LoadWorld replays the lines onto the
+// world file. Like the rewrites before it, an append is not synced: once
+// write returns, the change survives the death of the process.
 //
 // A line is the CRC-32C of its JSON in eight hex digits, a space, the JSON
 // and a newline. The first line is a header naming the world file the log
-// continues (World.Journal, new at every rewrite of world.json): a log whose
+// continues (World.Journal, new at every rewrite of the file): a log whose
 // header names another is left over from before the last rewrite, which
 // holds all of it, and is ignored. Every other line is a logRecord: the
 // values, after the change, of what the change touched, so replay is a set
