@@ -118,6 +118,7 @@ func (s *Server) Vote(tweetID string, position int, n int64) error {
 		t.Poll.Votes = append(t.Poll.Votes, make([]int64, len(t.Poll.Options)-len(t.Poll.Votes))...)
 	}
 	t.Poll.Votes[position-1] += n
+	s.st.touch(touchedTweet, tweetID)
 	s.mu.Unlock()
 	s.persist()
 	return nil

@@ -344,6 +344,8 @@ func (s *Server) listIDBody(c *call) (*List, *reply) {
 		rep := errNotFound("list", "list_id", req.ListID)
 		return nil, &rep
 	}
+	// Every pin and List follow comes through here.
+	s.st.touch(touchedList, l.ID)
 	return l, nil
 }
 
@@ -358,6 +360,8 @@ func (s *Server) pathListID(c *call) (*List, *reply) {
 		rep := errNotFound("list", "list_id", id)
 		return nil, &rep
 	}
+	// Every unpin and List unfollow comes through here.
+	s.st.touch(touchedList, l.ID)
 	return l, nil
 }
 

@@ -211,7 +211,7 @@ func (s *state) takeRecord() *logRecord {
 		case touchedList:
 			if l := s.lists[e.id]; l != nil {
 				c := *l
-				c.Members = slices.Clone(l.Members)
+				c.Members, c.Followers, c.PinnedBy = slices.Clone(l.Members), slices.Clone(l.Followers), slices.Clone(l.PinnedBy)
 				rec.Lists = append(rec.Lists, c)
 			} else {
 				rec.ListsGone = append(rec.ListsGone, e.id)
@@ -281,7 +281,7 @@ func cloneTweet(t Tweet) Tweet {
 	t.MediaKeys, t.EditHistory = slices.Clone(t.MediaKeys), slices.Clone(t.EditHistory)
 	if t.Poll != nil {
 		p := *t.Poll
-		p.Options = slices.Clone(p.Options)
+		p.Options, p.Votes = slices.Clone(p.Options), slices.Clone(p.Votes)
 		t.Poll = &p
 	}
 	return t
