@@ -217,10 +217,14 @@ func (s *state) takeRecord() *logRecord {
 				rec.ListsGone = append(rec.ListsGone, e.id)
 			}
 		case touchedDM:
-			if i := slices.IndexFunc(s.dms, func(d *DMEvent) bool { return d.ID == e.id }); i >= 0 {
-				d := *s.dms[i]
-				d.ParticipantIDs, d.MediaKeys = slices.Clone(d.ParticipantIDs), slices.Clone(d.MediaKeys)
-				rec.DMs = append(rec.DMs, d)
+			// From the newest: a change is most often a message just sent.
+			for i := len(s.dms) - 1; i >= 0; i-- {
+				if s.dms[i].ID == e.id {
+					d := *s.dms[i]
+					d.ParticipantIDs, d.MediaKeys = slices.Clone(d.ParticipantIDs), slices.Clone(d.MediaKeys)
+					rec.DMs = append(rec.DMs, d)
+					break
+				}
 			}
 		case touchedSettings:
 			rec.Settings = &logSettings{DemoUserID: s.demoUserID, DemoAccounts: maps.Clone(s.demoAccounts),
