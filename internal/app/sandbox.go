@@ -32,7 +32,9 @@ import (
 //
 //	world.json               the world (unless [sandbox].state_file or
 //	                         --sandbox-state names another file), rewritten
-//	                         after every change
+//	                         now and then with the changes of
+//	world.json.log           the changes since, appended one by one, each
+//	                         before its answer (xsim.WorldLogPath)
 //	xsim.json                where the running emulator listens, which
 //	                         process runs it and which world it serves
 //	xsim.lock                held by the process running the emulator
@@ -763,8 +765,11 @@ func held(path string) bool {
 }
 
 func removeAll(paths []string, state string) ([]string, error) {
-	if !slices.Contains(paths, state) {
-		paths = append(paths, state)
+	// The world is its file and the change log beside it.
+	for _, p := range []string{state, xsim.WorldLogPath(state)} {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
 	}
 	var removed []string
 	for _, p := range paths {

@@ -108,6 +108,7 @@ func (s *Server) SetAccess(a Access) error {
 		return nil
 	}
 	s.st.access = a
+	s.st.touch(touchedSettings, "")
 	s.changed()
 	s.mu.Unlock()
 	s.persist()
@@ -137,6 +138,7 @@ func (s *Server) SetUserAccess(userID string, a Access) error {
 	} else {
 		s.st.accessByUser[userID] = a
 	}
+	s.st.touch(touchedSettings, "")
 	s.changed()
 	s.mu.Unlock()
 	s.persist()

@@ -88,6 +88,7 @@ func (s *Server) DMAs(userID, text string) (string, error) {
 	ev := &DMEvent{ID: s.st.nextID(now), Text: text, SenderID: userID, ConversationID: dmConversationID(userID, s.st.demoUserID),
 		ParticipantIDs: []string{userID, s.st.demoUserID}, CreatedAt: now.UTC()}
 	s.st.dms = append(s.st.dms, ev)
+	s.st.touch(touchedDM, ev.ID)
 	s.mu.Unlock()
 	s.persist()
 	return ev.ID, nil
@@ -117,6 +118,7 @@ func (s *Server) Vote(tweetID string, position int, n int64) error {
 		t.Poll.Votes = append(t.Poll.Votes, make([]int64, len(t.Poll.Options)-len(t.Poll.Votes))...)
 	}
 	t.Poll.Votes[position-1] += n
+	s.st.touch(touchedTweet, tweetID)
 	s.mu.Unlock()
 	s.persist()
 	return nil

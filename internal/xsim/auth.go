@@ -102,12 +102,14 @@ func (s *Server) mintLocked(userID, clientID string, scopes []string, now time.T
 	ag := &Grant{Hash: hashToken(access), Kind: "access", UserID: userID, ClientID: clientID,
 		Scopes: scopes, ExpiresAt: now.Add(s.opts.TokenTTL)}
 	s.st.grants[ag.Hash] = ag
+	s.st.touch(touchedGrant, ag.Hash)
 	if slices.Contains(scopes, "offline.access") {
 		refresh = newToken()
 		rg := &Grant{Hash: hashToken(refresh), Kind: "refresh", UserID: userID, ClientID: clientID,
 			Scopes: scopes, Pair: ag.Hash}
 		ag.Pair = rg.Hash
 		s.st.grants[rg.Hash] = rg
+		s.st.touch(touchedGrant, rg.Hash)
 	}
 	return access, refresh
 }
@@ -208,6 +210,7 @@ func (s *Server) handleAuthorize(c *call) reply {
 	s.st.grants[hashToken(code)] = &Grant{Hash: hashToken(code), Kind: "code", UserID: s.st.demoUserID,
 		ClientID: clientID, Scopes: scopes, ExpiresAt: c.now.Add(authCodeTTL), RedirectURI: redirect,
 		Challenge: challenge, ChallengeMeth: "S256"}
+	s.st.touch(touchedGrant, hashToken(code))
 	v := ru.Query()
 	v.Set("state", state)
 	v.Set("code", code)
@@ -309,6 +312,7 @@ func (s *Server) exchangeCode(c *call, form url.Values, clientID string) reply {
 	// A code is single-use even when the exchange fails, so a stolen code
 	// cannot be brute-forced against verifiers.
 	g.Used = true
+	s.st.touch(touchedGrant, g.Hash)
 	if form.Get("redirect_uri") != g.RedirectURI {
 		return oauthError(http.StatusBadRequest, "invalid_request", "Value passed for the redirect uri did not match the uri of the authorization code.")
 	}
@@ -334,6 +338,7 @@ func (s *Server) refresh(c *call, form url.Values, clientID string) reply {
 	}
 	// Refresh tokens are single-use on X: the old one dies with this call.
 	g.Used = true
+	s.st.touch(touchedGrant, g.Hash)
 	return s.tokenReply(g.UserID, clientID, g.Scopes, c.now)
 }
 
@@ -353,8 +358,10 @@ func (s *Server) handleRevoke(c *call) reply {
 	}
 	if g := s.st.grants[hashToken(tok)]; g != nil && g.Kind != "code" {
 		g.Revoked = true
+		s.st.touch(touchedGrant, g.Hash)
 		if p := s.st.grants[g.Pair]; p != nil {
 			p.Revoked = true
+			s.st.touch(touchedGrant, p.Hash)
 		}
 	}
 	return ok(map[string]any{"revoked": true})

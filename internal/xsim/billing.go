@@ -85,6 +85,7 @@ func (s *Server) chargeReads(c *call, kind string, ids []string) {
 			continue
 		}
 		s.st.seen[k] = true
+		s.st.touch(touchedSeen, k)
 		n++
 	}
 	if n == 0 {

@@ -151,6 +151,7 @@ func (s *Server) deliver(c *call, conv string, to []*User, m dmMessage) (*DMEven
 	}
 	ev.ID = s.st.nextID(c.now)
 	s.st.dms = append(s.st.dms, ev)
+	s.st.touch(touchedDM, ev.ID)
 	s.changed()
 	s.count(CountDMsSent)
 	s.chargeWrite(c, BillDMCreate)
@@ -172,6 +173,7 @@ func (s *Server) handleDeleteDM(c *call) reply {
 		return errForbidden("You can only delete messages you sent.")
 	}
 	s.st.dms[i].Deleted = true
+	s.st.touch(touchedDM, id)
 	s.changed()
 	s.count(CountDMsDeleted)
 	s.chargeWrite(c, BillInteractionDel)
@@ -375,6 +377,7 @@ func (s *Server) DMs() []DMEvent {
 func (s *Server) SetQuotesNeedHigherTier(v bool) {
 	s.mu.Lock()
 	s.st.quotesNeedTier = v
+	s.st.touch(touchedSettings, "")
 	s.changed()
 	s.mu.Unlock()
 	s.persist()
@@ -390,6 +393,7 @@ func (s *Server) SetDMsFromFollowedOnly(userID string, v bool) error {
 		return fmt.Errorf("xsim: no user %s", userID)
 	}
 	u.DMsFromFollowedOnly = v
+	s.st.touch(touchedUser, userID)
 	s.changed()
 	s.mu.Unlock()
 	s.persist()

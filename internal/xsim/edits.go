@@ -156,6 +156,7 @@ func (s *Server) handleEditTweet(c *call, req *createTweetRequest) reply {
 	for _, id := range chain {
 		if v := s.st.tweets[id]; v != nil {
 			v.EditHistory = next
+			s.st.touch(touchedTweet, id)
 		}
 	}
 	t.EditHistory = next

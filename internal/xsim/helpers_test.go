@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +40,23 @@ func newEnv(t *testing.T, mutate ...func(*Options)) *env {
 	for _, m := range mutate {
 		m(&opts)
 	}
+	// Every test keeps its world in a state file, and ends by checking that
+	// the file and its log hold the world as the server has it: a change
+	// that the log missed fails the test that made it.
+	checkLog := opts.StateFile == ""
+	if checkLog {
+		opts.StateFile = filepath.Join(t.TempDir(), "world.json")
+	}
 	s := New(opts)
 	base, err := s.Start(context.Background(), "")
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	if checkLog {
+		// Cleanups run last first: this one before the Close above.
+		t.Cleanup(func() { wantFilesHold(t, s, opts.StateFile) })
+	}
 	tok, _, _ := s.IssueToken("", s.AllScopes())
 	return &env{t: t, s: s, clock: clk, base: base, token: tok, me: s.DemoUserID(),
 		hc: &http.Client{Timeout: 10 * time.Second}}
@@ -200,4 +212,52 @@ func (e *env) userID(name string) string {
 		e.t.Fatalf("no user %s", name)
 	}
 	return id
+}
+
+// wantFilesHold fails the test unless the state file at path, with its log,
+// loads as the world s serves (unless s is closed, when the world may have
+// moved on without the files).
+func wantFilesHold(t *testing.T, s *Server, path string) {
+	t.Helper()
+	select {
+	case <-s.closed:
+		return
+	default:
+	}
+	live := s.World()
+	w, err := LoadWorld(path)
+	if err != nil {
+		t.Fatalf("load the state file and its log: %v", err)
+	}
+	wantSameWorld(t, "the state file and its log", live, w)
+}
+
+// wantSameWorld fails the test unless got, as a server would hold it,
+// is the world want, part by part.
+func wantSameWorld(t *testing.T, what string, want, got *World) {
+	t.Helper()
+	norm := func(w *World) map[string]json.RawMessage {
+		w = New(Options{World: w}).World()
+		w.SavedAt, w.Journal = time.Time{}, ""
+		b, err := json.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts map[string]json.RawMessage
+		if err := json.Unmarshal(b, &parts); err != nil {
+			t.Fatal(err)
+		}
+		return parts
+	}
+	a, b := norm(want), norm(got)
+	for k, v := range a {
+		if !bytes.Equal(v, b[k]) {
+			t.Errorf("%s: %s differs from the live world:\n got  %.600s\n want %.600s", what, k, b[k], v)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			t.Errorf("%s: has %s, which the live world has not", what, k)
+		}
+	}
 }

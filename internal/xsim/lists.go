@@ -101,6 +101,8 @@ func (s *Server) ownListByID(c *call, param, id string) (*List, *reply) {
 		rep := errForbidden(fmt.Sprintf("You are not allowed to change the list with id: [%s]: only its owner can.", id))
 		return nil, &rep
 	}
+	// Every change to a List comes through here.
+	s.st.touch(touchedList, l.ID)
 	return l, nil
 }
 
@@ -125,6 +127,7 @@ func (s *Server) handleCreateList(c *call) reply {
 	l := &List{ID: s.st.nextID(c.now), OwnerID: c.user.ID, Name: *req.Name, Description: req.Description,
 		Private: req.Private, CreatedAt: c.now.UTC()}
 	s.st.lists[l.ID] = l
+	s.st.touch(touchedList, l.ID)
 	s.count(CountListsCreated)
 	s.chargeWrite(c, BillListCreate)
 	return reply{status: http.StatusCreated, body: map[string]any{"data": map[string]any{"id": l.ID, "name": l.Name}}}
@@ -341,6 +344,8 @@ func (s *Server) listIDBody(c *call) (*List, *reply) {
 		rep := errNotFound("list", "list_id", req.ListID)
 		return nil, &rep
 	}
+	// Every pin and List follow comes through here.
+	s.st.touch(touchedList, l.ID)
 	return l, nil
 }
 
@@ -355,6 +360,8 @@ func (s *Server) pathListID(c *call) (*List, *reply) {
 		rep := errNotFound("list", "list_id", id)
 		return nil, &rep
 	}
+	// Every unpin and List unfollow comes through here.
+	s.st.touch(touchedList, l.ID)
 	return l, nil
 }
 

@@ -147,6 +147,7 @@ func (s *Server) newMedia(c *call, category, mediaType string, total int64) *Med
 	m := &Media{ID: id, Key: mediaKeyPrefix(category) + id, OwnerID: c.user.ID, Category: category,
 		MediaType: mediaType, TotalBytes: total, CreatedAt: c.now.UTC(), ExpiresAt: c.now.Add(mediaTTL).UTC(), State: "uploading"}
 	s.st.media[id] = m
+	s.st.touch(touchedMedia, id)
 	return m
 }
 
@@ -281,6 +282,8 @@ func (s *Server) ownedUpload(c *call, id, param string) (*Media, *reply) {
 		rep := errNotFound("media", param, id)
 		return nil, &rep
 	}
+	// Every change to an upload comes through here.
+	s.st.touch(touchedMedia, id)
 	return m, nil
 }
 

@@ -14,6 +14,7 @@ func (s *state) relate(name string, e Edge) bool {
 	if hasEdge(byFrom[e.From], e.From, e.To) {
 		return false
 	}
+	s.touchEdge(touchedRelation, name, e.From, e.To)
 	byFrom[e.From] = append(byFrom[e.From], e)
 	return true
 }
@@ -24,6 +25,7 @@ func (s *state) unrelate(name, from, to string) bool {
 	if !hasEdge(byFrom[from], from, to) {
 		return false
 	}
+	s.touchEdge(touchedRelation, name, from, to)
 	byFrom[from] = dropEdge(byFrom[from], from, to)
 	return true
 }

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,7 +29,10 @@ const DefaultTokenTTL = 2 * time.Hour
 // Options configures a Server.
 type Options struct {
 	// World is the initial state; nil means DemoWorldAt(Seed, Now()).
-	// The server copies it, so the caller's value is never mutated.
+	// The server copies it, so the caller's value is never mutated. A
+	// world LoadWorld read from StateFile is taken to be what the file
+	// holds, so changes are appended to its log from the first; any other
+	// world is written whole at the first change.
 	World *World
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -53,11 +58,13 @@ type Options struct {
 	// RedirectURIs, when non-empty, is the exact allow-list for the OAuth
 	// redirect_uri; otherwise any loopback http(s) URI is accepted.
 	RedirectURIs []string
-	// StateFile, when set, is where the server keeps its world: it is
-	// rewritten (atomically, mode 0600) after every request that changed
-	// the world, before the answer is sent, and on Close. Another process
-	// can therefore carry on from the file at any moment, with every change
-	// a client has seen answered.
+	// StateFile, when set, is where the server keeps its world: every
+	// request that changed the world has its change appended to the log
+	// beside it (WorldLogPath) before the answer is sent, and the file is
+	// rewritten (atomically, mode 0600) with the log's changes folded in
+	// when the log has grown as large as the world, and on Close. Another
+	// process can therefore carry on from the files (LoadWorld reads both)
+	// at any moment, with every change a client has seen answered.
 	StateFile string
 	// WorldLock is the lock on StateFile (LockWorld) the caller took
 	// before reading the world it passes; the server holds it until Close.
@@ -71,6 +78,9 @@ type Options struct {
 	SaveEvery time.Duration
 	// afterSave, in tests, is told after each write of StateFile.
 	afterSave func()
+	// rewriteLogAt, in tests, is the log size at which the world file is
+	// rewritten; zero means as large as the world (at least minLogRewrite).
+	rewriteLogAt int64
 	// Access, when set, is the access level of every account's app
 	// (World.Access): AccessPayPerUse models the self-serve X of 2026.
 	// Empty keeps the world's level, which for a world that names none is
@@ -124,6 +134,18 @@ type Server struct {
 	gen, savedGen, durableGen uint64
 	saveMu                    sync.Mutex
 	stopSaving                bool
+	// The files (under saveMu; see worldlog.go): wlog is the open change
+	// log, logSize long, continuing the world file named journal, which is
+	// worldSize long. canLog says they hold the state up to the changes
+	// not yet recorded, so a record may be appended; else the next write
+	// rewrites the world file. resume is the log LoadWorld read, for the
+	// first append to carry on (its torn tail cut off).
+	wlog             *os.File
+	logSize          int64
+	journal          string
+	worldSize        int64
+	canLog, mustSave bool
+	resume           *worldSource
 	// saveTimer (under mu) is the pending coalesced write, if any.
 	saveTimer *time.Timer
 }
@@ -167,9 +189,11 @@ func New(opts Options) *Server {
 		opts.DuplicateWindow = 24 * time.Hour
 	}
 	w, generated := opts.World, opts.World == nil
+	var from *worldSource
 	if generated {
 		w = DemoWorldAt(opts.Seed, now())
 	} else {
+		from = w.from
 		w = w.Clone()
 	}
 	// The state below is the world from now on; the caller's copy kept in
@@ -188,12 +212,20 @@ func New(opts Options) *Server {
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		closed:   make(chan struct{}),
 	}
+	if opts.StateFile != "" {
+		s.st.keepChanges()
+		if from != nil && w.Journal != "" && filepath.Clean(from.path) == filepath.Clean(opts.StateFile) {
+			// The files hold this world: its changes go to their log.
+			s.canLog, s.journal, s.worldSize, s.resume = true, w.Journal, from.size, from
+		}
+	}
 	if opts.Access != "" {
 		if _, err := ParseAccess(string(opts.Access)); err != nil {
 			panic(fmt.Sprintf("xsim: Options.Access: %v", err))
 		}
 		if s.st.access != opts.Access {
 			s.st.access = opts.Access
+			s.st.touch(touchedSettings, "")
 			s.changed()
 		}
 	}
@@ -365,14 +397,16 @@ func (s *Server) saveChanges() {
 	})
 }
 
-// save writes the world to Options.StateFile if it changed since the last
-// write. The JSON is built under the state lock (the snapshot shares slices
-// with the live state) and written outside it; saveMu keeps the writes in
-// order, so an older world never replaces a newer one, and concurrent
-// changes are covered by one write. Only the final write (durable) waits
-// for the disk: a rename is atomic either way, so readers never see a torn
-// file and a process that dies loses nothing, while an fsync per change
-// would cost every emulated call tens of milliseconds.
+// save makes Options.StateFile hold the world if it changed since the
+// last write: it appends a record of the changes to the log or, when
+// durable, when the log has grown as large as the world, or when no log
+// continues the world file yet, rewrites the world file with everything in
+// it and starts a new log. A record costs what the change touched; only a
+// rewrite encodes the whole world. saveMu keeps the writes in order, and
+// concurrent changes are covered by one write. Only a durable write waits
+// for the disk: a write is in the kernel's hands before the answer, so a
+// process that dies loses nothing, while an fsync per change would cost
+// every emulated call milliseconds.
 func (s *Server) save(durable, final bool) error {
 	if s.opts.StateFile == "" {
 		return nil
@@ -386,19 +420,34 @@ func (s *Server) save(durable, final bool) error {
 	}
 	if final {
 		s.stopSaving = true
+		defer s.closeLog()
 	}
 	s.mu.Lock()
-	if s.gen == s.savedGen && (!durable || s.gen == s.durableGen) {
+	if !s.mustSave && s.gen == s.savedGen && s.st.unchanged() && (!durable || s.gen == s.durableGen) {
 		s.mu.Unlock()
 		return nil
 	}
 	gen := s.gen
-	b, err := encodeWorld(s.st.snapshot(s.now()))
-	s.mu.Unlock()
-	if err == nil {
-		err = writeWorld(s.opts.StateFile, b, durable)
+	var err error
+	if !durable && s.canLog && s.logSize < s.rewriteAt() {
+		rec := s.st.takeRecord()
+		s.mu.Unlock()
+		err = s.appendLog(rec)
+	} else {
+		w := s.st.snapshot(s.now())
+		w.Journal = newJournal()
+		var b []byte
+		b, err = encodeWorld(w)
+		s.st.resetChanges()
+		s.mu.Unlock()
+		if err == nil {
+			err = s.rewrite(w.Journal, b, durable)
+		}
 	}
 	if err != nil {
+		// The changes are no longer recorded as such: the next write
+		// rewrites the world, them included.
+		s.canLog, s.mustSave = false, true
 		if s.opts.OnSaveError != nil {
 			s.opts.OnSaveError(err)
 		} else {
@@ -406,6 +455,7 @@ func (s *Server) save(durable, final bool) error {
 		}
 		return err
 	}
+	s.mustSave = false
 	s.mu.Lock()
 	s.savedGen = gen
 	if durable {
@@ -416,6 +466,119 @@ func (s *Server) save(durable, final bool) error {
 		s.opts.afterSave()
 	}
 	return nil
+}
+
+// rewriteAt is the log size at which the world file is rewritten: as
+// large as the world, so that the rewrites cost each change a constant
+// share of one, whatever the world's size.
+func (s *Server) rewriteAt() int64 {
+	if s.opts.rewriteLogAt > 0 {
+		return s.opts.rewriteLogAt
+	}
+	return max(minLogRewrite, s.worldSize)
+}
+
+// minLogRewrite is the log size below which the world file is not
+// rewritten however small the world: replaying a log that long at the
+// next start takes milliseconds.
+const minLogRewrite = 1 << 20
+
+// appendLog writes rec at the end of the log, opening it on the first
+// record: the log LoadWorld read is carried on past its last whole line;
+// one left from an older world file is started afresh. Runs under saveMu.
+func (s *Server) appendLog(rec *logRecord) error {
+	line, err := encodeLogLine(rec)
+	if err != nil {
+		return err
+	}
+	if s.wlog == nil {
+		keep := int64(-1)
+		if s.resume != nil && s.resume.logged {
+			keep = s.resume.valid
+		}
+		s.resume = nil
+		if err := s.openLog(keep); err != nil {
+			return err
+		}
+	}
+	n, err := s.wlog.Write(line)
+	s.logSize += int64(n)
+	if err != nil {
+		return fmt.Errorf("save world: log: %w", err)
+	}
+	return nil
+}
+
+// openLog opens the log and cuts it to keep bytes or, with keep < 0,
+// starts it afresh with the header for s.journal. Runs under saveMu.
+func (s *Server) openLog(keep int64) error {
+	f, err := os.OpenFile(WorldLogPath(s.opts.StateFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("save world: log: %w", err)
+	}
+	// The log holds OAuth grant hashes, as the world file does.
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("save world: log: %w", err)
+	}
+	s.wlog = f
+	if keep >= 0 {
+		// A last line cut short by a killed writer was never answered.
+		if err := f.Truncate(keep); err != nil {
+			return fmt.Errorf("save world: log: %w", err)
+		}
+		s.logSize = keep
+		return nil
+	}
+	return s.startLog()
+}
+
+// startLog empties the log and writes the header naming s.journal. Runs
+// under saveMu with the log open.
+func (s *Server) startLog() error {
+	head, err := encodeLogLine(&logRecord{Journal: s.journal})
+	if err != nil {
+		return err
+	}
+	if err := s.wlog.Truncate(0); err != nil {
+		return fmt.Errorf("save world: log: %w", err)
+	}
+	n, err := s.wlog.Write(head)
+	s.logSize = int64(n)
+	if err != nil {
+		return fmt.Errorf("save world: log: %w", err)
+	}
+	return nil
+}
+
+// rewrite replaces the world file with b, the world named journal, and
+// starts a new log for it. The old log, whose header names the old world
+// file, is ignored from the moment the new file is in place, so a process
+// killed between the two loses nothing. Runs under saveMu.
+func (s *Server) rewrite(journal string, b []byte, durable bool) error {
+	if err := writeWorld(s.opts.StateFile, b, durable); err != nil {
+		return err
+	}
+	s.journal, s.worldSize, s.resume = journal, int64(len(b)), nil
+	var err error
+	if s.wlog == nil {
+		err = s.openLog(-1)
+	} else {
+		err = s.startLog()
+	}
+	if err != nil {
+		return err
+	}
+	s.canLog = true
+	return nil
+}
+
+// closeLog closes the log file, if open. Runs under saveMu.
+func (s *Server) closeLog() {
+	if s.wlog != nil {
+		_ = s.wlog.Close()
+		s.wlog = nil
+	}
 }
 
 // URL is the base URL after Start ("" before).
@@ -466,6 +629,7 @@ func (s *Server) SetSuspended(userID string, v bool) {
 	} else {
 		delete(s.st.suspended, userID)
 	}
+	s.st.touch(touchedSuspended, userID)
 	s.mu.Unlock()
 	s.persist()
 }
@@ -476,6 +640,7 @@ func (s *Server) SetSubscription(userID, subscription string) {
 	s.mu.Lock()
 	if u := s.st.users[userID]; u != nil {
 		u.SubscriptionType = subscription
+		s.st.touch(touchedUser, userID)
 	}
 	s.mu.Unlock()
 	s.persist()

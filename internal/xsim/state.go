@@ -49,6 +49,9 @@ type state struct {
 	access       Access
 	accessByUser map[string]Access
 	lastID       int64
+	// changes, with a state file, is what changed since the file last
+	// took the state in (see worldlog.go); nil without one.
+	changes *changes
 }
 
 func newState(w *World) *state {
@@ -270,6 +273,7 @@ func (s *state) nextID(t time.Time) string {
 }
 
 func (s *state) addTweet(t *Tweet) {
+	s.touch(touchedTweet, t.ID)
 	s.tweets[t.ID] = t
 	s.order = insertSorted(s.order, t.ID)
 	s.byAuthor[t.AuthorID] = insertSorted(s.byAuthor[t.AuthorID], t.ID)
@@ -297,6 +301,7 @@ func (s *state) removeTweet(id string) {
 	if t == nil {
 		return
 	}
+	s.touch(touchedTweet, id)
 	delete(s.tweets, id)
 	s.order = removeSorted(s.order, id)
 	s.byAuthor[t.AuthorID] = removeSorted(s.byAuthor[t.AuthorID], id)
@@ -311,11 +316,15 @@ func (s *state) removeTweet(id string) {
 		delete(s.retweets[t.RetweetOf], t.AuthorID)
 	}
 	for _, e := range s.likers[id] {
+		s.touchEdge(touchedLike, "", e.From, id)
 		s.likesBy[e.From] = dropEdge(s.likesBy[e.From], e.From, id)
 	}
 	delete(s.likers, id)
 	for user, es := range s.bookmarks {
-		s.bookmarks[user] = dropEdge(es, user, id)
+		if hasEdge(es, user, id) {
+			s.touchEdge(touchedBookmark, "", user, id)
+			s.bookmarks[user] = dropEdge(es, user, id)
+		}
 	}
 	delete(s.bookmarked, id)
 	// X removes a user's retweets of a deleted post along with it.
@@ -329,6 +338,7 @@ func (s *state) follow(e Edge) bool {
 	if s.isFollowing(e.From, e.To) {
 		return false
 	}
+	s.touchEdge(touchedFollow, "", e.From, e.To)
 	s.following[e.From] = append(s.following[e.From], e)
 	s.followers[e.To] = append(s.followers[e.To], e)
 	return true
@@ -338,6 +348,7 @@ func (s *state) unfollow(from, to string) bool {
 	if !s.isFollowing(from, to) {
 		return false
 	}
+	s.touchEdge(touchedFollow, "", from, to)
 	s.following[from] = dropEdge(s.following[from], from, to)
 	s.followers[to] = dropEdge(s.followers[to], from, to)
 	return true
@@ -351,6 +362,7 @@ func (s *state) like(e Edge) bool {
 	if hasEdge(s.likesBy[e.From], e.From, e.To) {
 		return false
 	}
+	s.touchEdge(touchedLike, "", e.From, e.To)
 	s.likesBy[e.From] = append(s.likesBy[e.From], e)
 	s.likers[e.To] = append(s.likers[e.To], e)
 	return true
@@ -360,6 +372,7 @@ func (s *state) unlike(user, tweet string) bool {
 	if !hasEdge(s.likesBy[user], user, tweet) {
 		return false
 	}
+	s.touchEdge(touchedLike, "", user, tweet)
 	s.likesBy[user] = dropEdge(s.likesBy[user], user, tweet)
 	s.likers[tweet] = dropEdge(s.likers[tweet], user, tweet)
 	return true
@@ -369,6 +382,7 @@ func (s *state) bookmark(e Edge) bool {
 	if hasEdge(s.bookmarks[e.From], e.From, e.To) {
 		return false
 	}
+	s.touchEdge(touchedBookmark, "", e.From, e.To)
 	s.bookmarks[e.From] = append(s.bookmarks[e.From], e)
 	s.bookmarked[e.To]++
 	return true
@@ -378,6 +392,7 @@ func (s *state) unbookmark(user, tweet string) bool {
 	if !hasEdge(s.bookmarks[user], user, tweet) {
 		return false
 	}
+	s.touchEdge(touchedBookmark, "", user, tweet)
 	s.bookmarks[user] = dropEdge(s.bookmarks[user], user, tweet)
 	s.bookmarked[tweet]--
 	return true

@@ -69,13 +69,22 @@ func TestStateFileHoldsEveryAnsweredChange(t *testing.T) {
 		t.Errorf("temporary files left beside the state file: %v", leftovers)
 	}
 
-	// A read that changes nothing does not rewrite the file.
+	// A read that changes nothing does not rewrite the file, nor add to
+	// its log.
 	e.get("/2/users/me")
 	before, _ := os.Stat(path)
+	logBefore, _ := os.Stat(WorldLogPath(path))
 	wantStatus(t, e.get("/2/users/me"), 200)
 	after, _ := os.Stat(path)
+	logAfter, _ := os.Stat(WorldLogPath(path))
 	if !os.SameFile(before, after) {
 		t.Error("a read that changed nothing rewrote the state file")
+	}
+	if logBefore == nil || logAfter == nil || logAfter.Size() != logBefore.Size() {
+		t.Error("a read that changed nothing wrote to the state file's log")
+	}
+	if st, err := os.Stat(WorldLogPath(path)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("state file log: %v, mode %v, want 600", err, st)
 	}
 
 	// After Close nothing writes the file any more: a successor owns it.

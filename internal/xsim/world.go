@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -49,6 +50,25 @@ type World struct {
 	AccessByUser map[string]Access `json:"access_by_user,omitempty"`
 	Sequence     int64             `json:"sequence"`
 	SavedAt      time.Time         `json:"saved_at,omitzero"`
+	// Journal names this writing of the world file for the change log
+	// beside it (WorldLogPath), which continues only the file whose
+	// Journal its header names. Empty: no log continues the file.
+	Journal string `json:"journal,omitempty"`
+
+	// from is the file LoadWorld read the world from, and how far, so
+	// that an emulator serving that file carries on its log.
+	from *worldSource
+}
+
+// worldSource is where a loaded world came from.
+type worldSource struct {
+	path string
+	// logged is true when the log beside the file continues it; valid is
+	// then the log's length without a torn last line.
+	logged bool
+	valid  int64
+	// size is the world file's size, against which the log's is weighed.
+	size int64
 }
 
 // worldVersion is bumped whenever the JSON layout changes incompatibly.
@@ -186,6 +206,8 @@ func (w *World) Clone() *World {
 		return nil
 	}
 	out := *w
+	// A copy may be changed: it is no longer what the file holds.
+	out.from = nil
 	out.Users = slices.Clone(w.Users)
 	out.Tweets = slices.Clone(w.Tweets)
 	for i := range out.Tweets {
@@ -325,7 +347,8 @@ func (w *World) Validate() error {
 	return nil
 }
 
-// LoadWorld reads a world saved by SaveWorld.
+// LoadWorld reads a world saved by SaveWorld or an emulator serving path:
+// the world file and the changes its log (WorldLogPath) adds to it.
 func LoadWorld(path string) (*World, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -335,10 +358,40 @@ func LoadWorld(path string) (*World, error) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("load world %s: %w", filepath.Base(path), err)
 	}
+	w.from = &worldSource{path: path, size: int64(len(b))}
+	if err := w.replayLog(WorldLogPath(path)); err != nil {
+		return nil, err
+	}
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("load world %s: %w", filepath.Base(path), err)
 	}
 	return &w, nil
+}
+
+// replayLog applies the log at path, when it continues w, onto w.
+func (w *World) replayLog(path string) error {
+	if w.Journal == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load world log: %w", err)
+	}
+	log, err := parseLog(b)
+	if err != nil {
+		return fmt.Errorf("load world log %s: %w", filepath.Base(path), err)
+	}
+	if log.journal != w.Journal {
+		// Left over from before the world file was last written, which
+		// holds all of it.
+		return nil
+	}
+	replay(w, log.records)
+	w.from.logged, w.from.valid = true, log.valid
+	return nil
 }
 
 // SaveWorld writes w to path with mode 0600, atomically: a reader sees either
@@ -348,7 +401,10 @@ func SaveWorld(path string, w *World) error {
 	if w == nil {
 		return errors.New("save world: nil world")
 	}
-	b, err := encodeWorld(w)
+	// No log beside the file continues this world.
+	c := *w
+	c.Journal = ""
+	b, err := encodeWorld(&c)
 	if err != nil {
 		return err
 	}
