@@ -2,6 +2,7 @@ package xapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -119,17 +120,7 @@ func rawGet(ctx context.Context, c *xapi.Client, path string, q url.Values, stat
 		return err
 	}
 	if res.Status != status {
-		return &statusError{path: path, got: res.Status, want: status, body: string(res.Body)}
+		return fmt.Errorf("GET %s: status %d, want %d: %s", path, res.Status, status, res.Body)
 	}
 	return nil
-}
-
-type statusError struct {
-	path      string
-	got, want int
-	body      string
-}
-
-func (e *statusError) Error() string {
-	return "GET " + e.path + ": status " + http.StatusText(e.got) + ", want " + http.StatusText(e.want) + ": " + e.body
 }
