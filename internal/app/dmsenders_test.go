@@ -23,7 +23,8 @@ import (
 // reads the account's DM events with a universal GET of /2/dm_events;
 // a second App on the same home and database (another process, a
 // restart, another host on PostgreSQL) then sends a DM to the user who
-// wrote without a person, while a DM to a user the account only wrote
+// wrote without a person, and so does the next process after both
+// stopped, while a DM to a user the account only wrote
 // to itself, and to a user never seen, still goes to a person.
 func TestDMSendersOutliveTheProcess(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
@@ -115,6 +116,22 @@ func TestDMSendersOutliveTheProcess(t *testing.T) {
 			if tc.want == gateway.Routed && resp.Queued.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleDMFirst {
 				t.Fatalf("%s went to a person by %q, want %s", tc.name, resp.Queued.MatchedRuleID, xrules.RuleDMFirst)
 			}
+		}
+
+		// Both stop; the next process to start still knows.
+		for _, a := range []*app.App{first, second} {
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err = start().RequireGateway()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := g.Do(ctx, gateway.Call{Tool: "x_send_dm", Caller: "autopilot", Loop: "mentions",
+			Params: map[string]any{"participant_id": wrote, "text": "After a restart"}})
+		if err != nil || resp.Kind != gateway.Executed {
+			t.Fatalf("a DM to the user who wrote first after a restart: %s %+v %v, want executed", resp.Kind, resp.Queued, err)
 		}
 	})
 }
