@@ -6,6 +6,7 @@ import (
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/config"
+	"github.com/tuitbot/tuitbot/internal/dmsenders"
 	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/workflow"
 	"github.com/tuitbot/tuitbot/internal/xrules"
@@ -31,15 +32,20 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 	}
 }
 
+// dmSenders is the account's record of the users who sent it a DM.
+func (a *App) dmSenders() dmsenders.Store {
+	return dmsenders.Store{DB: a.DB, AccountID: a.Account, Now: a.Now}
+}
+
 // dmedFirst reports whether user sent the account a DM, from the DM
-// events this process read (x_get_dm_events): nothing is read from X to
-// find out, so a DM to anyone else goes to a person at no cost.
-func (a *App) dmedFirst(_ context.Context, user string) (bool, error) {
-	x, err := a.XClient()
-	if err != nil {
+// events any process of the home read (the X client records their
+// senders): nothing is read from X to find out, so a DM to anyone else
+// goes to a person at no cost.
+func (a *App) dmedFirst(ctx context.Context, user string) (bool, error) {
+	if _, err := a.RequireDB(); err != nil {
 		return false, err
 	}
-	return x.DMedBy(user), nil
+	return a.dmSenders().Wrote(ctx, user)
 }
 
 // postedElsewhere lists what the home's other accounts posted within

@@ -113,8 +113,10 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 		return
 	}
 	var usage xapi.UsageRecorder
+	var senders xapi.DMSenderRecorder
 	if a.DB != nil {
 		usage = workflow.UsageLedger{DB: a.DB}
+		senders = a.dmSenders()
 	}
 	usage = meteredX{next: usage, m: a.Metrics}
 	if bases == nil {
@@ -123,7 +125,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 		}
 	}
 	client, err := xapi.New(xapi.Options{
-		BaseURLs: bases, Tokens: mgr, Usage: usage, AccountID: a.Account,
+		BaseURLs: bases, Tokens: mgr, Usage: usage, DMSenders: senders, AccountID: a.Account,
 		Timeout: time.Duration(cfg.XAPI.TimeoutSeconds) * time.Second, MaxBodyBytes: cfg.XAPI.MaxBodyBytes,
 		MaxAttempts: cfg.XAPI.MaxAttempts, MaxRateLimitWait: time.Duration(cfg.XAPI.MaxRateLimitWaitS) * time.Second,
 		Now: a.Now, Logger: a.Log, HTTPClient: httpClient, Sleep: a.sleep,

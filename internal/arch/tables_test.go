@@ -29,6 +29,9 @@ var tableOwners = map[string]string{
 	"handoffs": "internal/gateway",
 	// The users who told the account to stop: its suppression list.
 	"opt_outs": "internal/optouts",
+	// The users who sent the account a DM first (X's "only after the
+	// user DMs you first").
+	"dm_senders": "internal/dmsenders",
 	// The policy engine's limit counters, kept by the store side.
 	"policy_counters": "internal/store/counters",
 	// The autopilot's own state and ledger.

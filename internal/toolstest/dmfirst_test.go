@@ -16,7 +16,8 @@ import (
 // account, in each spelling (typed; universal by participant and by
 // conversation, whose recipient the request does not name), goes to a
 // person instead: no request at all reaches the emulator and nothing is
-// billed. Once the user wrote and the account read it (x_get_dm_events),
+// billed. Once the user wrote and the account read it
+// (x_get_dm_events, or x_get of /2/dm_events asking for the sender),
 // the typed and universal DMs go out; a DM a person approves goes out too.
 func TestDMOnlyAfterUserDMs(t *testing.T) {
 	var x xTraffic
@@ -90,6 +91,46 @@ func TestDMOnlyAfterUserDMs(t *testing.T) {
 		if !strings.Contains(last, "one more thing") {
 			t.Fatalf("the last DM sent is %q", last)
 		}
+	})
+
+	t.Run("to a user who wrote first, read with x_get", func(t *testing.T) {
+		other := dmRecipientOtherThan(t, e, to.ID)
+		var third string
+		for _, u := range e.Sim.World().Users {
+			if u.ID != me && u.ID != to.ID && u.ID != other && !u.DMsFromFollowedOnly && !u.Protected {
+				third = u.ID
+				break
+			}
+		}
+		if _, err := e.Sim.DMAs(third, "Hi, does it run on my laptop?"); err != nil {
+			t.Fatal(err)
+		}
+		// Without expansions=sender_id X does not say who wrote: that
+		// read teaches nothing.
+		for _, q := range [][]map[string]any{nil, {{"key": "expansions", "value": "sender_id"}}} {
+			var got struct {
+				Status int `json:"status"`
+			}
+			args := map[string]any{"path": "/2/dm_events"}
+			if q != nil {
+				args["query"] = q
+			}
+			e.call("x_get", args).ok(t, &got)
+			if got.Status != 200 {
+				t.Fatalf("x_get /2/dm_events answered %d", got.Status)
+			}
+			if q != nil {
+				break
+			}
+			var r routed
+			e.call("x_send_dm", map[string]any{"participant_id": third, "text": "Before the sender is known"}).ok(t, &r)
+			if !r.Routed || r.MatchedRuleID != xrules.RouteRulePrefix+xrules.RuleDMFirst {
+				t.Fatalf("a DM after a read that names no sender answered %+v, want it sent to a person", r)
+			}
+		}
+		before := e.counters()
+		executed(t, e.call("x_send_dm", map[string]any{"participant_id": third, "text": "Yes, and here is how"}), nil)
+		e.requireDelta(before, map[string]int64{xsim.CountDMsSent: 1})
 	})
 }
 

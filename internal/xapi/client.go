@@ -86,6 +86,9 @@ type Options struct {
 	BaseURLs map[string]string
 	Tokens   TokenSource
 	Usage    UsageRecorder
+	// DMSenders, when set, keeps the senders of every DM event list the
+	// client reads (the account's own messages left out).
+	DMSenders DMSenderRecorder
 	// AccountID keys the ledger and the rate-limit state.
 	AccountID string
 	// Timeout bounds each attempt, body read included.
@@ -133,7 +136,7 @@ type Client struct {
 	meID        string
 	meUsername  string
 	seen        seenPosts
-	dmSenders   seenDMSenders
+	dmSenders   DMSenderRecorder
 }
 
 // New validates opts and builds a Client.
@@ -163,6 +166,7 @@ func New(opts Options) (*Client, error) {
 		bases:       bases,
 		tokens:      opts.Tokens,
 		usage:       opts.Usage,
+		dmSenders:   opts.DMSenders,
 		account:     opts.AccountID,
 		timeout:     opts.Timeout,
 		maxBody:     opts.MaxBodyBytes,

@@ -150,7 +150,7 @@ func (c *Client) DMEvents(ctx context.Context, p DMEventParams) (*Page[DMEvent],
 		}
 		out.Data = append(out.Data, ev)
 	}
-	c.dmSenders.note(out.Data)
+	c.noteDMSenders(ctx, out.Data)
 	return out, nil
 }
 

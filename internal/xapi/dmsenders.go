@@ -1,37 +1,108 @@
 package xapi
 
-import "sync"
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
 
-// maxDMSenders bounds the senders a client remembers; past it the memory
-// starts over, which sends a DM to a person, never a wrong answer.
-const maxDMSenders = 8192
-
-// seenDMSenders remembers the users whose messages this client read in
-// the account's DM events (any conversation, any page), so that whether a
-// user wrote to the account first is known without another read.
-type seenDMSenders struct {
-	mu   sync.Mutex
-	from map[string]bool
+// DMSender is a user who sent the account a direct message, with the DM
+// event that proves it.
+type DMSender struct {
+	UserID  string
+	EventID string
 }
 
-func (s *seenDMSenders) note(events []DMEvent) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// DMSenderRecorder keeps the users who sent the account a DM, so that
+// whether a user wrote to the account first is known to every process of
+// the home and after a restart without another read of X. The client
+// calls it with what every read of the account's DM events returned,
+// typed or universal, whoever asked for it.
+type DMSenderRecorder interface {
+	RecordDMSenders(ctx context.Context, senders []DMSender) error
+}
+
+// noteDMSenders hands the recorder the users who wrote events, leaving
+// out the account's own messages. A failure is logged and the read still
+// answers: an unrecorded sender only sends a later DM to a person.
+func (c *Client) noteDMSenders(ctx context.Context, events []DMEvent) {
+	if c.dmSenders == nil {
+		return
+	}
+	var from []DMSender
 	for _, ev := range events {
-		if ev.SenderID == "" || (ev.EventType != "" && ev.EventType != "MessageCreate") {
-			continue
+		if (ev.EventType == "" || ev.EventType == "MessageCreate") && isXID(ev.SenderID) && isXID(ev.ID) {
+			from = append(from, DMSender{UserID: ev.SenderID, EventID: ev.ID})
 		}
-		if s.from == nil || len(s.from) >= maxDMSenders {
-			s.from = map[string]bool{}
+	}
+	if len(from) == 0 {
+		return
+	}
+	me, err := c.MyUserID(ctx)
+	if err != nil {
+		c.log.Warn("the DM senders read are not recorded: the account's own id is unknown", "err", err)
+		return
+	}
+	others := from[:0]
+	for _, s := range from {
+		if s.UserID != me {
+			others = append(others, s)
 		}
-		s.from[ev.SenderID] = true
+	}
+	if len(others) == 0 {
+		return
+	}
+	if err := c.dmSenders.RecordDMSenders(ctx, others); err != nil {
+		c.log.Warn("the DM senders read are not recorded", "err", err)
 	}
 }
 
-// DMedBy reports whether this client read a direct message user sent:
-// to the authenticated account, as DM events are only the account's own.
-func (c *Client) DMedBy(user string) bool {
-	c.dmSenders.mu.Lock()
-	defer c.dmSenders.mu.Unlock()
-	return c.dmSenders.from[user]
+// ParseDMEvents reads the DM events out of the body of X's answer to a
+// DM event list (GET /2/dm_events and the per-conversation lists). The
+// body is whatever the server sent: an event without a numeric id or
+// sender, or of another type than a message, is left out rather than
+// guessed at, and a body that is not such a list is an error.
+func ParseDMEvents(body []byte) ([]DMEvent, error) {
+	var env struct {
+		Data []struct {
+			ID        json.RawMessage `json:"id"`
+			EventType json.RawMessage `json:"event_type"`
+			SenderID  json.RawMessage `json:"sender_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, err
+	}
+	out := make([]DMEvent, 0, len(env.Data))
+	for _, d := range env.Data {
+		var ev DMEvent
+		// A field of the wrong JSON type leaves the event out; the other
+		// events of the page still count.
+		if json.Unmarshal(d.ID, &ev.ID) != nil || json.Unmarshal(d.SenderID, &ev.SenderID) != nil || !isXID(ev.ID) || !isXID(ev.SenderID) {
+			continue
+		}
+		if len(d.EventType) > 0 && json.Unmarshal(d.EventType, &ev.EventType) != nil {
+			continue
+		}
+		if ev.EventType != "" && ev.EventType != "MessageCreate" {
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// dmEventsRoute reports whether path lists the account's DM events: all
+// of them, one conversation by its id, or the one with a participant.
+func dmEventsRoute(path string) bool {
+	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	switch {
+	case len(segs) == 3 && segs[1] == "2" && segs[2] == "dm_events":
+		return true
+	case len(segs) == 5 && segs[1] == "2" && segs[2] == "dm_conversations" && segs[3] != "" && segs[4] == "dm_events":
+		return true
+	case len(segs) == 6 && segs[1] == "2" && segs[2] == "dm_conversations" && segs[3] == "with" && segs[4] != "" && segs[5] == "dm_events":
+		return true
+	}
+	return false
 }

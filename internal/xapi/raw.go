@@ -105,6 +105,13 @@ func (c *Client) Raw(ctx context.Context, rr RawRequest) (*RawResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	if method == "GET" && res.status == http.StatusOK && dmEventsRoute(rr.Path) {
+		// A universal read of DM events learns who wrote to the account
+		// as the typed one does.
+		if events, err := ParseDMEvents(res.body); err == nil {
+			c.noteDMSenders(ctx, events)
+		}
+	}
 	return &RawResponse{
 		Status:         res.status,
 		Header:         res.header,

@@ -10,9 +10,9 @@ const RuleDMFirst = "dm_only_after_user_dms"
 
 // dmFirst sends to a person an automated DM to a user not known to have
 // sent the account a DM. Whether they did is what tuitbot already knows
-// (the DMs it read); nothing is read from X to find out, so a DM routed
-// here costs nothing, and the person who approves it is the one who
-// decides to write first.
+// (the DMs any process of the home read, kept in the database); nothing
+// is read from X to find out, so a DM routed here costs nothing, and the
+// person who approves it is the one who decides to write first.
 func (c Checker) dmFirst(ctx context.Context, call Call) (*ToPerson, error) {
 	if call.Effect != "x_send_dm" {
 		return nil, nil
@@ -34,5 +34,5 @@ func (c Checker) dmFirst(ctx context.Context, call Call) (*ToPerson, error) {
 	}
 	return &ToPerson{Rule: RuleDMFirst,
 		Reason: "X's developer guidelines allow an automated DM only to a user who sent the account a DM first, and user " + call.TargetUser +
-			" has not in the DMs tuitbot read (x_get_dm_events): a person decides"}, nil
+			" has not, in the DMs tuitbot read (x_get_dm_events, or x_get of the DM events with expansions=sender_id): a person decides"}, nil
 }
