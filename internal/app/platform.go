@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/tuitbot/tuitbot/internal/xapi"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -35,6 +36,22 @@ func (a *App) platformRules(wf *workflow.Service) xrules.Checker {
 // dmSenders is the account's record of the users who sent it a DM.
 func (a *App) dmSenders() dmsenders.Store {
 	return dmsenders.Store{DB: a.DB, AccountID: a.Account, Now: a.Now}
+}
+
+// dmReads is what the X client tells of every read of the account's DM
+// events, typed or universal: who wrote first, and who said stop. Both
+// are kept in the database, so every process of the home knows them.
+type dmReads struct{ a *App }
+
+// Stops are recorded first: a sender whose stop could not be kept is not
+// recorded as having written either, so a DM to them goes to a person.
+func (d dmReads) RecordDMSenders(ctx context.Context, senders []xapi.DMSender) error {
+	for _, s := range senders {
+		if _, err := d.a.recordOptOut(ctx, optouts.Message{ID: s.EventID, AuthorID: s.UserID, Text: s.Text}); err != nil {
+			return err
+		}
+	}
+	return d.a.dmSenders().RecordDMSenders(ctx, senders)
 }
 
 // dmedFirst reports whether user sent the account a DM, from the DM

@@ -116,7 +116,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	var senders xapi.DMSenderRecorder
 	if a.DB != nil {
 		usage = workflow.UsageLedger{DB: a.DB}
-		senders = a.dmSenders()
+		senders = dmReads{a: a}
 	}
 	usage = meteredX{next: usage, m: a.Metrics}
 	if bases == nil {

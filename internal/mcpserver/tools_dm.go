@@ -7,7 +7,6 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/argcheck"
 	"github.com/tuitbot/tuitbot/internal/envelope"
-	"github.com/tuitbot/tuitbot/internal/optouts"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
@@ -67,24 +66,10 @@ func dmReadTools() []*Tool {
 				var m envelope.Meta
 				n := clamp("max_results", in.MaxResults, 20, 1, 100, &m)
 				return page(c, m, dmEvents, func(x *xapi.Client) (*xapi.Page[xapi.DMEvent], error) {
-					p, err := x.DMEvents(ctx, xapi.DMEventParams{ParticipantID: in.ParticipantID, MaxResults: n,
+					// The client hands every DM read to the home's records:
+					// who wrote first, and who said stop.
+					return x.DMEvents(ctx, xapi.DMEventParams{ParticipantID: in.ParticipantID, MaxResults: n,
 						PaginationToken: in.PaginationToken, EventTypes: in.EventTypes})
-					if err != nil || c.Deps.RecordOptOut == nil {
-						return p, err
-					}
-					// A DM saying stop opts its sender out, as a mention does;
-					// the account's own messages are not its to record.
-					me, err := x.MyUserID(ctx)
-					if err != nil {
-						return nil, err
-					}
-					var from []optouts.Message
-					for _, ev := range p.Data {
-						if ev.SenderID != "" && ev.SenderID != me {
-							from = append(from, optouts.Message{ID: ev.ID, AuthorID: ev.SenderID, Text: ev.Text})
-						}
-					}
-					return p, recordOptOuts(ctx, c.Deps.RecordOptOut, from)
 				})
 			}),
 		def(readSpec("x_search_communities", "Search communities",

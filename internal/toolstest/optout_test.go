@@ -73,21 +73,33 @@ func clearOptOut(t *testing.T, e *env, user string) (bool, error) {
 	return s.Clear(e.ctx, user)
 }
 
-// TestOptOutByDM: a DM saying "opt out", read with x_get_dm_events, puts
-// its sender on the suppression list, and a DM to them is refused with
-// user_opted_out before X.
+// TestOptOutByDM: a DM saying "opt out", read with x_get_dm_events or with
+// the universal x_get, puts its sender on the suppression list, and a DM
+// to them is refused with user_opted_out before X.
 func TestOptOutByDM(t *testing.T) {
-	var x xTraffic
-	e := newEnv(t, envOptions{permissive: true, access: config.AccessEnterprise, onX: x.hook})
-	to := dmRecipient(t, e)
-	if _, err := e.Sim.DMAs(to.ID, "Please opt me out. OPT OUT."); err != nil {
-		t.Fatal(err)
-	}
-	e.call("x_get_dm_events", map[string]any{}).ok(t, nil)
-	writes, _ := x.snapshot()
-	e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "Hi again"}).fails(t, apperr.UserOptedOut)
-	if w, _ := x.snapshot(); w != writes {
-		t.Errorf("%d writes reached X, want none", w-writes)
+	for _, tc := range []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"typed read", "x_get_dm_events", map[string]any{}},
+		{"universal read", "x_get", map[string]any{"path": "/2/dm_events",
+			"query": []map[string]any{{"key": "expansions", "value": "sender_id"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var x xTraffic
+			e := newEnv(t, envOptions{permissive: true, access: config.AccessEnterprise, onX: x.hook})
+			to := dmRecipient(t, e)
+			if _, err := e.Sim.DMAs(to.ID, "Please opt me out. OPT OUT."); err != nil {
+				t.Fatal(err)
+			}
+			e.call(tc.tool, tc.args).ok(t, nil)
+			writes, _ := x.snapshot()
+			e.call("x_send_dm", map[string]any{"participant_id": to.ID, "text": "Hi again"}).fails(t, apperr.UserOptedOut)
+			if w, _ := x.snapshot(); w != writes {
+				t.Errorf("%d writes reached X, want none", w-writes)
+			}
+		})
 	}
 }
 

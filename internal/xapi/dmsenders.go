@@ -7,10 +7,12 @@ import (
 )
 
 // DMSender is a user who sent the account a direct message, with the DM
-// event that proves it.
+// event that proves it and what the message said (an opt-out phrase in it
+// puts the sender on the account's suppression list).
 type DMSender struct {
 	UserID  string
 	EventID string
+	Text    string
 }
 
 // DMSenderRecorder keeps the users who sent the account a DM, so that
@@ -32,7 +34,7 @@ func (c *Client) noteDMSenders(ctx context.Context, events []DMEvent) {
 	var from []DMSender
 	for _, ev := range events {
 		if (ev.EventType == "" || ev.EventType == "MessageCreate") && isXID(ev.SenderID) && isXID(ev.ID) {
-			from = append(from, DMSender{UserID: ev.SenderID, EventID: ev.ID})
+			from = append(from, DMSender{UserID: ev.SenderID, EventID: ev.ID, Text: ev.Text})
 		}
 	}
 	if len(from) == 0 {
@@ -68,6 +70,7 @@ func ParseDMEvents(body []byte) ([]DMEvent, error) {
 			ID        json.RawMessage `json:"id"`
 			EventType json.RawMessage `json:"event_type"`
 			SenderID  json.RawMessage `json:"sender_id"`
+			Text      json.RawMessage `json:"text"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
@@ -82,6 +85,9 @@ func ParseDMEvents(body []byte) ([]DMEvent, error) {
 			continue
 		}
 		if len(d.EventType) > 0 && json.Unmarshal(d.EventType, &ev.EventType) != nil {
+			continue
+		}
+		if len(d.Text) > 0 && json.Unmarshal(d.Text, &ev.Text) != nil {
 			continue
 		}
 		if ev.EventType != "" && ev.EventType != "MessageCreate" {
