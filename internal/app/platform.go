@@ -39,8 +39,9 @@ func (a *App) dmSenders() dmsenders.Store {
 }
 
 // dmReads is what the X client tells of every read of the account's DM
-// events, typed or universal: who wrote first, and who said stop. Both
-// are kept in the database, so every process of the home knows them.
+// events, typed or universal, and of its mentions read by x_get: who
+// wrote first, and who said stop. Both are kept in the database, so every
+// process of the home knows them.
 type dmReads struct{ a *App }
 
 // Stops are recorded first: a sender whose stop could not be kept is not
@@ -52,6 +53,17 @@ func (d dmReads) RecordDMSenders(ctx context.Context, senders []xapi.DMSender) e
 		}
 	}
 	return d.a.dmSenders().RecordDMSenders(ctx, senders)
+}
+
+// RecordMentions puts the author of a mention saying stop on the
+// suppression list.
+func (d dmReads) RecordMentions(ctx context.Context, ms []xapi.Mention) error {
+	for _, m := range ms {
+		if _, err := d.a.recordOptOut(ctx, optouts.Message{ID: m.ID, AuthorID: m.AuthorID, Text: m.Text}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dmedFirst reports whether user sent the account a DM, from the DM

@@ -114,9 +114,10 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 	}
 	var usage xapi.UsageRecorder
 	var senders xapi.DMSenderRecorder
+	var mentions xapi.MentionRecorder
 	if a.DB != nil {
 		usage = workflow.UsageLedger{DB: a.DB}
-		senders = dmReads{a: a}
+		senders, mentions = dmReads{a: a}, dmReads{a: a}
 	}
 	usage = meteredX{next: usage, m: a.Metrics}
 	if bases == nil {
@@ -125,7 +126,7 @@ func (a *App) startX(ctx context.Context, bases map[string]string, httpClient *h
 		}
 	}
 	client, err := xapi.New(xapi.Options{
-		BaseURLs: bases, Tokens: mgr, Usage: usage, DMSenders: senders, AccountID: a.Account,
+		BaseURLs: bases, Tokens: mgr, Usage: usage, DMSenders: senders, Mentions: mentions, AccountID: a.Account,
 		Timeout: time.Duration(cfg.XAPI.TimeoutSeconds) * time.Second, MaxBodyBytes: cfg.XAPI.MaxBodyBytes,
 		MaxAttempts: cfg.XAPI.MaxAttempts, MaxRateLimitWait: time.Duration(cfg.XAPI.MaxRateLimitWaitS) * time.Second,
 		Now: a.Now, Logger: a.Log, HTTPClient: httpClient, Sleep: a.sleep,

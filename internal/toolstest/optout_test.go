@@ -64,6 +64,39 @@ func TestOptOutRefusesEverySpelling(t *testing.T) {
 	e.call("x_reply_to_tweet", map[string]any{"text": "Happy to help", "in_reply_to_id": mention}).ok(t, nil)
 }
 
+// TestOptOutByMentionReadWithXGet: a mention saying "stop" read with the
+// universal x_get of the account's mentions puts its author on the
+// suppression list as the typed read does; the same read of another
+// user's mentions does not.
+func TestOptOutByMentionReadWithXGet(t *testing.T) {
+	var x xTraffic
+	e := newEnv(t, envOptions{permissive: true, access: config.AccessEnterprise, onX: x.hook})
+	user := strangerOf(t, e.Sim, 0)
+	mention, err := e.Sim.PostAs(user, "@"+xsim.DemoUsername+" please stop.", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Status int `json:"status"`
+	}
+	fields := []map[string]any{{"key": "tweet.fields", "value": "author_id"}}
+	e.call("x_get", map[string]any{"path": "/2/users/" + strangerOf(t, e.Sim, 1) + "/mentions", "query": fields}).ok(t, &got)
+	if s, err := e.App.OptOuts(); err != nil {
+		t.Fatal(err)
+	} else if out, err := s.OptedOut(e.ctx, user); err != nil || out {
+		t.Fatalf("another user's mentions put %s on the list (%t, %v)", user, out, err)
+	}
+	e.call("x_get", map[string]any{"path": "/2/users/" + e.Sim.DemoUserID() + "/mentions", "query": fields}).ok(t, &got)
+	if got.Status != 200 {
+		t.Fatalf("x_get of the mentions answered %d", got.Status)
+	}
+	writes, _ := x.snapshot()
+	e.call("x_reply_to_tweet", map[string]any{"text": "Happy to help", "in_reply_to_id": mention}).fails(t, apperr.UserOptedOut)
+	if w, _ := x.snapshot(); w != writes {
+		t.Errorf("%d writes reached X, want none", w-writes)
+	}
+}
+
 func clearOptOut(t *testing.T, e *env, user string) (bool, error) {
 	t.Helper()
 	s, err := e.App.OptOuts()

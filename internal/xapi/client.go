@@ -89,6 +89,10 @@ type Options struct {
 	// DMSenders, when set, keeps the senders of every DM event list the
 	// client reads (the account's own messages left out).
 	DMSenders DMSenderRecorder
+	// Mentions, when set, is told of every post a universal read of the
+	// account's own mentions returned (the typed read's callers see them
+	// themselves).
+	Mentions MentionRecorder
 	// AccountID keys the ledger and the rate-limit state.
 	AccountID string
 	// Timeout bounds each attempt, body read included.
@@ -137,6 +141,7 @@ type Client struct {
 	meUsername  string
 	seen        seenPosts
 	dmSenders   DMSenderRecorder
+	mentions    MentionRecorder
 }
 
 // New validates opts and builds a Client.
@@ -167,6 +172,7 @@ func New(opts Options) (*Client, error) {
 		tokens:      opts.Tokens,
 		usage:       opts.Usage,
 		dmSenders:   opts.DMSenders,
+		mentions:    opts.Mentions,
 		account:     opts.AccountID,
 		timeout:     opts.Timeout,
 		maxBody:     opts.MaxBodyBytes,

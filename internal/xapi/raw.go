@@ -112,6 +112,11 @@ func (c *Client) Raw(ctx context.Context, rr RawRequest) (*RawResponse, error) {
 			c.noteDMSenders(ctx, events)
 		}
 	}
+	if method == "GET" && res.status == http.StatusOK && c.mentions != nil {
+		if user, ok := mentionsRoute(rr.Path); ok {
+			c.noteMentions(ctx, user, res.body)
+		}
+	}
 	return &RawResponse{
 		Status:         res.status,
 		Header:         res.header,
