@@ -63,9 +63,10 @@ type surfaces struct {
 	// static is what a session lists without a header or dynamic toolsets;
 	// start is what a dynamic session starts with.
 	static, start []string
-	// notify tells the sessions that the tool list changed.
-	notify func()
-	srv    *mcp.Server
+	// sdk hands the registered tools to the SDK server, each before any
+	// session lists it.
+	sdk *sdkTools
+	srv *mcp.Server
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionSurface
@@ -94,6 +95,65 @@ func newSurfaces(mode Dynamic, registered, static []*Tool, hasSelection bool) *s
 		s.start = s.within(defaultTools())
 	}
 	return s
+}
+
+// sdkTools hands tools to the SDK server. The SDK answers tools/list and
+// tools/call from what it has been given; a session lists, and may call,
+// only its own tools (see surfaces.middleware), so every tool must reach
+// the SDK before any session lists it. add is called, and returns, before
+// a session's listing grows, which keeps that order whatever runs
+// concurrently.
+type sdkTool struct {
+	tool *mcp.Tool
+	h    mcp.ToolHandler
+}
+
+type sdkTools struct {
+	srv   *mcp.Server
+	tools map[string]sdkTool // every registered tool, ready to add
+
+	mu    sync.Mutex
+	added map[string]bool
+	// first is a tool the SDK has, to add again when the list changes.
+	first string
+}
+
+// add gives the SDK the named tools it does not have yet. Adding a tool
+// tells the sessions that the list changed; the first add happens before
+// any session exists, and later ones only when a session's listing grows,
+// which tells them so anyway.
+func (r *sdkTools) add(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		t, ok := r.tools[n]
+		if !ok || r.added[n] {
+			continue
+		}
+		r.srv.AddTool(t.tool, t.h)
+		r.added[n] = true
+		if r.first == "" {
+			r.first = n
+		}
+	}
+}
+
+// notify tells the sessions that the tool list changed: adding a tool the
+// SDK has again changes nothing else.
+func (r *sdkTools) notify() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.tools[r.first]; ok {
+		r.srv.AddTool(t.tool, t.h)
+	}
+}
+
+// listable is what a session may list before it enables a toolset: the
+// static selection, the dynamic start and the tools that find and enable
+// the others.
+func (s *surfaces) listable() []string {
+	names, _ := toolsetTools(dynamicToolset)
+	return s.within(slices.Concat(s.static, s.start, names))
 }
 
 // within keeps the names this server registered.
@@ -169,17 +229,26 @@ func (s *surfaces) headerSelection(h http.Header) ([]string, error) {
 // the session's first request.
 func (s *surfaces) session(ss *mcp.ServerSession, extra *mcp.RequestExtra) (*sessionSurface, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.sessions[ss]; st != nil {
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
 		return st, nil
 	}
-	st := &sessionSurface{}
+	st = &sessionSurface{}
 	if extra != nil && extra.Header != nil {
 		h, err := s.headerSelection(extra.Header)
 		if err != nil {
 			return nil, err
 		}
 		st.header = h
+		// A header may select tools beyond what the server lists itself.
+		s.sdk.add(h)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A concurrent request of the same session may have come first.
+	if first := s.sessions[ss]; first != nil {
+		return first, nil
 	}
 	s.setListed(st, s.mode == DynamicOn)
 	s.prune()
@@ -252,7 +321,7 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				s.mu.Unlock()
 				if changed {
-					s.notify()
+					s.sdk.notify()
 				}
 			}
 		case "tools/list":
@@ -303,6 +372,9 @@ func (s *surfaces) enable(ss *mcp.ServerSession, name string) (ToolsetEnabled, e
 		return ToolsetEnabled{}, apperr.New(apperr.InvalidInput, "name: unknown toolset %q; list_toolsets lists them", name)
 	}
 	out := ToolsetEnabled{Toolset: name, Added: []string{}, AlreadyListed: []string{}, NotServed: []string{}}
+	// The SDK has the toolset's tools before the session lists them: a
+	// listing or call that follows this answer finds them.
+	s.sdk.add(s.within(tools))
 	s.mu.Lock()
 	st := s.sessions[ss]
 	if st == nil || !st.dynamic {
@@ -322,7 +394,7 @@ func (s *surfaces) enable(ss *mcp.ServerSession, name string) (ToolsetEnabled, e
 	}
 	s.mu.Unlock()
 	if len(out.Added) > 0 {
-		s.notify()
+		s.sdk.notify()
 	}
 	return out, nil
 }

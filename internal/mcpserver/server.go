@@ -158,12 +158,18 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 		}
 		o.AccountConfigs = accs
 	}
-	return build(a, o)
+	return build(a, o, true)
 }
 
 // build registers the selected tools on a server whose handlers read a's
-// services when they are called, never before.
-func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
+// services when they are called, never before. An eager build hands the SDK
+// every tool a session may hold at once; otherwise it hands over only what
+// a session lists before it enables anything, and each further tool when a
+// session first needs it (see sdkTools): the SDK marshals and decodes
+// each tool it is given (with a 32 KB buffer per decode), which was a
+// third of a spawned server's work before its first answer, for a profile
+// the default selection lists a sixth of.
+func build(a *Deps, o Options, eager bool) (*mcp.Server, []*Tool, error) {
 	if o.Config == nil {
 		o.Config = a.Cfg
 	}
@@ -196,6 +202,7 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	// placeholder, and no schema of ours binds headers.
 	placeholder := &jsonschema.Schema{Type: "object"}
 	listed := make(map[string]*mcp.Tool, len(registered))
+	dyn.sdk = &sdkTools{srv: srv, tools: make(map[string]sdkTool, len(registered)), added: map[string]bool{}}
 	for _, t := range registered {
 		schema, err := t.inputSchemaJSON()
 		if err != nil {
@@ -220,12 +227,12 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 		}
 		added := *listed[t.Name]
 		added.InputSchema = placeholder
-		h := handler(a, t, resolved, surface)
-		srv.AddTool(&added, h)
-		// Adding a tool again changes nothing but tells the sessions
-		// that the list changed, which is how a session learns of a
-		// toolset it enabled.
-		dyn.notify = func() { srv.AddTool(&added, h) }
+		dyn.sdk.tools[t.Name] = sdkTool{&added, handler(a, t, resolved, surface)}
+	}
+	if eager {
+		dyn.sdk.add(dyn.order)
+	} else {
+		dyn.sdk.add(dyn.listable())
 	}
 	srv.AddReceivingMiddleware(listFullTools(listed), dyn.middleware)
 	// Resources read the database-backed services that only the mutating
