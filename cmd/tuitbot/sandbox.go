@@ -118,6 +118,9 @@ func (c *cli) prepareSandbox(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
+	// The command reads the same file next: it gets this reading, before
+	// sandboxHome changes it.
+	c.loaded = cfg.Clone()
 	c.sandboxHome(cfg)
 	return app.PrepareSandbox(ctx, cfg, log, c.acceptNewDB)
 }

@@ -210,6 +210,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// Clone returns a copy of c that shares no slice, map or pointer with it,
+// so that changing one never changes the other.
+func (c *Config) Clone() *Config {
+	out := deepCopy(reflect.ValueOf(c).Elem()).Interface().(Config)
+	return &out
+}
+
 // deepCopy copies v so that decoding onto the copy can never write through
 // a slice, map or pointer it shares with the original.
 func deepCopy(v reflect.Value) reflect.Value {

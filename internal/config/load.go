@@ -269,17 +269,25 @@ var notConfigVars = map[string]bool{
 }
 
 func applyEnv(cfg *Config, environ []string) ([]string, error) {
-	byName := map[string]Field{}
-	fields := Fields(cfg)
-	for _, f := range fields {
-		byName[f.EnvName()] = f
-	}
+	// The fields are walked by reflection only when a variable may name
+	// one: most starts set none.
+	var (
+		byName map[string]Field
+		fields []Field
+	)
 	var applied []string
 	var es Errors
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, "TUITBOT_") || notConfigVars[name] {
 			continue
+		}
+		if byName == nil {
+			fields = Fields(cfg)
+			byName = make(map[string]Field, len(fields))
+			for _, f := range fields {
+				byName[f.EnvName()] = f
+			}
 		}
 		f, known := byName[name]
 		if !known {

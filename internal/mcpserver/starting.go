@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,12 +27,16 @@ type Starting struct {
 	ready chan struct{}
 	once  sync.Once
 	err   error
-	// begin starts the services; it runs once, when tools/list has been
-	// answered or a request needs them, whichever comes first (Begin
-	// starts it from outside), so that starting them takes no CPU from
-	// the first answers.
+	// begin starts the services; it runs once, when the answer to
+	// tools/list has been written or a request needs them, whichever comes
+	// first (Begin starts it from outside), so that starting them takes no
+	// CPU from the first answers.
 	begin     func()
 	beginOnce sync.Once
+	// listAnswered is set once tools/list has been answered: the
+	// transport's next write (see Written) starts the services.
+	listAnswered atomic.Bool
+	listOnce     sync.Once
 	// base is the configuration-only Deps the server was built on, kept
 	// apart from deps (which Ready replaces) to answer while unavailable.
 	base Deps
@@ -86,6 +91,20 @@ func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starti
 
 // Begin starts the services now if nothing has started them yet.
 func (s *Starting) Begin() { s.beginOnce.Do(s.begin) }
+
+// Written is called by the transport after it has written a message
+// (StdioOptions.Written). Once tools/list has been answered it starts the
+// services: begun before the answer is out, their start takes the CPU
+// from writing it, which is what the client waits for.
+func (s *Starting) Written() {
+	if s.listAnswered.Load() {
+		s.Begin()
+	}
+}
+
+// beginAfterList is when the services start after tools/list was answered
+// if no write has been reported (a transport that does not call Written).
+const beginAfterList = 20 * time.Millisecond
 
 // Ready hands the started services to the waiting and later requests. Only
 // the first of Ready and Fail counts.
@@ -189,7 +208,10 @@ func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if method == "tools/list" {
-			s.Begin()
+			s.listOnce.Do(func() {
+				s.listAnswered.Store(true)
+				time.AfterFunc(beginAfterList, s.Begin)
+			})
 		}
 		return res, err
 	}
