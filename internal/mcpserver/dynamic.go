@@ -63,10 +63,10 @@ type surfaces struct {
 	// static is what a session lists without a header or dynamic toolsets;
 	// start is what a dynamic session starts with.
 	static, start []string
-	// sdk hands the registered tools to the SDK server, each before any
-	// session lists it.
-	sdk *sdkTools
-	srv *mcp.Server
+	// tools are the registered tools as they are listed, with their
+	// handlers: the middleware lists and calls them (see build).
+	tools map[string]servedTool
+	srv   *mcp.Server
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionSurface
@@ -97,63 +97,22 @@ func newSurfaces(mode Dynamic, registered, static []*Tool, hasSelection bool) *s
 	return s
 }
 
-// sdkTools hands tools to the SDK server. The SDK answers tools/list and
-// tools/call from what it has been given; a session lists, and may call,
-// only its own tools (see surfaces.middleware), so every tool must reach
-// the SDK before any session lists it. add is called, and returns, before
-// a session's listing grows, which keeps that order whatever runs
-// concurrently.
-type sdkTool struct {
-	tool *mcp.Tool
-	h    mcp.ToolHandler
+// servedTool is a registered tool as tools/list shows it, and its handler.
+type servedTool struct {
+	listed *mcp.Tool
+	h      mcp.ToolHandler
 }
 
-type sdkTools struct {
-	srv   *mcp.Server
-	tools map[string]sdkTool // every registered tool, ready to add
-
-	mu    sync.Mutex
-	added map[string]bool
-	// first is a tool the SDK has, to add again when the list changes.
-	first string
-}
-
-// add gives the SDK the named tools it does not have yet. Adding a tool
-// tells the sessions that the list changed; the first add happens before
-// any session exists, and later ones only when a session's listing grows,
-// which tells them so anyway.
-func (r *sdkTools) add(names []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, n := range names {
-		t, ok := r.tools[n]
-		if !ok || r.added[n] {
-			continue
-		}
-		r.srv.AddTool(t.tool, t.h)
-		r.added[n] = true
-		if r.first == "" {
-			r.first = n
-		}
+// notify tells the sessions that the tool list changed. The SDK sends
+// notifications/tools/list_changed when a tool is added to it, even one it
+// has; its own list of tools is never answered (the middleware answers
+// tools/list), so the first tool in registry order serves.
+func (s *surfaces) notify() {
+	if len(s.order) == 0 {
+		return
 	}
-}
-
-// notify tells the sessions that the tool list changed: adding a tool the
-// SDK has again changes nothing else.
-func (r *sdkTools) notify() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t, ok := r.tools[r.first]; ok {
-		r.srv.AddTool(t.tool, t.h)
-	}
-}
-
-// listable is what a session may list before it enables a toolset: the
-// static selection, the dynamic start and the tools that find and enable
-// the others.
-func (s *surfaces) listable() []string {
-	names, _ := toolsetTools(dynamicToolset)
-	return s.within(slices.Concat(s.static, s.start, names))
+	t := s.tools[s.order[0]]
+	s.srv.AddTool(t.listed, t.h)
 }
 
 // within keeps the names this server registered.
@@ -241,8 +200,6 @@ func (s *surfaces) session(ss *mcp.ServerSession, extra *mcp.RequestExtra) (*ses
 			return nil, err
 		}
 		st.header = h
-		// A header may select tools beyond what the server lists itself.
-		s.sdk.add(h)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -321,33 +278,44 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				s.mu.Unlock()
 				if changed {
-					s.sdk.notify()
+					s.notify()
 				}
 			}
 		case "tools/list":
+			// The SDK answers (its paging and caching fields), and the
+			// session's tools replace the ones it holds, in its order: by
+			// name.
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.mu.Lock()
 				st.seen = true
 				kept := make([]*mcp.Tool, 0, len(st.listed))
-				for _, t := range lr.Tools {
-					if st.listed[t.Name] {
-						kept = append(kept, t)
-					}
+				for n := range st.listed {
+					kept = append(kept, s.tools[n].listed)
 				}
 				s.mu.Unlock()
+				slices.SortFunc(kept, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 				lr.Tools = kept
 			}
 			return res, err
 		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				s.mu.Lock()
-				listed, dynamic := st.listed[p.Name], st.dynamic
-				s.mu.Unlock()
-				if !listed && s.registered[p.Name] != nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notListed(dynamic, p.Name)}
-				}
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || call.Params == nil || s.registered[call.Params.Name] == nil {
+				// The SDK answers a tool it does not know.
+				return next(ctx, method, req)
 			}
+			s.mu.Lock()
+			listed, dynamic := st.listed[call.Params.Name], st.dynamic
+			s.mu.Unlock()
+			if !listed {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notListed(dynamic, call.Params.Name)}
+			}
+			res, err := s.tools[call.Params.Name].h(ctx, call)
+			if err == nil && res != nil && res.Content == nil {
+				// As the SDK answers: an empty list, never null.
+				res.Content = []mcp.Content{}
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
@@ -372,9 +340,6 @@ func (s *surfaces) enable(ss *mcp.ServerSession, name string) (ToolsetEnabled, e
 		return ToolsetEnabled{}, apperr.New(apperr.InvalidInput, "name: unknown toolset %q; list_toolsets lists them", name)
 	}
 	out := ToolsetEnabled{Toolset: name, Added: []string{}, AlreadyListed: []string{}, NotServed: []string{}}
-	// The SDK has the toolset's tools before the session lists them: a
-	// listing or call that follows this answer finds them.
-	s.sdk.add(s.within(tools))
 	s.mu.Lock()
 	st := s.sessions[ss]
 	if st == nil || !st.dynamic {
@@ -394,7 +359,7 @@ func (s *surfaces) enable(ss *mcp.ServerSession, name string) (ToolsetEnabled, e
 	}
 	s.mu.Unlock()
 	if len(out.Added) > 0 {
-		s.sdk.notify()
+		s.notify()
 	}
 	return out, nil
 }

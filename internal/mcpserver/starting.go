@@ -77,10 +77,7 @@ func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starti
 		d.Now = time.Now
 	}
 	s := &Starting{deps: &d, ready: make(chan struct{}), begin: begin, unavailable: make(chan struct{})}
-	// A spawned server is a stdio one: its session names no selection of
-	// its own (no HTTP headers), so it hands the SDK only the tools it
-	// lists until a toolset is enabled.
-	srv, tools, err := build(s.deps, o, false)
+	srv, tools, err := build(s.deps, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}

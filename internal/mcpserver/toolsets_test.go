@@ -307,12 +307,11 @@ func TestEnableToolsetKeepsTheProfile(t *testing.T) {
 	}
 }
 
-// TestSpawnedServerListsEnabledToolsetsAtOnce: a spawned server hands the
-// SDK only what its sessions list, and the rest when a toolset is enabled;
-// a listing or call sent right after enable_toolset's answer, without
-// waiting for notifications/tools/list_changed, already finds the
-// toolset's tools, listed exactly as a server that had them all lists
-// them, and a like still goes to the approval queue.
+// TestSpawnedServerListsEnabledToolsetsAtOnce: on the server a spawned
+// process serves, a listing or call sent right after enable_toolset's
+// answer, without waiting for notifications/tools/list_changed, already
+// finds the toolset's tools, listed exactly as the HTTP server lists them,
+// and a like still goes to the approval queue.
 func TestSpawnedServerListsEnabledToolsetsAtOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -352,7 +351,7 @@ func TestSpawnedServerListsEnabledToolsetsAtOnce(t *testing.T) {
 
 // TestSpawnedServerEnablesConcurrently: sessions that enable toolsets,
 // list and call at the same time each find their own tools (run with
-// -race: the SDK gets each tool once, under one lock).
+// -race: they share the server's tables).
 func TestSpawnedServerEnablesConcurrently(t *testing.T) {
 	o := mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"default"}, Dynamic: mcpserver.DynamicOn}
 	srv, _, _ := spawnedDynamicSession(t, o)
