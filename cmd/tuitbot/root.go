@@ -35,6 +35,10 @@ type cli struct {
 	// command runs, handed to the command's first loadConfig so that a
 	// --sandbox start decodes the file once.
 	loaded *config.Config
+	// secretsOf is the configuration whose credentials secrets holds
+	// already: the command's logger, built on the configuration
+	// prepareSandbox handed over, need not walk it again.
+	secretsOf *config.Config
 }
 
 // usageError marks errors caused by how the command was called.
