@@ -54,10 +54,10 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 		}
 		c.secrets.Add(tok)
 	}
-	// The first answers leave a few megabytes of short-lived garbage
-	// (the SDK decodes each tool's schema on registration); collecting it
-	// before they are sent would only delay them. The collector is back to
-	// its setting once the services start.
+	// The first answers leave short-lived garbage (the configuration's
+	// decoding, the server's tables); collecting it before they are sent
+	// would only delay them. The collector is back to its setting once the
+	// services start.
 	gc := debug.SetGCPercent(firstAnswersGCPercent)
 	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, func() { debug.SetGCPercent(gc) }, nil)
 	if err != nil {
