@@ -67,7 +67,7 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	if stdinIsTerminal(c.stdin) {
 		fmt.Fprintln(c.stderr, stdioTerminalHint(c.sandbox))
 	}
-	stdio := mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes, Written: s.starting.Written}
+	stdio := mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes, Written: s.starting.Written()}
 	anyway := time.AfterFunc(startServicesAfter, s.starting.Begin)
 	defer anyway.Stop()
 	err = c.serveStdio(s.serving, s.srv, stdio, s.started, log, mf, tok, path)

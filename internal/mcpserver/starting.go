@@ -33,10 +33,10 @@ type Starting struct {
 	// CPU from the first answers.
 	begin     func()
 	beginOnce sync.Once
-	// listAnswered is set once tools/list has been answered: the
-	// transport's next write (see Written) starts the services.
-	listAnswered atomic.Bool
-	listOnce     sync.Once
+	// writes is set once the transport reports its writes (Written):
+	// tools/list's answer then starts the services once it is written,
+	// and listAnswered says it has been answered.
+	writes, listAnswered atomic.Bool
 	// base is the configuration-only Deps the server was built on, kept
 	// apart from deps (which Ready replaces) to answer while unavailable.
 	base Deps
@@ -89,19 +89,22 @@ func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starti
 // Begin starts the services now if nothing has started them yet.
 func (s *Starting) Begin() { s.beginOnce.Do(s.begin) }
 
-// Written is called by the transport after it has written a message
-// (StdioOptions.Written). Once tools/list has been answered it starts the
-// services: begun before the answer is out, their start takes the CPU
-// from writing it, which is what the client waits for.
-func (s *Starting) Written() {
+// Written returns what a transport that reports its writes calls after
+// writing each message (StdioOptions.Written). On such a transport the
+// services start once the answer to tools/list has been written: begun
+// before it is out, their start takes the CPU from writing it, which is
+// what the client waits for. On any other they start when tools/list has
+// been answered.
+func (s *Starting) Written() func() {
+	s.writes.Store(true)
+	return s.written
+}
+
+func (s *Starting) written() {
 	if s.listAnswered.Load() {
 		s.Begin()
 	}
 }
-
-// beginAfterList is when the services start after tools/list was answered
-// if no write has been reported (a transport that does not call Written).
-const beginAfterList = 20 * time.Millisecond
 
 // Ready hands the started services to the waiting and later requests. Only
 // the first of Ready and Fail counts.
@@ -205,10 +208,11 @@ func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if method == "tools/list" {
-			s.listOnce.Do(func() {
+			if s.writes.Load() {
 				s.listAnswered.Store(true)
-				time.AfterFunc(beginAfterList, s.Begin)
-			})
+			} else {
+				s.Begin()
+			}
 		}
 		return res, err
 	}

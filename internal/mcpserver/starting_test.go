@@ -212,7 +212,7 @@ func TestStartingServerBeginsOnceTheListIsWritten(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written}))
+		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
 	}()
 	go func() { _, _ = io.Copy(io.Discard, clientR) }()
 	t.Cleanup(func() {
