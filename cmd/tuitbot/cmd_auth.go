@@ -18,6 +18,9 @@ func (c *cli) authCmd() *cobra.Command {
 	var headless, statusJSON bool
 	var timeout time.Duration
 	var scopeGroups []string
+	// Read from the endpoint table once: building it is most of what
+	// this command's help costs every start.
+	groups := scopeGroupList()
 	cmd := &cobra.Command{
 		Use:   "auth",
 		Short: "Log in to X with OAuth 2.0 (PKCE) and store the tokens (0600)",
@@ -28,7 +31,7 @@ func (c *cli) authCmd() *cobra.Command {
 			"instead, each refreshed under its own lock. Log every account in with its own X login.\n" +
 			"The login asks for the scopes the tools need. Optional groups of scopes are asked for only\n" +
 			"when named: --scopes +dm adds direct messages (dm.read, dm.write), which x_send_dm,\n" +
-			"x_delete_dm and x_get_dm_events need. Known groups: " + scopeGroupList() + ".",
+			"x_delete_dm and x_get_dm_events need. Known groups: " + groups + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig()
@@ -76,7 +79,7 @@ func (c *cli) authCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&headless, "headless", false, "paste the redirected URL instead of running a local callback listener")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the authorization")
-	cmd.Flags().StringSliceVar(&scopeGroups, "scopes", nil, "also ask for an optional scope group ("+scopeGroupList()+"); repeatable, or comma-separated")
+	cmd.Flags().StringSliceVar(&scopeGroups, "scopes", nil, "also ask for an optional scope group ("+groups+"); repeatable, or comma-separated")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the stored token's scopes and expiry (never the token)",

@@ -76,9 +76,10 @@ func (c *cli) mcpInstallCmd() *cobra.Command {
 			"to FILE.bak (0600) before it changes; running it again changes nothing. --print shows the\n" +
 			"entry instead of writing it.\n\n" +
 			"The entry lists the default toolset selection (--toolsets default, or the X-MCP-Toolsets\n" +
-			"header over HTTP), which fits every client's documented tool limit (Cursor 40, Windsurf 50\n" +
-			"across servers); it says which toolsets it left out and how to add them. Claude Code keeps\n" +
-			"the whole profile: its tool search loads a tool's definition only when the agent needs it.\n\n" +
+			"header over HTTP), which fits every client's documented tool limit (Cursor 40, Trae 40,\n" +
+			"Windsurf 50 across servers); it says which toolsets it left out and how to add them. Claude\n" +
+			"Code keeps the whole profile: its tool search loads a tool's definition only when the agent\n" +
+			"needs it.\n\n" +
 			"--transport http writes a URL entry for a server you run yourself with\n" +
 			"`tuitbot mcp serve --transport http`. The bearer token never goes into the client's file:\n" +
 			"the entry reads it from $" + clientcfg.TokenEnvVar + " (VS Code prompts for it once instead).",

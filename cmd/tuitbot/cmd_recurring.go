@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -20,12 +21,12 @@ import (
 )
 
 // everyRE is --every: a count and a unit, "1d", "2w", "3 days".
-var everyRE = regexp.MustCompile(`^([0-9]+) ?(d|day|days|w|week|weeks)$`)
+var everyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+) ?(d|day|days|w|week|weeks)$`) })
 
 // parseEvery reads --every into the tool's {n, unit}; the workflow checks
 // the count's range, so only the shape is checked here.
 func parseEvery(s string) (workflow.Every, error) {
-	m := everyRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	m := everyRE().FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
 	if m == nil {
 		if s == "" {
 			return workflow.Every{}, usageError{errors.New("--every: required, a count and d (days) or w (weeks), e.g. 1d or 2w")}
@@ -77,11 +78,13 @@ func fieldFlag(field string) (flag string, ok bool) {
 }
 
 // variantRefRE finds the variants a message refers to by field name.
-var variantRefRE = regexp.MustCompile(`(?:vary\.variants|variants)\[([0-9]+)\]|vary\.variants`)
+var variantRefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:vary\.variants|variants)\[([0-9]+)\]|vary\.variants`)
+})
 
 // fieldRefs rewords the field names a message's text refers to as flags.
 func fieldRefs(s string) string {
-	s = variantRefRE.ReplaceAllStringFunc(s, func(ref string) string {
+	s = variantRefRE().ReplaceAllStringFunc(s, func(ref string) string {
 		f, _ := fieldFlag(ref)
 		return f
 	})

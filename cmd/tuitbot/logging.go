@@ -39,10 +39,11 @@ func (c *cli) logSink() (io.Writer, error) {
 // c.secrets, which knows the configured credentials and masks any attribute
 // named like one.
 func (c *cli) logHandler(w io.Writer, level slog.Level, cfg *config.Config) (slog.Handler, error) {
-	if cfg != nil {
+	if cfg != nil && cfg != c.secretsOf {
 		// Every credential the configuration holds (keys, an ntfy topic) or
 		// names in the environment (the LLM key, each channel's secrets).
 		c.secrets.Add(cfg.SecretValues(os.Getenv)...)
+		c.secretsOf = cfg
 	}
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: c.secrets.ReplaceAttr}
 	switch strings.ToLower(c.logFormat) {

@@ -25,12 +25,12 @@ type metricsFlags struct {
 // serveStdioWhileStarting runs the stdio transport before the services
 // have started: initialize and tools/list, which need none of them, are
 // answered at once, and every other request waits for them (see
-// mcpserver.Starting). They start once tools/list is answered, or a
-// request needs them, or startServicesAfter has passed. While the
-// database is unavailable the server answers db_error and tries again
-// (see startingServer); when the services cannot start the server ends
-// with the reason, as it did before answering anything; no tool has run
-// then.
+// mcpserver.Starting). They start once the answer to tools/list has been
+// written, or a request needs them, or startServicesAfter has passed.
+// While the database is unavailable the server answers db_error and tries
+// again (see startingServer); when the services cannot start the server
+// ends with the reason, as it did before answering anything; no tool has
+// run then.
 func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, mf metricsFlags, tokenFile string) error {
 	if mf.listen == "" && mf.public {
 		return usageError{errors.New("--metrics-public needs --metrics-listen (or --transport http)")}
@@ -54,10 +54,10 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 		}
 		c.secrets.Add(tok)
 	}
-	// The first answers leave a few megabytes of short-lived garbage
-	// (the SDK decodes each tool's schema on registration); collecting it
-	// before they are sent would only delay them. The collector is back to
-	// its setting once the services start.
+	// The first answers leave short-lived garbage (the configuration's
+	// decoding, the server's tables); collecting it before they are sent
+	// would only delay them. The collector is back to its setting once the
+	// services start.
 	gc := debug.SetGCPercent(firstAnswersGCPercent)
 	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, func() { debug.SetGCPercent(gc) }, nil)
 	if err != nil {
@@ -67,7 +67,7 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 	if stdinIsTerminal(c.stdin) {
 		fmt.Fprintln(c.stderr, stdioTerminalHint(c.sandbox))
 	}
-	stdio := mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes}
+	stdio := mcpserver.StdioOptions{MaxMessageBytes: cfg.MCP.MaxMessageBytes, Written: s.starting.Written()}
 	anyway := time.AfterFunc(startServicesAfter, s.starting.Begin)
 	defer anyway.Stop()
 	err = c.serveStdio(s.serving, s.srv, stdio, s.started, log, mf, tok, path)

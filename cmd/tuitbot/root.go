@@ -31,6 +31,14 @@ type cli struct {
 	stdout       io.Writer
 	stderr       io.Writer
 	stdin        io.Reader
+	// loaded is the configuration prepareSandbox read just before the
+	// command runs, handed to the command's first loadConfig so that a
+	// --sandbox start decodes the file once.
+	loaded *config.Config
+	// secretsOf is the configuration whose credentials secrets holds
+	// already: the command's logger, built on the configuration
+	// prepareSandbox handed over, need not walk it again.
+	secretsOf *config.Config
 }
 
 // usageError marks errors caused by how the command was called.
@@ -111,6 +119,10 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 
 // loadConfig reads the configuration the global flags select.
 func (c *cli) loadConfig() (*config.Config, error) {
+	if cfg := c.loaded; cfg != nil {
+		c.loaded = nil
+		return cfg, nil
+	}
 	cfg, _, err := config.Load(config.LoadOptions{Path: c.configPath})
 	if err != nil {
 		return nil, configError(err)

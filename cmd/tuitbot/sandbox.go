@@ -114,7 +114,10 @@ func (c *cli) prepareSandbox(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	log, err := c.logger(cfg)
+	// The command reads the same file next: it gets this reading, before
+	// sandboxHome changes it, and the logger built on it.
+	c.loaded = cfg.Clone()
+	log, err := c.logger(c.loaded)
 	if err != nil {
 		return nil
 	}

@@ -253,9 +253,12 @@ func TestMCPInstallFitsEachClient(t *testing.T) {
 			if lim.Max > 0 && n > lim.Max {
 				t.Errorf("%s: %d tools, over its limit of %d", client, n, lim.Max)
 			}
+			if !client.URLEntries() {
+				r := h.fails(t, "mcp", "install", "--client", string(client), "--transport", "http", "--print")
+				mustContain(t, string(client)+" http", r.stderr, "stdio")
+				return
+			}
 			switch client {
-			case clientcfg.ClaudeDesktop:
-				return // its file holds no URL entries
 			case clientcfg.Codex:
 				hp := h.ok(t, "mcp", "install", "--client", string(client), "--transport", "http", "--print")
 				mustContain(t, string(client)+" http", hp.stdout, "--toolsets default")

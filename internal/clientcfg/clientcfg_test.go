@@ -124,7 +124,7 @@ func TestInstallMergesIdempotentlyAndUninstallRestores(t *testing.T) {
 				path, input := fixture(t, c)
 				o := Options{Client: c, Path: path, Server: server(http), TokenFile: testToken}
 				r, err := Install(o)
-				if c == ClaudeDesktop && http {
+				if !c.URLEntries() && http {
 					if !errors.Is(err, ErrUnsupported) {
 						t.Fatalf("Install = %v, want ErrUnsupported", err)
 					}
@@ -397,6 +397,10 @@ func TestConfigPath(t *testing.T) {
 		{Gemini, win, `C:\Users\me\.gemini\settings.json`},
 		{Windsurf, mac, "/Users/me/.codeium/windsurf/mcp_config.json"},
 		{Windsurf, win, `C:\Users\me\.codeium\windsurf\mcp_config.json`},
+		{Trae, mac, "/Users/me/Library/Application Support/Trae/User/mcp.json"},
+		{Trae, win, `C:\Users\me\AppData\Roaming\Trae\User\mcp.json`},
+		{Trae, linux, "/home/me/.config/Trae/User/mcp.json"},
+		{Trae, env("linux", "/home/me", "XDG_CONFIG_HOME", "/xdg"), "/xdg/Trae/User/mcp.json"},
 	}
 	for _, tt := range tests {
 		got, err := tt.client.ConfigPath(tt.env)

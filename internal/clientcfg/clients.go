@@ -1,6 +1,6 @@
 // Package clientcfg writes tuitbot's server entry into the configuration
 // file of an MCP client (Claude Code, Claude Desktop, Cursor, VS Code, Codex,
-// Gemini CLI, Windsurf), in that client's own format and at its documented per-OS
+// Gemini CLI, Windsurf, Trae), in that client's own format and at its documented per-OS
 // location. It merges and never clobbers: every other server and every key it
 // does not know stays as it was, the file is backed up before it changes, a
 // second install changes nothing, and uninstall removes exactly tuitbot's
@@ -26,11 +26,12 @@ const (
 	Codex         Client = "codex"
 	Gemini        Client = "gemini"
 	Windsurf      Client = "windsurf"
+	Trae          Client = "trae"
 )
 
 // Clients lists every supported client, in the order help text shows them.
 func Clients() []Client {
-	return []Client{ClaudeCode, ClaudeDesktop, Cursor, VSCode, Codex, Gemini, Windsurf}
+	return []Client{ClaudeCode, ClaudeDesktop, Cursor, VSCode, Codex, Gemini, Windsurf, Trae}
 }
 
 // ParseClient accepts a client name as the --client flag spells it.
@@ -142,6 +143,18 @@ func (c Client) ConfigPath(e Env) (string, error) {
 	case Windsurf:
 		// %USERPROFILE% on Windows, which Home is.
 		return e.join(e.Home, ".codeium", "windsurf", "mcp_config.json"), nil
+	case Trae:
+		// Trae is built on VS Code and keeps its user-level MCP servers in
+		// mcp.json in its own User directory (Settings > MCP > Raw config
+		// opens it; on macOS ~/Library/Application Support/Trae/User/mcp.json).
+		switch e.GOOS {
+		case "darwin":
+			return e.join(e.Home, "Library", "Application Support", "Trae", "User", "mcp.json"), nil
+		case "windows":
+			return e.join(e.appData(), "Trae", "User", "mcp.json"), nil
+		default:
+			return e.join(e.xdgConfig(), "Trae", "User", "mcp.json"), nil
+		}
 	}
 	return "", fmt.Errorf("unknown client %q", c)
 }
@@ -187,8 +200,20 @@ func (c Client) ToolLimit() ToolLimit {
 		return ToolLimit{Max: 50, AcrossServers: true, Source: "Windsurf's Cascade holds 50 tools across all servers"}
 	case VSCode:
 		return ToolLimit{Max: 128, AcrossServers: true, Source: "VS Code sends at most 128 tools in a chat request"}
+	case Trae:
+		return ToolLimit{Max: 40, AcrossServers: true, Source: "Trae gives an agent at most 40 MCP tools and drops the ones past the limit"}
 	}
 	return ToolLimit{}
+}
+
+// URLEntries reports whether c's file can hold an HTTP (URL) entry whose
+// bearer token stays out of the file.
+func (c Client) URLEntries() bool {
+	switch c {
+	case ClaudeDesktop, Trae:
+		return false
+	}
+	return true
 }
 
 // containerKey is where c keeps its servers.
@@ -238,6 +263,11 @@ func (c Client) jsonEntry(s Server) (*object, error) {
 		headers.set("Authorization", "Bearer ${env:"+TokenEnvVar+"}")
 	case ClaudeDesktop:
 		return nil, fmt.Errorf("--transport http with %s: %w: Claude Desktop's file only launches local (stdio) servers, remote ones are added as connectors in its settings; install with the default stdio transport", c, ErrUnsupported)
+	case Trae:
+		// Trae's remote entries take literal headers; it documents no way
+		// to read one from the environment, and the token never goes into
+		// a client's file.
+		return nil, fmt.Errorf("--transport http with %s: %w: Trae's file would have to hold the bearer token itself, which tuitbot never writes into a client's file; install with the default stdio transport", c, ErrUnsupported)
 	default:
 		return nil, fmt.Errorf("%s has no JSON entry", c)
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -36,10 +37,10 @@ func codexTable(s Server) (string, error) {
 	return "[mcp_servers." + tomlKey(s.Name) + "]\n" + buf.String(), nil
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 func tomlKey(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	var buf bytes.Buffer
@@ -93,7 +94,7 @@ func ownHeader(name string) *regexp.Regexp {
 	return regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*(?:` + q + `|"` + q + `"|'` + q + `')\s*(?:\]|\.)`)
 }
 
-var anyHeader = regexp.MustCompile(`^\s*\[`)
+var anyHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
 
 // splitOwn cuts the text into lines and marks which belong to the entry's
 // tables: from one of its headers up to the next header of another table.
@@ -108,7 +109,7 @@ func splitOwn(text, name string) (lines []string, own []bool, first int) {
 	mine := ownHeader(name)
 	inOwn, inMulti := false, ""
 	for i, line := range lines {
-		if inMulti == "" && anyHeader.MatchString(line) {
+		if inMulti == "" && anyHeader().MatchString(line) {
 			inOwn = mine.MatchString(line)
 			if inOwn && first < 0 {
 				first = i

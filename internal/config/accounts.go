@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -33,11 +34,11 @@ func AccountKeys() []string { return slices.Clone(accountKeys) }
 // its length: validName bounds that apart, because a bounded repetition
 // ({0,31}) compiles to a copy of the class per repeat, kilobytes that every
 // process would keep.
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 
 // validName reports whether s is 1-32 of a-z, 0-9, _ and -, starting with
 // a letter or digit.
-func validName(s string) bool { return len(s) <= 32 && namePattern.MatchString(s) }
+func validName(s string) bool { return len(s) <= 32 && namePattern().MatchString(s) }
 
 // AccountNames lists the accounts of the home: default first, then the
 // [accounts.NAME] sections in name order.
@@ -208,6 +209,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Clone returns a copy of c that shares no slice, map or pointer with it,
+// so that changing one never changes the other.
+func (c *Config) Clone() *Config {
+	out := deepCopy(reflect.ValueOf(c).Elem()).Interface().(Config)
+	return &out
 }
 
 // deepCopy copies v so that decoding onto the copy can never write through

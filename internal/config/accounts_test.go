@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -154,4 +155,48 @@ func TestAccountsNotAnEnvironmentKey(t *testing.T) {
 			t.Fatal("[accounts.NAME] sections must not be listed as a settable key")
 		}
 	}
+}
+
+// TestCloneSharesNothing: a clone equals its original, and changing the
+// clone's lists, maps and account sections leaves the original as it was.
+func TestCloneSharesNothing(t *testing.T) {
+	home := t.TempDir()
+	cfg, _ := mustLoad(t, home, writeFile(t, home, "config.toml", twoAccounts), env{})
+	before, _ := mustLoad(t, home, filepath.Join(home, "config.toml"), env{})
+	c := cfg.Clone()
+	if !reflect.DeepEqual(c, cfg) {
+		t.Fatal("the clone differs from its original")
+	}
+	c.MCPPolicy.RateLimits[0].MaxCount = 99
+	c.MCPPolicy.RequireApprovalFor = append(c.MCPPolicy.RequireApprovalFor[:0], "x_delete_tweet")
+	c.Accounts["brand_b"]["mode"] = "autopilot"
+	c.Accounts["brand_c"]["mcp_policy"].(map[string]any)["template"] = "safe_default"
+	delete(c.Accounts, "brand_c")
+	if !reflect.DeepEqual(cfg, before) {
+		t.Error("changing the clone changed the original")
+	}
+}
+
+// TestConfigFieldsAreExported: Clone copies exported fields only (as
+// reflection may set them), so every field of Config must be one.
+func TestConfigFieldsAreExported(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(typ reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				t.Errorf("%s.%s is unexported: Clone would drop it", path, f.Name)
+			}
+			walk(f.Type, path+"."+f.Name)
+		}
+	}
+	walk(reflect.TypeFor[config.Config](), "Config")
 }

@@ -181,12 +181,17 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 type Field struct {
 	Section string // "" for top-level keys
 	Key     string
-	Doc     string
 	// Secret: the key holds a credential (tag secret:"true"); SecretEnv:
 	// it names the environment variable that holds one (secret:"env").
 	Secret, SecretEnv bool
 	Value             reflect.Value
+	tag               reflect.StructTag
 }
+
+// Doc is the key's documentation. It is read from the struct tag when
+// asked for: unquoting every key's text on each walk of the fields (each
+// load, each log handler) was most of what a walk cost.
+func (f Field) Doc() string { return f.tag.Get("doc") }
 
 // Name is the dotted key name.
 func (f Field) Name() string {
@@ -224,8 +229,9 @@ func Fields(cfg *Config) []Field {
 				if itag == "" || itag == "-" || !scalarOrList(inner.Type) {
 					continue
 				}
-				out = append(out, Field{Section: tag, Key: itag, Doc: inner.Tag.Get("doc"),
-					Secret: inner.Tag.Get("secret") == secretHeld, SecretEnv: inner.Tag.Get("secret") == secretNamed, Value: sv.Field(j)})
+				secret := inner.Tag.Get("secret")
+				out = append(out, Field{Section: tag, Key: itag, tag: inner.Tag,
+					Secret: secret == secretHeld, SecretEnv: secret == secretNamed, Value: sv.Field(j)})
 			}
 			continue
 		}
@@ -233,7 +239,7 @@ func Fields(cfg *Config) []Field {
 			// [accounts.NAME] tables are file-only, like policy rules.
 			continue
 		}
-		out = append(out, Field{Key: tag, Doc: sf.Tag.Get("doc"), Value: rv.Field(i)})
+		out = append(out, Field{Key: tag, tag: sf.Tag, Value: rv.Field(i)})
 	}
 	return out
 }
@@ -269,17 +275,25 @@ var notConfigVars = map[string]bool{
 }
 
 func applyEnv(cfg *Config, environ []string) ([]string, error) {
-	byName := map[string]Field{}
-	fields := Fields(cfg)
-	for _, f := range fields {
-		byName[f.EnvName()] = f
-	}
+	// The fields are walked by reflection only when a variable may name
+	// one: most starts set none.
+	var (
+		byName map[string]Field
+		fields []Field
+	)
 	var applied []string
 	var es Errors
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, "TUITBOT_") || notConfigVars[name] {
 			continue
+		}
+		if byName == nil {
+			fields = Fields(cfg)
+			byName = make(map[string]Field, len(fields))
+			for _, f := range fields {
+				byName[f.EnvName()] = f
+			}
 		}
 		f, known := byName[name]
 		if !known {

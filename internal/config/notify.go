@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Notify configures the notifications a person gets when an item waits for
@@ -211,25 +212,25 @@ func maskURL(s string) string {
 
 // The lengths are checked apart from the patterns, as in validName.
 var (
-	envName       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	topicPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	digitsPattern = regexp.MustCompile(`^[0-9]+$`)
-	wordPattern   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	envName       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	topicPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+	digitsPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+$`) })
+	wordPattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]+$`) })
 )
 
 // NtfyTopic reports whether s is an ntfy topic: 1-64 of A-Z, a-z, 0-9, _
 // and -.
-func NtfyTopic(s string) bool { return len(s) <= 64 && topicPattern.MatchString(s) }
+func NtfyTopic(s string) bool { return len(s) <= 64 && topicPattern().MatchString(s) }
 
 // telegramChat reports whether s is a Telegram chat id: 1-20 digits,
 // negative for a group, or @ and a channel name of 5-32 letters, digits
 // and _.
 func telegramChat(s string) bool {
 	if name, ok := strings.CutPrefix(s, "@"); ok {
-		return len(name) >= 5 && len(name) <= 32 && wordPattern.MatchString(name)
+		return len(name) >= 5 && len(name) <= 32 && wordPattern().MatchString(name)
 	}
 	digits := strings.TrimPrefix(s, "-")
-	return len(digits) <= 20 && digitsPattern.MatchString(digits)
+	return len(digits) <= 20 && digitsPattern().MatchString(digits)
 }
 
 // NotifyWarnings are what `config validate` points out in the channels
@@ -318,7 +319,7 @@ func (c *Config) validateChannel(key string, ch NotifyChannel, add func(key, for
 			}
 			return
 		}
-		if !envName.MatchString(v) {
+		if !envName().MatchString(v) {
 			add(key+"."+field, "%q is not an environment variable name (the secret itself never goes in the file)", v)
 		}
 	}

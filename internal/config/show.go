@@ -111,7 +111,7 @@ func ExampleTOML() string {
 			section = f.Section
 			fmt.Fprintf(&b, "\n[%s]\n", section)
 		}
-		fmt.Fprintf(&b, "# %s\n", f.Doc)
+		fmt.Fprintf(&b, "# %s\n", f.Doc())
 		line := fmt.Sprintf("%s = %s", f.Key, literal(f.Value))
 		if f.Secret || f.Value.Kind() == reflect.String && f.Value.String() == "" {
 			line = "# " + line
@@ -179,7 +179,7 @@ func Reference() string {
 		if f.Secret {
 			d = "(secret)"
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s |\n", f.Name(), strings.ReplaceAll(d, "|", "\\|"), f.EnvName(), f.Doc)
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s |\n", f.Name(), strings.ReplaceAll(d, "|", "\\|"), f.EnvName(), f.Doc())
 	}
 	b.WriteString("\nPolicy rules (`[[mcp_policy.rules]]`) and limits (`[[mcp_policy.rate_limits]]`) are file-only; see `tuitbot config init` for an example.\n")
 	b.WriteString("\n## What a limit counts\n\n")

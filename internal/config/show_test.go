@@ -134,7 +134,7 @@ func TestExampleTOMLDocumentsEveryKey(t *testing.T) {
 	ex := config.ExampleTOML()
 	def := config.Default()
 	for _, f := range config.Fields(&def) {
-		if f.Doc == "" {
+		if f.Doc() == "" {
 			t.Errorf("%s has no doc", f.Name())
 		}
 		if !strings.Contains(ex, "\n"+f.Key+" = ") && !strings.Contains(ex, "\n# "+f.Key+" = ") {

@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -15,7 +16,9 @@ const maxMessageRunes = 300
 // keyLike matches strings shaped like provider credentials, so that a key
 // echoed back by a server (or a proxy) is hidden even when it is not the
 // configured one.
-var keyLike = regexp.MustCompile(`(?i)\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_\-]{8,}|\bBearer\s+[A-Za-z0-9._~+/=\-]{8,}`)
+var keyLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_\-]{8,}|\bBearer\s+[A-Za-z0-9._~+/=\-]{8,}`)
+})
 
 // sanitize makes a provider message safe to show: the configured key and
 // anything key-shaped is replaced, control characters become spaces,
@@ -28,7 +31,7 @@ func sanitize(msg, apiKey string) string {
 	if k := strings.TrimSpace(apiKey); len(k) >= 4 {
 		msg = strings.ReplaceAll(msg, k, "[redacted]")
 	}
-	msg = keyLike.ReplaceAllString(msg, "[redacted]")
+	msg = keyLike().ReplaceAllString(msg, "[redacted]")
 	// A proxy or gateway URL quoted back may carry its own credentials.
 	msg = redact.URLCredentials(msg)
 	var b strings.Builder

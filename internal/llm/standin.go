@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -127,11 +128,11 @@ func field(task, prefix string) string {
 	return ""
 }
 
-var choiceRe = regexp.MustCompile(`^\(([a-z_]+)\)`)
+var choiceRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\(([a-z_]+)\)`) })
 
 // choice reads the name in a "Format (tip): ..." style line.
 func choice(task, prefix string) string {
-	if m := choiceRe.FindStringSubmatch(field(task, prefix)); m != nil {
+	if m := choiceRe().FindStringSubmatch(field(task, prefix)); m != nil {
 		return m[1]
 	}
 	return ""
@@ -310,11 +311,11 @@ var standInAngles = []string{
 	"how to measure", "a week of", "tools for", "lessons learned from", "getting started with", "the hidden costs of",
 }
 
-var countRe = regexp.MustCompile(`Suggest (\d+) topics`)
+var countRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Suggest (\d+) topics`) })
 
 func standInTopics(rng *rand.Rand, task string) string {
 	count := 5
-	if m := countRe.FindStringSubmatch(task); m != nil {
+	if m := countRe().FindStringSubmatch(task); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 && n <= 50 {
 			count = n
 		}

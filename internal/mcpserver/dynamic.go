@@ -63,9 +63,10 @@ type surfaces struct {
 	// static is what a session lists without a header or dynamic toolsets;
 	// start is what a dynamic session starts with.
 	static, start []string
-	// notify tells the sessions that the tool list changed.
-	notify func()
-	srv    *mcp.Server
+	// tools are the registered tools as they are listed, with their
+	// handlers: the middleware lists and calls them (see build).
+	tools map[string]servedTool
+	srv   *mcp.Server
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionSurface
@@ -94,6 +95,24 @@ func newSurfaces(mode Dynamic, registered, static []*Tool, hasSelection bool) *s
 		s.start = s.within(defaultTools())
 	}
 	return s
+}
+
+// servedTool is a registered tool as tools/list shows it, and its handler.
+type servedTool struct {
+	listed *mcp.Tool
+	h      mcp.ToolHandler
+}
+
+// notify tells the sessions that the tool list changed. The SDK sends
+// notifications/tools/list_changed when a tool is added to it, even one it
+// has; its own list of tools is never answered (the middleware answers
+// tools/list), so the first tool in registry order serves.
+func (s *surfaces) notify() {
+	if len(s.order) == 0 {
+		return
+	}
+	t := s.tools[s.order[0]]
+	s.srv.AddTool(t.listed, t.h)
 }
 
 // within keeps the names this server registered.
@@ -169,17 +188,24 @@ func (s *surfaces) headerSelection(h http.Header) ([]string, error) {
 // the session's first request.
 func (s *surfaces) session(ss *mcp.ServerSession, extra *mcp.RequestExtra) (*sessionSurface, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st := s.sessions[ss]; st != nil {
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
 		return st, nil
 	}
-	st := &sessionSurface{}
+	st = &sessionSurface{}
 	if extra != nil && extra.Header != nil {
 		h, err := s.headerSelection(extra.Header)
 		if err != nil {
 			return nil, err
 		}
 		st.header = h
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A concurrent request of the same session may have come first.
+	if first := s.sessions[ss]; first != nil {
+		return first, nil
 	}
 	s.setListed(st, s.mode == DynamicOn)
 	s.prune()
@@ -256,29 +282,40 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case "tools/list":
+			// The SDK answers (its paging and caching fields), and the
+			// session's tools replace the ones it holds, in its order: by
+			// name.
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.mu.Lock()
 				st.seen = true
 				kept := make([]*mcp.Tool, 0, len(st.listed))
-				for _, t := range lr.Tools {
-					if st.listed[t.Name] {
-						kept = append(kept, t)
-					}
+				for n := range st.listed {
+					kept = append(kept, s.tools[n].listed)
 				}
 				s.mu.Unlock()
+				slices.SortFunc(kept, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 				lr.Tools = kept
 			}
 			return res, err
 		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				s.mu.Lock()
-				listed, dynamic := st.listed[p.Name], st.dynamic
-				s.mu.Unlock()
-				if !listed && s.registered[p.Name] != nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notListed(dynamic, p.Name)}
-				}
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || call.Params == nil || s.registered[call.Params.Name] == nil {
+				// The SDK answers a tool it does not know.
+				return next(ctx, method, req)
 			}
+			s.mu.Lock()
+			listed, dynamic := st.listed[call.Params.Name], st.dynamic
+			s.mu.Unlock()
+			if !listed {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notListed(dynamic, call.Params.Name)}
+			}
+			res, err := s.tools[call.Params.Name].h(ctx, call)
+			if err == nil && res != nil && res.Content == nil {
+				// As the SDK answers: an empty list, never null.
+				res.Content = []mcp.Content{}
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

@@ -104,14 +104,17 @@ type Tool struct {
 	Title       string
 	Description string
 	// Doc is shown in docs/tools.md after Description, never on the wire.
-	Doc       string
-	Category  string
-	Mutation  bool
-	Needs     Needs
-	Profiles  []Profile
-	Errors    []apperr.Code
-	Hints     Hints
-	InputType reflect.Type
+	Doc      string
+	Category string
+	Mutation bool
+	Needs    Needs
+	Profiles []Profile
+	Errors   []apperr.Code
+	Hints    Hints
+	// inputType is the input type (see InputType): a function, since a
+	// mutation's is built by reflection, which every Registry call would
+	// otherwise pay for every mutation.
+	inputType func() reflect.Type
 	// limitsOf is the type that declares the argument limits: the input
 	// type, or a mutation's arguments' type. The schema shows them and
 	// decoding enforces them (see limits).
@@ -138,6 +141,10 @@ type Tool struct {
 	parse  func(raw json.RawMessage) (any, error)
 	handle func(ctx context.Context, c *Call, in any) (Result, error)
 }
+
+// InputType is the Go type the tool's arguments decode into; its JSON
+// schema is the tool's input schema.
+func (t *Tool) InputType() reflect.Type { return t.inputType() }
 
 // In reports whether t belongs to p.
 func (t *Tool) In(p Profile) bool { return slices.Contains(t.Profiles, p) }
@@ -168,10 +175,12 @@ func def[In any](s Spec, h func(ctx context.Context, c *Call, in In) (Result, er
 	t := &Tool{
 		Name: s.Name, Title: s.Title, Description: s.Description, Category: s.Category,
 		Mutation: s.Mutation, Needs: s.Needs, Profiles: s.Profiles, Errors: s.Errors, Hints: s.Hints,
-		InputType: reflect.TypeFor[In](), Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc, OnDemand: s.OnDemand,
+		Enabled: s.Enabled, EnabledBy: s.EnabledBy, DisabledHint: s.DisabledHint, Doc: s.Doc, OnDemand: s.OnDemand,
 	}
-	t.noArgs = t.InputType.Kind() == reflect.Struct && t.InputType.NumField() == 0
-	t.limitsOf = t.InputType
+	typ := reflect.TypeFor[In]()
+	t.inputType = func() reflect.Type { return typ }
+	t.noArgs = typ.Kind() == reflect.Struct && typ.NumField() == 0
+	t.limitsOf = typ
 	t.parse = func(raw json.RawMessage) (any, error) {
 		var in In
 		if err := decodeStrict(raw, &in); err != nil {
@@ -235,7 +244,7 @@ func asType[T any](err error, target *T) bool {
 
 // InputSchema derives the tool's JSON schema from its input type.
 func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
-	s, err := jsonschema.ForType(t.InputType, &jsonschema.ForOptions{})
+	s, err := jsonschema.ForType(t.InputType(), &jsonschema.ForOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
@@ -243,7 +252,7 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
 	dropNullable(s)
-	if err := argcheck.Schema(s, t.InputType, t.limits()); err != nil {
+	if err := argcheck.Schema(s, t.InputType(), t.limits()); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	if t.TakesAccount() {

@@ -162,7 +162,11 @@ func New(d Deps, o Options) (*mcp.Server, []*Tool, error) {
 }
 
 // build registers the selected tools on a server whose handlers read a's
-// services when they are called, never before.
+// services when they are called, never before. The SDK is not handed the
+// tools one by one: it marshals and decodes each tool it is given (with a
+// 32 KB buffer per decode), which was a third of a spawned server's work
+// before its first answer. The sessions' tools are listed and called
+// through surfaces.middleware instead, from the registry's rows.
 func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	if o.Config == nil {
 		o.Config = a.Cfg
@@ -183,19 +187,17 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tuitbot", Title: "tuitbot", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(o.Profile),
 		Logger:       a.Log,
+		// The SDK's defaults (logging) and the tools, which it holds none
+		// of (see above).
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	dyn := newSurfaces(o.Dynamic, registered, tools, len(o.Toolsets) > 0 || len(o.Tools) > 0)
 	dyn.srv = srv
 	surface := &Surface{Profile: o.Profile, Tools: tools, dyn: dyn}
-	// The SDK decodes every schema it is given, twice, when a tool is added
-	// (and again on each call over HTTP, looking for header bindings), which
-	// was most of a start. So it is given a placeholder, and tools/list
-	// answers with the listed tools, whose schemas are JSON bytes it copies
-	// instead of marshalling by reflection on every request. Arguments are
-	// validated against the same bytes (resolved below), never against the
-	// placeholder, and no schema of ours binds headers.
-	placeholder := &jsonschema.Schema{Type: "object"}
-	listed := make(map[string]*mcp.Tool, len(registered))
+	// tools/list answers with schemas that are JSON bytes, copied instead
+	// of marshalled by reflection on every request; arguments are
+	// validated against the same bytes, resolved on a tool's first call.
+	dyn.tools = make(map[string]servedTool, len(registered))
 	for _, t := range registered {
 		schema, err := t.inputSchemaJSON()
 		if err != nil {
@@ -211,23 +213,18 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 			}
 			return s.Resolve(nil)
 		})
-		listed[t.Name] = &mcp.Tool{
-			Name:        t.Name,
-			Title:       t.Title,
-			Description: t.Description,
-			InputSchema: schema,
-			Annotations: t.Annotations(),
+		dyn.tools[t.Name] = servedTool{
+			listed: &mcp.Tool{
+				Name:        t.Name,
+				Title:       t.Title,
+				Description: t.Description,
+				InputSchema: schema,
+				Annotations: t.Annotations(),
+			},
+			h: handler(a, t, resolved, surface),
 		}
-		added := *listed[t.Name]
-		added.InputSchema = placeholder
-		h := handler(a, t, resolved, surface)
-		srv.AddTool(&added, h)
-		// Adding a tool again changes nothing but tells the sessions
-		// that the list changed, which is how a session learns of a
-		// toolset it enabled.
-		dyn.notify = func() { srv.AddTool(&added, h) }
 	}
-	srv.AddReceivingMiddleware(listFullTools(listed), dyn.middleware)
+	srv.AddReceivingMiddleware(dyn.middleware)
 	// Resources read the database-backed services that only the mutating
 	// profile starts; prompts appear when every tool they use is here.
 	if o.Profile.Mutating() {
@@ -387,23 +384,5 @@ func render(a *Deps, env envelope.Envelope) *mcp.CallToolResult {
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           !env.Success,
-	}
-}
-
-// listFullTools puts the listed form of each tool into tools/list answers;
-// the SDK still pages and orders them.
-func listFullTools(listed map[string]*mcp.Tool) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				for i, t := range lr.Tools {
-					if full := listed[t.Name]; full != nil {
-						lr.Tools[i] = full
-					}
-				}
-			}
-			return res, err
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,12 +27,16 @@ type Starting struct {
 	ready chan struct{}
 	once  sync.Once
 	err   error
-	// begin starts the services; it runs once, when tools/list has been
-	// answered or a request needs them, whichever comes first (Begin
-	// starts it from outside), so that starting them takes no CPU from
-	// the first answers.
+	// begin starts the services; it runs once, when the answer to
+	// tools/list has been written or a request needs them, whichever comes
+	// first (Begin starts it from outside), so that starting them takes no
+	// CPU from the first answers.
 	begin     func()
 	beginOnce sync.Once
+	// writes is set once the transport reports its writes (Written):
+	// tools/list's answer then starts the services once it is written,
+	// and listAnswered says it has been answered.
+	writes, listAnswered atomic.Bool
 	// base is the configuration-only Deps the server was built on, kept
 	// apart from deps (which Ready replaces) to answer while unavailable.
 	base Deps
@@ -83,6 +88,23 @@ func NewStarting(d Deps, o Options, begin func()) (*mcp.Server, []*Tool, *Starti
 
 // Begin starts the services now if nothing has started them yet.
 func (s *Starting) Begin() { s.beginOnce.Do(s.begin) }
+
+// Written returns what a transport that reports its writes calls after
+// writing each message (StdioOptions.Written). On such a transport the
+// services start once the answer to tools/list has been written: begun
+// before it is out, their start takes the CPU from writing it, which is
+// what the client waits for. On any other they start when tools/list has
+// been answered.
+func (s *Starting) Written() func() {
+	s.writes.Store(true)
+	return s.written
+}
+
+func (s *Starting) written() {
+	if s.listAnswered.Load() {
+		s.Begin()
+	}
+}
 
 // Ready hands the started services to the waiting and later requests. Only
 // the first of Ready and Fail counts.
@@ -186,7 +208,11 @@ func (s *Starting) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if method == "tools/list" {
-			s.Begin()
+			if s.writes.Load() {
+				s.listAnswered.Store(true)
+			} else {
+				s.Begin()
+			}
 		}
 		return res, err
 	}

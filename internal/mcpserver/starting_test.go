@@ -1,10 +1,12 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,5 +170,68 @@ func TestStartingWait(t *testing.T) {
 			default:
 			}
 		})
+	}
+}
+
+// recordingWriter keeps a copy of what passes through it.
+type recordingWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.out.Write(p)
+	r.mu.Unlock()
+	return r.w.Write(p)
+}
+
+func (r *recordingWriter) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Contains(r.out.String(), s)
+}
+
+// Over stdio the services start once the answer to tools/list has been
+// written, not while it is being written: their start would take the
+// CPU from the answer the client waits for.
+func TestStartingServerBeginsOnceTheListIsWritten(t *testing.T) {
+	serverR, clientW := io.Pipe()
+	clientR, serverW := io.Pipe()
+	out := &recordingWriter{w: serverW}
+	// begun says whether the answer to tools/list was out when the
+	// services began.
+	begun := make(chan bool, 1)
+	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: testConfig(t, nil)}, mcpserver.Options{Profile: mcpserver.Workflow},
+		func() { begun <- out.has(`"id":"the-list"`) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
+	}()
+	go func() { _, _ = io.Copy(io.Discard, clientR) }()
+	t.Cleanup(func() {
+		cancel()
+		clientW.Close()
+		serverW.Close()
+		<-done
+	})
+	go func() {
+		_, _ = io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+			`{"jsonrpc":"2.0","id":"the-list","method":"tools/list"}`+"\n")
+	}()
+	select {
+	case written := <-begun:
+		if !written {
+			t.Error("the services began before the answer to tools/list was written")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the services did not begin after tools/list")
 	}
 }

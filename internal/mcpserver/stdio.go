@@ -34,6 +34,9 @@ type StdioOptions struct {
 	// MaxMessageBytes bounds one inbound line; 0 means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
+	// Written, when set, is called after each message the server writes
+	// (Starting.Written).
+	Written func()
 }
 
 func (o StdioOptions) maxBytes() int {
@@ -49,13 +52,14 @@ func (o StdioOptions) maxBytes() int {
 // itself (see checkMessage), so a message is decoded once, by the guard,
 // rather than by the guard and then twice more by the SDK's stdio reader.
 func GuardedStdio(in io.Reader, out io.Writer, opts StdioOptions) mcp.Transport {
-	return &guardedTransport{in: in, out: out, limit: opts.maxBytes()}
+	return &guardedTransport{in: in, out: out, limit: opts.maxBytes(), written: opts.Written}
 }
 
 type guardedTransport struct {
-	in    io.Reader
-	out   io.Writer
-	limit int
+	in      io.Reader
+	out     io.Writer
+	limit   int
+	written func()
 }
 
 func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -64,7 +68,7 @@ func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
 	// readLine copies every line out of the reader, so a bigger buffer
 	// only saves reads of long lines, and stays allocated for the session.
 	g := &lineGuard{r: bufio.NewReader(t.in), out: w, limit: t.limit, neg: neg}
-	c := &guardedConn{w: w, incoming: make(chan readResult), closed: make(chan struct{})}
+	c := &guardedConn{w: w, written: t.written, incoming: make(chan readResult), closed: make(chan struct{})}
 	go c.readLoop(g)
 	return c, nil
 }
@@ -74,6 +78,7 @@ func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
 // stdin cannot be interrupted.
 type guardedConn struct {
 	w         *lockedWriter
+	written   func()
 	incoming  chan readResult
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -120,8 +125,13 @@ func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	_, err = c.w.Write(append(data, '\n'))
-	return err
+	if _, err := c.w.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if c.written != nil {
+		c.written()
+	}
+	return nil
 }
 
 func (c *guardedConn) Close() error {

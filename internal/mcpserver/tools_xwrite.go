@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -78,9 +79,13 @@ func mutationTools(raw bool) []*Tool {
 // mutationTool is a mutation's registry row: its arguments plus the
 // idempotency key, sent through the gateway.
 func mutationTool(m actions.Mutation) *Tool {
-	in := reflect.StructOf([]reflect.StructField{
-		{Name: "Args", Type: m.Input, Anonymous: true},
-		{Name: "IdempotencyKey", Type: reflect.TypeFor[string](), Tag: idempotencyKeyTag},
+	// Built on first use: a start lists and calls a few mutations, and
+	// the schemas come generated (schemas_gen.go).
+	in := sync.OnceValue(func() reflect.Type {
+		return reflect.StructOf([]reflect.StructField{
+			{Name: "Args", Type: m.Input, Anonymous: true},
+			{Name: "IdempotencyKey", Type: reflect.TypeFor[string](), Tag: idempotencyKeyTag},
+		})
 	})
 	t := &Tool{
 		Name: m.Name, Title: m.Title, Category: string(m.Category), Mutation: true,
@@ -90,14 +95,14 @@ func mutationTool(m actions.Mutation) *Tool {
 		Description: m.Description + " Via the gateway: may be queued.",
 		Needs:       Needs{X: true, DB: true}, Profiles: workflowOnly, Errors: mutationErrors(m.Errors...),
 		Hints:     Hints{Destructive: m.Destructive, Idempotent: m.Idempotent, OpenWorld: true},
-		InputType: in, limitsOf: m.Input,
+		inputType: in, limitsOf: m.Input,
 	}
 	type call struct {
 		args any
 		key  string
 	}
 	t.parse = func(raw json.RawMessage) (any, error) {
-		v := reflect.New(in).Elem()
+		v := reflect.New(in()).Elem()
 		if err := decodeStrict(raw, v.Addr().Interface()); err != nil {
 			return nil, err
 		}

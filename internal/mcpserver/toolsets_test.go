@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tuitbot/tuitbot/internal/app"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
 
@@ -52,6 +54,22 @@ func selectionAnswer(t *testing.T, o mcpserver.Options) ([]byte, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return listAnswer(t, srv)
+}
+
+// startingAnswer is selectionAnswer from the server a spawned process
+// serves before its services start.
+func startingAnswer(t *testing.T, o mcpserver.Options) ([]byte, []string) {
+	t.Helper()
+	srv, _, _, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: testConfig(t, widest)}, o, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return listAnswer(t, srv)
+}
+
+func listAnswer(t *testing.T, srv *mcp.Server) ([]byte, []string) {
+	t.Helper()
 	answer := newRawSession(t, srv).call(t, toolsListLine)
 	var msg struct {
 		Result struct {
@@ -153,6 +171,11 @@ func TestToolsListIsStable(t *testing.T) {
 		if string(first) != string(second) {
 			t.Errorf("%+v: tools/list differs between two servers:\n%.300s\n%.300s", o, first, second)
 		}
+		// A spawned server hands the SDK its tools as sessions need them;
+		// what it lists is the same to the byte.
+		if spawned, _ := startingAnswer(t, o); string(spawned) != string(first) {
+			t.Errorf("%+v: tools/list of a spawned server differs:\n%.300s\n%.300s", o, spawned, first)
+		}
 	}
 }
 
@@ -160,13 +183,38 @@ func TestToolsListIsStable(t *testing.T) {
 // signals each notification on changed.
 func dynamicSession(t *testing.T, o mcpserver.Options) (*session, chan struct{}) {
 	t.Helper()
-	// An enterprise app may like posts, so what decides a like here is
-	// the policy, not X's access level.
-	a := newApp(t, map[string]string{"TUITBOT_X_API__ACCESS": "enterprise"})
-	srv, _, err := a.MCPServer(o)
+	srv, _, err := dynamicApp(t).MCPServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return changesSession(t, srv)
+}
+
+// dynamicApp is an app whose X access lets it like posts, so what decides
+// a like is the policy, not X's access level.
+func dynamicApp(t *testing.T) *app.App {
+	t.Helper()
+	return newApp(t, map[string]string{"TUITBOT_X_API__ACCESS": "enterprise"})
+}
+
+// spawnedDynamicSession is dynamicSession on the server a spawned process
+// serves (mcpserver.NewStarting), its services ready.
+func spawnedDynamicSession(t *testing.T, o mcpserver.Options) (*mcp.Server, *session, chan struct{}) {
+	t.Helper()
+	a := dynamicApp(t)
+	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: a.Cfg}, o, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Ready(a.MCPDeps())
+	s, changed := changesSession(t, srv)
+	return srv, s, changed
+}
+
+// changesSession connects a client to srv that signals each
+// notifications/tools/list_changed on changed.
+func changesSession(t *testing.T, srv *mcp.Server) (*session, chan struct{}) {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -257,6 +305,95 @@ func TestEnableToolsetKeepsTheProfile(t *testing.T) {
 	if after := toolNames(s.listTools(t)); !slices.Equal(before, after) {
 		t.Errorf("readonly listing changed: %v -> %v", before, after)
 	}
+}
+
+// TestSpawnedServerListsEnabledToolsetsAtOnce: on the server a spawned
+// process serves, a listing or call sent right after enable_toolset's
+// answer, without waiting for notifications/tools/list_changed, already
+// finds the toolset's tools, listed exactly as the HTTP server lists them,
+// and a like still goes to the approval queue.
+func TestSpawnedServerListsEnabledToolsetsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    mcpserver.Options
+	}{
+		{"default selection", mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"default"}, Dynamic: mcpserver.DynamicOn}},
+		{"no selection", mcpserver.Options{Profile: mcpserver.Workflow, Dynamic: mcpserver.DynamicOn}},
+	} {
+		o := tc.o
+		t.Run(tc.name, func(t *testing.T) {
+			_, s, _ := spawnedDynamicSession(t, o)
+			eager, _ := dynamicSession(t, o)
+			if listed := toolNames(s.listTools(t)); slices.Contains(listed, "x_like_tweet") || !slices.Contains(listed, "enable_toolset") {
+				t.Fatalf("a spawned dynamic session starts with %v", listed)
+			}
+			for _, sess := range []*session{s, eager} {
+				if env := sess.call(t, "enable_toolset", map[string]any{"name": "engage"}); !*env.Success {
+					t.Fatalf("enable_toolset engage: %+v", env.Error)
+				}
+			}
+			got, want := s.listTools(t), eager.listTools(t)
+			if !slices.Contains(toolNames(got), "x_like_tweet") {
+				t.Fatalf("right after enable_toolset engage, tools/list lacks x_like_tweet: %v", toolNames(got))
+			}
+			gotJSON, _ := json.Marshal(got)
+			wantJSON, _ := json.Marshal(want)
+			if string(gotJSON) != string(wantJSON) {
+				t.Errorf("after enabling engage the spawned server lists\n%.400s\nwhere a server with every tool lists\n%.400s", gotJSON, wantJSON)
+			}
+			like := s.call(t, "x_like_tweet", map[string]any{"tweet_id": "20"})
+			if !*like.Success || !strings.Contains(string(like.Data), `"routed_to_approval":true`) {
+				t.Errorf("a like right after enable_toolset: %s %+v; want it routed to approval", like.Data, like.Error)
+			}
+		})
+	}
+}
+
+// TestSpawnedServerEnablesConcurrently: sessions that enable toolsets,
+// list and call at the same time each find their own tools (run with
+// -race: they share the server's tables).
+func TestSpawnedServerEnablesConcurrently(t *testing.T) {
+	o := mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"default"}, Dynamic: mcpserver.DynamicOn}
+	srv, _, _ := spawnedDynamicSession(t, o)
+	tests := []struct{ toolset, tool string }{
+		{"schedule", "get_queue_slots"}, {"meta", "get_mode"}, {"analytics", "get_action_counts"},
+		{"schedule", "list_evergreen"}, {"meta", "get_rate_limits"}, {"analytics", "get_stats"},
+	}
+	sessions := make([]*session, len(tests))
+	for i := range tests {
+		sessions[i], _ = changesSession(t, srv)
+	}
+	errs := make(chan error, len(tests))
+	for i, tc := range tests {
+		go func() {
+			errs <- enableListCall(sessions[i], tc.toolset, tc.tool)
+		}()
+	}
+	for range tests {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// enableListCall enables toolset in s, then lists and calls tool in it,
+// returning what went wrong (t is not for other goroutines).
+func enableListCall(s *session, toolset, tool string) error {
+	ctx := context.Background()
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "enable_toolset", Arguments: map[string]any{"name": toolset}}); err != nil {
+		return fmt.Errorf("enable_toolset %s: %w", toolset, err)
+	}
+	res, err := s.ListTools(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("tools/list after enabling %s: %w", toolset, err)
+	}
+	if !slices.Contains(toolNames(res.Tools), tool) {
+		return fmt.Errorf("after enabling %s, tools/list lacks %s", toolset, tool)
+	}
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}); err != nil {
+		return fmt.Errorf("%s after enabling %s: %w", tool, toolset, err)
+	}
+	return nil
 }
 
 // TestDynamicAutoFollowsTheClient: with auto, a client that subscribes to

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/redact"
 )
@@ -57,7 +58,7 @@ func newScrubber(ch Channel, links []Links) scrubber {
 const cut = "…"
 
 // tokenRun matches the base64url run a shortened text ends in before cut.
-var tokenRun = regexp.MustCompile(`[A-Za-z0-9_-]{12,}` + cut)
+var tokenRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9_-]{12,}` + cut) })
 
 func (s scrubber) scrub(text string) string {
 	for _, v := range s.known {
@@ -67,7 +68,7 @@ func (s scrubber) scrub(text string) string {
 	}
 	// A snippet may cut a credential short: its head is still most of it.
 	if strings.Contains(text, cut) {
-		text = tokenRun.ReplaceAllStringFunc(text, func(m string) string {
+		text = tokenRun().ReplaceAllStringFunc(text, func(m string) string {
 			head := strings.TrimSuffix(m, cut)
 			for _, v := range s.known {
 				if strings.HasPrefix(v, head) {
@@ -90,13 +91,13 @@ func spellings(v string) []string {
 		out = append(out, j, strings.ReplaceAll(j, "/", `\/`), strings.ReplaceAll(j, "/", `\u002f`), strings.ReplaceAll(j, "/", `\u002F`))
 	}
 	for _, e := range []string{url.QueryEscape(v), url.PathEscape(v)} {
-		out = append(out, e, lowerHex.ReplaceAllStringFunc(e, strings.ToLower))
+		out = append(out, e, lowerHex().ReplaceAllStringFunc(e, strings.ToLower))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-var lowerHex = regexp.MustCompile(`%[0-9A-F]{2}`)
+var lowerHex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[0-9A-F]{2}`) })
 
 // urlCredentials are the parts of a URL that may be secret: its user
 // info's password and its query values and, for a URL that is itself a

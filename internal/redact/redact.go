@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Mask replaces a secret in every output. It reveals nothing of the value,
@@ -22,15 +23,15 @@ const Mask = "******"
 // info. The user info runs to the last "@" before the path, query,
 // fragment, whitespace or a quoting character, which is how URL parsers
 // split an authority, so a password holding "@" is masked whole.
-var userInfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s"'<>\x60]+@`)
+var userInfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s"'<>\x60]+@`) })
 
 // anyURL matches a URL with a scheme, up to whitespace or a quoting
 // character.
-var anyURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>\x60]*`)
+var anyURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>\x60]*`) })
 
 // param matches one name=value pair of a query or fragment. It also finds
 // the pairs of a URL nested in another's query (?next=https://h/?token=t).
-var param = regexp.MustCompile(`([?&;#])([^?&;#=/\s]+)=([^?&;#\s]*)`)
+var param = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([?&;#])([^?&;#=/\s]+)=([^?&;#\s]*)`) })
 
 // URLCredentials returns s with the credentials of every URL in it
 // replaced by Mask: the user info ("http://user:key@host/v1" becomes
@@ -43,18 +44,18 @@ func URLCredentials(s string) string {
 		return s
 	}
 	if strings.Contains(s, "@") {
-		s = userInfo.ReplaceAllString(s, "${1}"+Mask+"@")
+		s = userInfo().ReplaceAllString(s, "${1}"+Mask+"@")
 	}
 	if !strings.ContainsAny(s, "?#") {
 		return s
 	}
-	return anyURL.ReplaceAllStringFunc(s, maskParams)
+	return anyURL().ReplaceAllStringFunc(s, maskParams)
 }
 
 // maskParams masks the secret parameters of one URL.
 func maskParams(u string) string {
-	return param.ReplaceAllStringFunc(u, func(p string) string {
-		m := param.FindStringSubmatch(p)
+	return param().ReplaceAllStringFunc(u, func(p string) string {
+		m := param().FindStringSubmatch(p)
 		if m[3] == "" {
 			return p
 		}
@@ -77,7 +78,7 @@ const linkSlash = `(/|\\+/|\\+u002[fF]|%2[fF]|%252[fF])`
 // approvalLink matches the token of a signed approval link (/a/TOKEN),
 // whatever the spelling of its slashes. The token's own characters
 // (base64url) are the same in every spelling.
-var approvalLink = regexp.MustCompile(linkSlash + `a` + linkSlash + `[A-Za-z0-9_-]{16,}`)
+var approvalLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(linkSlash + `a` + linkSlash + `[A-Za-z0-9_-]{16,}`) })
 
 // mayHoldLink is a cheap test that s may hold a link in some spelling.
 func mayHoldLink(s string) bool { return strings.ContainsAny(s, "/\\%") }
@@ -90,7 +91,7 @@ func ApprovalLinks(s string) string {
 	if !mayHoldLink(s) {
 		return s
 	}
-	return approvalLink.ReplaceAllString(s, "${1}a${2}"+Mask)
+	return approvalLink().ReplaceAllString(s, "${1}a${2}"+Mask)
 }
 
 // LogAttr is a slog ReplaceAttr function that masks URL credentials and

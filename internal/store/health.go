@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // checkSchema fails closed when the database does not hold the schema this
@@ -61,8 +62,12 @@ func (d *DB) checkSchema(ctx context.Context) error {
 }
 
 var (
-	createTable = regexp.MustCompile(`(?i)CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?["\x60]?(\w+)`)
-	dropTable   = regexp.MustCompile(`(?i)DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?["\x60]?(\w+)`)
+	createTable = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?["\x60]?(\w+)`)
+	})
+	dropTable = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?["\x60]?(\w+)`)
+	})
 )
 
 // expectedSchema reads the tables the embedded migrations leave behind and
@@ -86,14 +91,14 @@ func expectedSchema(dialect Dialect) (tables []string, latest int64, err error) 
 			return nil, 0, fmt.Errorf("migrations: %w", err)
 		}
 		up, _, _ := strings.Cut(string(b), "-- +goose Down")
-		for _, m := range createTable.FindAllStringSubmatch(up, -1) {
+		for _, m := range createTable().FindAllStringSubmatch(up, -1) {
 			n := strings.ToLower(m[1])
 			if !live[n] {
 				order = append(order, n)
 			}
 			live[n] = true
 		}
-		for _, m := range dropTable.FindAllStringSubmatch(up, -1) {
+		for _, m := range dropTable().FindAllStringSubmatch(up, -1) {
 			live[strings.ToLower(m[1])] = false
 		}
 	}

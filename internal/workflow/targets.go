@@ -4,18 +4,19 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/tweettext"
 	"github.com/tuitbot/tuitbot/internal/xapi"
 )
 
-var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+var usernameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`) })
 
 // NormalizeUsername strips an @ and validates X's handle rules.
 func NormalizeUsername(field, s string) (string, error) {
 	u := strings.TrimPrefix(strings.TrimSpace(s), "@")
-	if !usernameRE.MatchString(u) {
+	if !usernameRE().MatchString(u) {
 		return "", apperr.New(apperr.InvalidInput, "%s: %q is not an X username (1-15 letters, digits or _)", field, tweettext.TruncateRunes(s, 40))
 	}
 	return u, nil

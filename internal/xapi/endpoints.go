@@ -132,7 +132,7 @@ func scopeGroupHint(e *apperr.Error, method, tpl string) *apperr.Error {
 	if e == nil || e.Code != apperr.XForbidden || !strings.Contains(strings.ToLower(e.Message), "scope") {
 		return e
 	}
-	if r, ok := knownEndpoints.Lookup(method, tpl); ok && r.ScopeGroup != "" {
+	if r, ok := knownEndpoints().Lookup(method, tpl); ok && r.ScopeGroup != "" {
 		e.WithHints(apperr.Hint{Do: "run `tuitbot auth --scopes +" + r.ScopeGroup + "` to sign in again with the " + r.ScopeGroup + " scopes"})
 	}
 	return e

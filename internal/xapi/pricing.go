@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // X API pay-per-use prices in USD, as published on X's developer pricing
@@ -77,7 +78,7 @@ const (
 // owned read's row bills at its Owned price; ownedRead reports that it
 // did.
 func readPrice(tpl string, owned bool) (unit float64, kind string, perRequest, ownedRead bool) {
-	if r, ok := knownEndpoints.Lookup("GET", tpl); ok {
+	if r, ok := knownEndpoints().Lookup("GET", tpl); ok {
 		if owned && r.Price.Owned > 0 {
 			return r.Price.Owned, r.Price.Resource, r.Price.PerRequest, true
 		}
@@ -89,7 +90,7 @@ func readPrice(tpl string, owned bool) (unit float64, kind string, perRequest, o
 // writePrice returns the per-request price of a non-GET request; reply
 // marks a post that replies (see Pricing.Reply).
 func writePrice(method, tpl string, hasURL, reply bool) float64 {
-	r, ok := knownEndpoints.Lookup(method, tpl)
+	r, ok := knownEndpoints().Lookup(method, tpl)
 	switch {
 	case !ok:
 		return PriceUnknownWrite
@@ -185,9 +186,11 @@ func postBody(body []byte) (hasURL bool, replyTo string) {
 // urlPattern finds what X would turn into a link: scheme URLs, www. hosts
 // and bare domains with a common top-level domain. It errs towards finding a
 // URL because the with-URL price is the higher one.
-var urlPattern = regexp.MustCompile(`(?i)(?:\bhttps?://[^\s]|\bwww\.[a-z0-9-]|(?:^|[^a-z0-9@._-])[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:com|net|org|io|ai|dev|app|co|me|xyz|info|biz|gg|ly|sh|so|tv|fm|to|us|uk|ca|de|fr|es|it|nl|jp|cn|in|au|br|ru|eu|edu|gov|tech|site|online|link|page|blog|news|store|shop|cloud|run)(?:$|[^a-z0-9_-]))`)
+var urlPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:\bhttps?://[^\s]|\bwww\.[a-z0-9-]|(?:^|[^a-z0-9@._-])[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:com|net|org|io|ai|dev|app|co|me|xyz|info|biz|gg|ly|sh|so|tv|fm|to|us|uk|ca|de|fr|es|it|nl|jp|cn|in|au|br|ru|eu|edu|gov|tech|site|online|link|page|blog|news|store|shop|cloud|run)(?:$|[^a-z0-9_-]))`)
+})
 
 // ContainsURL reports whether text contains something X would link.
 func ContainsURL(text string) bool {
-	return urlPattern.MatchString(text)
+	return urlPattern().MatchString(text)
 }

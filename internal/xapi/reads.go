@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
 )
@@ -279,7 +280,9 @@ func (c *Client) MyAccount(ctx context.Context) (id, username string, err error)
 // account (its author, @mentions, the author it replies to and the posts
 // it quotes), and for no
 // expansion: each expanded object is billed as a read of its own.
-var encodedSummonQuery = url.Values{"tweet.fields": {"author_id,entities,in_reply_to_user_id,referenced_tweets"}}.Encode()
+var encodedSummonQuery = sync.OnceValue(func() string {
+	return url.Values{"tweet.fields": {"author_id,entities,in_reply_to_user_id,referenced_tweets"}}.Encode()
+})
 
 // SummonState fetches one post with its author, @mentions and referenced
 // posts, with the cheapest read X has for it (one post, no expansions).
@@ -287,7 +290,7 @@ func (c *Client) SummonState(ctx context.Context, id string) (*Tweet, CallInfo, 
 	if err := checkID("tweet_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedSummonQuery)
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedSummonQuery())
 }
 
 // MyUserID returns the authenticated user's id, calling X only the first
@@ -325,7 +328,9 @@ func (c *Client) GetTweet(ctx context.Context, id string) (*Tweet, CallInfo, err
 }
 
 // encodedEditQuery asks for what decides whether a post may be edited.
-var encodedEditQuery = url.Values{"tweet.fields": {"author_id,created_at,attachments,edit_controls"}}.Encode()
+var encodedEditQuery = sync.OnceValue(func() string {
+	return url.Values{"tweet.fields": {"author_id,created_at,attachments,edit_controls"}}.Encode()
+})
 
 // EditState fetches one post with its author, attachments and
 // edit_controls: what decides whether it may be edited now.
@@ -333,7 +338,7 @@ func (c *Client) EditState(ctx context.Context, id string) (*Tweet, CallInfo, er
 	if err := checkID("tweet_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedEditQuery)
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedEditQuery())
 }
 
 // GetTweets fetches up to 100 posts; ids X cannot return are listed in

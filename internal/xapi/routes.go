@@ -2,6 +2,7 @@ package xapi
 
 import (
 	"strings"
+	"sync"
 )
 
 // retryClass says what the client may do when an attempt fails.
@@ -21,12 +22,13 @@ const (
 	classCreate
 )
 
-// knownEndpoints is the endpoint table; it never changes after start-up.
-var knownEndpoints = NewEndpoints()
+// knownEndpoints is the endpoint table, built on first use (a process that
+// never calls X, or not yet, does not build it); it never changes.
+var knownEndpoints = sync.OnceValue(NewEndpoints)
 
 // pathTemplate returns the template of a concrete path (see
 // Endpoints.Template).
-func pathTemplate(path string) string { return knownEndpoints.Template(path) }
+func pathTemplate(path string) string { return knownEndpoints().Template(path) }
 
 func matchTemplate(ts, segs []string) bool {
 	if len(ts) != len(segs) {
@@ -55,7 +57,7 @@ func endpointKey(method, path string) string {
 // says, else reads, PUT and DELETE are safe and any other POST creates.
 // Raw POSTs do not use this: every raw POST is classCreate.
 func classFor(method, tpl string) retryClass {
-	if r, ok := knownEndpoints.Lookup(method, tpl); ok && r.HasRetryClass() {
+	if r, ok := knownEndpoints().Lookup(method, tpl); ok && r.HasRetryClass() {
 		return r.Retry
 	}
 	switch strings.ToUpper(method) {

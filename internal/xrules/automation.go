@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -76,12 +77,12 @@ func byPerson(caller string) bool {
 	return caller == "cli"
 }
 
-var mentionRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_]{1,15})`)
+var mentionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_]{1,15})`) })
 
 // Mentions lists the usernames text @mentions, lower-cased, in order.
 func Mentions(text string) []string {
 	var out []string
-	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range mentionRE().FindAllStringSubmatch(text, -1) {
 		out = append(out, strings.ToLower(m[1]))
 	}
 	return out
@@ -173,10 +174,12 @@ func (c Checker) unsolicited(ctx context.Context, call Call) (*ToPerson, error) 
 
 // disclosure finds words by which a bio says the account is automated and
 // who runs it: "automated", "bot", "run by @someone".
-var disclosure = regexp.MustCompile(`(?i)(\bautomated\b|\bbot\b|\b(run|operated|managed) by @[A-Za-z0-9_]+)`)
+var disclosure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\bautomated\b|\bbot\b|\b(run|operated|managed) by @[A-Za-z0-9_]+)`)
+})
 
 // DisclosesAutomation reports whether bio says the account is automated,
 // as X's developer guidelines ask of an automated account.
 func DisclosesAutomation(bio string) bool {
-	return disclosure.MatchString(bio)
+	return disclosure().MatchString(bio)
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 )
 
 // X's Web Intents (x.com/intent/tweet, /like, /retweet, /follow) are pages
@@ -33,7 +34,9 @@ type intentView struct {
 	Done, Error string
 }
 
-var intentPage = template.Must(template.New("intent").Parse(`<!doctype html>
+// intentPage is parsed when the emulator first serves an intent.
+var intentPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("intent").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Button}} · X emulator</title>
 <style>body{font:16px system-ui,sans-serif;margin:0 auto;max-width:560px;padding:16px}textarea{width:100%;box-sizing:border-box;font:inherit}
@@ -48,6 +51,7 @@ button{font:inherit;padding:8px 20px;border-radius:20px;border:0;background:#111
 <button type="submit" id="intent-button">{{.Button}}</button>
 </form>{{end}}
 </body></html>`))
+})
 
 // handleIntent serves GET (the page) and POST (the button) of an intent.
 func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +103,7 @@ func (s *Server) handleIntent(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.WriteHeader(status)
-	_ = intentPage.Execute(w, v)
+	_ = intentPage().Execute(w, v)
 }
 
 // intentTarget is the post (*Tweet) or account (*User) an intent names,

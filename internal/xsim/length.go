@@ -239,7 +239,7 @@ func linkAt(rs []rune, i int) (int, bool) {
 	if j < len(rs) && (rs[j] == '/' || rs[j] == '?') {
 		j = pathEnd(rs, j)
 	}
-	if scheme == 0 && countryTLDs[tld] && tld != "co" && tld != "tv" && !withPath && strings.Count(string(rs[h:end]), ".") == 1 {
+	if scheme == 0 && countryTLDs()[tld] && tld != "co" && tld != "tv" && !withPath && strings.Count(string(rs[h:end]), ".") == 1 {
 		return 0, false
 	}
 	return j, true
@@ -276,7 +276,7 @@ func hostTLD(host []rune) (string, bool) {
 		}
 	}
 	tld := strings.ToLower(labels[len(labels)-1])
-	return tld, genericTLDs[tld] || countryTLDs[tld] || strings.HasPrefix(tld, "xn--")
+	return tld, genericTLDs()[tld] || countryTLDs()[tld] || strings.HasPrefix(tld, "xn--")
 }
 
 // labelsFit: no label is longer than 63 characters once punycode-encoded,

@@ -1,17 +1,24 @@
 package xsim
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // The TLDs the emulator's link finder knows: the country codes in use and
 // the generic TLDs most posts link to. twitter-text knows about 1,500; a
 // link on a TLD missing here counts by its characters instead of 23, which
 // only matters for a post near the limit that links to such a domain.
-var genericTLDs = wordSet(`
+// Each set is built when the emulator first counts a link.
+var genericTLDs = sync.OnceValue(func() map[string]bool {
+	return wordSet(`
 	aero app art asia biz blog cat cloud club com coop design dev edu email gov info int
 	jobs link live media mil mobi museum name net network news online org page post pro shop
 	site social space store studio tech tel today travel world xyz zone`)
+})
 
-var countryTLDs = wordSet(`
+var countryTLDs = sync.OnceValue(func() map[string]bool {
+	return wordSet(`
 	ac ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bm bn bo br
 	bs bt bv bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk dm do
 	dz ec ee eg er es et eu fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr gs gt
@@ -23,6 +30,7 @@ var countryTLDs = wordSet(`
 	vu wf ws ye yt za zm zw
 	рф срб укр бел қаз мон ελ 中国 中國 台灣 台湾 香港 新加坡 한국 ไทย भारत
 	پاکستان ایران السعودية امارات مصر`)
+})
 
 func wordSet(words string) map[string]bool {
 	m := map[string]bool{}
