@@ -269,7 +269,7 @@ func (d *DB) optimize(ctx context.Context, pragma string) {
 // neither: it writes nothing, and WAL mode is the database's, kept in its
 // header, which the pool's first connection sets.
 func (d *DB) openPin(ctx context.Context) error {
-	db, err := sql.Open("sqlite", "file:"+d.Path+"?"+busyTimeout)
+	db, err := sql.Open("sqlite", "file:"+uriPath(d.Path)+"?"+busyTimeout)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", d.Path, err)
 	}
@@ -337,7 +337,14 @@ func dsn(path string, extra []string) string {
 	for _, p := range extra {
 		q = append(q, "_pragma="+p)
 	}
-	return "file:" + path + "?" + strings.Join(q, "&")
+	return "file:" + uriPath(path) + "?" + strings.Join(q, "&")
+}
+
+// uriPath escapes what a SQLite URI filename gives meaning to: a '?'
+// starts the parameters and a '#' the fragment, so a home named "a#b"
+// would open "a" instead; '%' escapes itself.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 func checkWritable(path string) error {

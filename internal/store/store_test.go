@@ -575,3 +575,32 @@ func TestTimeFormatRoundTrip(t *testing.T) {
 		t.Error("ParseTime accepted garbage")
 	}
 }
+
+// TestOpenPathsWithURICharacters: a home whose path has a character a
+// SQLite URI gives meaning to ('#', '?', '%') opens the database at that
+// path, not at a path cut short, and finds its rows again when reopened.
+func TestOpenPathsWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"a#b", "a?b", "a%20b", "a%b"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "t.db")
+			db := open(t, path, store.Options{Now: clock})
+			if _, err := db.ExecContext(ctx, "INSERT INTO action_log (action_type, created_at) VALUES ('probe', ?)", store.FormatTime(fixedNow)); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("the database is not at %s: %v", path, err)
+			}
+			db = open(t, path, store.Options{})
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM action_log WHERE action_type = 'probe'").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("reopened: %d rows (%v), want 1", n, err)
+			}
+		})
+	}
+}
