@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ type outcome struct {
 	ErrMsg    *string `json:"error_message,omitempty"`
 	ElapsedMS int64   `json:"elapsed_ms"`
 	At        string  `json:"completed_at"`
+	// Rows are what the execution added to other ledgers (the X usage
+	// ledger, the posts ledger), written in the transaction that completes
+	// the audit row.
+	Rows []store.DeferredRow `json:"rows,omitempty"`
 	// Completed says the audit row is written.
 	Completed bool `json:"completed,omitempty"`
 	// Settled marks a journal line saying the outcome was recorded after
@@ -84,13 +89,25 @@ func (g *Gateway) settle(ctx context.Context, o *outcome) bool {
 
 // writeOutcome writes what of o is not written yet.
 func (g *Gateway) writeOutcome(ctx context.Context, o *outcome) error {
-	if !o.Completed {
-		if _, err := (poolQ{g.stmts}).ExecContext(ctx, qComplete, o.Status, o.Result, o.Summary, o.Rollback,
-			o.ErrCode, o.ErrMsg, o.ElapsedMS, o.At, o.Corr); err != nil {
-			return fmt.Errorf("record the outcome of %s: %w", o.Corr, err)
-		}
-		o.Completed = true
+	if o.Completed {
+		return nil
 	}
+	args := []any{o.Status, o.Result, o.Summary, o.Rollback, o.ErrCode, o.ErrMsg, o.ElapsedMS, o.At, o.Corr}
+	var err error
+	if len(o.Rows) == 0 {
+		_, err = (poolQ{g.stmts}).ExecContext(ctx, qComplete, args...)
+	} else if err = g.opts.DB.PrepareDeferred(ctx, o.Rows); err == nil {
+		err = g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := (txQ{g.stmts, tx}).ExecContext(ctx, qComplete, args...); err != nil {
+				return err
+			}
+			return g.opts.DB.WriteDeferred(ctx, tx, o.Rows)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("record the outcome of %s: %w", o.Corr, err)
+	}
+	o.Completed = true
 	return nil
 }
 
@@ -208,10 +225,25 @@ func (g *Gateway) recoverJournal(ctx context.Context, owner string) error {
 			if o.ErrMsg != nil {
 				msg += ": " + *o.ErrMsg
 			}
-			if _, err := g.opts.DB.ExecContext(ctx, `UPDATE mutation_audit SET status = 'interrupted', result_json = ?, result_summary = ?,
+			// The ledger rows are written only with the row they belong
+			// to, so a row another process recovered first keeps its own.
+			if err := g.opts.DB.PrepareDeferred(ctx, o.Rows); err != nil {
+				return fmt.Errorf("recover journal %s: %w", path, err)
+			}
+			err := g.opts.DB.Tx(ctx, func(tx *sql.Tx) error {
+				res, err := tx.ExecContext(ctx, `UPDATE mutation_audit SET status = 'interrupted', result_json = ?, result_summary = ?,
 				rollback_action = ?, error_code = ?, error_message = ?, elapsed_ms = ?, completed_at = ?
 				WHERE correlation_id = ? AND status = 'pending'`,
-				o.Result, o.Summary, o.Rollback, o.ErrCode, msg, o.ElapsedMS, o.At, o.Corr); err != nil {
+					o.Result, o.Summary, o.Rollback, o.ErrCode, msg, o.ElapsedMS, o.At, o.Corr)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil || n == 0 {
+					return err
+				}
+				return g.opts.DB.WriteDeferred(ctx, tx, o.Rows)
+			})
+			if err != nil {
 				return fmt.Errorf("recover journal %s: %w", path, err)
 			}
 		}

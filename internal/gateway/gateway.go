@@ -577,7 +577,10 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	}
 	// 5. Execute. A panic in an executor must not leave the row pending for
 	// this live process forever: record it as unknown.
-	res, execErr := g.execute(ctx, act, params)
+	// The rows the execution adds to other ledgers (X usage, posts) are
+	// written with the completion, in its transaction.
+	ectx, rows := store.WithDeferred(ctx)
+	res, execErr := g.execute(ectx, act, params)
 	// 6. Complete.
 	elapsed := g.opts.Now().Sub(start)
 	status, auditErr := statusOf(execErr), execErr
@@ -591,7 +594,9 @@ func (g *Gateway) run(ctx context.Context, act *Action, c Call, params json.RawM
 	// The audit row is written before anything else; if the disk cannot
 	// take it the caller is told and nothing new is sent until it is
 	// recorded.
-	incomplete := !g.settle(ctx, g.outcomeOf(corr, status, res, auditErr, elapsed))
+	o := g.outcomeOf(corr, status, res, auditErr, elapsed)
+	o.Rows = rows.Take()
+	incomplete := !g.settle(ctx, o)
 	// The reservation taken with the decision stays charged when the call
 	// ran or may have run (success, unknown, a thread broken halfway); a
 	// clean failure gives it back.

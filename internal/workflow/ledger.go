@@ -67,12 +67,18 @@ func (s *Service) RepliedTo(ctx context.Context, targetTweetID string) (bool, er
 }
 
 // RecordPost keeps a tweet or thread (by its first post) X took, stamped
-// now.
+// now. Inside a call the gateway executes, the row is written with the
+// call's completion (see RecordXUsage).
 func (s *Service) RecordPost(ctx context.Context, kind, tweetID, text string) error {
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, ?, ?, ?)`,
-		s.account(), tweetID, kind, text, s.ts(s.Now()))
+	args := []any{s.account(), tweetID, kind, text, s.ts(s.Now())}
+	if ok, err := store.Defer(ctx, qInsertPost, args...); ok || err != nil {
+		return dbErr(err, "record post")
+	}
+	_, err := s.DB.ExecContext(ctx, qInsertPost, args...)
 	return dbErr(err, "record post")
 }
+
+const qInsertPost = `INSERT INTO original_tweets (account_id, tweet_id, kind, content, created_at) VALUES (?, ?, ?, ?, ?)`
 
 // TagPost records a post's topic and caller, for topic performance.
 func (s *Service) TagPost(ctx context.Context, tweetID, topic, caller string) error {

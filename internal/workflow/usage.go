@@ -43,9 +43,15 @@ func (u UsageLedger) exec(ctx context.Context, query string, args ...any) error 
 	return err
 }
 
-// RecordXUsage records one X call.
+// RecordXUsage records one X call. A call the gateway executes carries
+// its unit of work (store.WithDeferred): the row is then written in the
+// transaction that completes the call, never in one of its own.
 func (u UsageLedger) RecordXUsage(ctx context.Context, r xapi.Usage) error {
-	return u.exec(ctx, qInsertXUsage, r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At))
+	args := []any{r.AccountID, r.Endpoint, r.Method, r.Status, r.Items, r.CostUSD, store.FormatTime(r.At)}
+	if ok, err := store.Defer(ctx, qInsertXUsage, args...); ok || err != nil {
+		return err
+	}
+	return u.exec(ctx, qInsertXUsage, args...)
 }
 
 // RecordLLMUsage records one LLM call.
