@@ -32,7 +32,7 @@ var (
 
 // buildTuitbot compiles the real binary without the race detector, so the
 // child runs at production speed whatever flags the test itself runs with.
-func buildTuitbot(t *testing.T) string {
+func buildTuitbot(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("the crash test builds cmd/tuitbot and needs the go tool: %v", err)
