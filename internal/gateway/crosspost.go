@@ -25,7 +25,9 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 	if g.opts.DB.Dialect == store.Postgres {
 		q = qPostedElsewherePostgres
 	}
-	rows, err := g.opts.DB.QueryContext(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere)
+	// Every post a gated call makes runs this query: it is prepared once
+	// rather than parsed again per call.
+	rows, err := g.stmts.queryRead(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 	}

@@ -50,7 +50,23 @@ func NormalizePost(text string) string {
 // that normalises to nothing (links, emoji) is the same only as one that
 // normalises to nothing too and is equal once folded.
 func NearSame(a, b string) (bool, float64) {
-	na, nb := []rune(NormalizePost(a)), []rune(NormalizePost(b))
+	return normalized(a).nearSame(b)
+}
+
+// normalizedPost is a post's text with its normal form, computed once
+// when it is compared with many others.
+type normalizedPost struct {
+	text string
+	norm []rune
+}
+
+func normalized(text string) normalizedPost {
+	return normalizedPost{text: text, norm: []rune(NormalizePost(text))}
+}
+
+// nearSame is NearSame(p.text, b).
+func (p normalizedPost) nearSame(b string) (bool, float64) {
+	a, na, nb := p.text, p.norm, []rune(NormalizePost(b))
 	if len(na) == 0 || len(nb) == 0 {
 		if len(na) == 0 && len(nb) == 0 && foldText(a) == foldText(b) && foldText(a) != "" {
 			return true, 1
@@ -147,8 +163,10 @@ func (c Checker) crossPosted(ctx context.Context, call Call) error {
 		return apperr.Wrap(apperr.DBError, err, "reading what the home's other accounts posted")
 	}
 	for _, m := range mine {
+		// The call's text is normalised once, not once per other post.
+		nm := normalized(m[1])
 		for _, p := range others {
-			same, alike := NearSame(m[1], p.Text)
+			same, alike := nm.nearSame(p.Text)
 			if !same {
 				continue
 			}
