@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/tuitbot/tuitbot/internal/store"
@@ -127,59 +125,6 @@ func TestJournaledLedgerRowsAreRecovered(t *testing.T) {
 	}
 }
 
-// writeTxCounter counts the write transactions committed on e's database
-// from now on. On SQLite it counts the commit frames in the WAL (each
-// commit ends with one); on PostgreSQL the transaction ids handed out,
-// which only a transaction that writes takes.
-func writeTxCounter(t *testing.T, e *env) func() int {
-	t.Helper()
-	if e.db.Dialect == store.Postgres {
-		next := func() int64 {
-			var x int64
-			if err := e.db.QueryRowContext(e.ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&x); err != nil {
-				t.Fatalf("read the next transaction id: %v", err)
-			}
-			return x
-		}
-		start := next()
-		return func() int { return int(next() - start) }
-	}
-	salt, start := walCommits(t, e.dbPath+"-wal")
-	return func() int {
-		s, n := walCommits(t, e.dbPath+"-wal")
-		if s != salt {
-			t.Fatal("the WAL was reset while counting; commits cannot be counted")
-		}
-		return n - start
-	}
-}
-
-// walCommits reads a SQLite WAL file: its salt, and how many valid
-// frames end a commit (a frame header's database size is non-zero only in
-// a commit's last frame).
-func walCommits(t *testing.T, path string) (salt uint64, commits int) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read the WAL: %v", err)
-	}
-	if len(b) < 32 {
-		return 0, 0
-	}
-	pageSize := int(binary.BigEndian.Uint32(b[8:12]))
-	salt = binary.BigEndian.Uint64(b[16:24])
-	for off := 32; off+24+pageSize <= len(b); off += 24 + pageSize {
-		h := b[off : off+24]
-		if binary.BigEndian.Uint64(h[8:16]) != salt {
-			break
-		}
-		if binary.BigEndian.Uint32(h[4:8]) != 0 {
-			commits++
-		}
-	}
-	return salt, commits
-}
-
 // TestGatedCallWritesTwoTransactions: an executed call that records X
 // usage and a post costs two write transactions, the claim and the
 // completion, however many ledger rows it adds.
@@ -195,7 +140,7 @@ func TestGatedCallWritesTwoTransactions(t *testing.T) {
 			return Result{Data: map[string]any{"id": "1"}}, nil
 		})
 		e.mustDo(map[string]any{"text": "warm"}, "") // prepares what the first call prepares
-		count := writeTxCounter(t, e)
+		count := storetest.WriteTxCounter(t, e.db)
 		for i := range 3 {
 			e.mustDo(map[string]any{"text": fmt.Sprintf("post %d", i)}, "")
 		}
