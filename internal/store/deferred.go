@@ -17,6 +17,10 @@ import (
 type Deferred struct {
 	mu   sync.Mutex
 	rows []DeferredRow
+	// taken says the unit of work was committed or is being committed: a
+	// row deferred later (by work that outlived the call) is written by
+	// its caller, never lost.
+	taken bool
 }
 
 // DeferredRow is one statement Deferred holds: a query of the package that
@@ -56,17 +60,21 @@ func Defer(ctx context.Context, query string, args ...any) (bool, error) {
 		}
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.taken {
+		return false, nil
+	}
 	d.rows = append(d.rows, DeferredRow{Query: query, Args: norm})
-	d.mu.Unlock()
 	return true, nil
 }
 
-// Take returns the rows collected so far and forgets them.
+// Take returns the rows collected and ends the collection: Defer then
+// leaves later rows to their callers.
 func (d *Deferred) Take() []DeferredRow {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rows := d.rows
-	d.rows = nil
+	d.rows, d.taken = nil, true
 	return rows
 }
 

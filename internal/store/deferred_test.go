@@ -65,6 +65,10 @@ func TestDefer(t *testing.T) {
 			if again := d.Take(); len(again) != 0 {
 				t.Errorf("Take kept %v after taking it", again)
 			}
+			// Work that outlives the unit writes its rows itself.
+			if ok, err := store.Defer(ctx, "INSERT INTO t VALUES (?)", "late"); ok || err != nil {
+				t.Errorf("Defer after Take = %t, %v; want false, so the caller writes the row", ok, err)
+			}
 		})
 	}
 }
