@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -44,7 +45,7 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 			material = request
 		}
 		for _, text := range postedTexts(material) {
-			p.Text = text
+			p.Text, p.Normal = text, g.normals.of(text)
 			out = append(out, p)
 		}
 	}
@@ -94,3 +95,27 @@ const qPostedElsewherePostgres = `SELECT account_id, correlation_id, status, cre
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
 	ORDER BY created_at DESC LIMIT ?3`
+
+// normals keeps the normal forms of the texts PostedElsewhere read, so
+// that a call compares its text with the other accounts' posts without
+// normalising each of them again: that cost grew with every post in the
+// window, on every post.
+type normals struct {
+	mu sync.Mutex
+	m  map[string]*xrules.NormalForm
+}
+
+func (n *normals) of(text string) *xrules.NormalForm {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if f, ok := n.m[text]; ok {
+		return f
+	}
+	// Bounded: past twice what one read returns, start again.
+	if n.m == nil || len(n.m) >= 2*maxPostedElsewhere {
+		n.m = map[string]*xrules.NormalForm{}
+	}
+	f := xrules.Normal(text)
+	n.m[text] = f
+	return f
+}

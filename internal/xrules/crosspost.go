@@ -28,6 +28,21 @@ type Posted struct {
 	CorrelationID string
 	Status        string
 	At            string
+	// Normal is Text's normal form when the caller keeps it (Normal); nil
+	// means it is computed for each comparison.
+	Normal *NormalForm
+}
+
+// NormalForm is a post's text as NormalizePost leaves it, computed once
+// for the comparisons of many calls.
+type NormalForm struct {
+	text string
+	norm []rune
+}
+
+// Normal returns text's normal form.
+func Normal(text string) *NormalForm {
+	return &NormalForm{text: text, norm: []rune(NormalizePost(text))}
 }
 
 // urlRE finds links, which X shortens to t.co links of one length
@@ -50,23 +65,12 @@ func NormalizePost(text string) string {
 // that normalises to nothing (links, emoji) is the same only as one that
 // normalises to nothing too and is equal once folded.
 func NearSame(a, b string) (bool, float64) {
-	return normalized(a).nearSame(b)
+	return Normal(a).nearSame(Normal(b))
 }
 
-// normalizedPost is a post's text with its normal form, computed once
-// when it is compared with many others.
-type normalizedPost struct {
-	text string
-	norm []rune
-}
-
-func normalized(text string) normalizedPost {
-	return normalizedPost{text: text, norm: []rune(NormalizePost(text))}
-}
-
-// nearSame is NearSame(p.text, b).
-func (p normalizedPost) nearSame(b string) (bool, float64) {
-	a, na, nb := p.text, p.norm, []rune(NormalizePost(b))
+// nearSame is NearSame of p's and q's texts.
+func (p *NormalForm) nearSame(q *NormalForm) (bool, float64) {
+	a, b, na, nb := p.text, q.text, p.norm, q.norm
 	if len(na) == 0 || len(nb) == 0 {
 		if len(na) == 0 && len(nb) == 0 && foldText(a) == foldText(b) && foldText(a) != "" {
 			return true, 1
@@ -164,9 +168,13 @@ func (c Checker) crossPosted(ctx context.Context, call Call) error {
 	}
 	for _, m := range mine {
 		// The call's text is normalised once, not once per other post.
-		nm := normalized(m[1])
+		nm := Normal(m[1])
 		for _, p := range others {
-			same, alike := nm.nearSame(p.Text)
+			np := p.Normal
+			if np == nil {
+				np = Normal(p.Text)
+			}
+			same, alike := nm.nearSame(np)
 			if !same {
 				continue
 			}
