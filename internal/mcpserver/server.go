@@ -188,7 +188,9 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 		Instructions: instructions(o.Profile),
 		Logger:       a.Log,
 		// The SDK's defaults (logging) and the tools, which it holds none
-		// of (see above).
+		// of (see above). Logging is deprecated from protocol 2026-07-28
+		// but still what clients of earlier versions are told today.
+		//lint:ignore SA1019 kept for clients of protocol versions before 2026-07-28, as the SDK's own default does
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	dyn := newSurfaces(o.Dynamic, registered, tools, len(o.Toolsets) > 0 || len(o.Tools) > 0)
