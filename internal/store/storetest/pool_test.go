@@ -37,6 +37,15 @@ func TestPooledDatabases(t *testing.T) {
 		}
 		return n
 	}
+	insertDraft := func(t *testing.T, db *store.DB) int64 {
+		t.Helper()
+		var id int64
+		if err := db.QueryRowContext(ctx, `INSERT INTO drafts (content_type, content, status, created_at, updated_at)
+				VALUES ('tweet', 'a draft', 'draft', '2026-03-02T00:00:00.000Z', '2026-03-02T00:00:00.000Z') RETURNING id`).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
 	var leaked *sql.Conn
 	t.Run(Postgres, func(t *testing.T) {
 		t.Run("writes", func(t *testing.T) {
@@ -46,10 +55,25 @@ func TestPooledDatabases(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+		// The next test's ids start at one again, whether the earlier
+		// test left its rows (above) or deleted them (here), so that
+		// only the sequence moved.
+		t.Run("starts its ids afresh after rows left behind", func(t *testing.T) {
+			db := open(t)
+			if id := insertDraft(t, db); id != 1 {
+				t.Fatalf("first draft has id %d, want 1", id)
+			}
+			if _, err := db.ExecContext(ctx, `DELETE FROM drafts`); err != nil {
+				t.Fatal(err)
+			}
+		})
 		t.Run("finds it empty", func(t *testing.T) {
 			db := open(t)
 			if n := drafts(t, db); n != 0 {
 				t.Fatalf("%d drafts of an earlier test", n)
+			}
+			if id := insertDraft(t, db); id != 1 {
+				t.Fatalf("after an earlier test deleted its rows the first draft has id %d, want 1", id)
 			}
 			if _, err := db.ExecContext(ctx, `DROP TABLE drafts`); err != nil {
 				t.Fatal(err)
