@@ -5,16 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -307,92 +303,6 @@ func waitOthersEnded(ctx context.Context, t *testing.T, srv *mcp.Server, keep ..
 		ids = append(ids, ss.ID())
 	}
 	return ids
-}
-
-func countSessions(srv *mcp.Server) int {
-	n := 0
-	for range srv.Sessions() {
-		n++
-	}
-	return n
-}
-
-// TestHTTPSessionsStayBounded opens 10,000 sessions that are never closed
-// by their clients. Sessions past the cap are closed, so the heap stays flat
-// instead of growing by every session's state.
-func TestHTTPSessionsStayBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("opens 10,000 sessions")
-	}
-	url, srv := serveHTTP(t, mcpserver.HTTPOptions{})
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	open := func(n int) {
-		t.Helper()
-		var wg sync.WaitGroup
-		work := make(chan struct{})
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range work {
-					req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Accept", "application/json, text/event-stream")
-					req.Header.Set("Authorization", "Bearer "+testToken)
-					res, err := hc.Do(req)
-					if err != nil {
-						t.Error(err)
-						continue
-					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != http.StatusOK || res.Header.Get("Mcp-Session-Id") == "" {
-						t.Errorf("initialize: %d", res.StatusCode)
-					}
-				}
-			}()
-		}
-		for range n {
-			work <- struct{}{}
-		}
-		close(work)
-		wg.Wait()
-	}
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapInuse
-	}
-	open(1000)
-	base, baseRSS := heap(), rss()
-	open(9000)
-	after, afterRSS := heap(), rss()
-	n := countSessions(srv)
-	t.Logf("sessions held %d; heap in use %d MiB after 1,000 sessions, %d MiB after 10,000; RSS %d MiB, %d MiB",
-		n, base>>20, after>>20, baseRSS>>20, afterRSS>>20)
-	if n > mcpserver.DefaultMaxSessions {
-		t.Errorf("%d sessions held, want at most %d", n, mcpserver.DefaultMaxSessions)
-	}
-	if after > base+32<<20 {
-		t.Errorf("heap grew from %d MiB to %d MiB over 9,000 more sessions", base>>20, after>>20)
-	}
-}
-
-// rss is the process's resident set in bytes, 0 where /proc is missing.
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb uint64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // TestHTTPConnectionCap bounds the listener in-process: someone holds far

@@ -279,7 +279,10 @@ func start(initdb, pgctl string) (*cluster, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, dir)
+		// Small shared buffers: every test session is a process forked
+		// from the server, and a smaller shared memory makes each fork
+		// and exit cheaper; the test databases are a few megabytes.
+		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=16MB", port, dir)
 		out, err := c.run(pgctl, "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts)
 		if err == nil {
 			c.url = fmt.Sprintf("postgres://tuitbot@127.0.0.1:%d/postgres?sslmode=disable", port)
