@@ -1,12 +1,14 @@
-// Package browsertest starts headless Chromium for tests, one browser per
-// test, with everything the browser writes kept inside that test's own
-// temporary directory. It is imported by tests only.
+// Package browsertest starts headless Chromium for tests: one browser per
+// test process, a tab in a browser context of its own per test, with
+// everything the browser writes kept inside directories of its own under
+// the run's temporary directory. It is imported by tests only.
 //
 // chromedp ends the browser by killing it, so Chromium never removes its
 // singleton folder (org.chromium.Chromium.* in $TMPDIR) nor its crash
 // database (Crash Reports under $HOME/.config/chromium). Giving the browser
 // process its own TMPDIR, HOME, XDG directories and user data directory
-// under t.TempDir() makes the test's cleanup remove all of it.
+// makes Main's end remove all of it, and Main fails the run when anything
+// is left.
 package browsertest
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,20 +45,86 @@ func Path(t testing.TB) string {
 	return ""
 }
 
-// Start starts one headless chromium for the test with a window of the
-// given size and returns a context for chromedp actions, which times out
-// after a minute. The browser ends, and its files are removed, when the
-// test ends.
+// Start gives the test a tab of the process's one headless chromium, in a
+// browser context of its own (its own cookies, storage and cache, as a
+// new incognito window has), with a viewport of the given size, and
+// returns a context for chromedp actions, which times out after a minute.
+// The tab and its browser context end when the test ends.
+//
+// Starting chromium costs about a CPU-second, more than most browser
+// tests; so the browser is started once, on first use, and Main ends it
+// and removes its files after the last test.
 func Start(t testing.TB, width, height int) context.Context {
 	t.Helper()
-	path := Path(t)
-	dir := t.TempDir()
+	bctx, err := shared.browser(Path(t))
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	tab, cancelTab := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		cancelTab()
+		t.Fatalf("open a %dx%d tab in chromium: %v", width, height, err)
+	}
+	ctx, cancelT := context.WithTimeout(tab, 60*time.Second)
+	t.Cleanup(func() {
+		cancelT()
+		cancelTab()
+	})
+	return ctx
+}
+
+// shared is the process's one browser (tests hold package state here
+// only, as pgtest holds its cluster).
+var shared sharedBrowser
+
+type sharedBrowser struct {
+	mu   sync.Mutex
+	ctx  context.Context
+	err  error
+	stop func() error
+}
+
+// browser starts chromium on first use, with everything it writes in
+// directories of its own under the temporary directory, and returns the
+// browser's context.
+func (b *sharedBrowser) browser(path string) (context.Context, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx != nil || b.err != nil {
+		if b.err == nil && b.ctx.Err() != nil {
+			return nil, fmt.Errorf("chromium has ended: %w", context.Cause(b.ctx))
+		}
+		return b.ctx, b.err
+	}
+	b.ctx, b.stop, b.err = startBrowser(path)
+	return b.ctx, b.err
+}
+
+// Stop ends the shared browser, if one was started, and removes its
+// files. Main calls it after the last test.
+func Stop() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	var err error
+	if shared.stop != nil {
+		err = shared.stop()
+	}
+	shared.ctx, shared.err, shared.stop = nil, nil, nil
+	return err
+}
+
+func startBrowser(path string) (context.Context, func() error, error) {
+	dir, err := os.MkdirTemp("", "browser-")
+	if err != nil {
+		return nil, nil, err
+	}
 	// The singleton socket lives in the browser's TMPDIR, and a Unix socket
-	// path has at most 107 bytes: t.TempDir() names the test and is too long
-	// for it, so the browser's TMPDIR is a short folder of its own.
+	// path has at most 107 bytes, so the browser's TMPDIR is a short folder
+	// of its own.
 	tmp, err := os.MkdirTemp("", "chromium-")
 	if err != nil {
-		t.Fatal(err)
+		os.RemoveAll(dir)
+		return nil, nil, err
 	}
 	env := []string{"TMPDIR=" + tmp}
 	for _, sub := range []struct{ name, dir string }{
@@ -63,15 +132,15 @@ func Start(t testing.TB, width, height int) context.Context {
 	} {
 		d := filepath.Join(dir, sub.dir)
 		if err := os.Mkdir(d, 0o700); err != nil {
+			os.RemoveAll(dir)
 			os.RemoveAll(tmp)
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		env = append(env, sub.name+"="+d)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox, // CI runs as root, where chromium's sandbox cannot start
-		chromedp.WindowSize(width, height),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-breakpad", true),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
@@ -79,34 +148,30 @@ func Start(t testing.TB, width, height int) context.Context {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
-	stop := func() {
+	stop := func() error {
 		cancel()
 		cancelA()
 		// Chromium's helper processes can outlive the browser for a moment
-		// and still write into the directory; empty it until they are gone,
-		// so that the test's own cleanup finds nothing left to fail on.
+		// and still write into the directory; empty it until they are gone.
+		var errs []error
 		if err := removeContents(dir, 5*time.Second); err != nil {
-			t.Errorf("remove the browser's files: %v", err)
+			errs = append(errs, fmt.Errorf("remove the browser's files: %w", err))
+		} else if err := os.Remove(dir); err != nil {
+			errs = append(errs, err)
 		}
 		if err := removeContents(tmp, 5*time.Second); err != nil {
-			t.Errorf("remove the browser's temporary files: %v", err)
+			errs = append(errs, fmt.Errorf("remove the browser's temporary files: %w", err))
+		} else if err := os.Remove(tmp); err != nil {
+			errs = append(errs, err)
 		}
-		if err := os.Remove(tmp); err != nil {
-			t.Errorf("remove the browser's temporary directory: %v", err)
-		}
+		return errors.Join(errs...)
 	}
 	// The first action starts the browser, which lives as long as that
-	// action's context: no timeout there, one on everything after.
+	// action's context.
 	if err := chromedp.Do(bctx); err != nil {
-		stop()
-		t.Fatalf("start chromium: %v", err)
+		return nil, nil, errors.Join(err, stop())
 	}
-	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
-	t.Cleanup(func() {
-		cancelT()
-		stop()
-	})
-	return ctx
+	return bctx, stop, nil
 }
 
 // removeContents removes everything inside dir, trying again while
@@ -141,7 +206,16 @@ func clearDir(dir string) error {
 // test's files belong under t.TempDir(), which the test removes. run is
 // the package's usual TestMain body (m.Run, or pgtest.Main(m)).
 func Main(m *testing.M, run func(*testing.M) int) int {
-	code, err := RunInTempDir(func() int { return run(m) })
+	code, err := RunInTempDir(func() int {
+		code := run(m)
+		if err := Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		return code
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
