@@ -79,6 +79,12 @@ func TestPooledDatabases(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+		t.Run("rewrites the migration history", func(t *testing.T) {
+			db := open(t)
+			if _, err := db.ExecContext(ctx, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version)`); err != nil {
+				t.Fatal(err)
+			}
+		})
 		t.Run("finds the schema whole", func(t *testing.T) {
 			db := open(t)
 			if n := drafts(t, db); n != 0 {
