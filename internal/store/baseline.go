@@ -317,3 +317,30 @@ func postgresBaseline() (string, error) {
 	}
 	return b.String(), nil
 }
+
+// MigrationHistory returns the rows of the migration history of the
+// database q reads, in order, as "version:applied" joined by commas: two
+// databases whose histories differ answer differently. Tests that reuse a
+// database compare it with a freshly migrated one's.
+func MigrationHistory(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version_id, is_applied FROM `+versionTable+` ORDER BY version_id, is_applied`)
+	if err != nil {
+		return "", fmt.Errorf("read the migration history: %w", err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var v int64
+		var applied bool
+		if err := rows.Scan(&v, &applied); err != nil {
+			return "", fmt.Errorf("read the migration history: %w", err)
+		}
+		parts = append(parts, strconv.FormatInt(v, 10)+":"+strconv.FormatBool(applied))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("read the migration history: %w", err)
+	}
+	return strings.Join(parts, ","), nil
+}

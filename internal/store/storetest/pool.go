@@ -204,12 +204,11 @@ func emptyDatabase(ctx context.Context, url string) (string, error) {
 	// tables are whole but whose history a test rewrote would fail the
 	// next store.Open.
 	if strings.Contains(schema.String, "goose_db_version.") {
-		var history sql.NullString
-		if err := db.QueryRowContext(ctx, `SELECT string_agg(version_id || ':' || is_applied, ',' ORDER BY version_id, is_applied) FROM goose_db_version`).
-			Scan(&history); err != nil {
+		history, err := store.MigrationHistory(ctx, db)
+		if err != nil {
 			return "", err
 		}
-		schema.String += ";" + history.String
+		schema.String += ";" + history
 	}
 	if tables.Valid {
 		full, err := tablesWithRows(ctx, db, strings.Split(tables.String, ","))
