@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -862,7 +863,7 @@ func (g *Gateway) RecentUnresolved(ctx context.Context, f AuditFilter) ([]AuditE
 }
 
 func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]AuditEntry, bool, error) {
-	if f.Limit <= 0 || f.Limit > 100 {
+	if f.Limit <= 0 || f.Limit > maxAuditRows {
 		f.Limit = 20
 	}
 	// An unknown filter value would match nothing and look like "no
@@ -917,8 +918,10 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		q += ` AND (LOWER(params_summary) LIKE ? ESCAPE '!' OR target_tweet_id = ?)`
 		args = append(args, "%"+likeEscaper.Replace(term)+"%", f.Search)
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, f.Limit)
+	q += ` ORDER BY id DESC`
+	lim, limArgs := g.limitOf(f.Limit)
+	q += lim
+	args = append(args, limArgs...)
 	out := make([]AuditEntry, 0, f.Limit)
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
@@ -938,7 +941,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		if flag {
 			sc = &suffixScan{sc: rows, last: &unresolved}
 		}
-		for rows.Next() {
+		for len(out) < f.Limit && rows.Next() {
 			var err error
 			if f.Brief {
 				out = append(out, AuditEntry{})
@@ -966,6 +969,24 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	return out, unresolved, nil
 }
 
+// maxAuditRows is the most rows one read of the audit trail returns.
+const maxAuditRows = 100
+
+// limitOf is the LIMIT clause of a read of at most n (1..maxAuditRows)
+// rows, and its arguments. SQLite reads a bound LIMIT's value to plan the
+// statement, so binding one makes it parse and plan the statement again
+// at every run (it was a tenth of the audit page): there the clause is
+// the written maximum, the same text for every n, and the caller stops
+// reading at n (SQLite steps no further than it is asked). PostgreSQL
+// plans a prepared statement once whatever is bound, and would send every
+// row up to the limit: there n is bound.
+func (g *Gateway) limitOf(n int) (string, []any) {
+	if g.opts.DB.Dialect == store.SQLite {
+		return " LIMIT " + strconv.Itoa(maxAuditRows), nil
+	}
+	return " LIMIT ?", []any{n}
+}
+
 // suffixScan scans the last column into last, the others as asked; dest
 // is kept from row to row.
 type suffixScan struct {
@@ -984,17 +1005,19 @@ func (s *suffixScan) Scan(dest ...any) error {
 // says what happened. The partial index on exactly these rows, in id
 // order, makes this cheap however long the trail is.
 func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, error) {
-	if limit <= 0 || limit > 100 {
-		limit = 100
+	if limit <= 0 || limit > maxAuditRows {
+		limit = maxAuditRows
 	}
+	lim, limArgs := g.limitOf(limit)
 	rows, err := g.stmts.queryRead(ctx, `SELECT `+auditCols+` FROM mutation_audit`+g.indexed("idx_mutation_audit_unresolved_order")+`
-		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC LIMIT ?`, g.opts.AccountID, limit)
+		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC`+lim,
+		append([]any{g.opts.AccountID}, limArgs...)...)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)
 	}
 	defer rows.Close()
 	out := []AuditEntry{}
-	for rows.Next() {
+	for len(out) < limit && rows.Next() {
 		e, err := scanAudit(rows)
 		if err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)

@@ -155,3 +155,30 @@ var badSteps = regexp.MustCompile(`(?m)^\s*SCAN (mutation_audit|approval_queue|a
 func badStep(plan string) string {
 	return badSteps.FindString(plan)
 }
+
+// TestAuditReadsAreNotPlannedPerCall: SQLite reads a bound LIMIT's value
+// to plan, so a statement with one is parsed and planned again at every
+// run. The audit trail's reads write their limit and stop at the one asked
+// for, and still return exactly that many rows.
+func TestAuditReadsAreNotPlannedPerCall(t *testing.T) {
+	e := newEnv(t)
+	fillAuditTrail(t, e, 300)
+	runReadPaths(t, e, "fill1")
+	boundLimit := regexp.MustCompile(`(?i)\bLIMIT\s+\?`)
+	for _, q := range e.db.PreparedQueries() {
+		if strings.Contains(q.Text, "FROM mutation_audit") && boundLimit.MatchString(q.Text) {
+			t.Errorf("a read of the audit trail binds its limit:\n%s", q.Text)
+		}
+	}
+	for _, limit := range []int{1, 20, 100} {
+		for _, brief := range []bool{true, false} {
+			got, _, err := e.g.RecentUnresolved(e.ctx, AuditFilter{Limit: limit, Brief: brief})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != limit {
+				t.Errorf("limit %d (brief %v): %d rows", limit, brief, len(got))
+			}
+		}
+	}
+}
