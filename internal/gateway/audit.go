@@ -892,6 +892,18 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	}
 	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ?`
 	args = append(args, g.opts.AccountID)
+	if g.opts.DB.Dialect == store.SQLite && f.Tool == "" && f.Status == "" && f.Caller == "" && f.Since.IsZero() && strings.TrimSpace(f.Search) == "" {
+		// The trail as it opens: the account's newest rows. Read through
+		// the account's index, each would cost a second lookup in the
+		// table. The index gives the oldest of them at once, without
+		// the table (it holds the ids), and the table, which is kept in
+		// id order, is read backwards from its newest row down to that
+		// one: the rows of the page, and those of other accounts written
+		// meanwhile, which are skipped.
+		q = `SELECT ` + cols + ` FROM mutation_audit NOT INDEXED WHERE account_id = ? AND id >= (SELECT MIN(id) FROM
+			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ? ORDER BY id DESC LIMIT ` + strconv.Itoa(maxAuditRows) + `))`
+		args = append(args, g.opts.AccountID)
+	}
 	if f.Tool != "" {
 		q += ` AND tool_name = ?`
 		args = append(args, f.Tool)

@@ -182,3 +182,53 @@ func TestAuditReadsAreNotPlannedPerCall(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTrailAsItOpensIsTheAccountsNewest: the unfiltered trail is
+// read from the table between the account's newest row and the oldest the
+// page shows; whatever other accounts wrote in between, each account gets
+// exactly its own newest rows, newest first, for any limit.
+func TestAuditTrailAsItOpensIsTheAccountsNewest(t *testing.T) {
+	e := newEnv(t)
+	opts := e.opts
+	opts.AccountID = "other"
+	other, err := New(e.ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	// Oldest first: other's rows before, between and after default's.
+	want := map[string][]string{}
+	for i := range 200 {
+		acct := "other"
+		if i >= 20 && i < 140 && i%4 == 0 {
+			acct = "default"
+		}
+		corr := fmt.Sprintf("%s-%d", acct, i)
+		want[acct] = append([]string{corr}, want[acct]...)
+		if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, account_id, created_at)
+			VALUES (?, ?, ?, '{}', 'success', ?, '2026-03-01T12:00:00.000Z')`, corr, fakeTool, corr, acct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		g    *Gateway
+		acct string
+	}{{e.g, "default"}, {other, "other"}} {
+		for _, limit := range []int{1, 7, 30, 100} {
+			for _, brief := range []bool{true, false} {
+				got, _, err := c.g.RecentUnresolved(e.ctx, AuditFilter{Limit: limit, Brief: brief})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := make([]string, len(got))
+				for i, r := range got {
+					ids[i] = r.CorrelationID
+				}
+				exp := want[c.acct][:min(limit, len(want[c.acct]))]
+				if strings.Join(ids, " ") != strings.Join(exp, " ") {
+					t.Errorf("%s, limit %d, brief %v:\n got %v\nwant %v", c.acct, limit, brief, ids, exp)
+				}
+			}
+		}
+	}
+}
