@@ -744,16 +744,19 @@ const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, C
 // place, not copied); described is false for a row that does not store
 // what it shows.
 func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
-	var text, kind string
+	// The description and target_kind are scanned into e's own fields,
+	// not into variables that would each be a new object a row.
+	text, kind := &e.Shown.Text, &e.Shown.Target.ID
 	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
-		&e.Shown.Name, &text, &kind, &e.DecidedBy); err != nil {
+		&e.Shown.Name, text, kind, &e.DecidedBy); err != nil {
 		return false, err
 	}
 	// Every stored action has a name: the tool's, at least.
 	if e.Shown.Name == "" {
+		e.Shown = describe.Recorded{}
 		return false, nil
 	}
-	e.Shown = storedShown(e.Shown.Name, text, kind)
+	e.Shown = storedShown(e.Shown.Name, *text, *kind)
 	return true, nil
 }
 
