@@ -990,7 +990,7 @@ const maxAuditRows = 100
 // limitOf is the LIMIT clause of a read of at most n (1..maxAuditRows)
 // rows, and its arguments. SQLite reads a bound LIMIT's value to plan the
 // statement, so binding one makes it parse and plan the statement again
-// at every run (it was a tenth of the audit page): there the clause is
+// at every run (6 % of the audit page's CPU): there the clause is
 // the written maximum, the same text for every n, and the caller stops
 // reading at n (SQLite steps no further than it is asked). PostgreSQL
 // plans a prepared statement once whatever is bound, and would send every
