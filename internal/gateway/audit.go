@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -743,16 +744,19 @@ const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, C
 // place, not copied); described is false for a row that does not store
 // what it shows.
 func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
-	var text, kind string
+	// The description and target_kind are scanned into e's own fields,
+	// not into variables that would each be a new object a row.
+	text, kind := &e.Shown.Text, &e.Shown.Target.ID
 	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
-		&e.Shown.Name, &text, &kind, &e.DecidedBy); err != nil {
+		&e.Shown.Name, text, kind, &e.DecidedBy); err != nil {
 		return false, err
 	}
 	// Every stored action has a name: the tool's, at least.
 	if e.Shown.Name == "" {
+		e.Shown = describe.Recorded{}
 		return false, nil
 	}
-	e.Shown = storedShown(e.Shown.Name, text, kind)
+	e.Shown = storedShown(e.Shown.Name, *text, *kind)
 	return true, nil
 }
 
@@ -862,7 +866,7 @@ func (g *Gateway) RecentUnresolved(ctx context.Context, f AuditFilter) ([]AuditE
 }
 
 func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]AuditEntry, bool, error) {
-	if f.Limit <= 0 || f.Limit > 100 {
+	if f.Limit <= 0 || f.Limit > maxAuditRows {
 		f.Limit = 20
 	}
 	// An unknown filter value would match nothing and look like "no
@@ -891,6 +895,18 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	}
 	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ?`
 	args = append(args, g.opts.AccountID)
+	if g.opts.DB.Dialect == store.SQLite && f.Tool == "" && f.Status == "" && f.Caller == "" && f.Since.IsZero() && strings.TrimSpace(f.Search) == "" {
+		// The trail as it opens: the account's newest rows. Read through
+		// the account's index, each would cost a second lookup in the
+		// table. The index gives the oldest of them at once, without
+		// the table (it holds the ids), and the table, which is kept in
+		// id order, is read backwards from its newest row down to that
+		// one: the rows of the page, and those of other accounts written
+		// meanwhile, which are skipped.
+		q = `SELECT ` + cols + ` FROM mutation_audit NOT INDEXED WHERE account_id = ? AND id >= (SELECT MIN(id) FROM
+			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ? ORDER BY id DESC LIMIT ` + strconv.Itoa(maxAuditRows) + `))`
+		args = append(args, g.opts.AccountID)
+	}
 	if f.Tool != "" {
 		q += ` AND tool_name = ?`
 		args = append(args, f.Tool)
@@ -917,8 +933,10 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		q += ` AND (LOWER(params_summary) LIKE ? ESCAPE '!' OR target_tweet_id = ?)`
 		args = append(args, "%"+likeEscaper.Replace(term)+"%", f.Search)
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, f.Limit)
+	q += ` ORDER BY id DESC`
+	lim, limArgs := g.limitOf(f.Limit)
+	q += lim
+	args = append(args, limArgs...)
 	out := make([]AuditEntry, 0, f.Limit)
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
@@ -938,7 +956,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		if flag {
 			sc = &suffixScan{sc: rows, last: &unresolved}
 		}
-		for rows.Next() {
+		for len(out) < f.Limit && rows.Next() {
 			var err error
 			if f.Brief {
 				out = append(out, AuditEntry{})
@@ -966,6 +984,24 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	return out, unresolved, nil
 }
 
+// maxAuditRows is the most rows one read of the audit trail returns.
+const maxAuditRows = 100
+
+// limitOf is the LIMIT clause of a read of at most n (1..maxAuditRows)
+// rows, and its arguments. SQLite reads a bound LIMIT's value to plan the
+// statement, so binding one makes it parse and plan the statement again
+// at every run (6 % of the audit page's CPU): there the clause is
+// the written maximum, the same text for every n, and the caller stops
+// reading at n (SQLite steps no further than it is asked). PostgreSQL
+// plans a prepared statement once whatever is bound, and would send every
+// row up to the limit: there n is bound.
+func (g *Gateway) limitOf(n int) (string, []any) {
+	if g.opts.DB.Dialect == store.SQLite {
+		return " LIMIT " + strconv.Itoa(maxAuditRows), nil
+	}
+	return " LIMIT ?", []any{n}
+}
+
 // suffixScan scans the last column into last, the others as asked; dest
 // is kept from row to row.
 type suffixScan struct {
@@ -984,17 +1020,19 @@ func (s *suffixScan) Scan(dest ...any) error {
 // says what happened. The partial index on exactly these rows, in id
 // order, makes this cheap however long the trail is.
 func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, error) {
-	if limit <= 0 || limit > 100 {
-		limit = 100
+	if limit <= 0 || limit > maxAuditRows {
+		limit = maxAuditRows
 	}
+	lim, limArgs := g.limitOf(limit)
 	rows, err := g.stmts.queryRead(ctx, `SELECT `+auditCols+` FROM mutation_audit`+g.indexed("idx_mutation_audit_unresolved_order")+`
-		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC LIMIT ?`, g.opts.AccountID, limit)
+		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC`+lim,
+		append([]any{g.opts.AccountID}, limArgs...)...)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)
 	}
 	defer rows.Close()
 	out := []AuditEntry{}
-	for rows.Next() {
+	for len(out) < limit && rows.Next() {
 		e, err := scanAudit(rows)
 		if err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)

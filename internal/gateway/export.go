@@ -16,8 +16,23 @@ func (g *Gateway) ExportAudit(ctx context.Context, since time.Time, emit store.R
 		COALESCE(result_summary, '') AS result_summary, COALESCE(error_code, '') AS error_code, COALESCE(error_message, '') AS error_message,
 		COALESCE(elapsed_ms, 0) AS elapsed_ms, COALESCE(approval_id, 0) AS approval_id, COALESCE(duplicate_of, '') AS duplicate_of,
 		COALESCE(idempotency_key, '') AS idempotency_key, params_hash, COALESCE(resolution, '') AS resolution
-		FROM mutation_audit`+g.indexed("idx_mutation_audit_account")+` WHERE account_id = ? AND created_at >= ? ORDER BY id`,
+		FROM mutation_audit`+g.auditExportRange(),
 		[]any{g.opts.AccountID, exportSince(since)}, emit)
+}
+
+// auditExportRange is what follows FROM mutation_audit in the audit
+// export: the account's rows from since on, in id order. On SQLite they
+// are read from the table itself, which is kept in id order, from the
+// account's first row on (one seek of the account's index finds it):
+// read through that index, every row would cost a second lookup in the
+// table, a third of the export. Rows of other accounts after the first
+// are skipped as they come; an export reads at most the table once.
+func (g *Gateway) auditExportRange() string {
+	if g.opts.DB.Dialect == store.SQLite {
+		return ` NOT INDEXED WHERE account_id = ?1 AND created_at >= ?2
+		AND id >= (SELECT MIN(id) FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ?1) ORDER BY id`
+	}
+	return ` WHERE account_id = ? AND created_at >= ? ORDER BY id`
 }
 
 // ExportApprovals streams the account's approval items created at or

@@ -155,3 +155,80 @@ var badSteps = regexp.MustCompile(`(?m)^\s*SCAN (mutation_audit|approval_queue|a
 func badStep(plan string) string {
 	return badSteps.FindString(plan)
 }
+
+// TestAuditReadsAreNotPlannedPerCall: SQLite reads a bound LIMIT's value
+// to plan, so a statement with one is parsed and planned again at every
+// run. The audit trail's reads write their limit and stop at the one asked
+// for, and still return exactly that many rows.
+func TestAuditReadsAreNotPlannedPerCall(t *testing.T) {
+	e := newEnv(t)
+	fillAuditTrail(t, e, 300)
+	runReadPaths(t, e, "fill1")
+	boundLimit := regexp.MustCompile(`(?i)\bLIMIT\s+\?`)
+	for _, q := range e.db.PreparedQueries() {
+		if strings.Contains(q.Text, "FROM mutation_audit") && boundLimit.MatchString(q.Text) {
+			t.Errorf("a read of the audit trail binds its limit:\n%s", q.Text)
+		}
+	}
+	for _, limit := range []int{1, 20, 100} {
+		for _, brief := range []bool{true, false} {
+			got, _, err := e.g.RecentUnresolved(e.ctx, AuditFilter{Limit: limit, Brief: brief})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != limit {
+				t.Errorf("limit %d (brief %v): %d rows", limit, brief, len(got))
+			}
+		}
+	}
+}
+
+// TestAuditTrailAsItOpensIsTheAccountsNewest: the unfiltered trail is
+// read from the table between the account's newest row and the oldest the
+// page shows; whatever other accounts wrote in between, each account gets
+// exactly its own newest rows, newest first, for any limit.
+func TestAuditTrailAsItOpensIsTheAccountsNewest(t *testing.T) {
+	e := newEnv(t)
+	opts := e.opts
+	opts.AccountID = "other"
+	other, err := New(e.ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	// Oldest first: other's rows before, between and after default's.
+	want := map[string][]string{}
+	for i := range 200 {
+		acct := "other"
+		if i >= 20 && i < 140 && i%4 == 0 {
+			acct = "default"
+		}
+		corr := fmt.Sprintf("%s-%d", acct, i)
+		want[acct] = append([]string{corr}, want[acct]...)
+		if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, account_id, created_at)
+			VALUES (?, ?, ?, '{}', 'success', ?, '2026-03-01T12:00:00.000Z')`, corr, fakeTool, corr, acct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		g    *Gateway
+		acct string
+	}{{e.g, "default"}, {other, "other"}} {
+		for _, limit := range []int{1, 7, 30, 100} {
+			for _, brief := range []bool{true, false} {
+				got, _, err := c.g.RecentUnresolved(e.ctx, AuditFilter{Limit: limit, Brief: brief})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := make([]string, len(got))
+				for i, r := range got {
+					ids[i] = r.CorrelationID
+				}
+				exp := want[c.acct][:min(limit, len(want[c.acct]))]
+				if strings.Join(ids, " ") != strings.Join(exp, " ") {
+					t.Errorf("%s, limit %d, brief %v:\n got %v\nwant %v", c.acct, limit, brief, ids, exp)
+				}
+			}
+		}
+	}
+}
