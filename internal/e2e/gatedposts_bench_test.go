@@ -3,11 +3,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -18,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -134,56 +131,9 @@ func startGatedProc(b *testing.B, bin, home, token string) *gatedProc {
 	cmd := exec.Command(bin, "--sandbox", "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0",
 		"--token-file", filepath.Join(home, "mcp_token"))
 	cmd.Env = append(cleanEnv(), "TUITBOT_HOME="+home)
-	pr, pw := io.Pipe()
-	p := &gatedProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		pw.Close()
-		close(p.done)
-	}()
-	b.Cleanup(func() {
-		select {
-		case <-p.done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			fmt.Fprintln(p.stderr, sc.Text())
-			if m := hostListening.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				addr <- m[1]
-				sent = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-		close(addr)
-	}()
-	var at string
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			b.Fatalf("the server exited before listening:\n%s", p.stderr)
-		}
-		at = a
-	case <-time.After(60 * time.Second):
-		b.Fatalf("the server never reported listening:\n%s", p.stderr)
-	}
+	sp := startServing(b, cmd, "the server", 60*time.Second)
+	p := &gatedProc{cmd: cmd, stderr: sp.stderr, done: sp.done}
+	at := sp.addr
 	hc := &http.Client{Transport: bearer{token: token, base: &http.Transport{MaxIdleConnsPerHost: gatedCallers}}}
 	for range (gatedCallers + gatedProcesses - 1) / gatedProcesses {
 		client := mcp.NewClient(&mcp.Implementation{Name: "gated-bench", Version: "1"}, nil)

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -145,55 +144,8 @@ func (f *fleet) start(i int) *host {
 	cmd := exec.Command(f.bin, "mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0",
 		"--token-file", filepath.Join(home, "mcp_token"))
 	cmd.Env = append(cleanEnv(), "TUITBOT_HOME="+home)
-	pr, pw := io.Pipe()
-	h := &host{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start host %d: %v", i, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		pw.Close()
-		close(h.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-h.done:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-h.done:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-				<-h.done
-			}
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(h.stderr, line)
-			if m := hostListening.FindStringSubmatch(line); m != nil && !sent {
-				addr <- m[1]
-				sent = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-		close(addr)
-	}()
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			t.Fatalf("host %d exited before listening:\n%s", i, h.stderr)
-		}
-		h.addr = a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("host %d never reported listening:\n%s", i, h.stderr)
-	}
+	sp := startServing(t, cmd, fmt.Sprintf("host %d", i), 30*time.Second)
+	h := &host{cmd: cmd, addr: sp.addr, stderr: sp.stderr, done: sp.done}
 	ctx := context.Background()
 	hc := &http.Client{Transport: bearer{token: f.token, base: http.DefaultTransport}}
 	for range 4 {
