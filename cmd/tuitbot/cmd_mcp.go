@@ -76,16 +76,20 @@ func (c *cli) mcpCmd() *cobra.Command {
 			if err := mcpserver.CheckToolsets("mcp.toolsets", cfg.MCP.Toolsets); err != nil {
 				return err
 			}
-			if err := knownTools("--tools", tools); err != nil {
+			// The registry's rows are built once, for these checks and the
+			// server: building them is a tenth of a spawned server's work
+			// before its first answer.
+			reg := mcpserver.Registry()
+			if err := knownTools(reg, "--tools", tools); err != nil {
 				return usageError{err}
 			}
-			if err := knownTools("--exclude-tools", exclude); err != nil {
+			if err := knownTools(reg, "--exclude-tools", exclude); err != nil {
 				return usageError{err}
 			}
-			if err := knownTools("mcp.tools", cfg.MCP.Tools); err != nil {
+			if err := knownTools(reg, "mcp.tools", cfg.MCP.Tools); err != nil {
 				return err
 			}
-			if err := knownTools("mcp.exclude_tools", cfg.MCP.ExcludeTools); err != nil {
+			if err := knownTools(reg, "mcp.exclude_tools", cfg.MCP.ExcludeTools); err != nil {
 				return err
 			}
 			switch transport {
@@ -111,10 +115,10 @@ func (c *cli) mcpCmd() *cobra.Command {
 				}
 			}
 			exclude = append(exclude, cfg.MCP.ExcludeTools...)
-			if err := checkToolSelection(p, tools, exclude); err != nil {
+			if err := checkToolSelection(reg, p, tools, exclude); err != nil {
 				return usageError{err}
 			}
-			if err := checkToolsets(p, toolsets, tools, exclude); err != nil {
+			if err := checkToolsets(reg, p, toolsets, tools, exclude); err != nil {
 				return usageError{err}
 			}
 			// A server that can mutate never runs without its database: it
@@ -126,7 +130,7 @@ func (c *cli) mcpCmd() *cobra.Command {
 			}
 			needDB := p.Mutating() || c.sandbox || withWeb
 			appOpts := app.Options{Logger: log, SkipDB: !needDB, RequireDB: needDB}
-			mopts := mcpserver.Options{Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude, Dynamic: dyn}
+			mopts := mcpserver.Options{Registry: reg, Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude, Dynamic: dyn}
 			if transport == "stdio" {
 				return c.serveStdioWhileStarting(ctx, cfg, appOpts, mopts, log, mf, tokenFile)
 			}

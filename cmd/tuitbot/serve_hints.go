@@ -46,9 +46,9 @@ func stdioTerminalHint(sandbox bool) string {
 // knownTools refuses a tool name the registry does not have, naming the
 // flag or key it came from: a typo must not silently widen or narrow what
 // the server offers.
-func knownTools(from string, names []string) error {
+func knownTools(reg []*mcpserver.Tool, from string, names []string) error {
 	for _, n := range names {
-		if !slices.ContainsFunc(mcpserver.Registry(), func(t *mcpserver.Tool) bool { return t.Name == n }) {
+		if !slices.ContainsFunc(reg, func(t *mcpserver.Tool) bool { return t.Name == n }) {
 			return fmt.Errorf("%s: unknown tool %q; `tuitbot mcp manifest` lists every tool", from, n)
 		}
 	}
@@ -58,13 +58,13 @@ func knownTools(from string, names []string) error {
 // checkToolSelection refuses a --tools list that leaves the profile with
 // nothing to serve: a server with no tools would start and look healthy
 // while every call fails.
-func checkToolSelection(p mcpserver.Profile, tools, exclude []string) error {
+func checkToolSelection(reg []*mcpserver.Tool, p mcpserver.Profile, tools, exclude []string) error {
 	if len(tools) == 0 {
 		return nil
 	}
 	var outside []string
 	served := 0
-	for _, t := range mcpserver.Registry() {
+	for _, t := range reg {
 		if !slices.Contains(tools, t.Name) {
 			continue
 		}
@@ -89,11 +89,11 @@ func checkToolSelection(p mcpserver.Profile, tools, exclude []string) error {
 
 // checkToolsets refuses a --toolsets selection that leaves the profile with
 // nothing to serve, for the reason checkToolSelection gives.
-func checkToolsets(p mcpserver.Profile, toolsets, tools, exclude []string) error {
+func checkToolsets(reg []*mcpserver.Tool, p mcpserver.Profile, toolsets, tools, exclude []string) error {
 	if len(toolsets) == 0 {
 		return nil
 	}
-	sel, err := mcpserver.Select(mcpserver.Registry(), mcpserver.Options{Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude})
+	sel, err := mcpserver.Select(reg, mcpserver.Options{Profile: p, Toolsets: toolsets, Tools: tools, ExcludeTools: exclude})
 	if err != nil {
 		return err
 	}

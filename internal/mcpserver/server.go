@@ -28,7 +28,11 @@ const MaxArgumentBytes = 2 << 20
 
 // Options select the tool surface.
 type Options struct {
-	Profile Profile
+	// Registry is the rows to select from, for a caller that has built
+	// them already (to check a selection before serving it); nil builds
+	// them. Each build makes every row anew, so they are built once.
+	Registry []*Tool
+	Profile  Profile
 	// Toolsets and Tools select what is listed (both empty = the whole
 	// profile); ExcludeTools are never served; exclusions win. Nothing
 	// here widens the profile.
@@ -171,7 +175,10 @@ func build(a *Deps, o Options) (*mcp.Server, []*Tool, error) {
 	if o.Config == nil {
 		o.Config = a.Cfg
 	}
-	reg := Registry()
+	reg := o.Registry
+	if reg == nil {
+		reg = Registry()
+	}
 	tools, err := Select(reg, o)
 	if err != nil {
 		return nil, nil, err

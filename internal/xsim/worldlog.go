@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The world log is how a change reaches the disk at a cost that does not
@@ -291,7 +292,10 @@ func cloneTweet(t Tweet) Tweet {
 	return t
 }
 
-var logCRC = crc32.MakeTable(crc32.Castagnoli)
+// logCRC is the Castagnoli table, made on first use: making it is a
+// fiftieth of a spawned server's start, and a start that never writes
+// the log need not pay it.
+var logCRC = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // encodeLogLine frames rec as one line of the log.
 func encodeLogLine(rec *logRecord) ([]byte, error) {
@@ -300,7 +304,7 @@ func encodeLogLine(rec *logRecord) ([]byte, error) {
 		return nil, fmt.Errorf("world log: %w", err)
 	}
 	line := make([]byte, 0, len(body)+10)
-	line = fmt.Appendf(line, "%08x ", crc32.Checksum(body, logCRC))
+	line = fmt.Appendf(line, "%08x ", crc32.Checksum(body, logCRC()))
 	line = append(line, body...)
 	return append(line, '\n'), nil
 }
@@ -368,7 +372,7 @@ func decodeLogLine(line []byte) (logRecord, error) {
 	}
 	body := line[9:]
 	want := uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])
-	if crc32.Checksum(body, logCRC) != want {
+	if crc32.Checksum(body, logCRC()) != want {
 		return rec, errors.New("checksum mismatch")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
