@@ -18,8 +18,9 @@ func (c *cli) authCmd() *cobra.Command {
 	var headless, statusJSON bool
 	var timeout time.Duration
 	var scopeGroups []string
-	// Read from the endpoint table once: building it is most of what
-	// this command's help costs every start.
+	// Read from the process's one endpoint table, which the tool
+	// registry reads too: building a table of its own was most of what
+	// this command's help cost every start.
 	groups := scopeGroupList()
 	cmd := &cobra.Command{
 		Use:   "auth",
@@ -115,5 +116,5 @@ func (c *cli) authCmd() *cobra.Command {
 // scopeGroupList names the endpoint table's optional scope groups as
 // --scopes takes them: "+dm".
 func scopeGroupList() string {
-	return "+" + strings.Join(xapi.NewEndpoints().ScopeGroups(), ", +")
+	return "+" + strings.Join(xapi.Known().ScopeGroups(), ", +")
 }

@@ -18,7 +18,7 @@ import (
 // the command was asked to answer. It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, stdin io.Reader) int {
 	out := &watchedWriter{w: stdout}
-	root := newRoot(out, stderr, stdin)
+	root := newRootFor(args, out, stderr, stdin)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {

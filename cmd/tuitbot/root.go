@@ -62,7 +62,18 @@ func exitCode(err error) int {
 	return 1
 }
 
+// newRoot builds the whole command tree.
 func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
+	return newRootFor(nil, stdout, stderr, stdin)
+}
+
+// newRootFor builds the tree args need: when args start with the name of
+// one of the root's commands, the root has only that one (what it prints,
+// accepts and refuses does not read its siblings); otherwise, for help,
+// completion, a mistyped name or global flags first, every command.
+// Building all of them was a twentieth of a spawned MCP server's work
+// before its first answer.
+func newRootFor(args []string, stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	c := &cli{stdout: stdout, stderr: stderr, stdin: stdin}
 	root := &cobra.Command{
 		Use:   "tuitbot",
@@ -87,34 +98,62 @@ func newRoot(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 		"use a new or different database although this home has history (tokens, database identity, home.id), and bind a database copied from another home to this one; this home's earlier posts, approvals and limits are then forgotten")
 	root.PersistentFlags().StringVar(&c.account, "account", "", "the X account to act for: default or an [accounts.NAME] section (default: default_account, else default)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(
-		c.versionCmd(),
-		c.configCmd(),
-		c.doctorCmd(),
-		c.mcpCmd(),
-		c.docsCmd(),
-		c.authCmd(),
-		c.approveCmd(),
-		c.auditCmd(),
-		c.queueCmd(),
-		c.exportCmd(),
-		c.recurringCmd(),
-		c.evergreenCmd(),
-		c.xsimCmd(),
-		c.sandboxCmd(),
-		c.runCmd(),
-		c.tickCmd(),
-		c.statusCmd(),
-		c.analyticsCmd(),
-		c.webCmd(),
-		c.dbCmd(),
-		c.notifyCmd(),
-		c.optoutsCmd(),
-	)
+	cmds := c.commands()
+	if len(args) > 0 {
+		if build, ok := cmds.byName(args[0]); ok {
+			cmds = rootCommands{{args[0], build}}
+		}
+	}
+	for _, cmd := range cmds {
+		root.AddCommand(cmd.build())
+	}
 	c.extend(root)
 	c.prepareSandboxFirst(root)
 	strictUsage(root)
 	return root
+}
+
+// rootCommands are the root's commands, each by the name it is called
+// by (TestRootCommandNames holds each name to its command's).
+type rootCommands []struct {
+	name  string
+	build func() *cobra.Command
+}
+
+func (cs rootCommands) byName(name string) (func() *cobra.Command, bool) {
+	for _, cmd := range cs {
+		if cmd.name == name {
+			return cmd.build, true
+		}
+	}
+	return nil, false
+}
+
+func (c *cli) commands() rootCommands {
+	return rootCommands{
+		{"version", c.versionCmd},
+		{"config", c.configCmd},
+		{"doctor", c.doctorCmd},
+		{"mcp", c.mcpCmd},
+		{"docs", c.docsCmd},
+		{"auth", c.authCmd},
+		{"approve", c.approveCmd},
+		{"audit", c.auditCmd},
+		{"queue", c.queueCmd},
+		{"export", c.exportCmd},
+		{"recurring", c.recurringCmd},
+		{"evergreen", c.evergreenCmd},
+		{"xsim", c.xsimCmd},
+		{"sandbox", c.sandboxCmd},
+		{"run", c.runCmd},
+		{"tick", c.tickCmd},
+		{"status", c.statusCmd},
+		{"analytics", c.analyticsCmd},
+		{"web", c.webCmd},
+		{"db", c.dbCmd},
+		{"notify", c.notifyCmd},
+		{"optouts", c.optoutsCmd},
+	}
 }
 
 // loadConfig reads the configuration the global flags select.

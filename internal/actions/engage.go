@@ -163,7 +163,7 @@ func followAction(d Deps, m Mutation) *gateway.Action {
 // undoOf is the rollback guidance the endpoint table gives m's effect on
 // the object id (the tweet or user it named, or the post it created).
 func undoOf(m Mutation, id string) *envelope.Rollback {
-	for _, ep := range m.Endpoints(xapi.NewEndpoints()) {
+	for _, ep := range m.Endpoints(xapi.Known()) {
 		if ep.Undo != nil {
 			return rb(ep.Undo.Tool, map[string]any{ep.Undo.Param: id}, ep.Undo.Note)
 		}
@@ -175,7 +175,7 @@ func undoOf(m Mutation, id string) *envelope.Rollback {
 func costOf(m Mutation) float64 {
 	// Every typed mutation has a row (a completeness test holds it to
 	// that), so an unknown tool costs nothing rather than failing a call.
-	for _, ep := range m.Endpoints(xapi.NewEndpoints()) {
+	for _, ep := range m.Endpoints(xapi.Known()) {
 		return xapi.EstimateCost(ep.Method, ep.Path, 1, false)
 	}
 	return 0

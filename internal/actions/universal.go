@@ -228,7 +228,7 @@ func universalAction(method string) func(Deps, Mutation) *gateway.Action {
 // unknown is never reported as a request X did not apply.
 func rawRollback(c *xrequest.Checked, resp *xapi.RawResponse) *envelope.Rollback {
 	e := xrequest.ClassifyChecked(c)
-	ep, ok := e.Same(xapi.NewEndpoints())
+	ep, ok := e.Same(xapi.Known())
 	status := fmt.Sprintf("%d %s", resp.Status, http.StatusText(resp.Status))
 	switch {
 	case resp.OutcomeUnknown:

@@ -138,7 +138,7 @@ func rawReadsDoc() string {
 	b.WriteString("billed per resource returned (each once per UTC day) unless marked per request. ")
 	b.WriteString("An owned read (X's \"Owned Reads\") costs its owned price when `:id` is the account's own user.\n\n")
 	b.WriteString("| Path | Price (USD) | Owned read (USD) |\n|---|---|---|\n")
-	for _, e := range xapi.NewEndpoints().All() {
+	for _, e := range xapi.Known().All() {
 		if e.Method != http.MethodGet || !e.RawOnly {
 			continue
 		}

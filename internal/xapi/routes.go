@@ -26,6 +26,11 @@ const (
 // never calls X, or not yet, does not build it); it never changes.
 var knownEndpoints = sync.OnceValue(NewEndpoints)
 
+// Known is the endpoint table, shared by the whole process: it is built on
+// first use and never changes, so no caller need build another (a spawned
+// server built it once per reader before its first answer).
+func Known() *Endpoints { return knownEndpoints() }
+
 // pathTemplate returns the template of a concrete path (see
 // Endpoints.Template).
 func pathTemplate(path string) string { return knownEndpoints().Template(path) }

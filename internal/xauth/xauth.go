@@ -53,7 +53,7 @@ const CallbackPath = "/callback"
 // DefaultScopes returns the scopes the product's tools need: what the X
 // endpoint table lists for its typed rows, and offline.access, which is
 // what makes X issue a refresh token. The slice is a fresh copy.
-func DefaultScopes() []string { return xapi.NewEndpoints().Scopes() }
+func DefaultScopes() []string { return xapi.Known().Scopes() }
 
 // ScopesWithGroups returns DefaultScopes plus the scopes of the optional
 // scope groups named in specs (the endpoint table's ScopeGroups), each
@@ -61,7 +61,7 @@ func DefaultScopes() []string { return xapi.NewEndpoints().Scopes() }
 // --scopes` takes them. An unknown group, or a spec without its "+", is
 // refused with an error naming the known groups.
 func ScopesWithGroups(specs []string) ([]string, error) {
-	eps := xapi.NewEndpoints()
+	eps := xapi.Known()
 	known := eps.ScopeGroups()
 	var groups []string
 	for _, spec := range specs {

@@ -174,7 +174,7 @@ func endpoints() []endpoint {
 	v11DM := []idSource{query("id", fieldDM)}
 	v11List := []idSource{query("list_id", fieldList)}
 	v11Member := []idSource{query("list_id", fieldList), query("user_id", fieldTarget)}
-	return append(v2Rows(xapi.NewEndpoints()), []endpoint{
+	return append(v2Rows(xapi.Known()), []endpoint{
 		// The DM media upload, which no typed tool calls.
 		{"", "POST", "/2/chat/media/upload/initialize", KindMediaUpload, nil},
 		{"", "POST", "/2/chat/media/upload/{media}/append", KindMediaUpload, nil},
@@ -503,7 +503,7 @@ func ClassifyChecked(c *Checked) Effect {
 		obj = bodyObject(c.Body)
 	}
 	from := ep.from
-	for _, v := range variants(xapi.NewEndpoints()) {
+	for _, v := range variants(xapi.Known()) {
 		if ep.tool != "" && v.of == ep.tool && obj[v.key] != nil {
 			e.Kind, e.Tool, from = v.kind, v.tool, v.from
 			break
@@ -628,7 +628,7 @@ func (e Effect) Same(eps *xapi.Endpoints) (xapi.Endpoint, bool) {
 // is its own tool. It is empty for a write no typed tool covers and for
 // reads.
 func (e Effect) Equivalent() string {
-	ep, ok := e.Same(xapi.NewEndpoints())
+	ep, ok := e.Same(xapi.Known())
 	switch {
 	case !ok:
 		return ""
