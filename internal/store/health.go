@@ -61,12 +61,16 @@ func (d *DB) checkSchema(ctx context.Context) error {
 	return nil
 }
 
+// The patterns match lowercased text: a pattern that starts with a plain
+// word lets the matcher jump from one occurrence of it to the next, where
+// a case-insensitive one tries every position of the migrations, which was
+// a tenth of a start's work.
 var (
 	createTable = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?["\x60]?(\w+)`)
+		return regexp.MustCompile(`create\s+table\s+(?:if\s+not\s+exists\s+)?["\x60]?(\w+)`)
 	})
 	dropTable = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?["\x60]?(\w+)`)
+		return regexp.MustCompile(`drop\s+table\s+(?:if\s+exists\s+)?["\x60]?(\w+)`)
 	})
 )
 
@@ -91,15 +95,16 @@ func expectedSchema(dialect Dialect) (tables []string, latest int64, err error) 
 			return nil, 0, fmt.Errorf("migrations: %w", err)
 		}
 		up, _, _ := strings.Cut(string(b), "-- +goose Down")
+		up = strings.ToLower(up)
 		for _, m := range createTable().FindAllStringSubmatch(up, -1) {
-			n := strings.ToLower(m[1])
+			n := m[1]
 			if !live[n] {
 				order = append(order, n)
 			}
 			live[n] = true
 		}
 		for _, m := range dropTable().FindAllStringSubmatch(up, -1) {
-			live[strings.ToLower(m[1])] = false
+			live[m[1]] = false
 		}
 	}
 	for _, n := range order {
