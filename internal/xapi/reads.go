@@ -61,12 +61,16 @@ type SearchParams struct {
 	PaginationToken string
 }
 
-// The default queries, encoded once: most single lookups send exactly these.
+// The default queries, encoded once, on first use: most single lookups
+// send exactly these, and a process that never reads X does not encode
+// them.
 var (
-	encodedTweetQuery = tweetQuery().Encode()
-	encodedUserQuery  = userQuery().Encode()
+	encodedTweetQuery = sync.OnceValue(func() string { return tweetQuery().Encode() })
+	encodedUserQuery  = sync.OnceValue(func() string { return userQuery().Encode() })
 	// The account's own user also tells its X subscription.
-	encodedMeQuery = url.Values{"user.fields": {userFields + ",subscription_type"}}.Encode()
+	encodedMeQuery = sync.OnceValue(func() string {
+		return url.Values{"user.fields": {userFields + ",subscription_type"}}.Encode()
+	})
 )
 
 func tweetQuery() url.Values {
@@ -245,7 +249,7 @@ func getUserPage(ctx context.Context, c *Client, path, query string) (*Page[User
 // Me returns the authenticated user and caches its id for the write
 // endpoints, which need it in their paths.
 func (c *Client) Me(ctx context.Context) (*User, CallInfo, error) {
-	u, info, err := getOneUser(ctx, c, "/2/users/me", encodedMeQuery)
+	u, info, err := getOneUser(ctx, c, "/2/users/me", encodedMeQuery())
 	if err != nil {
 		return nil, info, err
 	}
@@ -324,7 +328,7 @@ func (c *Client) GetTweet(ctx context.Context, id string) (*Tweet, CallInfo, err
 	if err := checkID("tweet_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedTweetQuery)
+	return getOneTweet(ctx, c, "/2/tweets/"+id, encodedTweetQuery())
 }
 
 // encodedEditQuery asks for what decides whether a post may be edited.
@@ -375,7 +379,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, CallInfo, error
 	if err := checkID("user_id", id); err != nil {
 		return nil, CallInfo{}, err
 	}
-	return getOneUser(ctx, c, "/2/users/"+id, encodedUserQuery)
+	return getOneUser(ctx, c, "/2/users/"+id, encodedUserQuery())
 }
 
 // GetUsers fetches up to 100 users by id.
@@ -394,7 +398,7 @@ func (c *Client) GetUserByUsername(ctx context.Context, username string) (*User,
 	if !isUsername(username) {
 		return nil, CallInfo{}, apperr.New(apperr.InvalidInput, "username: %q is not an X handle (1-15 letters, digits or _)", truncate(username, 40))
 	}
-	return getOneUser(ctx, c, "/2/users/by/username/"+username, encodedUserQuery)
+	return getOneUser(ctx, c, "/2/users/by/username/"+username, encodedUserQuery())
 }
 
 func (c *Client) tweetList(ctx context.Context, userID, field, suffix string, p ListParams, r listRange, sinceOK bool) (*Page[Tweet], error) {

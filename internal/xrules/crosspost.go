@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
@@ -48,7 +49,7 @@ func Normal(text string) *NormalForm {
 // urlRE finds links, which X shortens to t.co links of one length
 // whatever they point at: two posts that differ only in a link (or a
 // tracking parameter) say the same thing.
-var urlRE = regexp.MustCompile(`(?i)\b(?:https?://|www\.)\S+`)
+var urlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(?:https?://|www\.)\S+`) })
 
 // NormalizePost brings a post's text to what decides whether two posts
 // say the same: links removed, then foldText (compatibility forms and
@@ -57,7 +58,7 @@ var urlRE = regexp.MustCompile(`(?i)\b(?:https?://|www\.)\S+`)
 // https://b.example/y" are one text. @ and # go with the punctuation; the
 // names stay.
 func NormalizePost(text string) string {
-	return foldText(urlRE.ReplaceAllString(text, " "))
+	return foldText(urlRE().ReplaceAllString(text, " "))
 }
 
 // NearSame reports whether two posts are the same or nearly the same
