@@ -99,8 +99,12 @@ func TestRoutedPostIsAnnouncedAndADeadChannelDoesNotSlowIt(t *testing.T) {
 		t.Fatalf("not routed to approval: %+v", r)
 	}
 	t.Logf("x_post_tweet answered in %v with a dead channel configured", elapsed)
-	if elapsed > 200*time.Millisecond {
-		t.Fatalf("x_post_tweet took %v with a dead channel configured; want < 200 ms", elapsed)
+	// A call that waited for the dead channel would take the dispatcher's
+	// send timeout (30 s) at least; the bound is a third of it, so a
+	// loaded machine's scheduling cannot fail the test and a waiting call
+	// cannot pass it. How fast the call is, is BenchmarkQueuedToDelivered's.
+	if elapsed >= 10*time.Second {
+		t.Fatalf("x_post_tweet took %v with a dead channel configured: it waited for the channel", elapsed)
 	}
 	var body struct {
 		Type string `json:"type"`
