@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -293,9 +294,18 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				for n := range st.listed {
 					kept = append(kept, s.tools[n].listed)
 				}
+				dynamic := st.dynamic
 				s.mu.Unlock()
 				slices.SortFunc(kept, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 				lr.Tools = kept
+				// The list is the session's (its selection, its profile),
+				// and it only changes when the session enables a toolset,
+				// which a dynamic session is told of: a fixed selection may
+				// be cached for the hour, a dynamic one is re-read.
+				lr.CacheScope = "private"
+				if lr.TTLMs = listTTL; dynamic {
+					lr.TTLMs = 0
+				}
 			}
 			return res, err
 		case "tools/call":
@@ -320,6 +330,10 @@ func (s *surfaces) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// listTTL is how long a client may keep a fixed selection's tools/list:
+// it changes only with a new server, which starts a new session.
+const listTTL = int(time.Hour / time.Millisecond)
 
 // notListed says why a registered tool is not the session's and how to
 // get it.

@@ -504,3 +504,25 @@ func TestHTTPHeadersSelectTheSession(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsListSaysHowLongItKeeps: a fixed selection's tools/list may be
+// cached by the client that asked for it for an hour; a dynamic session's
+// changes as toolsets are enabled, so it is re-read each time.
+func TestToolsListSaysHowLongItKeeps(t *testing.T) {
+	fixed := connect(t, newApp(t, nil), mcpserver.Options{Profile: mcpserver.Workflow, Toolsets: []string{"default"}})
+	res, err := fixed.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "private" || res.TTLMs != 3_600_000 {
+		t.Errorf("a fixed selection's list: scope %q, ttl %d ms; want private, 3600000", res.CacheScope, res.TTLMs)
+	}
+	dyn, _ := dynamicSession(t, mcpserver.Options{Profile: mcpserver.Workflow, Dynamic: mcpserver.DynamicOn})
+	res, err = dyn.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "private" || res.TTLMs != 0 {
+		t.Errorf("a dynamic session's list: scope %q, ttl %d ms; want private, 0", res.CacheScope, res.TTLMs)
+	}
+}
