@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// WatchCommits is SQLite's stand-in for Listen: it calls heard whenever
+// the value probe reads (one row, one integer column) differs from the
+// one it read last, looking every `every`, until ctx ends or the
+// connection fails; it returns why it stopped. It reads probe only once
+// another connection (this process's or another process's) has committed
+// since its last look, as PRAGMA data_version tells, so a quiet database
+// costs one pragma per look and commits elsewhere cost one read each.
+// listening, when set, is called once the first value is read: from then
+// on no change is missed. It runs on a read-only connection of its own,
+// outside the pool.
+func (d *DB) WatchCommits(ctx context.Context, every time.Duration, probe string, listening, heard func()) error {
+	if d.Dialect != SQLite {
+		return errors.New("store: WatchCommits needs SQLite")
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(d.Path)+"?"+busyTimeout+"&_pragma=query_only(1)")
+	if err != nil {
+		return fmt.Errorf("watch database %s: %w", d.Path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("watch database %s: %w", d.Path, err)
+	}
+	defer conn.Close()
+	version, err := conn.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		return fmt.Errorf("watch database %s: %w", d.Path, err)
+	}
+	defer version.Close()
+	read, err := conn.PrepareContext(ctx, probe)
+	if err != nil {
+		return fmt.Errorf("watch database %s: %w", d.Path, err)
+	}
+	defer read.Close()
+	// The version is read before the value, so a commit between the two
+	// changes the version again and is looked at next time.
+	var ver, val int64
+	look := func() (changed bool, err error) {
+		var v, x int64
+		if err := version.QueryRowContext(ctx).Scan(&v); err != nil {
+			return false, err
+		}
+		if v == ver {
+			return false, nil
+		}
+		ver = v
+		if err := read.QueryRowContext(ctx).Scan(&x); err != nil {
+			return false, err
+		}
+		changed, val = x != val, x
+		return changed, nil
+	}
+	if _, err := look(); err != nil {
+		return d.stopped(ctx, err)
+	}
+	if listening != nil {
+		listening()
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		changed, err := look()
+		if err != nil {
+			return d.stopped(ctx, err)
+		}
+		if changed {
+			heard()
+		}
+	}
+}
+
+func (d *DB) stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("watch database %s: %w", d.Path, err)
+}
