@@ -298,6 +298,63 @@ func BenchmarkGoalRssAnon(b *testing.B) {
 	p.report(b, "MB")
 }
 
+// BenchmarkGoalRssAnonSession: private memory (RssAnon) over a long
+// session, the servers' calls interleaved: each takes
+// TUITBOT_BENCH_SESSION_CALLS calls (default 3,000; the goal is stated at
+// 60,000), RssAnon is read after every tenth of them, and the plateau is
+// the highest reading of the second half (goal: at most 1.5x). A server
+// that grows per call shows as a plateau far above its first reading.
+func BenchmarkGoalRssAnonSession(b *testing.B) {
+	calls := 3000
+	if v := os.Getenv("TUITBOT_BENCH_SESSION_CALLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 {
+			b.Fatalf("TUITBOT_BENCH_SESSION_CALLS=%q: want a whole number of at least 10", v)
+		}
+		calls = n
+	}
+	r := release(b)
+	var p, first pair
+	servers := r.binaries(b, &p)
+	firsts := map[string]*[]float64{r.echo: &first.echo, r.tuitbot: &first.tuitbot, r.before: &first.before}
+	for range b.N {
+		procs := make([]*mcpProc, len(servers))
+		lines := make([]string, len(servers))
+		for i, s := range servers {
+			args, call := []string{"mcp", "serve", "--sandbox"}, healthCallLine
+			if s.echo {
+				args, call = nil, echoCallLine
+			}
+			procs[i], lines[i] = listed(b, s.home.env, s.bin, args...), call
+		}
+		plateau := make([]float64, len(servers))
+		for done := 1; done <= calls; done++ {
+			for i := range servers {
+				procs[i].ask(b, lines[i])
+			}
+			if done%(calls/10) != 0 {
+				continue
+			}
+			for i, s := range servers {
+				mb := rssAnonMB(b, procs[i].cmd.Process.Pid)
+				if done == calls/10 {
+					*firsts[s.bin] = append(*firsts[s.bin], mb)
+				}
+				if done > calls/2 {
+					plateau[i] = max(plateau[i], mb)
+				}
+			}
+		}
+		for i, s := range servers {
+			*s.into = append(*s.into, plateau[i])
+			procs[i].stop(b)
+		}
+	}
+	p.report(b, "MB")
+	b.ReportMetric(median(first.tuitbot), "tuitbot-first-tenth-MB")
+	b.ReportMetric(median(first.echo), "echo-first-tenth-MB")
+}
+
 // rssAnonMB reads RssAnon from /proc/PID/status.
 func rssAnonMB(b *testing.B, pid int) float64 {
 	b.Helper()

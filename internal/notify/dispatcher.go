@@ -50,13 +50,14 @@ type DispatcherOptions struct {
 	Sweeps     []Sweep
 	SweepEvery time.Duration
 	// PollEvery is how often due rows are looked for (default 500 ms)
-	// besides when a row is written: by this process (any database), or
-	// by another process or host (PostgreSQL, which tells every listening
-	// process as the row's transaction commits). It is what finds rows
-	// other SQLite processes write, and rows whose retry comes due.
+	// besides when a row is written: by this process, or by another
+	// process or host (PostgreSQL tells every listening process as the
+	// row's transaction commits; on SQLite each process watches for new
+	// rows every watchEvery). It is what finds rows whose retry comes due,
+	// and rows written while not listening.
 	PollEvery time.Duration
 	// Listening, when set, is called once this dispatcher hears of rows
-	// other processes write (PostgreSQL), and again after each reconnect.
+	// other processes write, and again after each reconnect.
 	Listening func()
 	// Lease is how long a claimed row is this process's alone (default
 	// 2 min); SendTimeout bounds one delivery (default 30 s).
@@ -122,13 +123,11 @@ func newOwner() string {
 // channel that hangs until its timeout never holds up another.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	if d.o.Outbox.db.Dialect == store.Postgres {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.listen(ctx)
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d.listen(ctx)
+	}()
 	for name := range d.chans {
 		wg.Add(1)
 		go func() {
@@ -168,12 +167,27 @@ func (d *Dispatcher) loop(ctx context.Context, pass func(context.Context) (int, 
 	}
 }
 
+// watchEvery is how often a SQLite process looks for outbox rows other
+// processes committed: the wait it adds to their delivery, at most.
+const watchEvery = 5 * time.Millisecond
+
+// newestRow reads what changes when any process adds an outbox row.
+const newestRow = `SELECT COALESCE(MAX(id), 0) FROM notify_outbox`
+
 // listen wakes this process's loops whenever another process (or this
-// one) commits an outbox row, until ctx ends. A lost connection is
-// listened on again after PollEvery; meanwhile the poll finds the rows.
+// one) commits an outbox row, until ctx ends: on PostgreSQL by the
+// commit's NOTIFY, on SQLite by watching the newest row's id after each
+// commit (store.WatchCommits). A lost connection is listened on again
+// after PollEvery; meanwhile the poll finds the rows.
 func (d *Dispatcher) listen(ctx context.Context) {
+	db := d.o.Outbox.db
 	for {
-		err := d.o.Outbox.db.Listen(ctx, notifyChannel, d.o.Listening, d.o.Outbox.wake)
+		var err error
+		if db.Dialect == store.Postgres {
+			err = db.Listen(ctx, notifyChannel, d.o.Listening, d.o.Outbox.wake)
+		} else {
+			err = db.WatchCommits(ctx, watchEvery, newestRow, d.o.Listening, d.o.Outbox.wake)
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -20,7 +20,12 @@ import (
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if code, ran := runDispatcherProcess(); ran {
+		os.Exit(code)
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // testSecret is a Standard Webhooks secret (whsec_ + base64 of 32 bytes).
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
