@@ -24,6 +24,23 @@ func bigResult(tag string) Result {
 // fullDiskEnv is a gateway whose database cannot grow past its current
 // size (SQLite's max_page_count): the pending row fits in the pages it
 // has, a completion with a large result does not. It needs no privileges.
+// restart stops the gateway and its database as a process that ends
+// does, and starts both again on the same file, recovery included.
+func (e *env) restart() {
+	e.t.Helper()
+	if err := e.g.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.db.Close()
+	db, err := store.Open(e.ctx, e.dbPath, store.Options{Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { db.Close() })
+	e.db, e.opts.DB = db, db
+	e.g = e.open()
+}
+
 func fullDiskEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
@@ -83,17 +100,7 @@ func TestFullDiskOutcomeIsReportedAndNothingNewIsSent(t *testing.T) {
 
 	// The process stops; the next start recovers the row from the journal
 	// with the outcome this process saw, and charges the caps.
-	if err := e.g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e.db.Close()
-	db, err := store.Open(e.ctx, e.dbPath, store.Options{Now: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e.db, e.opts.DB = db, db
-	e.g = e.open()
+	e.restart()
 	rows := e.audit()
 	if len(rows) != 1 {
 		t.Fatalf("%d audit rows, want 1", len(rows))

@@ -99,24 +99,14 @@ func TestJournaledLedgerRowsAreRecovered(t *testing.T) {
 	if n := e.countRows("x_api_usage"); n != 0 {
 		t.Fatalf("%d ledger rows written without the completion, want 0", n)
 	}
-	if err := e.g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e.db.Close()
-	db, err := store.Open(e.ctx, e.dbPath, store.Options{Now: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e.db, e.opts.DB = db, db
-	e.g = e.open()
+	e.restart()
 	if got := e.statuses(); len(got) != 1 || got[0] != statusInterrupted {
 		t.Fatalf("recovered statuses %v, want interrupted", got)
 	}
 	var status, items int
 	var cost float64
 	var types string
-	if err := db.QueryRowContext(e.ctx, `SELECT status_code, items, cost_usd, typeof(status_code) || ',' || typeof(cost_usd) FROM x_api_usage`).
+	if err := e.db.QueryRowContext(e.ctx, `SELECT status_code, items, cost_usd, typeof(status_code) || ',' || typeof(cost_usd) FROM x_api_usage`).
 		Scan(&status, &items, &cost, &types); err != nil {
 		t.Fatalf("the recovered call's ledger row: %v", err)
 	}
