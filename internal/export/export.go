@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,41 +66,155 @@ type Source func(ctx context.Context, since time.Time, emit store.RowFunc) error
 // ProgressEvery is how many rows pass between two progress reports.
 const ProgressEvery = 100_000
 
+// An export reads and formats at once: the source's goroutine reads rows
+// into batches and hands them over, another formats and writes them, so
+// reading the database (most of an export's work) never waits for the
+// formatting and the two use two cores. batchRows rows make a batch, and
+// batchesInFlight batches exist, reused: the reader waits for a free one
+// when the writer is behind, which bounds what an export of any size
+// holds to a few hundred rows.
+const (
+	batchRows       = 256
+	batchesInFlight = 4
+	// writeBuffer is the output buffer: large writes, few system calls.
+	writeBuffer = 256 << 10
+)
+
+// batch is up to batchRows rows of one export, row after row.
+type batch struct {
+	vals []any
+	rows int
+}
+
 // Write streams src's rows to w in r.Format and returns how many rows it
 // wrote. progress (may be nil) hears the running count every
-// ProgressEvery rows. A CSV export of no rows is empty: the columns are
-// only known once a row is read.
+// ProgressEvery rows, from the goroutine that writes. A CSV export of no
+// rows is empty: the columns are only known once a row is read.
+//
+// A failed write (a full disk, a closed pipe) stops the read and is
+// returned as ExportWriteError; a cancelled ctx stops both within a
+// batch. Write returns once nothing touches w any more.
 func Write(ctx context.Context, w io.Writer, r Request, src Source, progress func(rows int64)) (int64, error) {
 	if err := r.Check(); err != nil {
 		return 0, err
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := bufio.NewWriterSize(w, writeBuffer)
+	row, flush := formatter(r.Format, bw)
+
+	full := make(chan *batch, batchesInFlight)
+	free := make(chan *batch, batchesInFlight)
+	for range batchesInFlight {
+		free <- &batch{}
+	}
+	// The writer: cols is set before the first batch is handed over; n
+	// and werr are read once stopped is closed.
+	var cols []string
 	var n int64
-	var row func(cols []string, vals []any) error
-	flushCSV := func() error { return nil }
-	switch r.Format {
-	case CSV:
-		cw := csv.NewWriter(bw)
-		var rec []string
-		row = func(cols []string, vals []any) error {
-			if rec == nil {
-				rec = make([]string, len(cols))
-				if err := cw.Write(cols); err != nil {
-					return err
+	var werr error
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for b := range full {
+			if werr = ctx.Err(); werr != nil {
+				return
+			}
+			width := len(cols)
+			for i := range b.rows {
+				if err := row(cols, b.vals[i*width:(i+1)*width]); err != nil {
+					werr = writeFailed(fmt.Errorf("row %d: %w", n+1, err))
+					return
+				}
+				n++
+				if progress != nil && n%ProgressEvery == 0 {
+					progress(n)
 				}
 			}
-			for i, v := range vals {
-				rec[i] = csvCell(v)
+			free <- b
+		}
+		if err := flush(); err != nil {
+			werr = writeFailed(err)
+		}
+	}()
+
+	// The reader: handing a batch over (and taking a free one) is where
+	// it notices the writer has stopped or ctx is done.
+	var cur *batch
+	handOver := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if cur != nil {
+			select {
+			case full <- cur:
+			case <-stopped:
+				return errWriterStopped
 			}
-			// csv.Writer buffers into bw, which writes through when full;
-			// a failed write surfaces here or on the last flush.
-			return cw.Write(rec)
 		}
-		flushCSV = func() error {
-			cw.Flush()
-			return cw.Error()
+		select {
+		case cur = <-free:
+			cur.rows = 0
+			return nil
+		case <-stopped:
+			return errWriterStopped
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-	case JSONL:
+	}
+	rerr := src(ctx, r.Since, func(c []string, vals []any) error {
+		if cur == nil {
+			cols = slices.Clone(c)
+			if err := handOver(); err != nil {
+				return err
+			}
+		}
+		if len(vals) != len(cols) {
+			return fmt.Errorf("export: a row of %d values under %d columns", len(vals), len(cols))
+		}
+		if cur.rows == batchRows {
+			if err := handOver(); err != nil {
+				return err
+			}
+		}
+		if cur.vals == nil {
+			cur.vals = make([]any, batchRows*len(cols))
+		}
+		// The values are the source's until its next row: strings and
+		// numbers are immutable, bytes are copied.
+		at := cur.vals[cur.rows*len(cols):]
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = slices.Clone(b)
+			}
+			at[i] = v
+		}
+		cur.rows++
+		return nil
+	})
+	if rerr == nil && cur != nil && cur.rows > 0 {
+		select {
+		case full <- cur:
+		case <-stopped:
+		}
+	}
+	close(full)
+	<-stopped
+	if werr != nil {
+		// The writer's failure (or the cancellation it saw) is what
+		// stopped the read, if the read stopped.
+		return n, werr
+	}
+	return n, rerr
+}
+
+// errWriterStopped is what the reader's callback returns when the writer
+// has stopped; Write returns the writer's own error instead.
+var errWriterStopped = errors.New("export: the writer stopped")
+
+// formatter returns the function that writes one row to bw in format
+// (the columns' header before the first row, for CSV) and the one that
+// flushes what is buffered.
+func formatter(format string, bw *bufio.Writer) (row func(cols []string, vals []any) error, flush func() error) {
+	if format == JSONL {
 		var line []byte
 		var keys [][]byte
 		row = func(cols []string, vals []any) error {
@@ -125,30 +240,32 @@ func Write(ctx context.Context, w io.Writer, r Request, src Source, progress fun
 			_, err := bw.Write(line)
 			return err
 		}
+		return row, bw.Flush
 	}
-	err := src(ctx, r.Since, func(cols []string, vals []any) error {
-		if err := row(cols, vals); err != nil {
-			return writeFailed(err)
+	cw := csv.NewWriter(bw)
+	var rec []string
+	row = func(cols []string, vals []any) error {
+		if rec == nil {
+			rec = make([]string, len(cols))
+			if err := cw.Write(cols); err != nil {
+				return err
+			}
 		}
-		n++
-		if progress != nil && n%ProgressEvery == 0 {
-			progress(n)
+		for i, v := range vals {
+			rec[i] = csvCell(v)
 		}
-		if n%1024 == 0 {
-			return ctx.Err()
+		// csv.Writer buffers into bw, which writes through when full;
+		// a failed write surfaces here or on the last flush.
+		return cw.Write(rec)
+	}
+	flush = func() error {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return n, err
+		return bw.Flush()
 	}
-	if err := flushCSV(); err != nil {
-		return n, writeFailed(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return n, writeFailed(err)
-	}
-	return n, nil
+	return row, flush
 }
 
 // writeFailed is a failure to write the output (a full disk, a closed
