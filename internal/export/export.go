@@ -1,6 +1,7 @@
 // Package export writes what tuitbot recorded (audit rows, posts, metrics,
-// approval items) as CSV or JSON Lines, row by row as the database hands
-// them over, so an export of any size holds one row in memory.
+// approval items) as CSV or JSON Lines, streamed as the database hands
+// them over: one goroutine reads while another writes, and an export of
+// any size holds a few batches of rows in memory.
 //
 // CSV cells are made safe to open in a spreadsheet: a text cell that
 // begins with = + - @, a tab or a carriage return is prefixed with a
