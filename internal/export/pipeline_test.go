@@ -215,11 +215,11 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestWriteErrorStopsTheRead: when the output fails (a full disk, a
+// TestWriteErrorOrCancelStopsTheRead: when the output fails (a full disk, a
 // closed pipe), the read stops within the batches in flight and Write
 // returns ExportWriteError wrapping the cause, naming the row it was
 // writing; a cancelled context stops the read and the write the same way.
-func TestWriteErrorStopsTheRead(t *testing.T) {
+func TestWriteErrorOrCancelStopsTheRead(t *testing.T) {
 	const rows = 1_000_000
 	full := errors.New("no space left on device")
 	for _, c := range []struct {
