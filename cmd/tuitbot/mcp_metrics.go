@@ -83,10 +83,12 @@ const firstAnswersGCPercent = 400
 // once its services have started. A session's live heap is small (under
 // 2 MB), so at Go's default of 100 the heap grows to the runtime's 4 MB
 // floor before each collection, and the pages it touched on the way stay
-// resident: two thirds of a session's private memory. At 70 the floor is
-// 2.8 MB, and a session's private memory a megabyte smaller, for a
-// collection about twice as often (see BenchmarkGoalRssAnonSession and
-// BenchmarkGoalToolCall).
+// resident: more than half of a session's private memory (SQLite's pages,
+// schema and statements are under a fifth of it). At 70 the floor is
+// 2.8 MB and a session's private memory a megabyte smaller, for a
+// collection about twice as often: some tenths more CPU per call, the
+// latency of a call much the same (see BenchmarkGoalRssAnonSession and
+// BenchmarkGoalToolCall). GOGC=100 gives the default back.
 const stdioSessionGCPercent = 70
 
 // sessionGCPercent is the collector setting a stdio session runs with:
