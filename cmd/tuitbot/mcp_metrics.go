@@ -86,7 +86,7 @@ const firstAnswersGCPercent = 400
 // resident: more than half of a session's private memory (SQLite's pages,
 // schema and statements are under a fifth of it). At 70 the floor is
 // 2.8 MB and a session's private memory a megabyte smaller, for a
-// collection about twice as often: some tenths more CPU per call, the
+// collection about twice as often: 7 to 25 % more CPU per call, the
 // latency of a call much the same (see BenchmarkGoalRssAnonSession and
 // BenchmarkGoalToolCall). GOGC=100 gives the default back.
 const stdioSessionGCPercent = 70
