@@ -196,6 +196,27 @@ func (p pair) report(b *testing.B, unit string) {
 	b.ReportMetric(0, "ns/op") // the custom metrics are the result
 }
 
+// reportSpread reports the lowest and highest of the iterations' own
+// ratios, for benchmarks that take one sample of each server per
+// iteration: the spread of a single interleaved run.
+func (p pair) reportSpread(b *testing.B) {
+	b.Helper()
+	spread := func(xs []float64, prefix string) {
+		if len(xs) == 0 || len(xs) != len(p.echo) {
+			return
+		}
+		lo, hi := xs[0]/p.echo[0], xs[0]/p.echo[0]
+		for i := range xs {
+			r := xs[i] / p.echo[i]
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		b.ReportMetric(lo, prefix+"ratio-min")
+		b.ReportMetric(hi, prefix+"ratio-max")
+	}
+	spread(p.tuitbot, "")
+	spread(p.before, "before-")
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkGoalSpawnToolsList: spawn -> tools/list answered, tuitbot
@@ -351,6 +372,7 @@ func BenchmarkGoalRssAnonSession(b *testing.B) {
 		}
 	}
 	p.report(b, "MB")
+	p.reportSpread(b)
 	b.ReportMetric(median(first.tuitbot), "tuitbot-first-tenth-MB")
 	b.ReportMetric(median(first.echo), "echo-first-tenth-MB")
 }
