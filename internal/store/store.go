@@ -78,6 +78,11 @@ type DB struct {
 	// inUse releases this handle's shared lock on InUsePath.
 	inUse func()
 	stmts prepared
+	// writes queues this process's write transactions on SQLite (see
+	// writeGate); nil on PostgreSQL. busyWait is the connections' busy
+	// timeout, which a write transaction's BEGIN waits in steps of its own.
+	writes   writeGate
+	busyWait time.Duration
 }
 
 // Options controls Open.
@@ -157,7 +162,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// One writer at a time is SQLite's model; a small pool still lets reads
 	// run beside a write under WAL.
 	db.SetMaxOpenConns(5)
-	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes, walTries: walCheckTries}
+	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes, walTries: walCheckTries,
+		writes: newWriteGate(), busyWait: 10 * time.Second}
 	if err := d.open(ctx, opts); err != nil {
 		d.closeLocked()
 		return nil, err
@@ -328,16 +334,21 @@ const busyTimeout = "_pragma=busy_timeout(10000)"
 
 func dsn(path string, extra []string) string {
 	q := []string{
-		busyTimeout,
 		"_pragma=journal_mode(WAL)",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
 		"_txlock=immediate",
 	}
+	busy := busyTimeout
 	for _, p := range extra {
+		if strings.HasPrefix(p, "busy_timeout(") {
+			// Of two busy timeouts SQLite would keep the default.
+			busy = "_pragma=" + p
+			continue
+		}
 		q = append(q, "_pragma="+p)
 	}
-	return "file:" + uriPath(path) + "?" + strings.Join(q, "&")
+	return "file:" + uriPath(path) + "?" + strings.Join(append([]string{busy}, q...), "&")
 }
 
 // uriPath escapes what a SQLite URI filename gives meaning to: a '?'
@@ -368,6 +379,13 @@ func (d *DB) verify(ctx context.Context) error {
 	if err := d.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("database %s: read journal mode: %w", d.Path, err)
 	}
+	// The busy timeout as the connections have it, Options.Pragmas
+	// included.
+	var ms int64
+	if err := d.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&ms); err != nil {
+		return fmt.Errorf("database %s: read busy timeout: %w", d.Path, err)
+	}
+	d.busyWait = time.Duration(ms) * time.Millisecond
 	return nil
 }
 
@@ -469,10 +487,20 @@ func (d *DB) IntegrityCheck(ctx context.Context) (string, error) {
 
 // Tx runs fn in a write transaction.
 func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if d.writes != nil {
+		return d.sqliteTx(ctx, fn)
+	}
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return wrapBegin(err)
 	}
+	return finish(tx, fn)
+}
+
+func wrapBegin(err error) error { return fmt.Errorf("begin: %w", err) }
+
+// finish runs fn in tx and commits, or rolls back when fn fails.
+func finish(tx *sql.Tx, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
