@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -27,32 +28,74 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 		q = qPostedElsewherePostgres
 	}
 	// Every post a gated call makes runs this query: it is prepared once
-	// rather than parsed again per call.
+	// rather than parsed again per call. It reads only each row's id and
+	// status; what else a row holds never changes, and is read (and its
+	// texts parsed and normalised) once per process.
 	rows, err := g.stmts.queryRead(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 	}
-	defer rows.Close()
-	var out []xrules.Posted
+	type found struct {
+		id     int64
+		status string
+	}
+	var window []found
 	for rows.Next() {
-		var p xrules.Posted
-		var request, summary string
-		if err := rows.Scan(&p.Account, &p.CorrelationID, &p.Status, &p.At, &request, &summary); err != nil {
+		var f found
+		if err := rows.Scan(&f.id, &f.status); err != nil {
+			rows.Close()
 			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 		}
-		material := summary
-		if request != "" {
-			material = request
+		window = append(window, f)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
+	}
+	var out []xrules.Posted
+	for _, f := range window {
+		posts, err := g.posted.of(ctx, f.id, g.postedRow)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 		}
-		for _, text := range postedTexts(material) {
-			p.Text, p.Normal = text, g.normals.of(text)
+		for _, p := range posts {
+			p.Status = f.status
 			out = append(out, p)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
-	}
 	return out, nil
+}
+
+// postedRow reads the posts of audit row id, one per text it publishes.
+func (g *Gateway) postedRow(ctx context.Context, id int64) ([]xrules.Posted, error) {
+	rows, err := g.stmts.queryRead(ctx, qPostedRow, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("audit row %d is gone", id)
+	}
+	var p xrules.Posted
+	var request, summary string
+	if err := rows.Scan(&p.Account, &p.CorrelationID, &p.At, &request, &summary); err != nil {
+		return nil, err
+	}
+	material := summary
+	if request != "" {
+		material = request
+	}
+	texts := postedTexts(material)
+	out := make([]xrules.Posted, 0, len(texts))
+	for _, text := range texts {
+		p.Text, p.Normal = text, xrules.Normal(text)
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // postedTexts is what an audit row's parameters publish: a typed post's
@@ -82,40 +125,51 @@ func postedTexts(material string) []string {
 
 // qPostedElsewhere reads the window from the index on created_at, newest
 // first; the account, status and tool are filtered on the rows it finds.
-const qPostedElsewhere = `SELECT account_id, correlation_id, status, created_at, COALESCE(request_json, ''), params_summary
+const qPostedElsewhere = `SELECT id, status
 	FROM mutation_audit INDEXED BY idx_mutation_audit_created
 	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
 	ORDER BY created_at DESC LIMIT ?3`
 
-const qPostedElsewherePostgres = `SELECT account_id, correlation_id, status, created_at, COALESCE(request_json, ''), params_summary
+const qPostedElsewherePostgres = `SELECT id, status
 	FROM mutation_audit
 	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
 	ORDER BY created_at DESC LIMIT ?3`
 
-// normals keeps the normal forms of the texts PostedElsewhere read, so
-// that a call compares its text with the other accounts' posts without
-// normalising each of them again: that cost grew with every post in the
-// window, on every post.
-type normals struct {
+// qPostedRow reads what PostedElsewhere keeps of an audit row.
+const qPostedRow = `SELECT account_id, correlation_id, created_at, COALESCE(request_json, ''), params_summary
+	FROM mutation_audit WHERE id = ?`
+
+// postedRows keeps, by audit row id, the posts PostedElsewhere made of the
+// rows it read, texts in normal form: an audit row's account, call, time
+// and parameters never change, so a call reads and normalises only the
+// rows that are new to this process, not every post in the window again.
+type postedRows struct {
 	mu sync.Mutex
-	m  map[string]*xrules.NormalForm
+	m  map[int64][]xrules.Posted
 }
 
-func (n *normals) of(text string) *xrules.NormalForm {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if f, ok := n.m[text]; ok {
-		return f
+// of returns the posts of row id, read by read the first time.
+func (r *postedRows) of(ctx context.Context, id int64, read func(context.Context, int64) ([]xrules.Posted, error)) ([]xrules.Posted, error) {
+	r.mu.Lock()
+	posts, ok := r.m[id]
+	r.mu.Unlock()
+	if ok {
+		return posts, nil
 	}
+	posts, err := read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	// Bounded: past twice what one read returns, start again.
-	if n.m == nil || len(n.m) >= 2*maxPostedElsewhere {
-		n.m = map[string]*xrules.NormalForm{}
+	if r.m == nil || len(r.m) >= 2*maxPostedElsewhere {
+		r.m = map[int64][]xrules.Posted{}
 	}
-	f := xrules.Normal(text)
-	n.m[text] = f
-	return f
+	r.m[id] = posts
+	return posts, nil
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -136,6 +137,64 @@ func TestPostedElsewhere(t *testing.T) {
 		}
 		if bad := badStep(plan); bad != "" {
 			t.Errorf("%q in the plan:\n%s", bad, plan)
+		}
+	})
+}
+
+// TestPostedElsewhereSeesRowsChangeAfterTheyWereRead: what a process
+// keeps of the rows it read is only what never changes; a later read sees
+// a row's new status, and leaves out a row that became a failure or was
+// resolved as not having happened.
+func TestPostedElsewhereSeesRowsChangeAfterTheyWereRead(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		e := newEnv(t)
+		run := func(context.Context, json.RawMessage) (Result, error) {
+			return Result{Data: map[string]any{"id": "9"}}, nil
+		}
+		open := func(account string) *Gateway {
+			e.opts.AccountID = account
+			g := e.open()
+			g.Register(targetAction("x_post_tweet", "in_reply_to_id", run))
+			return g
+		}
+		other, mine := open("brand_b"), open("default")
+		since := e.clock.Now()
+		for _, text := range []string{"stays", "turns unknown", "fails", "did not happen"} {
+			if _, err := other.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": text}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read := func() map[string]string {
+			t.Helper()
+			got, err := mine.PostedElsewhere(e.ctx, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := map[string]string{}
+			for _, p := range got {
+				if p.Account != "brand_b" || p.CorrelationID == "" || p.At == "" || p.Normal == nil {
+					t.Errorf("posted %+v", p)
+				}
+				status[p.Text] = p.Status
+			}
+			return status
+		}
+		want := map[string]string{"stays": statusSuccess, "turns unknown": statusSuccess, "fails": statusSuccess, "did not happen": statusSuccess}
+		if got := read(); !maps.Equal(got, want) {
+			t.Fatalf("first read %v, want %v", got, want)
+		}
+		for _, update := range []string{
+			`UPDATE mutation_audit SET status = 'unknown' WHERE params_summary LIKE '%turns unknown%'`,
+			`UPDATE mutation_audit SET status = 'failure' WHERE params_summary LIKE '%fails%'`,
+			`UPDATE mutation_audit SET status = 'unknown', resolution = 'did_not_happen' WHERE params_summary LIKE '%did not happen%'`,
+		} {
+			if _, err := e.db.ExecContext(e.ctx, update); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = map[string]string{"stays": statusSuccess, "turns unknown": "unknown"}
+		if got := read(); !maps.Equal(got, want) {
+			t.Fatalf("read after the rows changed %v, want %v", got, want)
 		}
 	})
 }

@@ -196,9 +196,9 @@ type Gateway struct {
 	// legacy says until when calls are also looked up by their parameters
 	// hash (see legacyRows).
 	legacy legacyRows
-	// normals are the other accounts' post texts in normal form (see
-	// PostedElsewhere).
-	normals normals
+	// posted are the other accounts' posts PostedElsewhere read, by audit
+	// row (see postedRows).
+	posted postedRows
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
