@@ -250,19 +250,16 @@ func (t txCounters) Window(ctx context.Context, l policy.Limit, now time.Time) (
 		return 0, time.Time{}, err
 	}
 	// Charging zero brings the row into existence and restarts an elapsed
-	// window, so the read below sees the current window.
-	if err := t.s.charge(ctx, t.tx, l, 0, now); err != nil {
-		return 0, time.Time{}, err
-	}
+	// window, and returns the row as it then is: the current window, read
+	// in the same statement (on PostgreSQL the row's lock is held from
+	// here to the end of the transaction, so one round trip fewer holds it
+	// for less time).
 	var (
 		used float64
 		ws   string
 	)
-	err := t.tx.QueryRowContext(ctx,
-		`SELECT used, window_start FROM policy_counters WHERE account_id = ? AND key = ?`,
-		t.s.account, l.Key).Scan(&used, &ws)
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("read limit %q: %w", l.Key, err)
+	if err := t.s.chargeReturning(ctx, t.tx, l, 0, now, &used, &ws); err != nil {
+		return 0, time.Time{}, err
 	}
 	start, err := store.ParseTime(ws)
 	if err != nil {
@@ -288,22 +285,40 @@ func (s *Store) charge(ctx context.Context, conn DBTX, l policy.Limit, amt float
 	if err := checkLimit(l); err != nil {
 		return err
 	}
-	n := store.FormatTime(now)
-	expired := store.FormatTime(now.Add(-time.Duration(l.PeriodSeconds) * time.Second))
-	// The existing row's columns are named with the table: PostgreSQL
-	// finds a bare name ambiguous beside excluded's.
-	_, err := conn.ExecContext(ctx, `
+	if _, err := conn.ExecContext(ctx, qCharge, chargeArgs(s.account, l, amt, now)...); err != nil {
+		return fmt.Errorf("charge limit %q: %w", l.Key, err)
+	}
+	return nil
+}
+
+// chargeReturning is charge that also reads the row's used amount and
+// window start after the charge into used and windowStart.
+func (s *Store) chargeReturning(ctx context.Context, conn DBTX, l policy.Limit, amt float64, now time.Time, used *float64, windowStart *string) error {
+	if err := checkLimit(l); err != nil {
+		return err
+	}
+	err := conn.QueryRowContext(ctx, qCharge+` RETURNING used, window_start`, chargeArgs(s.account, l, amt, now)...).Scan(used, windowStart)
+	if err != nil {
+		return fmt.Errorf("charge limit %q: %w", l.Key, err)
+	}
+	return nil
+}
+
+// qCharge is charge's statement. The existing row's columns are named
+// with the table: PostgreSQL finds a bare name ambiguous beside
+// excluded's.
+const qCharge = `
 INSERT INTO policy_counters (account_id, key, dimension, match_value, max_value, period_seconds, used, window_start, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
 ON CONFLICT (account_id, key) DO UPDATE SET
   used = CASE WHEN policy_counters.window_start <= ?9 OR policy_counters.window_start > ?8 THEN ?7 ELSE policy_counters.used + ?7 END,
   window_start = CASE WHEN policy_counters.window_start <= ?9 OR policy_counters.window_start > ?8 THEN ?8 ELSE policy_counters.window_start END,
-  dimension = ?3, match_value = ?4, max_value = ?5, period_seconds = ?6, updated_at = ?8`,
-		s.account, l.Key, l.Dimension, l.MatchValue, l.Max, l.PeriodSeconds, amt, n, expired)
-	if err != nil {
-		return fmt.Errorf("charge limit %q: %w", l.Key, err)
-	}
-	return nil
+  dimension = ?3, match_value = ?4, max_value = ?5, period_seconds = ?6, updated_at = ?8`
+
+func chargeArgs(account string, l policy.Limit, amt float64, now time.Time) []any {
+	n := store.FormatTime(now)
+	expired := store.FormatTime(now.Add(-time.Duration(l.PeriodSeconds) * time.Second))
+	return []any{account, l.Key, l.Dimension, l.MatchValue, l.Max, l.PeriodSeconds, amt, n, expired}
 }
 
 // maxPeriodSeconds matches the engine's bound on a limit window (366 days).
