@@ -23,6 +23,11 @@ const maxPostedElsewhere = 5000
 // typed call's parameters, or a universal request's canonical body. A row
 // whose parameters were too long to keep whole is left out.
 func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrules.Posted, error) {
+	return g.windows.read(ctx, since, g.postedElsewhere)
+}
+
+// postedElsewhere is one read of the window that begins at since.
+func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrules.Posted, error) {
 	q := qPostedElsewhere
 	if g.opts.DB.Dialect == store.Postgres {
 		q = qPostedElsewherePostgres
@@ -172,4 +177,85 @@ func (r *postedRows) of(ctx context.Context, id int64, read func(context.Context
 	}
 	r.m[id] = posts
 	return posts, nil
+}
+
+// windowReads shares PostedElsewhere's reads of the window among the calls
+// of this process that ask at once: every post reads it, and the read costs
+// what the window holds. A call that asks while a read runs joins the next
+// read, which starts when that one ends: the read a call gets always began
+// after it asked, so it sees every post committed before, as a read of its
+// own would. The shared read starts at the earliest since of the calls
+// that joined it; each call keeps the posts of its own window.
+type windowReads struct {
+	mu      sync.Mutex
+	running bool
+	next    *windowRead
+}
+
+// windowRead is one read and the calls waiting for it.
+type windowRead struct {
+	ctx   context.Context
+	since time.Time
+	done  chan struct{}
+	posts []xrules.Posted
+	err   error
+}
+
+// read returns the posts of the window that begins at since, read by do.
+func (w *windowReads) read(ctx context.Context, since time.Time, do func(context.Context, time.Time) ([]xrules.Posted, error)) ([]xrules.Posted, error) {
+	w.mu.Lock()
+	if !w.running {
+		w.running = true
+		w.mu.Unlock()
+		posts, err := do(ctx, since)
+		w.finish(do)
+		return posts, err
+	}
+	r := w.next
+	if r == nil {
+		// The read outlives a caller that gives up: others wait for it.
+		r = &windowRead{ctx: context.WithoutCancel(ctx), since: since, done: make(chan struct{})}
+		w.next = r
+	} else if since.Before(r.since) {
+		r.since = since
+	}
+	w.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	from := ts(since)
+	var out []xrules.Posted
+	for _, p := range r.posts {
+		if p.At >= from {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// finish ends the running read: the calls that joined the next one get it
+// started, on a goroutine of its own so that the caller that finished
+// returns.
+func (w *windowReads) finish(do func(context.Context, time.Time) ([]xrules.Posted, error)) {
+	w.mu.Lock()
+	r := w.next
+	w.next = nil
+	w.running = r != nil
+	w.mu.Unlock()
+	if r == nil {
+		return
+	}
+	go func() {
+		w.mu.Lock()
+		since := r.since
+		w.mu.Unlock()
+		r.posts, r.err = do(r.ctx, since)
+		close(r.done)
+		w.finish(do)
+	}()
 }

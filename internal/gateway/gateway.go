@@ -199,6 +199,9 @@ type Gateway struct {
 	// posted are the other accounts' posts PostedElsewhere read, by audit
 	// row (see postedRows).
 	posted postedRows
+	// windows shares the reads of the window among concurrent calls (see
+	// windowReads).
+	windows windowReads
 }
 
 // New opens the gateway: it takes this process's liveness lock, marks
