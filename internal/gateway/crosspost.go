@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -33,23 +34,32 @@ func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrule
 		q = qPostedElsewherePostgres
 	}
 	// Every post a gated call makes runs this query: it is prepared once
-	// rather than parsed again per call. It reads only each row's id and
-	// status; what else a row holds never changes, and is read (and its
-	// texts parsed and normalised) once per process.
-	rows, err := g.stmts.queryRead(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere)
+	// rather than parsed again per call. What a row holds besides its
+	// status never changes: the query returns it only for the rows newer
+	// than any this process keeps, whose texts are parsed and normalised
+	// once, here.
+	known := g.posted.newest()
+	rows, err := g.stmts.queryRead(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere, known)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 	}
 	type found struct {
 		id     int64
 		status string
+		posts  []xrules.Posted // read with the row; nil for a kept row
 	}
 	var window []found
 	for rows.Next() {
-		var f found
-		if err := rows.Scan(&f.id, &f.status); err != nil {
+		var (
+			f                                   found
+			account, corr, at, request, summary sql.NullString
+		)
+		if err := rows.Scan(&f.id, &f.status, &account, &corr, &at, &request, &summary); err != nil {
 			rows.Close()
 			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
+		}
+		if f.id > known {
+			f.posts = postsOf(account.String, corr.String, at.String, request.String, summary.String)
 		}
 		window = append(window, f)
 	}
@@ -60,8 +70,10 @@ func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrule
 	}
 	var out []xrules.Posted
 	for _, f := range window {
-		posts, err := g.posted.of(ctx, f.id, g.postedRow)
-		if err != nil {
+		posts := f.posts
+		if posts != nil || f.id > known {
+			g.posted.keep(f.id, posts)
+		} else if posts, err = g.posted.of(ctx, f.id, g.postedRow); err != nil {
 			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 		}
 		for _, p := range posts {
@@ -72,7 +84,9 @@ func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrule
 	return out, nil
 }
 
-// postedRow reads the posts of audit row id, one per text it publishes.
+// postedRow reads the posts of audit row id, one per text it publishes:
+// a row older than the newest this process keeps, yet not kept (it
+// committed after a newer one, or the rows kept were let go).
 func (g *Gateway) postedRow(ctx context.Context, id int64) ([]xrules.Posted, error) {
 	rows, err := g.stmts.queryRead(ctx, qPostedRow, id)
 	if err != nil {
@@ -85,11 +99,16 @@ func (g *Gateway) postedRow(ctx context.Context, id int64) ([]xrules.Posted, err
 		}
 		return nil, fmt.Errorf("audit row %d is gone", id)
 	}
-	var p xrules.Posted
-	var request, summary string
-	if err := rows.Scan(&p.Account, &p.CorrelationID, &p.At, &request, &summary); err != nil {
+	var account, corr, at, request, summary string
+	if err := rows.Scan(&account, &corr, &at, &request, &summary); err != nil {
 		return nil, err
 	}
+	return postsOf(account, corr, at, request, summary), rows.Err()
+}
+
+// postsOf is an audit row's posts, one per text it publishes, each with
+// its normal form.
+func postsOf(account, corr, at, request, summary string) []xrules.Posted {
 	material := summary
 	if request != "" {
 		material = request
@@ -97,10 +116,9 @@ func (g *Gateway) postedRow(ctx context.Context, id int64) ([]xrules.Posted, err
 	texts := postedTexts(material)
 	out := make([]xrules.Posted, 0, len(texts))
 	for _, text := range texts {
-		p.Text, p.Normal = text, xrules.Normal(text)
-		out = append(out, p)
+		out = append(out, xrules.Posted{Account: account, CorrelationID: corr, At: at, Text: text, Normal: xrules.Normal(text)})
 	}
-	return out, rows.Err()
+	return out
 }
 
 // postedTexts is what an audit row's parameters publish: a typed post's
@@ -130,14 +148,17 @@ func postedTexts(material string) []string {
 
 // qPostedElsewhere reads the window from the index on created_at, newest
 // first; the account, status and tool are filtered on the rows it finds.
-const qPostedElsewhere = `SELECT id, status
+// A row's other columns come only with the rows whose id is above ?4.
+const qPostedElsewhere = `SELECT id, status, CASE WHEN id > ?4 THEN account_id END, CASE WHEN id > ?4 THEN correlation_id END, CASE WHEN id > ?4 THEN created_at END,
+	CASE WHEN id > ?4 THEN COALESCE(request_json, '') END, CASE WHEN id > ?4 THEN params_summary END
 	FROM mutation_audit INDEXED BY idx_mutation_audit_created
 	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
 	ORDER BY created_at DESC LIMIT ?3`
 
-const qPostedElsewherePostgres = `SELECT id, status
+const qPostedElsewherePostgres = `SELECT id, status, CASE WHEN id > ?4 THEN account_id END, CASE WHEN id > ?4 THEN correlation_id END, CASE WHEN id > ?4 THEN created_at END,
+	CASE WHEN id > ?4 THEN COALESCE(request_json, '') END, CASE WHEN id > ?4 THEN params_summary END
 	FROM mutation_audit
 	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
@@ -153,11 +174,31 @@ const qPostedRow = `SELECT account_id, correlation_id, created_at, COALESCE(requ
 // and parameters never change, so a call reads and normalises only the
 // rows that are new to this process, not every post in the window again.
 type postedRows struct {
-	mu sync.Mutex
-	m  map[int64][]xrules.Posted
+	mu  sync.Mutex
+	m   map[int64][]xrules.Posted
+	max int64 // the newest id kept
 }
 
-// of returns the posts of row id, read by read the first time.
+// newest is the newest row id kept; 0 when none.
+func (r *postedRows) newest() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.max
+}
+
+// keep keeps the posts of row id.
+func (r *postedRows) keep(id int64, posts []xrules.Posted) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Bounded: past twice what one read returns, start again.
+	if r.m == nil || len(r.m) >= 2*maxPostedElsewhere {
+		r.m, r.max = map[int64][]xrules.Posted{}, 0
+	}
+	r.m[id] = posts
+	r.max = max(r.max, id)
+}
+
+// of returns the posts of row id, read by read when not kept.
 func (r *postedRows) of(ctx context.Context, id int64, read func(context.Context, int64) ([]xrules.Posted, error)) ([]xrules.Posted, error) {
 	r.mu.Lock()
 	posts, ok := r.m[id]
@@ -169,13 +210,7 @@ func (r *postedRows) of(ctx context.Context, id int64, read func(context.Context
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Bounded: past twice what one read returns, start again.
-	if r.m == nil || len(r.m) >= 2*maxPostedElsewhere {
-		r.m = map[int64][]xrules.Posted{}
-	}
-	r.m[id] = posts
+	r.keep(id, posts)
 	return posts, nil
 }
 

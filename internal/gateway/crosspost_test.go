@@ -131,7 +131,7 @@ func TestPostedElsewhere(t *testing.T) {
 		if storetest.BackendOf(t) == storetest.Postgres {
 			q = qPostedElsewherePostgres
 		}
-		plan := explain(t, e, q, ts(since), "default", maxPostedElsewhere)
+		plan := explain(t, e, q, ts(since), "default", maxPostedElsewhere, 0)
 		if !strings.Contains(plan, "idx_mutation_audit_created") {
 			t.Errorf("the plan does not read idx_mutation_audit_created:\n%s", plan)
 		}
@@ -143,8 +143,9 @@ func TestPostedElsewhere(t *testing.T) {
 
 // TestPostedElsewhereSeesRowsChangeAfterTheyWereRead: what a process
 // keeps of the rows it read is only what never changes; a later read sees
-// a row's new status, and leaves out a row that became a failure or was
-// resolved as not having happened.
+// a row's new status, leaves out a row that became a failure or was
+// resolved as not having happened, and finds a row that committed after a
+// newer one it read.
 func TestPostedElsewhereSeesRowsChangeAfterTheyWereRead(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -195,6 +196,18 @@ func TestPostedElsewhereSeesRowsChangeAfterTheyWereRead(t *testing.T) {
 		want = map[string]string{"stays": statusSuccess, "turns unknown": "unknown"}
 		if got := read(); !maps.Equal(got, want) {
 			t.Fatalf("read after the rows changed %v, want %v", got, want)
+		}
+		// A row older than the newest one read (on PostgreSQL, ids may
+		// commit out of order) is read all the same.
+		if _, err := other.Do(e.ctx, Call{Tool: "x_post_tweet", Params: map[string]any{"text": "committed late"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.ExecContext(e.ctx, `UPDATE mutation_audit SET id = -5 WHERE params_summary LIKE '%committed late%'`); err != nil {
+			t.Fatal(err)
+		}
+		want["committed late"] = statusSuccess
+		if got := read(); !maps.Equal(got, want) {
+			t.Fatalf("read after a row committed late %v, want %v", got, want)
 		}
 	})
 }
