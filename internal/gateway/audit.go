@@ -883,17 +883,16 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	if f.Brief {
 		cols = auditBriefCols
 	}
+	// Every value is bound as g.arg() writes it, so that each shape is
+	// planned once (see arg).
+	arg := g.arg()
 	args := []any{}
 	if flag {
-		hint := ""
-		if g.opts.DB.Dialect == store.SQLite {
-			hint = " INDEXED BY idx_mutation_audit_unresolved"
-		}
-		cols += `, EXISTS (SELECT 1 FROM mutation_audit` + hint + ` WHERE account_id = ? AND status IN ('unknown', 'interrupted')
-			AND resolution IS NULL)`
+		cols += `, EXISTS (SELECT 1 FROM mutation_audit` + g.indexed("idx_mutation_audit_unresolved") + ` WHERE account_id = ` + arg + `
+			AND status IN ('unknown', 'interrupted') AND resolution IS NULL)`
 		args = append(args, g.opts.AccountID)
 	}
-	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ?`
+	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ` + arg
 	args = append(args, g.opts.AccountID)
 	if g.opts.DB.Dialect == store.SQLite && f.Tool == "" && f.Status == "" && f.Caller == "" && f.Since.IsZero() && strings.TrimSpace(f.Search) == "" {
 		// The trail as it opens: the account's newest rows. Read through
@@ -903,24 +902,24 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		// id order, is read backwards from its newest row down to that
 		// one: the rows of the page, and those of other accounts written
 		// meanwhile, which are skipped.
-		q = `SELECT ` + cols + ` FROM mutation_audit NOT INDEXED WHERE account_id = ? AND id >= (SELECT MIN(id) FROM
-			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ? ORDER BY id DESC LIMIT ` + strconv.Itoa(maxAuditRows) + `))`
+		q = `SELECT ` + cols + ` FROM mutation_audit NOT INDEXED WHERE account_id = ` + arg + ` AND id >= (SELECT MIN(id) FROM
+			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ` + arg + ` ORDER BY id DESC LIMIT ` + strconv.Itoa(maxAuditRows) + `))`
 		args = append(args, g.opts.AccountID)
 	}
 	if f.Tool != "" {
-		q += ` AND tool_name = ?`
+		q += ` AND tool_name = ` + arg
 		args = append(args, f.Tool)
 	}
 	if f.Status != "" {
-		q += ` AND status = ?`
+		q += ` AND status = ` + arg
 		args = append(args, f.Status)
 	}
 	if f.Caller != "" {
-		q += ` AND caller = ?`
+		q += ` AND caller = ` + arg
 		args = append(args, f.Caller)
 	}
 	if !f.Since.IsZero() {
-		q += ` AND created_at >= ?`
+		q += ` AND created_at >= ` + arg
 		args = append(args, ts(f.Since))
 	}
 	if f.Search = strings.TrimSpace(f.Search); f.Search != "" {
@@ -930,7 +929,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		// (a quote as \", & as \u0026).
 		enc, _ := json.Marshal(strings.ToLower(f.Search))
 		term := string(enc[1 : len(enc)-1])
-		q += ` AND (LOWER(params_summary) LIKE ? ESCAPE '!' OR target_tweet_id = ?)`
+		q += ` AND (LOWER(params_summary) LIKE ` + arg + ` ESCAPE '!' OR target_tweet_id = ` + arg + `)`
 		args = append(args, "%"+likeEscaper.Replace(term)+"%", f.Search)
 	}
 	q += ` ORDER BY id DESC`
@@ -1002,6 +1001,21 @@ func (g *Gateway) limitOf(n int) (string, []any) {
 	return " LIMIT ?", []any{n}
 }
 
+// arg is a bound value in a read of the audit trail. SQLite plans a
+// statement again at every run, as costly as parsing it, when a bound
+// value may change its plan: one compared with an indexed column once
+// statistics sample it (sqlite_stat4, which PRAGMA optimize gathers), a
+// LIMIT, a LIKE pattern. A value behind a unary plus is an expression
+// the planner does not look into, and the statement is planned once; an
+// index on the column is used as before. PostgreSQL plans a prepared
+// statement without the values (and has no unary plus for text).
+func (g *Gateway) arg() string {
+	if g.opts.DB.Dialect == store.SQLite {
+		return "+?"
+	}
+	return "?"
+}
+
 // suffixScan scans the last column into last, the others as asked; dest
 // is kept from row to row.
 type suffixScan struct {
@@ -1025,7 +1039,7 @@ func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, erro
 	}
 	lim, limArgs := g.limitOf(limit)
 	rows, err := g.stmts.queryRead(ctx, `SELECT `+auditCols+` FROM mutation_audit`+g.indexed("idx_mutation_audit_unresolved_order")+`
-		WHERE account_id = ? AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC`+lim,
+		WHERE account_id = `+g.arg()+` AND status IN ('unknown', 'interrupted') AND resolution IS NULL ORDER BY id DESC`+lim,
 		append([]any{g.opts.AccountID}, limArgs...)...)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read unresolved outcomes: %v", err)
@@ -1045,7 +1059,7 @@ func (g *Gateway) Unresolved(ctx context.Context, limit int) ([]AuditEntry, erro
 // Detail returns one audit row.
 func (g *Gateway) Detail(ctx context.Context, corr string) (*AuditEntry, error) {
 	// Prepared, as the other pages' reads are, so the plan test sees it.
-	s, err := g.opts.DB.Prepared(context.WithoutCancel(ctx), `SELECT `+auditCols+` FROM mutation_audit WHERE correlation_id = ? AND account_id = ?`)
+	s, err := g.opts.DB.Prepared(context.WithoutCancel(ctx), `SELECT `+auditCols+` FROM mutation_audit WHERE correlation_id = `+g.arg()+` AND account_id = `+g.arg())
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read audit: %v", err)
 	}
