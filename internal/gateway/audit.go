@@ -737,27 +737,60 @@ const auditCols = `correlation_id, COALESCE(idempotency_key,''), tool_name, COAL
 // row written before what it shows was stored has no action_name, and is
 // described by describeOld: reading its parameters for every row would
 // cost each page two more columns a row.
-const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, COALESCE(resolution,''),
-	COALESCE(action_name,''), COALESCE(description,''), COALESCE(target_kind,''), COALESCE(decided_by,'')`
+//
+// A value most rows lack is read as NULL, not as an empty string: the
+// driver reads a NULL with one call, text with three and a copy.
+const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, resolution,
+	action_name, description, NULLIF(target_kind,''), decided_by`
 
-// scanAuditBrief scans a brief row into e (a page's rows are scanned in
-// place, not copied); described is false for a row that does not store
-// what it shows.
-func scanAuditBrief(sc interface{ Scan(...any) error }, e *AuditEntry) (described bool, err error) {
-	// The description and target_kind are scanned into e's own fields,
-	// not into variables that would each be a new object a row.
-	text, kind := &e.Shown.Text, &e.Shown.Target.ID
-	if err := sc.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &e.Resolution,
-		&e.Shown.Name, text, kind, &e.DecidedBy); err != nil {
+// briefScan scans brief rows (AuditFilter.Brief), and the flag that may
+// follow them, into fields of its own: their addresses stay put, so the
+// destinations are made once a read, not once a row, and each row's
+// values are then copied into its entry.
+type briefScan struct {
+	corr, tool, status, caller, created string
+	// The values a row may lack (NULL) are read as any.
+	resolution, name, text, kind, decidedBy any
+	dest                                    []any
+}
+
+// newBriefScan scans brief rows, followed by a flag into flag when it is
+// not nil.
+func newBriefScan(flag *bool) *briefScan {
+	b := &briefScan{}
+	b.dest = []any{&b.corr, &b.tool, &b.status, &b.caller, &b.created, &b.resolution, &b.name, &b.text, &b.kind, &b.decidedBy}
+	if flag != nil {
+		b.dest = append(b.dest, flag)
+	}
+	return b
+}
+
+// scan scans the current row of rows into e; described is false for a
+// row that does not store what it shows.
+func (b *briefScan) scan(rows *sql.Rows, e *AuditEntry) (described bool, err error) {
+	if err := rows.Scan(b.dest...); err != nil {
 		return false, err
 	}
+	e.CorrelationID, e.Tool, e.Status, e.Caller, e.CreatedAt = b.corr, b.tool, b.status, b.caller, b.created
+	e.Resolution, e.DecidedBy = textOf(b.resolution), textOf(b.decidedBy)
 	// Every stored action has a name: the tool's, at least.
-	if e.Shown.Name == "" {
-		e.Shown = describe.Recorded{}
+	name := textOf(b.name)
+	if name == "" {
 		return false, nil
 	}
-	e.Shown = storedShown(e.Shown.Name, *text, *kind)
+	e.Shown = storedShown(name, textOf(b.text), textOf(b.kind))
 	return true, nil
+}
+
+// textOf is the text v holds, as the driver reads a column: "" for NULL.
+func textOf(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
 }
 
 // describeOld describes the rows out[i] for i in old, written before what
@@ -886,41 +919,31 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	// Every value is bound as g.arg() writes it, so that each shape is
 	// planned once (see arg).
 	arg := g.arg()
-	args := []any{}
+	var head []any
 	if flag {
 		cols += `, EXISTS (SELECT 1 FROM mutation_audit` + g.indexed("idx_mutation_audit_unresolved") + ` WHERE account_id = ` + arg + `
 			AND status IN ('unknown', 'interrupted') AND resolution IS NULL)`
-		args = append(args, g.opts.AccountID)
+		head = append(head, g.opts.AccountID)
 	}
-	q := `SELECT ` + cols + ` FROM mutation_audit WHERE account_id = ` + arg
-	args = append(args, g.opts.AccountID)
-	if g.opts.DB.Dialect == store.SQLite && f.Tool == "" && f.Status == "" && f.Caller == "" && f.Since.IsZero() && strings.TrimSpace(f.Search) == "" {
-		// The trail as it opens: the account's newest rows. Read through
-		// the account's index, each would cost a second lookup in the
-		// table. The index gives the oldest of them at once, without
-		// the table (it holds the ids), and the table, which is kept in
-		// id order, is read backwards from its newest row down to that
-		// one: the rows of the page, and those of other accounts written
-		// meanwhile, which are skipped.
-		q = `SELECT ` + cols + ` FROM mutation_audit NOT INDEXED WHERE account_id = ` + arg + ` AND id >= (SELECT MIN(id) FROM
-			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = ` + arg + ` ORDER BY id DESC LIMIT ` + strconv.Itoa(maxAuditRows) + `))`
-		args = append(args, g.opts.AccountID)
-	}
+	// cond is the filter's condition on a row of the account, bound to
+	// condArgs.
+	var cond string
+	var condArgs []any
 	if f.Tool != "" {
-		q += ` AND tool_name = ` + arg
-		args = append(args, f.Tool)
+		cond += ` AND tool_name = ` + arg
+		condArgs = append(condArgs, f.Tool)
 	}
 	if f.Status != "" {
-		q += ` AND status = ` + arg
-		args = append(args, f.Status)
+		cond += ` AND status = ` + arg
+		condArgs = append(condArgs, f.Status)
 	}
 	if f.Caller != "" {
-		q += ` AND caller = ` + arg
-		args = append(args, f.Caller)
+		cond += ` AND caller = ` + arg
+		condArgs = append(condArgs, f.Caller)
 	}
 	if !f.Since.IsZero() {
-		q += ` AND created_at >= ` + arg
-		args = append(args, ts(f.Since))
+		cond += ` AND created_at >= ` + arg
+		condArgs = append(condArgs, ts(f.Since))
 	}
 	if f.Search = strings.TrimSpace(f.Search); f.Search != "" {
 		// A scan of the newest rows until the page is full: searches are
@@ -929,22 +952,81 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		// (a quote as \", & as \u0026).
 		enc, _ := json.Marshal(strings.ToLower(f.Search))
 		term := string(enc[1 : len(enc)-1])
-		q += ` AND (LOWER(params_summary) LIKE ` + arg + ` ESCAPE '!' OR target_tweet_id = ` + arg + `)`
-		args = append(args, "%"+likeEscaper.Replace(term)+"%", f.Search)
+		cond += ` AND (LOWER(params_summary) LIKE ` + arg + ` ESCAPE '!' OR target_tweet_id = ` + arg + `)`
+		condArgs = append(condArgs, "%"+likeEscaper.Replace(term)+"%", f.Search)
 	}
-	q += ` ORDER BY id DESC`
 	lim, limArgs := g.limitOf(f.Limit)
-	q += lim
-	args = append(args, limArgs...)
+	tail := cond + ` ORDER BY id DESC` + lim
+	// part is a read of the account's rows from q, and of those only
+	// the ones of ids below (" AND id ..."), followed by tail, and its
+	// arguments: acct times the account after head.
+	below := ""
+	part := func(q string, acct int) (string, []any) {
+		args := slices.Clone(head)
+		for range acct {
+			args = append(args, g.opts.AccountID)
+		}
+		return `SELECT ` + cols + ` FROM mutation_audit ` + q + below + tail, append(append(args, condArgs...), limArgs...)
+	}
+	if g.opts.DB.Dialect == store.SQLite {
+		below = ` AND id <= ` + recentBelow
+	}
+	var q string
+	var args []any
+	switch {
+	case g.opts.DB.Dialect != store.SQLite:
+		q, args = part(`WHERE account_id = `+arg, 1)
+	case cond == "":
+		// The trail as it opens: the account's newest rows. Read through
+		// the account's index, each would cost a second lookup in the
+		// table. The index gives the oldest of them at once, without
+		// the table (it holds the ids), and the table, which is kept in
+		// id order, is read backwards from its newest row down to that
+		// one: the rows of the page, and those of other accounts written
+		// meanwhile, which are skipped.
+		q, args = part(`NOT INDEXED WHERE account_id = `+arg+` AND id >= (SELECT MIN(id) FROM
+			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = `+arg+` ORDER BY id DESC LIMIT `+strconv.Itoa(maxAuditRows)+`))`, 2)
+	default:
+		q, args = part(`WHERE account_id = `+arg, 1)
+	}
+	if g.opts.DB.Dialect == store.SQLite {
+		// The page's rows are most often among the newest rows of the
+		// table: every row of a one-account home, and the rows of any
+		// filter but a rare one. Those are read first, as the table
+		// keeps them, backwards from its newest row, which costs no
+		// lookup a row as reading them through an index does (the
+		// account's, the tool's, the status's): at most the newest
+		// recentWindow rows (MAX(id) is the table's last row, found at
+		// once). The rows older than those follow, read as above, and
+		// only when the page is not yet full: SQLite runs the second
+		// part of a UNION ALL only when the first is read to its end.
+		below = ""
+		window, wargs := part(`NOT INDEXED WHERE id > `+recentBelow+` AND account_id = `+arg, 1)
+		q = `SELECT * FROM (` + window + `) UNION ALL SELECT * FROM (` + q + `)`
+		args = append(wargs, args...)
+	}
+	return g.readRecent(ctx, q, args, f, flag)
+}
+
+// recentBelow is the id below which a read of the audit trail on SQLite
+// turns from the table to the indexes: the table's newest thousand rows
+// are looked through first, ten pages of a filter that keeps one row in
+// ten.
+const recentBelow = `(SELECT MAX(id) FROM mutation_audit) - 1000`
+
+// readRecent reads the rows of q, a read of the audit trail as filtered
+// by f, with args, and (flag) whether some outcome may be unresolved.
+func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditFilter, flag bool) ([]AuditEntry, bool, error) {
 	out := make([]AuditEntry, 0, f.Limit)
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
 	var old []int
 	// A page asks the same few shapes again and again; parsing the query
 	// was a large part of each (the reads are prepared). Each shape reads
-	// the account's rows newest first through an index that gives them in
-	// that order ((account_id, id), or the tool's), stopping at the page's
-	// last row: never all of them and a sort, whatever the statistics.
+	// the account's rows newest first, from the table or through an index
+	// that gives them in that order ((account_id, id), or the tool's),
+	// stopping at the page's last row: never all of them and a sort,
+	// whatever the statistics.
 	err := g.opts.DB.ReadInOrder(ctx, func(oq store.OrderedQuerier) error {
 		rows, err := oq.Query(ctx, q, args...)
 		if err != nil {
@@ -952,15 +1034,20 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		}
 		defer rows.Close()
 		var sc interface{ Scan(...any) error } = rows
+		var last *bool
 		if flag {
-			sc = &suffixScan{sc: rows, last: &unresolved}
+			sc, last = &suffixScan{sc: rows, last: &unresolved}, &unresolved
+		}
+		var brief *briefScan
+		if f.Brief {
+			brief = newBriefScan(last)
 		}
 		for len(out) < f.Limit && rows.Next() {
 			var err error
 			if f.Brief {
 				out = append(out, AuditEntry{})
 				var described bool
-				if described, err = scanAuditBrief(sc, &out[len(out)-1]); err == nil && !described {
+				if described, err = brief.scan(rows, &out[len(out)-1]); err == nil && !described {
 					old = append(old, len(out)-1)
 				}
 			} else {

@@ -257,3 +257,75 @@ func TestAuditTrailAsItOpensIsTheAccountsNewest(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditPageReadsPastTheNewestRows: on SQLite a read of the trail looks
+// through the table's newest rows first and, when those hold fewer than
+// the page, reads on through the indexes. With another account's rows
+// filling the newest thousand, each filter still gets exactly the
+// account's newest rows it keeps, newest first, for a page the newest
+// rows fill and one they do not.
+func TestAuditPageReadsPastTheNewestRows(t *testing.T) {
+	e := newEnv(t)
+	// Oldest first: 300 of the account's rows, 1,500 of another's, and
+	// 30 of the account's again. Every third of the account's rows
+	// failed; every other one was asked for by the CLI.
+	acct := func(i int) string {
+		if i < 300 || i >= 1800 {
+			return "default"
+		}
+		return "other"
+	}
+	status := func(i int) string {
+		if i%3 == 0 {
+			return "failure"
+		}
+		return "success"
+	}
+	caller := func(i int) string {
+		if i%2 == 0 {
+			return "cli"
+		}
+		return "mcp"
+	}
+	if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, account_id, caller, created_at)
+		WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM seq WHERE i < 1829)
+		SELECT 'r' || i, ?, 'h' || i, '{}', CASE WHEN i % 3 = 0 THEN 'failure' ELSE 'success' END,
+			CASE WHEN i < 300 OR i >= 1800 THEN 'default' ELSE 'other' END, CASE WHEN i % 2 = 0 THEN 'cli' ELSE 'mcp' END,
+			'2026-03-01T12:00:00.000Z' FROM seq ORDER BY i`, fakeTool); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    AuditFilter
+		keep func(i int) bool
+	}{
+		{"none", AuditFilter{}, func(int) bool { return true }},
+		{"status", AuditFilter{Status: "failure"}, func(i int) bool { return status(i) == "failure" }},
+		{"caller", AuditFilter{Caller: "cli"}, func(i int) bool { return caller(i) == "cli" }},
+		{"both", AuditFilter{Status: "failure", Caller: "cli"}, func(i int) bool { return status(i) == "failure" && caller(i) == "cli" }},
+	} {
+		for _, limit := range []int{5, 100} {
+			var want []string
+			for i := 1829; i >= 0 && len(want) < limit; i-- {
+				if acct(i) == "default" && c.keep(i) {
+					want = append(want, fmt.Sprintf("r%d", i))
+				}
+			}
+			for _, brief := range []bool{true, false} {
+				f := c.f
+				f.Limit, f.Brief = limit, brief
+				got, _, err := e.g.RecentUnresolved(e.ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := make([]string, len(got))
+				for i, r := range got {
+					ids[i] = r.CorrelationID
+				}
+				if strings.Join(ids, " ") != strings.Join(want, " ") {
+					t.Errorf("%s, limit %d, brief %v:\n got %v\nwant %v", c.name, limit, brief, ids, want)
+				}
+			}
+		}
+	}
+}
