@@ -749,18 +749,19 @@ const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, r
 // values are then copied into its entry.
 type briefScan struct {
 	corr, tool, status, caller, created string
-	// The values a row may lack (NULL) are read as any.
-	resolution, name, text, kind, decidedBy any
-	dest                                    []any
+	// The values a row may lack (NULL) are read as any, and so is the
+	// flag that may follow the row (0 or 1): read into a bool, it would
+	// be converted through reflection.
+	resolution, name, text, kind, decidedBy, flag any
+	dest                                          []any
 }
 
-// newBriefScan scans brief rows, followed by a flag into flag when it is
-// not nil.
-func newBriefScan(flag *bool) *briefScan {
+// newBriefScan scans brief rows, followed by a flag when flag is set.
+func newBriefScan(flag bool) *briefScan {
 	b := &briefScan{}
 	b.dest = []any{&b.corr, &b.tool, &b.status, &b.caller, &b.created, &b.resolution, &b.name, &b.text, &b.kind, &b.decidedBy}
-	if flag != nil {
-		b.dest = append(b.dest, flag)
+	if flag {
+		b.dest = append(b.dest, &b.flag)
 	}
 	return b
 }
@@ -780,6 +781,18 @@ func (b *briefScan) scan(rows *sql.Rows, e *AuditEntry) (described bool, err err
 	}
 	e.Shown = storedShown(name, textOf(b.text), textOf(b.kind))
 	return true, nil
+}
+
+// truthOf is the truth v holds, as a driver reads a boolean: a bool
+// (PostgreSQL) or an integer (SQLite).
+func truthOf(v any) bool {
+	switch v := v.(type) {
+	case bool:
+		return v
+	case int64:
+		return v != 0
+	}
+	return false
 }
 
 // textOf is the text v holds, as the driver reads a column: "" for NULL.
@@ -1034,20 +1047,22 @@ func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditF
 		}
 		defer rows.Close()
 		var sc interface{ Scan(...any) error } = rows
-		var last *bool
 		if flag {
-			sc, last = &suffixScan{sc: rows, last: &unresolved}, &unresolved
+			sc = &suffixScan{sc: rows, last: &unresolved}
 		}
 		var brief *briefScan
 		if f.Brief {
-			brief = newBriefScan(last)
+			brief = newBriefScan(flag)
 		}
 		for len(out) < f.Limit && rows.Next() {
 			var err error
 			if f.Brief {
 				out = append(out, AuditEntry{})
 				var described bool
-				if described, err = brief.scan(rows, &out[len(out)-1]); err == nil && !described {
+				if described, err = brief.scan(rows, &out[len(out)-1]); err == nil && flag {
+					unresolved = truthOf(brief.flag)
+				}
+				if err == nil && !described {
 					old = append(old, len(out)-1)
 				}
 			} else {
