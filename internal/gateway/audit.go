@@ -970,26 +970,35 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	}
 	lim, limArgs := g.limitOf(f.Limit)
 	tail := cond + ` ORDER BY id DESC` + lim
-	// part is a read of the account's rows from q, and of those only
-	// the ones of ids below (" AND id ..."), followed by tail, and its
-	// arguments: acct times the account after head.
-	below := ""
+	// part is a read of the account's rows from q, followed by tail, and
+	// its arguments: acct times the account after head.
 	part := func(q string, acct int) (string, []any) {
 		args := slices.Clone(head)
 		for range acct {
 			args = append(args, g.opts.AccountID)
 		}
-		return `SELECT ` + cols + ` FROM mutation_audit ` + q + below + tail, append(append(args, condArgs...), limArgs...)
+		return `SELECT ` + cols + ` FROM mutation_audit ` + q + tail, append(append(args, condArgs...), limArgs...)
 	}
-	if g.opts.DB.Dialect == store.SQLite {
-		below = ` AND id <= ` + recentBelow
+	if g.opts.DB.Dialect != store.SQLite {
+		q, args := part(`WHERE account_id = `+arg, 1)
+		return g.readRecent(ctx, q, args, f, flag)
 	}
-	var q string
-	var args []any
-	switch {
-	case g.opts.DB.Dialect != store.SQLite:
-		q, args = part(`WHERE account_id = `+arg, 1)
-	case cond == "":
+	// The page's rows are most often among the newest rows of the table:
+	// every row of a one-account home, and the rows of any filter but a
+	// rare one. Those are read first, as the table keeps them, backwards
+	// from its newest row, which costs no lookup a row as reading them
+	// through an index does (the account's, the tool's, the status's):
+	// at most the newest recentWindow rows (MAX(id) is the table's last
+	// row, found at once). Only when they hold fewer rows than the page
+	// is it read again, through the indexes, as below. (One statement
+	// that read on past them, a UNION ALL of the two, would copy every
+	// row through a subquery: half as dear again as the read.)
+	q, args := part(`NOT INDEXED WHERE id > (SELECT MAX(id) FROM mutation_audit) - `+strconv.Itoa(recentWindow)+` AND account_id = `+arg, 1)
+	out, unresolved, err := g.readRecent(ctx, q, args, f, flag)
+	if err != nil || len(out) >= f.Limit {
+		return out, unresolved, err
+	}
+	if cond == "" {
 		// The trail as it opens: the account's newest rows. Read through
 		// the account's index, each would cost a second lookup in the
 		// table. The index gives the oldest of them at once, without
@@ -999,33 +1008,16 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 		// meanwhile, which are skipped.
 		q, args = part(`NOT INDEXED WHERE account_id = `+arg+` AND id >= (SELECT MIN(id) FROM
 			(SELECT id FROM mutation_audit INDEXED BY idx_mutation_audit_account WHERE account_id = `+arg+` ORDER BY id DESC LIMIT `+strconv.Itoa(maxAuditRows)+`))`, 2)
-	default:
+	} else {
 		q, args = part(`WHERE account_id = `+arg, 1)
-	}
-	if g.opts.DB.Dialect == store.SQLite {
-		// The page's rows are most often among the newest rows of the
-		// table: every row of a one-account home, and the rows of any
-		// filter but a rare one. Those are read first, as the table
-		// keeps them, backwards from its newest row, which costs no
-		// lookup a row as reading them through an index does (the
-		// account's, the tool's, the status's): at most the newest
-		// recentWindow rows (MAX(id) is the table's last row, found at
-		// once). The rows older than those follow, read as above, and
-		// only when the page is not yet full: SQLite runs the second
-		// part of a UNION ALL only when the first is read to its end.
-		below = ""
-		window, wargs := part(`NOT INDEXED WHERE id > `+recentBelow+` AND account_id = `+arg, 1)
-		q = `SELECT * FROM (` + window + `) UNION ALL SELECT * FROM (` + q + `)`
-		args = append(wargs, args...)
 	}
 	return g.readRecent(ctx, q, args, f, flag)
 }
 
-// recentBelow is the id below which a read of the audit trail on SQLite
-// turns from the table to the indexes: the table's newest thousand rows
-// are looked through first, ten pages of a filter that keeps one row in
-// ten.
-const recentBelow = `(SELECT MAX(id) FROM mutation_audit) - 1000`
+// recentWindow is how many of the table's newest rows a read of the audit
+// trail on SQLite looks through before it turns to the indexes: ten pages
+// of a filter that keeps one row in ten.
+const recentWindow = 1000
 
 // readRecent reads the rows of q, a read of the audit trail as filtered
 // by f, with args, and (flag) whether some outcome may be unresolved.

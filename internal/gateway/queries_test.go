@@ -411,8 +411,8 @@ func TestRecentSearchesTextAndTarget(t *testing.T) {
 }
 
 // A brief listing (the audit page's) holds what a list shows, the same as
-// the full rows, and nothing it does not show; each shape of the query is
-// prepared once and reused, on both backends.
+// the full rows, and nothing it does not show; each shape of the query
+// (its statements) is prepared once and reused, on both backends.
 func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -447,8 +447,15 @@ func TestRecentBriefListsWhatAPageShows(t *testing.T) {
 				}
 			}
 		}
-		if prepared := e.db.Statements() - before; prepared != 2 { // the full and the brief shape
-			t.Errorf("%d read statements prepared for two shapes asked three times, want 2", prepared)
+		// The full and the brief shape; on SQLite each is two statements,
+		// as a trail shorter than a page is read again past the table's
+		// newest rows (see Gateway.recent).
+		want := 2
+		if storetest.BackendOf(t) == storetest.SQLite {
+			want = 4
+		}
+		if prepared := e.db.Statements() - before; prepared != want {
+			t.Errorf("%d read statements prepared for two shapes asked three times, want %d", prepared, want)
 		}
 	})
 }
