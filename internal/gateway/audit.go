@@ -777,6 +777,8 @@ func (b *briefScan) scan(rows *sql.Rows, e *AuditEntry) (described bool, err err
 	// Every stored action has a name: the tool's, at least.
 	name := textOf(b.name)
 	if name == "" {
+		// Described after the read (describeOld).
+		e.Shown = describe.Recorded{}
 		return false, nil
 	}
 	e.Shown = storedShown(name, textOf(b.text), textOf(b.kind))
@@ -898,7 +900,7 @@ var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
 
 // Recent lists audit rows, newest first.
 func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	out, _, err := g.recent(ctx, f, false)
+	out, _, err := g.recent(ctx, f, false, nil)
 	return out, err
 }
 
@@ -908,10 +910,20 @@ func (g *Gateway) Recent(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 // on every row of the one statement (an uncorrelated subquery, computed
 // once), which costs far less than a second statement.
 func (g *Gateway) RecentUnresolved(ctx context.Context, f AuditFilter) ([]AuditEntry, bool, error) {
-	return g.recent(ctx, f, true)
+	return g.recent(ctx, f, true, nil)
 }
 
-func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]AuditEntry, bool, error) {
+// RecentUnresolvedInto is RecentUnresolved reading the rows into into's
+// storage when it has room for the page: a page shown again and again
+// then writes its rows over the last view's instead of asking for (and
+// clearing) as many new ones. A brief read (AuditFilter.Brief) sets in
+// each entry only what it reads, and leaves the rest as into had it: into
+// should hold only what brief reads wrote.
+func (g *Gateway) RecentUnresolvedInto(ctx context.Context, f AuditFilter, into []AuditEntry) ([]AuditEntry, bool, error) {
+	return g.recent(ctx, f, true, into)
+}
+
+func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool, into []AuditEntry) ([]AuditEntry, bool, error) {
 	if f.Limit <= 0 || f.Limit > maxAuditRows {
 		f.Limit = 20
 	}
@@ -981,7 +993,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	}
 	if g.opts.DB.Dialect != store.SQLite {
 		q, args := part(`WHERE account_id = `+arg, 1)
-		return g.readRecent(ctx, q, args, f, flag)
+		return g.readRecent(ctx, q, args, f, flag, into)
 	}
 	// The page's rows are most often among the newest rows of the table:
 	// every row of a one-account home, and the rows of any filter but a
@@ -994,10 +1006,11 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	// that read on past them, a UNION ALL of the two, would copy every
 	// row through a subquery: half as dear again as the read.)
 	q, args := part(`NOT INDEXED WHERE id > (SELECT MAX(id) FROM mutation_audit) - `+strconv.Itoa(recentWindow)+` AND account_id = `+arg, 1)
-	out, unresolved, err := g.readRecent(ctx, q, args, f, flag)
+	out, unresolved, err := g.readRecent(ctx, q, args, f, flag, into)
 	if err != nil || len(out) >= f.Limit {
 		return out, unresolved, err
 	}
+	into = out
 	if cond == "" {
 		// The trail as it opens: the account's newest rows. Read through
 		// the account's index, each would cost a second lookup in the
@@ -1011,7 +1024,7 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool) ([]Audit
 	} else {
 		q, args = part(`WHERE account_id = `+arg, 1)
 	}
-	return g.readRecent(ctx, q, args, f, flag)
+	return g.readRecent(ctx, q, args, f, flag, into)
 }
 
 // recentWindow is how many of the table's newest rows a read of the audit
@@ -1021,8 +1034,11 @@ const recentWindow = 1000
 
 // readRecent reads the rows of q, a read of the audit trail as filtered
 // by f, with args, and (flag) whether some outcome may be unresolved.
-func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditFilter, flag bool) ([]AuditEntry, bool, error) {
-	out := make([]AuditEntry, 0, f.Limit)
+func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditFilter, flag bool, into []AuditEntry) ([]AuditEntry, bool, error) {
+	out := into[:0]
+	if cap(out) < f.Limit {
+		out = make([]AuditEntry, 0, f.Limit)
+	}
 	// Without rows there is nothing to say there is no unresolved one.
 	unresolved := true
 	var old []int
@@ -1049,7 +1065,9 @@ func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditF
 		for len(out) < f.Limit && rows.Next() {
 			var err error
 			if f.Brief {
-				out = append(out, AuditEntry{})
+				// The entry is new (zero) or one a brief read wrote:
+				// each field it reads is written below.
+				out = out[:len(out)+1]
 				var described bool
 				if described, err = brief.scan(rows, &out[len(out)-1]); err == nil && flag {
 					unresolved = truthOf(brief.flag)

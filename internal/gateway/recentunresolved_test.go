@@ -52,3 +52,44 @@ func TestRecentUnresolvedSaysWhetherAnOutcomeMayBeUnresolved(t *testing.T) {
 		check("a filter without rows", AuditFilter{Caller: "web", Brief: true}, true)
 	})
 }
+
+// TestRecentUnresolvedIntoWritesOverTheLastView: rows read into the
+// storage of an earlier brief read are those a fresh read returns, with
+// nothing of the rows they replace: not a resolution, who decided, or
+// what a row shows.
+func TestRecentUnresolvedIntoWritesOverTheLastView(t *testing.T) {
+	e := newEnv(t)
+	now := store.FormatTime(e.clock.Now())
+	for _, r := range []struct {
+		corr, caller, name  string
+		resolution, decided any
+	}{
+		{"old", "mcp", "", nil, nil},
+		{"plain", "mcp", "Like", nil, nil},
+		{"resolved", "cli", "Like", "happened", "web"},
+		{"decided", "cli", "Post", nil, "telegram:1"},
+	} {
+		if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status,
+			account_id, caller, created_at, resolution, decided_by, action_name, description, target_kind)
+			VALUES (?, 'x_like_tweet', ?, '{"tweet_id":"7"}', 'unknown', 'default', ?, ?, ?, ?, NULLIF(?, ''), 'said', '')`,
+			r.corr, "h"+r.corr, r.caller, now, r.resolution, r.decided, r.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var into []AuditEntry
+	for _, f := range []AuditFilter{{Caller: "cli"}, {Caller: "mcp"}, {}, {Caller: "cli"}} {
+		f.Limit, f.Brief = 100, true
+		want, wantFlag, err := e.g.RecentUnresolved(e.ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, flag, err := e.g.RecentUnresolvedInto(e.ctx, f, into)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || flag != wantFlag {
+			t.Errorf("caller %q: rows\n got %+v (%t)\nwant %+v (%t)", f.Caller, got, flag, want, wantFlag)
+		}
+		into = got
+	}
+}

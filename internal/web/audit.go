@@ -106,7 +106,16 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		f.Since = t
 	}
-	rows, unresolved, err := a.Gateway.RecentUnresolved(ctx, f)
+	held, _ := s.auditRows.Get().(*[]gateway.AuditEntry)
+	if held == nil {
+		held = new([]gateway.AuditEntry)
+	}
+	rows, unresolved, err := a.Gateway.RecentUnresolvedInto(ctx, f, *held)
+	// Held again once the page is written (or refused).
+	defer func() {
+		*held = rows[:0]
+		s.auditRows.Put(held)
+	}()
 	if err != nil {
 		s.fail(w, r, sess, statusOf(err), err)
 		return

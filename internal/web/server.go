@@ -174,6 +174,10 @@ type Server struct {
 	accountOptions               filterOptions
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
+	// auditRows holds the audit page's rows between views (a
+	// *[]gateway.AuditEntry): a view writes its rows over the last one's
+	// (see Gateway.RecentUnresolvedInto).
+	auditRows sync.Pool
 
 	// addr is the listening host:port, for the Host and Origin checks and
 	// the login URL; set by Listen or SetAddr.
