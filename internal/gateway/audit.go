@@ -1113,7 +1113,8 @@ func (g *Gateway) limitOf(n int) (string, []any) {
 	return " LIMIT ?", []any{n}
 }
 
-// arg is a bound value in a read of the audit trail. SQLite plans a
+// arg is a bound value in a read a page repeats (the audit trail, the
+// approval queue). SQLite plans a
 // statement again at every run, as costly as parsing it, when a bound
 // value may change its plan: one compared with an indexed column once
 // statistics sample it (sqlite_stat4, which PRAGMA optimize gathers), a

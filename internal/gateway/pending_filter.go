@@ -31,14 +31,16 @@ func (g *Gateway) PendingFiltered(ctx context.Context, f PendingFilter) ([]Appro
 	if f.Offset < 0 {
 		return nil, 0, apperr.New(apperr.InvalidInput, "offset: must not be negative")
 	}
-	where := ` FROM approval_queue WHERE account_id = ? AND status = 'pending' AND expires_at > ? AND id > ?`
+	// Bound as g.arg() writes it: planned once (see arg).
+	arg := g.arg()
+	where := ` FROM approval_queue WHERE account_id = ` + arg + ` AND status = 'pending' AND expires_at > ` + arg + ` AND id > ` + arg
 	args := []any{g.opts.AccountID, ts(g.opts.Now()), f.AfterID}
 	if f.Tool != "" {
-		where += ` AND tool_name = ?`
+		where += ` AND tool_name = ` + arg
 		args = append(args, f.Tool)
 	}
 	if f.Caller != "" {
-		where += ` AND caller = ?`
+		where += ` AND caller = ` + arg
 		args = append(args, f.Caller)
 	}
 	total := -1
@@ -52,7 +54,7 @@ func (g *Gateway) PendingFiltered(ctx context.Context, f PendingFilter) ([]Appro
 	// rows are read: sorting every match with all its columns to keep a
 	// page of them cost more than the rest of the page together.
 	rows, err := g.stmts.queryRead(ctx, `SELECT `+approvalCols+` FROM approval_queue WHERE id IN (SELECT id`+where+
-		` ORDER BY id LIMIT ? OFFSET ?) ORDER BY id`, append(args, f.Limit, f.Offset)...)
+		` ORDER BY id LIMIT `+arg+` OFFSET `+arg+`) ORDER BY id`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, apperr.Wrap(apperr.DBError, err, "read approval queue: %v", err)
 	}

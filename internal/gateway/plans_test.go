@@ -329,3 +329,39 @@ func TestAuditPageReadsPastTheNewestRows(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsPageIsNotPlannedPerCall: the approvals page's list, which a
+// page polls, is planned once on a database with statistics, whatever it
+// binds (the account, the time, a filter, the page's limit and offset).
+func TestApprovalsPageIsNotPlannedPerCall(t *testing.T) {
+	e := newEnv(t)
+	e.pol.set(approvalThenAllow)
+	for i := range 60 {
+		e.queue(fmt.Sprintf(`{"text":"%d"}`, i))
+	}
+	if _, err := e.db.ExecContext(e.ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, q := range e.db.PreparedQueries() {
+		before[q.Text] = true
+	}
+	for _, f := range []PendingFilter{{Limit: 50}, {Limit: 50, Offset: 50, Tool: fakeTool, Caller: "mcp", AfterID: 3}} {
+		if _, _, err := e.g.PendingFiltered(e.ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := 0
+	for _, q := range e.db.PreparedQueries() {
+		if before[q.Text] || !strings.Contains(q.Text, "FROM approval_queue") {
+			continue
+		}
+		read++
+		if n := storetest.Replans(t, e.dbPath, q.Text); n != 0 {
+			t.Errorf("planned again at each of %d runs:\n%s", n, q.Text)
+		}
+	}
+	if read != 2 {
+		t.Fatalf("%d reads of the queue prepared, want 2", read)
+	}
+}
