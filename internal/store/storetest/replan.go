@@ -25,24 +25,24 @@ func Replans(t testing.TB, path, query string) int {
 		t.Fatal(err)
 	}
 	defer libc.Xfree(tls, cpath)
-	db := tls.Alloc(8)
-	defer tls.Free(8)
-	if rc := sqlite3.Xsqlite3_open_v2(tls, cpath, db, sqlite3.SQLITE_OPEN_READONLY, 0); rc != sqlite3.SQLITE_OK {
+	// SQLite writes the handles it makes to Go memory of the heap,
+	// which does not move.
+	db := new(uintptr)
+	if rc := sqlite3.Xsqlite3_open_v2(tls, cpath, uintptr(unsafe.Pointer(db)), sqlite3.SQLITE_OPEN_READONLY, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("open %s: SQLite result code %d", path, rc)
 	}
-	h := *(*uintptr)(unsafe.Pointer(db))
+	h := *db
 	defer sqlite3.Xsqlite3_close_v2(tls, h)
 	cquery, err := libc.CString(query)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer libc.Xfree(tls, cquery)
-	stmt := tls.Alloc(8)
-	defer tls.Free(8)
-	if rc := sqlite3.Xsqlite3_prepare_v2(tls, h, cquery, -1, stmt, 0); rc != sqlite3.SQLITE_OK {
+	stmt := new(uintptr)
+	if rc := sqlite3.Xsqlite3_prepare_v2(tls, h, cquery, -1, uintptr(unsafe.Pointer(stmt)), 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("prepare %s: %s", query, libc.GoString(sqlite3.Xsqlite3_errmsg(tls, h)))
 	}
-	s := *(*uintptr)(unsafe.Pointer(stmt))
+	s := *stmt
 	defer sqlite3.Xsqlite3_finalize(tls, s)
 	n := sqlite3.Xsqlite3_bind_parameter_count(tls, s)
 	run := func() {
