@@ -785,8 +785,8 @@ func (b *briefScan) scan(rows *sql.Rows, e *AuditEntry) (described bool, err err
 	return true, nil
 }
 
-// truthOf is the truth v holds, as a driver reads a boolean: a bool
-// (PostgreSQL) or an integer (SQLite).
+// truthOf is the truth v holds, as a driver reads a boolean or a number:
+// a bool, or an integer; NULL is false.
 func truthOf(v any) bool {
 	switch v := v.(type) {
 	case bool:
@@ -946,8 +946,10 @@ func (g *Gateway) recent(ctx context.Context, f AuditFilter, flag bool, into []A
 	arg := g.arg()
 	var head []any
 	if flag {
-		cols += `, EXISTS (SELECT 1 FROM mutation_audit` + g.indexed("idx_mutation_audit_unresolved") + ` WHERE account_id = ` + arg + `
-			AND status IN ('unknown', 'interrupted') AND resolution IS NULL)`
+		// NULL (false) in the common case, which the driver reads with
+		// one call a row.
+		cols += `, CASE WHEN EXISTS (SELECT 1 FROM mutation_audit` + g.indexed("idx_mutation_audit_unresolved") + ` WHERE account_id = ` + arg + `
+			AND status IN ('unknown', 'interrupted') AND resolution IS NULL) THEN 1 END`
 		head = append(head, g.opts.AccountID)
 	}
 	// cond is the filter's condition on a row of the account, bound to
@@ -1055,8 +1057,9 @@ func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditF
 		}
 		defer rows.Close()
 		var sc interface{ Scan(...any) error } = rows
+		var last any
 		if flag {
-			sc = &suffixScan{sc: rows, last: &unresolved}
+			sc = &suffixScan{sc: rows, last: &last}
 		}
 		var brief *briefScan
 		if f.Brief {
@@ -1079,6 +1082,9 @@ func (g *Gateway) readRecent(ctx context.Context, q string, args []any, f AuditF
 				var e AuditEntry
 				e, err = scanAudit(sc)
 				out = append(out, e)
+				if err == nil && flag {
+					unresolved = truthOf(last)
+				}
 			}
 			if err != nil {
 				return err
