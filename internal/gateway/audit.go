@@ -748,31 +748,30 @@ const auditBriefCols = `correlation_id, tool_name, status, caller, created_at, r
 // destinations are made once a read, not once a row, and each row's
 // values are then copied into its entry.
 type briefScan struct {
-	corr, tool, status, caller, created string
 	// The values a row may lack (NULL) are read as any, and so is the
-	// flag that may follow the row (0 or 1): read into a bool, it would
-	// be converted through reflection.
+	// flag that may follow the row: read into a string or a bool, they
+	// would be converted through reflection (or refused).
 	resolution, name, text, kind, decidedBy, flag any
-	dest                                          []any
+	flagged                                       bool
 }
 
 // newBriefScan scans brief rows, followed by a flag when flag is set.
 func newBriefScan(flag bool) *briefScan {
-	b := &briefScan{}
-	b.dest = []any{&b.corr, &b.tool, &b.status, &b.caller, &b.created, &b.resolution, &b.name, &b.text, &b.kind, &b.decidedBy}
-	if flag {
-		b.dest = append(b.dest, &b.flag)
-	}
-	return b
+	return &briefScan{flagged: flag}
 }
 
-// scan scans the current row of rows into e; described is false for a
-// row that does not store what it shows.
+// scan scans the current row of rows into e, the values every row has
+// straight into its fields; described is false for a row that does not
+// store what it shows.
 func (b *briefScan) scan(rows *sql.Rows, e *AuditEntry) (described bool, err error) {
-	if err := rows.Scan(b.dest...); err != nil {
+	if b.flagged {
+		err = rows.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &b.resolution, &b.name, &b.text, &b.kind, &b.decidedBy, &b.flag)
+	} else {
+		err = rows.Scan(&e.CorrelationID, &e.Tool, &e.Status, &e.Caller, &e.CreatedAt, &b.resolution, &b.name, &b.text, &b.kind, &b.decidedBy)
+	}
+	if err != nil {
 		return false, err
 	}
-	e.CorrelationID, e.Tool, e.Status, e.Caller, e.CreatedAt = b.corr, b.tool, b.status, b.caller, b.created
 	e.Resolution, e.DecidedBy = textOf(b.resolution), textOf(b.decidedBy)
 	// Every stored action has a name: the tool's, at least.
 	name := textOf(b.name)
