@@ -65,13 +65,13 @@ func BenchmarkExportVsSQLiteCLI(b *testing.B) {
 		cmd.Env = append(os.Environ(), envBenchWorker+"="+workerExport, envBenchTarget+"="+path, envBenchLocks+"="+filepath.Join(b.TempDir(), "locks"))
 		return cmd
 	}
-	var gRate, fRate, gRSS, fRSS, gCPU, fCPU []float64
+	var gRate, fRate, gRSS, fRSS, gAnon, fAnon, gCPU, fCPU []float64
 	b.ResetTimer()
 	for b.Loop() {
 		for _, side := range []struct {
-			cmd            func() *exec.Cmd
-			rate, rss, cpu *[]float64
-		}{{gw, &gRate, &gRSS, &gCPU}, {floor, &fRate, &fRSS, &fCPU}} {
+			cmd                  func() *exec.Cmd
+			rate, rss, anon, cpu *[]float64
+		}{{gw, &gRate, &gRSS, &gAnon, &gCPU}, {floor, &fRate, &fRSS, &fAnon, &fCPU}} {
 			cmd := side.cmd()
 			out, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 			if err != nil {
@@ -87,7 +87,7 @@ func BenchmarkExportVsSQLiteCLI(b *testing.B) {
 			peak := watchPeakRSS(cmd.Process.Pid)
 			err = cmd.Wait()
 			took := time.Since(start)
-			hwm := peak()
+			hwm, anon := peak()
 			out.Close()
 			if err != nil {
 				b.Fatalf("%s: %v: %s", cmd.Path, err, stderr.String())
@@ -99,6 +99,7 @@ func BenchmarkExportVsSQLiteCLI(b *testing.B) {
 			}
 			*side.rate = append(*side.rate, float64(rows)/took.Seconds())
 			*side.rss = append(*side.rss, hwm)
+			*side.anon = append(*side.anon, anon)
 			*side.cpu = append(*side.cpu, float64(rows)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds())
 		}
 	}
@@ -123,41 +124,49 @@ func BenchmarkExportVsSQLiteCLI(b *testing.B) {
 	spread("rate-ratio", ratios(gRate, fRate))
 	spread("cpu-rate-ratio", ratios(gCPU, fCPU))
 	spread("rss-ratio", ratios(gRSS, fRSS))
+	spread("anon-ratio", ratios(gAnon, fAnon))
 	b.ReportMetric(med(gRate), "rows/s")
 	b.ReportMetric(med(fRate), "floor-rows/s")
 	b.ReportMetric(med(gRSS), "rss-MiB")
 	b.ReportMetric(med(fRSS), "floor-rss-MiB")
 	b.ReportMetric(med(gRate)/med(fRate), "rate-ratio")
 	b.ReportMetric(med(gRSS)/med(fRSS), "rss-ratio")
+	// The private part of the peak (RssAnon, sampled): what the export
+	// itself holds, without the pages of its program file that it maps.
+	b.ReportMetric(med(gAnon), "anon-MiB")
+	b.ReportMetric(med(fAnon), "floor-anon-MiB")
 	// Rows per second of CPU (user and system, every thread): on a busy
 	// machine a side's wall time is mostly the other processes', its CPU
 	// time is its own.
 	b.ReportMetric(med(gCPU)/med(fCPU), "cpu-rate-ratio")
 }
 
-// watchPeakRSS samples the peak resident memory (VmHWM, in MiB) of the
-// running process pid every few milliseconds; the function it returns
-// stops the sampling and gives the last sample (0 without /proc). The
-// child's ru_maxrss will not do: Go starts a child by a clone that shares
-// this process's memory until exec, and Linux carries the peak of that
-// memory (this benchmark's, tens of MiB) into the child's ru_maxrss, so
-// a small child such as the sqlite3 CLI would seem as large as this
-// process. VmHWM is of the child's own memory only; an export's memory
-// rises in its first rows and then holds, so the last sample is its peak.
-func watchPeakRSS(pid int) func() float64 {
+// watchPeakRSS samples the resident memory of the running process pid
+// every few milliseconds; the function it returns stops the sampling and
+// gives the peak (VmHWM) and the highest private part seen (RssAnon), in
+// MiB (0 without /proc). The child's ru_maxrss will not do: Go starts a
+// child by a clone that shares this process's memory until exec, and
+// Linux carries the peak of that memory (this benchmark's, tens of MiB)
+// into the child's ru_maxrss, so a small child such as the sqlite3 CLI
+// would seem as large as this process. VmHWM is of the child's own memory
+// only; an export's memory rises in its first rows and then holds, so the
+// samples see its peak.
+func watchPeakRSS(pid int) func() (hwm, anon float64) {
 	status := fmt.Sprintf("/proc/%d/status", pid)
 	stop := make(chan struct{})
-	done := make(chan float64, 1)
+	done := make(chan [2]float64, 1)
 	go func() {
-		var peak float64
+		var peak [2]float64
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			if b, err := os.ReadFile(status); err == nil {
 				for line := range strings.Lines(string(b)) {
-					if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-						if v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 64); err == nil && v/1024 > peak {
-							peak = v / 1024
+					for i, field := range []string{"VmHWM:", "RssAnon:"} {
+						if kb, ok := strings.CutPrefix(line, field); ok {
+							if v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 64); err == nil {
+								peak[i] = max(peak[i], v/1024)
+							}
 						}
 					}
 				}
@@ -170,9 +179,10 @@ func watchPeakRSS(pid int) func() float64 {
 			}
 		}
 	}()
-	return func() float64 {
+	return func() (float64, float64) {
 		close(stop)
-		return <-done
+		p := <-done
+		return p[0], p[1]
 	}
 }
 
