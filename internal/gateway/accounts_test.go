@@ -208,15 +208,22 @@ func TestSameTextTwoAccountsIsTwoIntents(t *testing.T) {
 func TestAccountsShareTheDatabasesStatements(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		e := newEnv(t)
+		e.mustDo(map[string]any{"text": "first"}, "")
 		prepared := e.db.Statements()
 		if want := len(hotQueries(e.db.Dialect)); prepared < want {
-			t.Fatalf("%d statements prepared with one gateway open, want at least its %d hot queries", prepared, want)
+			t.Fatalf("%d statements prepared after one gateway's call, want at least its %d hot queries", prepared, want)
 		}
 		cfg := policy.Config{}
 		a, actA := e.accountGateway("brand_a", cfg)
 		b, actB := e.accountGateway("brand_b", cfg)
+		if err := a.stmts.prepare(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.stmts.prepare(e.ctx); err != nil {
+			t.Fatal(err)
+		}
 		if n := e.db.Statements(); n != prepared {
-			t.Errorf("%d statements prepared with three gateways open, want the first one's %d", n, prepared)
+			t.Errorf("%d statements prepared with three gateways ready to call, want the first one's %d", n, prepared)
 		}
 		if err := a.Close(); err != nil {
 			t.Fatal(err)

@@ -561,6 +561,12 @@ func (g *Gateway) ownerAlive(owner string) bool {
 	return false
 }
 
+// qInFlight tells whether any process left work that recover finishes:
+// a pending audit row (its owner may have stopped) or an approved item
+// (its replay interrupted, or claimed and never started).
+const qInFlight = `SELECT EXISTS (SELECT 1 FROM mutation_audit WHERE status = 'pending')
+	OR EXISTS (SELECT 1 FROM approval_queue WHERE status = 'approved')`
+
 // recover marks rows left pending by dead processes as interrupted. They
 // are never retried automatically: the call may or may not have reached X.
 func (g *Gateway) recover(ctx context.Context) error {
@@ -568,6 +574,15 @@ func (g *Gateway) recover(ctx context.Context) error {
 	// interrupted ones that keep the outcome it saw.
 	if err := g.recoverJournals(ctx); err != nil {
 		return err
+	}
+	// Most starts find nothing in flight: one read through the indexes on
+	// pending rows says so, and spares them the scans and writes below.
+	var inFlight bool
+	if err := g.opts.DB.QueryRowContext(ctx, qInFlight).Scan(&inFlight); err != nil {
+		return fmt.Errorf("recover audit: %w", err)
+	}
+	if !inFlight {
+		return nil
 	}
 	rows, err := g.opts.DB.QueryContext(ctx, `SELECT DISTINCT owner FROM mutation_audit WHERE status = 'pending'`)
 	if err != nil {

@@ -253,10 +253,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		release = func() { unlock(); fileRelease() }
 	}
 	g.release = release
-	if g.stmts, err = newStmtCache(ctx, opts.DB); err != nil {
-		release()
-		return nil, err
-	}
+	g.stmts = newStmtCache(opts.DB)
 	if err := g.recover(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -412,6 +409,9 @@ func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	}
 	if err := g.readyToSend(ctx); err != nil {
 		return Response{}, err
+	}
+	if err := g.stmts.prepare(ctx); err != nil {
+		return Response{}, apperr.Wrap(apperr.DBError, err, "prepare the gateway's statements: %v", err)
 	}
 	// 2. Duplicate check: identical concurrent calls coalesce in memory; the
 	// database covers other processes and restarts. The replay of an

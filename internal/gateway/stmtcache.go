@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tuitbot/tuitbot/internal/store"
 )
@@ -102,27 +104,58 @@ func hotQueries(d store.Dialect) []string {
 
 // stmtCache keeps the hot-path statements prepared. SQLite spends most of a
 // small query's time parsing it, and the gateway runs the same handful of
-// queries for every mutation. Every statement is prepared when the gateway
-// opens: preparing later from inside a transaction would need a second pool
-// connection while the transaction holds the write lock, and with the pool
-// exhausted by writers waiting for that lock it would deadlock until the
-// busy timeout. The statements are the database's (store.DB.Prepared), so
-// the gateways of several accounts share them.
+// queries for every mutation. They are prepared when the gateway first
+// runs a call (prepare, before its transaction), not when it opens: a
+// server's first answers (a health check, a read) need none of them, and
+// preparing them was a large part of the start those answers waited for.
+// They are never prepared from inside a transaction: that would need a
+// second pool connection while the transaction holds the write lock, and
+// with the pool exhausted by writers waiting for that lock it would
+// deadlock until the busy timeout. A query run before they are prepared
+// (an outcome recorded as the gateway closes) runs unprepared. The
+// statements are the database's (store.DB.Prepared), so the gateways of
+// several accounts share them.
 type stmtCache struct {
 	db *store.DB
-	m  map[string]*sql.Stmt // read-only after newStmtCache
+	mu sync.Mutex
+	m  atomic.Pointer[map[string]*sql.Stmt] // nil until prepare; read-only after
 }
 
-func newStmtCache(ctx context.Context, db *store.DB) (*stmtCache, error) {
-	c := &stmtCache{db: db, m: map[string]*sql.Stmt{}}
-	for _, q := range hotQueries(db.Dialect) {
-		s, err := db.Prepared(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-		c.m[q] = s
+func newStmtCache(db *store.DB) *stmtCache { return &stmtCache{db: db} }
+
+// prepare prepares the hot queries once; a failure is tried again by the
+// next call. The caller must not be inside a transaction.
+func (c *stmtCache) prepare(ctx context.Context) error {
+	if c.m.Load() != nil {
+		return nil
 	}
-	return c, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m.Load() != nil {
+		return nil
+	}
+	m := map[string]*sql.Stmt{}
+	for _, q := range hotQueries(c.db.Dialect) {
+		// Prepared without the caller's deadline: the statement outlives
+		// the call.
+		s, err := c.db.Prepared(context.WithoutCancel(ctx), q)
+		if err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+		m[q] = s
+	}
+	c.m.Store(&m)
+	return nil
+}
+
+// stmt returns query's prepared statement, once prepare has run.
+func (c *stmtCache) stmt(query string) (*sql.Stmt, bool) {
+	m := c.m.Load()
+	if m == nil {
+		return nil, false
+	}
+	s, ok := (*m)[query]
+	return s, ok
 }
 
 // queryRead runs a read-only query on the pool through its prepared
@@ -144,14 +177,14 @@ func (c *stmtCache) queryRead(ctx context.Context, query string, args ...any) (*
 type poolQ struct{ c *stmtCache }
 
 func (q poolQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s, ok := q.c.m[query]; ok {
+	if s, ok := q.c.stmt(query); ok {
 		return s.QueryRowContext(ctx, args...)
 	}
 	return q.c.db.QueryRowContext(ctx, query, args...)
 }
 
 func (q poolQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s, ok := q.c.m[query]; ok {
+	if s, ok := q.c.stmt(query); ok {
 		return s.ExecContext(ctx, args...)
 	}
 	return q.c.db.ExecContext(ctx, query, args...)
@@ -165,14 +198,14 @@ type txQ struct {
 }
 
 func (q txQ) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s, ok := q.c.m[query]; ok {
+	if s, ok := q.c.stmt(query); ok {
 		return q.tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return q.tx.QueryRowContext(ctx, query, args...)
 }
 
 func (q txQ) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s, ok := q.c.m[query]; ok {
+	if s, ok := q.c.stmt(query); ok {
 		return q.tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return q.tx.ExecContext(ctx, query, args...)
