@@ -98,14 +98,17 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 			return
 		}
 		s.app.Store(a)
+		// Starting leaves megabytes of garbage (the configuration, the
+		// emulator's world, the schema checks); hand its pages back soon
+		// rather than whenever the scavenger gets to them, but after the
+		// answer to the call that waited for the start: the forced
+		// collection stops the world and takes a core for milliseconds.
+		// Asked before Ready, so that the answer is not written first.
+		s.starting.AfterAnswer(debug.FreeOSMemory, startServicesAfter)
 		s.starting.Ready(a.MCPDeps())
 		if s.wasUnavailable.Load() {
 			log.Info("database available again; the services have started")
 		}
-		// Starting leaves megabytes of garbage (the configuration, the
-		// emulator's world, the schema checks); hand its pages back now
-		// rather than whenever the scavenger gets to them.
-		debug.FreeOSMemory()
 	})
 	// Everything that reads cfg is done before the services start: New
 	// adjusts it (the sandbox points OAuth at its emulator).

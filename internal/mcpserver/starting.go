@@ -37,6 +37,9 @@ type Starting struct {
 	// tools/list's answer then starts the services once it is written,
 	// and listAnswered says it has been answered.
 	writes, listAnswered atomic.Bool
+	// afterAnswer runs once the next message has been written (see
+	// AfterAnswer).
+	afterAnswer atomic.Pointer[func()]
 	// base is the configuration-only Deps the server was built on, kept
 	// apart from deps (which Ready replaces) to answer while unavailable.
 	base Deps
@@ -101,9 +104,33 @@ func (s *Starting) Written() func() {
 }
 
 func (s *Starting) written() {
+	if f := s.afterAnswer.Swap(nil); f != nil {
+		go (*f)()
+	}
 	if s.listAnswered.Load() {
 		s.Begin()
 	}
+}
+
+// AfterAnswer runs f in the background once the transport has written its
+// next message, or once within has passed, whichever comes first; at once
+// on a transport that does not report its writes. Work that no request
+// waits for (handing memory back after the start) is called here from
+// Ready's caller, so that it takes no CPU from the answer to the request
+// that waited for the services.
+func (s *Starting) AfterAnswer(f func(), within time.Duration) {
+	var once sync.Once
+	run := func() { once.Do(f) }
+	if !s.writes.Load() {
+		go run()
+		return
+	}
+	s.afterAnswer.Store(&run)
+	time.AfterFunc(within, func() {
+		if g := s.afterAnswer.Swap(nil); g != nil {
+			(*g)()
+		}
+	})
 }
 
 // Ready hands the started services to the waiting and later requests. Only

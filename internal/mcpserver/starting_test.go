@@ -235,3 +235,58 @@ func TestStartingServerBeginsOnceTheListIsWritten(t *testing.T) {
 		t.Fatal("the services did not begin after tools/list")
 	}
 }
+
+// Work the services leave for after their start (handing memory back)
+// runs once the answer to the call that waited for them has been written,
+// not while it is being computed or written.
+func TestStartingRunsAfterAnswerOnceTheWaitingCallIsAnswered(t *testing.T) {
+	serverR, clientW := io.Pipe()
+	clientR, serverW := io.Pipe()
+	out := &recordingWriter{w: serverW}
+	cfg := testConfig(t, nil)
+	// ran says whether the call's answer was out when the work ran.
+	ran := make(chan bool, 1)
+	started := make(chan struct{})
+	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: cfg}, mcpserver.Options{Profile: mcpserver.Workflow},
+		func() { close(started) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
+	}()
+	go func() { _, _ = io.Copy(io.Discard, clientR) }()
+	t.Cleanup(func() {
+		cancel()
+		clientW.Close()
+		serverW.Close()
+		<-done
+	})
+	go func() {
+		_, _ = io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+healthCall+"\n")
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not start the services")
+	}
+	st.AfterAnswer(func() { ran <- out.has(`"id":7`) }, time.Hour)
+	if out.has(`"id":7`) {
+		t.Fatal("the call was answered before its services were ready")
+	}
+	st.Ready(mcpserver.Deps{Cfg: cfg, Health: func(context.Context) []mcpserver.Check {
+		return []mcpserver.Check{{Name: "database", Status: "ok"}}
+	}})
+	select {
+	case answered := <-ran:
+		if !answered {
+			t.Error("the work ran before the answer to the waiting call was written")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the work did not run after the waiting call was answered")
+	}
+}
