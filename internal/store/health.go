@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // build expects: every migration applied and every table they create
 // present.
 func (d *DB) checkSchema(ctx context.Context) error {
-	want, latest, err := expectedSchema(d.Dialect)
+	want, latest, err := schemaToCheck(d.Dialect)
 	if err != nil {
 		return err
 	}
@@ -73,6 +74,45 @@ var (
 		return regexp.MustCompile(`drop\s+table\s+(?:if\s+exists\s+)?["\x60]?(\w+)`)
 	})
 )
+
+// schemaToCheck is expectedSchema's tables (in no particular order) and
+// latest version. On SQLite the baseline names the tables already, one
+// "CREATE TABLE name" line each, as SQLite keeps the statements: reading
+// those lines costs a fraction of matching every migration, which was
+// most of checking the schema at each start. A baseline that does not
+// cover every migration (not regenerated yet) is not used.
+func schemaToCheck(dialect Dialect) (tables []string, latest int64, err error) {
+	if dialect != SQLite {
+		return expectedSchema(dialect)
+	}
+	bl, err := baselineOf(SQLite)
+	if err != nil {
+		return nil, 0, err
+	}
+	vs, err := migrationVersions(SQLite)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !slices.Equal(bl.versions, vs) {
+		return expectedSchema(dialect)
+	}
+	return baselineTables(bl.sql), vs[len(vs)-1], nil
+}
+
+// baselineTables names the tables a SQLite baseline creates, lowercased.
+func baselineTables(sql string) []string {
+	var out []string
+	for line := range strings.SplitSeq(sql, "\n") {
+		rest, ok := strings.CutPrefix(line, "CREATE TABLE ")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		name, _, _ = strings.Cut(name, "(")
+		out = append(out, strings.ToLower(strings.Trim(name, "\"`[]")))
+	}
+	return out
+}
 
 // expectedSchema reads the tables the embedded migrations leave behind and
 // the latest version, so the check follows new migrations by itself.

@@ -75,6 +75,18 @@ func (s *Store) Sync(ctx context.Context, limits []policy.Limit) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
+	for _, l := range limits {
+		if err := checkLimit(l); err != nil {
+			return err
+		}
+	}
+	// Most starts find the limits as they left them: one read says so,
+	// and spares the start a write transaction.
+	if same, err := s.stored(ctx, limits); err != nil {
+		return wrapDB("sync limits", err)
+	} else if same {
+		return nil
+	}
 	now := store.FormatTime(s.now())
 	err := s.immediate(ctx, func(conn *sql.Conn) error {
 		keys := make([]any, 0, len(limits)+1)
@@ -108,6 +120,34 @@ ON CONFLICT (account_id, key) DO UPDATE SET
 		return wrapDB("sync limits", err)
 	}
 	return nil
+}
+
+// stored reports whether the account's stored limits are limits, no more
+// and no fewer, each with the same dimension, match value, max and period.
+func (s *Store) stored(ctx context.Context, limits []policy.Limit) (bool, error) {
+	want := make(map[string]policy.Limit, len(limits))
+	for _, l := range limits {
+		want[l.Key] = l
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT key, dimension, match_value, max_value, period_seconds FROM policy_counters WHERE account_id = ?`, s.account)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var l policy.Limit
+		if err := rows.Scan(&l.Key, &l.Dimension, &l.MatchValue, &l.Max, &l.PeriodSeconds); err != nil {
+			return false, err
+		}
+		w, ok := want[l.Key]
+		if !ok || w.Dimension != l.Dimension || w.MatchValue != l.MatchValue || w.Max != l.Max || w.PeriodSeconds != l.PeriodSeconds {
+			return false, rows.Close()
+		}
+		n++
+	}
+	return n == len(want), rows.Err()
 }
 
 // Snapshot returns every stored limit of the account by key, as of the

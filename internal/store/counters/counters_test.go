@@ -570,3 +570,61 @@ func TestCountersErrors(t *testing.T) {
 		}
 	})
 }
+
+// A start whose limits are those stored writes nothing: the rows keep
+// when they were last changed. A limit that changed, or one no longer
+// configured, is still written.
+func TestSyncOfUnchangedLimitsWritesNothing(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T) {
+		ctx := context.Background()
+		clk := &clock{t: base()}
+		db := openDB(t)
+		cfg := bare()
+		cfg.MaxMutationsPerHour = 20
+		cfg.Template = policy.TemplateAgencyMode
+		e := mustEngine(t, cfg)
+		c := counters.New(db, "acct", clk.now)
+		updated := func() map[string]string {
+			t.Helper()
+			rows, err := db.QueryContext(ctx, `SELECT key, updated_at FROM policy_counters WHERE account_id = 'acct'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			out := map[string]string{}
+			for rows.Next() {
+				var k, at string
+				if err := rows.Scan(&k, &at); err != nil {
+					t.Fatal(err)
+				}
+				out[k] = at
+			}
+			return out
+		}
+		if err := c.Sync(ctx, e.Limits()); err != nil {
+			t.Fatal(err)
+		}
+		first := updated()
+		clk.advance(time.Minute)
+		if err := c.Sync(ctx, e.Limits()); err != nil {
+			t.Fatal(err)
+		}
+		if again := updated(); len(again) != len(first) || again[policy.LimitKeyMaxMutationsPerHour] != first[policy.LimitKeyMaxMutationsPerHour] {
+			t.Errorf("unchanged limits rewritten: %v, then %v", first, again)
+		}
+		cfg.MaxMutationsPerHour = 30
+		changed := mustEngine(t, cfg).Limits()
+		if err := c.Sync(ctx, changed); err != nil {
+			t.Fatal(err)
+		}
+		if u := usageOf(t, c, policy.LimitKeyMaxMutationsPerHour); u.Max != 30 {
+			t.Errorf("changed max not written: %+v", u)
+		}
+		if err := c.Sync(ctx, changed[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(updated()); n != 1 {
+			t.Errorf("%d limits stored after one was kept, want 1", n)
+		}
+	})
+}
