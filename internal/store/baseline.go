@@ -74,16 +74,17 @@ func parseBaseline(text string) (baseline, error) {
 }
 
 // applyBaseline creates the schema of a database that has no tables yet
-// and records the migrations it covers, all in one transaction.
-func (d *DB) applyBaseline(ctx context.Context) error {
+// and records the migrations it covers, all in one transaction; it
+// returns those versions.
+func (d *DB) applyBaseline(ctx context.Context) ([]int64, error) {
 	bl, err := baselineOf(d.Dialect)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := d.Tx(ctx, func(tx *sql.Tx) error { return d.writeBaseline(ctx, tx, bl) }); err != nil {
-		return fmt.Errorf("baseline schema: %w", err)
+		return nil, fmt.Errorf("baseline schema: %w", err)
 	}
-	return nil
+	return bl.versions, nil
 }
 
 // writeBaseline runs bl in tx and records its versions in goose's table,

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -400,6 +401,9 @@ func (d *DB) unreadable(err error) error {
 }
 
 func (d *DB) migrate(ctx context.Context, opts Options) error {
+	if d.Dialect == SQLite {
+		return d.migrateSQLite(ctx, opts)
+	}
 	p, err := d.migrationProvider()
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -411,25 +415,58 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 	if !pending {
 		return nil
 	}
-	if d.Dialect == Postgres {
-		if err := d.baselinePostgres(ctx); err != nil {
-			return fmt.Errorf("database %s: %w", d.Path, err)
-		}
-		if _, err := p.Up(ctx); err != nil {
-			return fmt.Errorf("migrate database %s: %w", d.Path, err)
-		}
+	if err := d.baselinePostgres(ctx); err != nil {
+		return fmt.Errorf("database %s: %w", d.Path, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate database %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// migrateSQLite migrates a SQLite database; the open lock is held, so no
+// other process migrates meanwhile. Most starts find every migration
+// applied, which one read of goose's table tells; a new database is
+// created from the baseline, which covers every migration of this build.
+// Only a database that is neither goes through goose, which backs it up
+// first. Asking goose whether anything is pending, and again after the
+// baseline, was most of a start's migration work.
+func (d *DB) migrateSQLite(ctx context.Context, opts Options) error {
+	versions, err := migrationVersions(SQLite)
+	if err != nil {
+		return err
+	}
+	current, err := d.appliedAll(ctx, versions)
+	if err != nil {
+		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
+	}
+	if current {
 		return nil
 	}
-	// The open lock is held: no other process migrates meanwhile.
 	fresh, err := isNew(ctx, d, SQLite)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", d.Path, err)
 	}
 	if fresh {
-		if err := d.applyBaseline(ctx); err != nil {
+		covered, err := d.applyBaseline(ctx)
+		if err != nil {
 			return fmt.Errorf("database %s: %w", d.Path, err)
 		}
 		d.FromBaseline = true
+		if slices.Equal(covered, versions) {
+			return nil
+		}
+	}
+	p, err := d.migrationProvider()
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
+	}
+	if !pending {
+		return nil
 	}
 	var tables int
 	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('goose_db_version', 'sqlite_sequence')").Scan(&tables); err != nil {
@@ -450,6 +487,35 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 		return fmt.Errorf("migrate database %s: %w", d.Path, err)
 	}
 	return nil
+}
+
+// appliedAll reports whether goose's table records exactly versions as
+// applied (a database this build has migrated, or created, before).
+func (d *DB) appliedAll(ctx context.Context, versions []int64) (bool, error) {
+	var tables int
+	if err := d.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, versionTable).Scan(&tables); err != nil {
+		return false, err
+	}
+	if tables == 0 {
+		return false, nil
+	}
+	rows, err := d.QueryContext(ctx, `SELECT DISTINCT version_id FROM `+versionTable+` WHERE is_applied AND version_id > 0 ORDER BY version_id`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	var applied []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return false, err
+		}
+		applied = append(applied, v)
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return slices.Equal(applied, versions), nil
 }
 
 // Backup writes a consistent copy of the database into dir and returns its
