@@ -82,3 +82,20 @@ func statRows(t *testing.T, db *sql.DB) int {
 	}
 	return n
 }
+
+// TestNewDatabaseOpensWithoutGatheringStatistics: a database just created
+// from the baseline has nothing to gather statistics of, and its open
+// spends no time on it (its close gathers them, as for any database).
+func TestNewDatabaseOpensWithoutGatheringStatistics(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "tuitbot.db"), store.Options{Now: clock})
+	if !db.FromBaseline {
+		t.Fatal("a new database was not created from the baseline")
+	}
+	var analyzed int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&analyzed); err != nil {
+		t.Fatal(err)
+	}
+	if analyzed != 0 {
+		t.Error("opening a new database gathered statistics of its empty tables")
+	}
+}

@@ -231,7 +231,11 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	if err := d.checkSchema(ctx); err != nil {
 		return err
 	}
-	d.optimize(ctx, optimizeAtOpen)
+	// A database just created from the baseline has no rows to gather
+	// statistics of; its first close gathers them.
+	if !d.FromBaseline {
+		d.optimize(ctx, optimizeAtOpen)
+	}
 	return d.watchFiles(ctx)
 }
 
