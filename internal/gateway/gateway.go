@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -194,8 +195,11 @@ type Gateway struct {
 	// qPriorOrQueuedByIntent in the database's dialect.
 	qPrior, qPriorByIntent string
 	// legacy says until when calls are also looked up by their parameters
-	// hash (see legacyRows).
-	legacy legacyRows
+	// hash (see legacyRows); set by readyForCalls, which callsReady says
+	// has run (callsMu serialises it).
+	legacy     legacyRows
+	callsMu    sync.Mutex
+	callsReady atomic.Bool
 	// posted are the other accounts' posts PostedElsewhere read, by audit
 	// row (see postedRows).
 	posted postedRows
@@ -262,14 +266,37 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
-	if g.legacy, err = g.findLegacyRows(ctx); err != nil {
-		// Not knowing is no reason to refuse to start (health_check then
-		// says what is wrong with the database): every call looks such
-		// rows up, as it did before they could be skipped.
-		g.opts.Logger.Warn("cannot tell whether audit rows older than intent keys still count; every call looks them up", "error", err)
-		g.legacy = legacyRows{forever: true}
-	}
 	return g, nil
+}
+
+// readyForCalls prepares, once, what calls need and the start does not:
+// the hot statements (see stmtCache) and whether rows written before
+// intent keys still count (legacyRows). A server's first answers (a health
+// check, a read) need neither, so the first call reads them, before its
+// transaction; calls that come together wait for the one that does.
+func (g *Gateway) readyForCalls(ctx context.Context) error {
+	if g.callsReady.Load() {
+		return nil
+	}
+	g.callsMu.Lock()
+	defer g.callsMu.Unlock()
+	if g.callsReady.Load() {
+		return nil
+	}
+	if err := g.stmts.prepare(ctx); err != nil {
+		return apperr.Wrap(apperr.DBError, err, "prepare the gateway's statements: %v", err)
+	}
+	legacy, err := g.findLegacyRows(ctx)
+	if err != nil {
+		// Not knowing is no reason to refuse the call (health_check says
+		// what is wrong with the database): every call looks such rows
+		// up, as it did before they could be skipped.
+		g.opts.Logger.Warn("cannot tell whether audit rows older than intent keys still count; every call looks them up", "error", err)
+		legacy = legacyRows{forever: true}
+	}
+	g.legacy = legacy
+	g.callsReady.Store(true)
+	return nil
 }
 
 // Close releases the liveness lock; the prepared statements are the
@@ -410,8 +437,8 @@ func (g *Gateway) do(ctx context.Context, c Call) (Response, error) {
 	if err := g.readyToSend(ctx); err != nil {
 		return Response{}, err
 	}
-	if err := g.stmts.prepare(ctx); err != nil {
-		return Response{}, apperr.Wrap(apperr.DBError, err, "prepare the gateway's statements: %v", err)
+	if err := g.readyForCalls(ctx); err != nil {
+		return Response{}, err
 	}
 	// 2. Duplicate check: identical concurrent calls coalesce in memory; the
 	// database covers other processes and restarts. The replay of an

@@ -256,6 +256,9 @@ func TestRowsOlderThanIntentKeysAreLookedUpWhileTheyCount(t *testing.T) {
 					}
 				}
 				g := e.open()
+				if err := g.readyForCalls(e.ctx); err != nil {
+					t.Fatal(err)
+				}
 				for _, at := range []time.Duration{0, time.Minute, 2 * window, 30 * 24 * time.Hour} {
 					want := c.matters == 0 || at < c.matters
 					if got := g.legacy.matter(start.Add(at)); got != want {
