@@ -83,7 +83,7 @@ func (g *Gateway) checkDuplicateQ(ctx context.Context, q querier, c Call, id ide
 		byKeyErr error
 	)
 	if c.IdempotencyKey != "" {
-		byKeyErr = q.QueryRowContext(ctx, qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
+		byKeyErr = q.QueryRowContext(ctx, g.qPriorByKey, g.opts.AccountID, c.IdempotencyKey, ts(now.Add(-g.opts.KeyWindow))).
 			Scan(&byKey.intent, &byKey.tool, &byKey.status, &byKey.corr, &byKey.errCode, &byKey.result, &byKey.resolution, &byKey.dupOf)
 	}
 	prior, queued, err := g.priorByIntent(ctx, q, id, now)
@@ -1143,7 +1143,12 @@ func (g *Gateway) limitOf(n int) (string, []any) {
 // index on the column is used as before. PostgreSQL plans a prepared
 // statement without the values (and has no unary plus for text).
 func (g *Gateway) arg() string {
-	if g.opts.DB.Dialect == store.SQLite {
+	return argIn(g.opts.DB.Dialect)
+}
+
+// argIn is a bound value written as Gateway.arg says, in dialect d.
+func argIn(d store.Dialect) string {
+	if d == store.SQLite {
 		return "+?"
 	}
 	return "?"

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 )
 
 // maxPostedElsewhere bounds the rows PostedElsewhere reads, newest first:
-// far more posts than a home's accounts make in the longest window.
+// far more posts than a home's accounts make in the longest window. It is
+// written into the query: SQLite plans a statement again at every run
+// when its LIMIT is bound.
 const maxPostedElsewhere = 5000
 
 // PostedElsewhere lists the posts (posts, replies, quotes, thread parts)
@@ -29,17 +32,13 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 
 // postedElsewhere is one read of the window that begins at since.
 func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrules.Posted, error) {
-	q := qPostedElsewhere
-	if g.opts.DB.Dialect == store.Postgres {
-		q = qPostedElsewherePostgres
-	}
 	// Every post a gated call makes runs this query: it is prepared once
 	// rather than parsed again per call. What a row holds besides its
 	// status never changes: the query returns it only for the rows newer
 	// than any this process keeps, whose texts are parsed and normalised
 	// once, here.
 	known := g.posted.newest()
-	rows, err := g.stmts.queryRead(ctx, q, ts(since), g.opts.AccountID, maxPostedElsewhere, known)
+	rows, err := g.stmts.queryRead(ctx, g.qPosted, ts(since), g.opts.AccountID, known)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 	}
@@ -148,22 +147,33 @@ func postedTexts(material string) []string {
 
 // qPostedElsewhere reads the window from the index on created_at, newest
 // first; the account, status and tool are filtered on the rows it finds.
-// A row's other columns come only with the rows whose id is above ?4.
-const qPostedElsewhere = `SELECT id, status, CASE WHEN id > ?4 THEN account_id END, CASE WHEN id > ?4 THEN correlation_id END, CASE WHEN id > ?4 THEN created_at END,
-	CASE WHEN id > ?4 THEN COALESCE(request_json, '') END, CASE WHEN id > ?4 THEN params_summary END
+// A row's other columns come only with the rows whose id is above ?3. The
+// values compared with columns are behind a unary plus, so that SQLite
+// plans the statement once whatever statistics sample (see Gateway.arg).
+const qPostedElsewhere = `SELECT id, status, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END, CASE WHEN id > ?3 THEN created_at END,
+	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
 	FROM mutation_audit INDEXED BY idx_mutation_audit_created
-	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
+	WHERE created_at >= +?1 AND account_id <> +?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
-	ORDER BY created_at DESC LIMIT ?3`
+	ORDER BY created_at DESC LIMIT `
 
-const qPostedElsewherePostgres = `SELECT id, status, CASE WHEN id > ?4 THEN account_id END, CASE WHEN id > ?4 THEN correlation_id END, CASE WHEN id > ?4 THEN created_at END,
-	CASE WHEN id > ?4 THEN COALESCE(request_json, '') END, CASE WHEN id > ?4 THEN params_summary END
+const qPostedElsewherePostgres = `SELECT id, status, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END, CASE WHEN id > ?3 THEN created_at END,
+	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
 	FROM mutation_audit
 	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
 	AND COALESCE(resolution, '') <> 'did_not_happen'
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
-	ORDER BY created_at DESC LIMIT ?3`
+	ORDER BY created_at DESC LIMIT `
+
+// postedElsewhereQuery is qPostedElsewhere in dialect d, with its limit.
+func postedElsewhereQuery(d store.Dialect) string {
+	q := qPostedElsewhere
+	if d == store.Postgres {
+		q = qPostedElsewherePostgres
+	}
+	return q + strconv.Itoa(maxPostedElsewhere)
+}
 
 // qPostedRow reads what PostedElsewhere keeps of an audit row.
 const qPostedRow = `SELECT account_id, correlation_id, created_at, COALESCE(request_json, ''), params_summary

@@ -194,6 +194,10 @@ type Gateway struct {
 	// qPrior and qPriorByIntent are qPriorOrQueued and
 	// qPriorOrQueuedByIntent in the database's dialect.
 	qPrior, qPriorByIntent string
+	// qPriorByKey is qPriorByKey in the database's dialect.
+	qPriorByKey string
+	// qPosted is PostedElsewhere's query in the database's dialect.
+	qPosted string
 	// legacy says until when calls are also looked up by their parameters
 	// hash (see legacyRows); set by readyForCalls, which callsReady says
 	// has run (callsMu serialises it).
@@ -243,6 +247,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance()}
 	g.qPrior, g.qPriorByIntent = priorOrQueued(opts.DB.Dialect)
+	g.qPriorByKey = inDialect(opts.DB.Dialect, qPriorByKey)
+	g.qPosted = postedElsewhereQuery(opts.DB.Dialect)
 	release, err := g.lockInstance()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
@@ -363,5 +365,73 @@ func TestApprovalsPageIsNotPlannedPerCall(t *testing.T) {
 	}
 	if read != 2 {
 		t.Fatalf("%d reads of the queue prepared, want 2", read)
+	}
+}
+
+// TestGatedCallIsNotPlannedPerCall: every statement a gated call keeps
+// prepared (the idempotency and duplicate lookups, the audit row's insert
+// and completion, the decision log, the approval queue's, the window of
+// the other accounts' posts) is planned once on a database whose
+// statistics sample the audit trail, however often calls run it. The
+// calls are of every kind: executed, a repeat of a key, routed to
+// approval, refused by the hourly limit.
+func TestGatedCallIsNotPlannedPerCall(t *testing.T) {
+	e := newEnv(t)
+	e.withEngine(policy.Config{EnforceForMutations: true, MaxMutationsPerHour: 2}, policy.ModeAutopilot, false)
+	// 3,000 completed calls of three accounts and three tools, each with
+	// its own key and intent, so that sqlite_stat4 samples the indexes.
+	if _, err := e.db.ExecContext(e.ctx, `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key,
+		params_summary, status, account_id, caller, owner, created_at, completed_at)
+		WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM seq WHERE i < 2999)
+		SELECT 'fill' || i, 'fk' || i, CASE i % 3 WHEN 0 THEN ? WHEN 1 THEN ? ELSE 'x_post_tweet' END, 'h' || i, 'i' || i,
+			'{"text":"row ' || i || '"}', CASE WHEN i % 5 = 0 THEN 'failure' ELSE 'success' END,
+			CASE i % 3 WHEN 0 THEN 'default' WHEN 1 THEN 'other' ELSE 'third' END, 'mcp', 'x',
+			'2026-03-01T12:00:00.000Z', '2026-03-01T12:00:00.000Z' FROM seq ORDER BY i`, fakeTool, fakeDelete); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.ExecContext(e.ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	var stat4 int
+	if err := e.db.QueryRowContext(e.ctx, `SELECT count(*) FROM sqlite_stat4 WHERE tbl = 'mutation_audit'`).Scan(&stat4); err != nil || stat4 == 0 {
+		t.Fatalf("sqlite_stat4 holds %d samples of the audit trail (%v)", stat4, err)
+	}
+	calls := []struct {
+		tool, text, key string
+		want            Kind
+		code            apperr.Code
+	}{
+		{fakeTool, "one", "k1", Executed, ""},
+		{fakeTool, "one", "k1", Duplicate, ""},
+		{fakeDelete, "gone", "k2", Routed, ""},
+		{fakeDelete, "gone", "k2", Routed, ""},
+		{fakeTool, "two", "", Executed, ""},
+		{fakeTool, "three", "k3", "", apperr.PolicyRateLimited},
+	}
+	for _, c := range calls {
+		r, err := e.g.Do(e.ctx, Call{Tool: c.tool, Params: map[string]any{"text": c.text}, IdempotencyKey: c.key})
+		if c.code != "" {
+			wantCode(t, err, c.code)
+			continue
+		}
+		if err != nil || r.Kind != c.want {
+			t.Fatalf("%s %q key %q: kind %q, want %q (%v)", c.tool, c.text, c.key, r.Kind, c.want, err)
+		}
+	}
+	if _, err := e.g.PostedElsewhere(e.ctx, e.clock.Now().Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	checked := map[string]bool{}
+	for _, q := range e.db.PreparedQueries() {
+		checked[q.Text] = true
+		if n := storetest.Replans(t, e.dbPath, q.Text); n != 0 {
+			t.Errorf("planned again at each of %d runs:\n%s", n, q.Text)
+		}
+	}
+	// At least the call's own statements and the window's read.
+	for _, q := range append(hotQueries(e.db.Dialect), e.g.qPosted) {
+		if !checked[q] {
+			t.Errorf("not prepared, so not checked:\n%s", q)
+		}
 	}
 }

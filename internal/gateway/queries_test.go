@@ -220,7 +220,7 @@ func TestDuplicateChecksReadOneIndexEntry(t *testing.T) {
 					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
 				{"by intent", byIntent, []any{"default", "inew", since, "default", "inew", since},
 					[]string{"idx_mutation_audit_intent", "idx_approval_pending_intent"}},
-				{"by caller key", qPriorByKey, []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
+				{"by caller key", inDialect(e.db.Dialect, qPriorByKey), []any{"default", "knew", since}, []string{"idx_mutation_audit_key"}},
 			} {
 				plan := explain(t, e, c.query, c.args...)
 				for _, index := range c.indexes {

@@ -14,7 +14,7 @@ import (
 // The hot-path queries, prepared once per database.
 const (
 	qPriorByKey = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json,
-			COALESCE(resolution,''), COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ? AND idempotency_key = ? AND created_at >= ?
+			COALESCE(resolution,''), COALESCE(duplicate_of,'') FROM mutation_audit WHERE account_id = ` + bound + ` AND idempotency_key = ` + bound + ` AND created_at >= ` + bound + `
 			ORDER BY id DESC LIMIT 1`
 	// qPriorOrQueued finds, in one round trip, the latest identical call in
 	// the audit trail and the item of an identical call waiting for
@@ -56,14 +56,14 @@ const (
 	// that counts for duplicates at window start ?.
 	qAuditByIntent = `(SELECT id, intent_key, tool_name, status, correlation_id, COALESCE(error_code,'') AS error_code, result_json,
 			COALESCE(resolution,'') AS resolution
-			FROM mutation_audit WHERE account_id = ? AND intent_key = ?
-			AND ((COALESCE(resolved_at, created_at) >= ? AND status IN ('pending','success','unknown','interrupted','failure'))
+			FROM mutation_audit WHERE account_id = ` + bound + ` AND intent_key = ` + bound + `
+			AND ((COALESCE(resolved_at, created_at) >= ` + bound + ` AND status IN ('pending','success','unknown','interrupted','failure'))
 				OR (status IN ('unknown','interrupted') AND resolution IS NULL))
 			ORDER BY id DESC LIMIT 1)`
 	// qQueuedByIntent is the latest item of account ?, intent key ?, that
 	// waits for approval at ?.
-	qQueuedByIntent = `(SELECT id FROM approval_queue WHERE account_id = ? AND intent_key = ?
-			AND status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT 1)`
+	qQueuedByIntent = `(SELECT id FROM approval_queue WHERE account_id = ` + bound + ` AND intent_key = ` + bound + `
+			AND status = 'pending' AND expires_at > ` + bound + ` ORDER BY id DESC LIMIT 1)`
 	qOriginal = `SELECT COALESCE(intent_key, params_hash), tool_name, status, correlation_id, COALESCE(error_code,''), result_json, COALESCE(resolution,'')
 		FROM mutation_audit WHERE account_id = ? AND correlation_id = ?`
 	qInsertDuplicate = `INSERT INTO mutation_audit (correlation_id, idempotency_key, tool_name, params_hash, intent_key,
@@ -91,15 +91,26 @@ const qInsertPendingLogged = `WITH decision AS (` + qLogDecision + `) ` + qInser
 // sortsOn stands in qPriorOrQueued for the dialect's store.SortsOn.
 const sortsOn = "<sorts on>"
 
+// bound stands in the hot queries for a value bound to a column's
+// comparison, written in the dialect as argIn says: these statements run
+// on every call, and SQLite would plan them again at each run once
+// statistics sample the columns.
+const bound = "<bound>"
+
+// inDialect is hot query q in dialect d.
+func inDialect(d store.Dialect, q string) string {
+	return strings.ReplaceAll(strings.Replace(q, sortsOn, store.SortsOn(d), 1), bound, argIn(d))
+}
+
 // priorOrQueued is qPriorOrQueued in dialect d, and byIntent
 // qPriorOrQueuedByIntent.
 func priorOrQueued(d store.Dialect) (all, byIntent string) {
-	return strings.Replace(qPriorOrQueued, sortsOn, store.SortsOn(d), 1), strings.Replace(qPriorOrQueuedByIntent, sortsOn, store.SortsOn(d), 1)
+	return inDialect(d, qPriorOrQueued), inDialect(d, qPriorOrQueuedByIntent)
 }
 
 func hotQueries(d store.Dialect) []string {
 	all, byIntent := priorOrQueued(d)
-	return []string{qPriorByKey, all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
+	return []string{inDialect(d, qPriorByKey), all, byIntent, qOriginal, qInsertDuplicate, qInsertPending, qComplete, qLogDecision}
 }
 
 // stmtCache keeps the hot-path statements prepared. SQLite spends most of a
