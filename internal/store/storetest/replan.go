@@ -1,8 +1,9 @@
 package storetest
 
 import (
+	"encoding/binary"
+	"strconv"
 	"testing"
-	"unsafe"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -25,24 +26,39 @@ func Replans(t testing.TB, path, query string) int {
 		t.Fatal(err)
 	}
 	defer libc.Xfree(tls, cpath)
-	// SQLite writes the handles it makes to Go memory of the heap,
-	// which does not move.
-	db := new(uintptr)
-	if rc := sqlite3.Xsqlite3_open_v2(tls, cpath, uintptr(unsafe.Pointer(db)), sqlite3.SQLITE_OPEN_READONLY, 0); rc != sqlite3.SQLITE_OK {
+	// SQLite writes the handles it makes to C memory: Go memory passed
+	// as a uintptr may be on a stack that moves before it is read
+	// (as it does under the race detector).
+	const size = strconv.IntSize / 8 // a pointer's
+	out := libc.Xmalloc(tls, size)
+	if out == 0 {
+		t.Fatal("out of memory")
+	}
+	defer libc.Xfree(tls, out)
+	handle := func() uintptr {
+		b := libc.GoBytes(out, size)
+		if size == 4 {
+			return uintptr(binary.NativeEndian.Uint32(b))
+		}
+		return uintptr(binary.NativeEndian.Uint64(b))
+	}
+	if rc := sqlite3.Xsqlite3_open_v2(tls, cpath, out, sqlite3.SQLITE_OPEN_READONLY, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("open %s: SQLite result code %d", path, rc)
 	}
-	h := *db
+	h := handle()
 	defer sqlite3.Xsqlite3_close_v2(tls, h)
 	cquery, err := libc.CString(query)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer libc.Xfree(tls, cquery)
-	stmt := new(uintptr)
-	if rc := sqlite3.Xsqlite3_prepare_v2(tls, h, cquery, -1, uintptr(unsafe.Pointer(stmt)), 0); rc != sqlite3.SQLITE_OK {
+	if rc := sqlite3.Xsqlite3_prepare_v2(tls, h, cquery, -1, out, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("prepare %s: %s", query, libc.GoString(sqlite3.Xsqlite3_errmsg(tls, h)))
 	}
-	s := *stmt
+	s := handle()
+	if s == 0 {
+		t.Fatalf("prepare %s: no statement", query)
+	}
 	defer sqlite3.Xsqlite3_finalize(tls, s)
 	n := sqlite3.Xsqlite3_bind_parameter_count(tls, s)
 	run := func() {
