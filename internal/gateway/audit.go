@@ -1133,9 +1133,10 @@ func (g *Gateway) limitOf(n int) (string, []any) {
 	return " LIMIT ?", []any{n}
 }
 
-// arg is a bound value in a read a page repeats (the audit trail, the
-// approval queue). SQLite plans a
-// statement again at every run, as costly as parsing it, when a bound
+// arg is a bound value in a statement that runs again and again (a
+// call's duplicate lookups, a page's read of the audit trail or the
+// approval queue). SQLite plans a statement again at every run, as
+// costly as parsing it, when a bound
 // value may change its plan: one compared with an indexed column once
 // statistics sample it (sqlite_stat4, which PRAGMA optimize gathers), a
 // LIMIT, a LIKE pattern. A value behind a unary plus is an expression
