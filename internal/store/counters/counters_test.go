@@ -49,13 +49,7 @@ func mustCheck(t *testing.T, e *policy.Engine, c *counters.Store, r policy.Reque
 func TestSyncCreatesAndKeepsUse(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		ctx := context.Background()
-		clk := &clock{t: base()}
-		db := openDB(t)
-		cfg := bare()
-		cfg.MaxMutationsPerHour = 20
-		cfg.Template = policy.TemplateAgencyMode
-		e := mustEngine(t, cfg)
-		c := counters.New(db, "acct", clk.now)
+		clk, _, e, c := agencyAt20(t)
 		if err := c.Sync(ctx, e.Limits()); err != nil {
 			t.Fatal(err)
 		}
@@ -577,13 +571,7 @@ func TestCountersErrors(t *testing.T) {
 func TestSyncOfUnchangedLimitsWritesNothing(t *testing.T) {
 	storetest.ForEachBackend(t, func(t *testing.T) {
 		ctx := context.Background()
-		clk := &clock{t: base()}
-		db := openDB(t)
-		cfg := bare()
-		cfg.MaxMutationsPerHour = 20
-		cfg.Template = policy.TemplateAgencyMode
-		e := mustEngine(t, cfg)
-		c := counters.New(db, "acct", clk.now)
+		clk, db, e, c := agencyAt20(t)
 		updated := func() map[string]string {
 			t.Helper()
 			rows, err := db.QueryContext(ctx, `SELECT key, updated_at FROM policy_counters WHERE account_id = 'acct'`)
@@ -612,7 +600,9 @@ func TestSyncOfUnchangedLimitsWritesNothing(t *testing.T) {
 		if again := updated(); len(again) != len(first) || again[policy.LimitKeyMaxMutationsPerHour] != first[policy.LimitKeyMaxMutationsPerHour] {
 			t.Errorf("unchanged limits rewritten: %v, then %v", first, again)
 		}
+		cfg := bare()
 		cfg.MaxMutationsPerHour = 30
+		cfg.Template = policy.TemplateAgencyMode
 		changed := mustEngine(t, cfg).Limits()
 		if err := c.Sync(ctx, changed); err != nil {
 			t.Fatal(err)

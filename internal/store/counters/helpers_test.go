@@ -9,6 +9,7 @@ import (
 	"github.com/tuitbot/tuitbot/internal/apperr"
 	"github.com/tuitbot/tuitbot/internal/policy"
 	"github.com/tuitbot/tuitbot/internal/store"
+	"github.com/tuitbot/tuitbot/internal/store/counters"
 	"github.com/tuitbot/tuitbot/internal/store/pgtest"
 	"github.com/tuitbot/tuitbot/internal/store/storetest"
 )
@@ -49,6 +50,18 @@ func mustEngine(t testing.TB, cfg policy.Config) *policy.Engine {
 
 // bare is an enforcing config with no compat rules or limits.
 func bare() policy.Config { return policy.Config{EnforceForMutations: true} }
+
+// agencyAt20 is a database, the agency template's engine with at most 20
+// mutations an hour, and account "acct"'s counters on a clock at base().
+func agencyAt20(t testing.TB) (*clock, *sql.DB, *policy.Engine, *counters.Store) {
+	t.Helper()
+	clk := &clock{t: base()}
+	db := openDB(t)
+	cfg := bare()
+	cfg.MaxMutationsPerHour = 20
+	cfg.Template = policy.TemplateAgencyMode
+	return clk, db, mustEngine(t, cfg), counters.New(db, "acct", clk.now)
+}
 
 // req builds a request for tool with the registry's category.
 func req(tool string) policy.Request {
