@@ -70,6 +70,8 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 	// A client that has left waits for no start: the step in progress
 	// ends, and is not tried again.
 	opts.RetryUntil = retrying
+	// The database work no call waits for waits for the first answer.
+	opts.HoldBackground = true
 	s.started = newStartingApp(func() (*app.App, error) {
 		if beforeStart != nil {
 			beforeStart()
@@ -103,8 +105,13 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 		// rather than whenever the scavenger gets to them, but after the
 		// answer to the call that waited for the start: the forced
 		// collection stops the world and takes a core for milliseconds.
-		// Asked before Ready, so that the answer is not written first.
-		s.starting.AfterAnswer(debug.FreeOSMemory, startServicesAfter)
+		// The database's held work (its statistics, a quick_check a health
+		// check asked for) waits for that answer too. Asked before Ready,
+		// so that the answer is not written first.
+		s.starting.AfterAnswer(func() {
+			a.ReleaseBackground()
+			debug.FreeOSMemory()
+		}, startServicesAfter)
 		s.starting.Ready(a.MCPDeps())
 		if s.wasUnavailable.Load() {
 			log.Info("database available again; the services have started")

@@ -70,6 +70,9 @@ type App struct {
 	closers    []func() error
 
 	integrity integrityRun
+	// statistics is the planner's statistics gathering a held start
+	// leaves to ReleaseBackground.
+	statistics heldStatistics
 
 	pingOnce sync.Once
 	ping     *sql.Stmt
@@ -119,6 +122,11 @@ type Options struct {
 	// the configuration says (a resolver, trusted roots, ports); tests use
 	// it to reach their own TLS server.
 	MediaFetch func(*safefetch.Options)
+	// HoldBackground holds back the database work no caller waits for
+	// (the planner's statistics at open, the health check's quick_check)
+	// until ReleaseBackground: a server calls it once its first answer is
+	// out, so that the work takes no CPU from that answer.
+	HoldBackground bool
 	// SandboxAccess is the access level of each sandbox account's app, by
 	// account name, which the sandbox emulator then models (see
 	// SandboxAccess).
@@ -146,7 +154,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, getenv: opts.Getenv, mediaFetch: opts.MediaFetch}
 	if !opts.SkipDB {
-		db, err := store.Open(ctx, cfg.DatabaseTarget(), StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase))
+		so := StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase)
+		so.DeferStatistics = opts.HoldBackground
+		db, err := store.Open(ctx, cfg.DatabaseTarget(), so)
 		switch {
 		case err != nil && opts.RequireDB:
 			return nil, fmt.Errorf("cannot open the database: %w", err)
@@ -157,7 +167,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 			a.DB = db
 			// Closers run last first: a quick_check in progress stops
 			// before the database closes.
-			a.closers = append(a.closers, db.Close, a.stopIntegrityRun)
+			a.closers = append(a.closers, db.Close, a.stopIntegrityRun, a.statistics.stop)
+			a.integrity.held = opts.HoldBackground
 			if db.BackupPath != "" {
 				a.Log.Info("database backed up before migration", "backup", db.BackupPath)
 			}
@@ -430,9 +441,12 @@ const quickCheckTimeout = 10 * time.Second
 // in the background and reports the last verdict, and only a caller that
 // asks to wait (doctor) waits for it.
 type integrityRun struct {
-	mu    sync.Mutex
-	at    time.Time // when check was found; zero before the first verdict
-	check Check
+	mu sync.Mutex
+	// held defers a run a health check asks for until ReleaseBackground
+	// (Options.HoldBackground); asked records that one was.
+	held, asked bool
+	at          time.Time // when check was found; zero before the first verdict
+	check       Check
 	// running is closed when the run in progress ends; nil when none is.
 	running chan struct{}
 	// stop ends a run in progress; Close calls it.
@@ -450,7 +464,11 @@ func (a *App) integrityCheck(ctx context.Context, db *store.DB, wait bool) Check
 		defer r.mu.Unlock()
 		return r.check
 	}
-	if r.running == nil {
+	switch {
+	case r.running != nil:
+	case r.held && !wait:
+		r.asked = true
+	default:
 		r.running = a.startIntegrityRun(r, db)
 	}
 	running, last := r.running, r.check
@@ -511,10 +529,60 @@ func (a *App) startIntegrityRun(r *integrityRun, db *store.DB) chan struct{} {
 
 // stopIntegrityRun stops a quick_check in progress and waits for it, so
 // that the database it reads can close.
+// ReleaseBackground runs the work Options.HoldBackground held back: it
+// gathers the statistics the database's open left (waiting for them), and
+// starts the quick_check a health check asked for meanwhile. Later calls
+// do nothing.
+func (a *App) ReleaseBackground() {
+	r := a.top()
+	if r.DB == nil {
+		return
+	}
+	r.statistics.gather(r.DB, r.Log)
+	i := &r.integrity
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.held && i.asked && i.running == nil {
+		i.running = r.startIntegrityRun(i, r.DB)
+	}
+	i.held, i.asked = false, false
+}
+
+// heldStatistics gathers the statistics a held open deferred, once, and
+// never after the database has closed.
+type heldStatistics struct {
+	mu           sync.Mutex
+	done, closed bool
+}
+
+func (h *heldStatistics) gather(db *store.DB, log *slog.Logger) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done || h.closed || !db.StatisticsDeferred {
+		return
+	}
+	h.done = true
+	ctx, cancel := context.WithTimeout(context.Background(), quickCheckTimeout)
+	defer cancel()
+	if err := db.Analyze(ctx); err != nil {
+		log.Warn("could not gather the database's statistics", "error", err)
+	}
+}
+
+// stop waits for a gathering in progress; none starts after it.
+func (h *heldStatistics) stop() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	return nil
+}
+
 func (a *App) stopIntegrityRun() error {
 	r := &a.integrity
 	r.mu.Lock()
+	// A release after the close starts no run.
 	running, stop := r.running, r.stop
+	r.asked = false
 	r.mu.Unlock()
 	if running != nil {
 		stop()

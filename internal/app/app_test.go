@@ -198,6 +198,74 @@ func TestHealthChecksIntegrityInTheBackground(t *testing.T) {
 	}
 }
 
+// TestHeldBackgroundWaitsForRelease: a server's services started with
+// HoldBackground leave the work no caller waits for (the planner's
+// statistics, the health check's quick_check) until ReleaseBackground,
+// which the server calls once its first answer is out: the first call's
+// health check neither waits for nor competes with them, and both run
+// after the release.
+func TestHeldBackgroundWaitsForRelease(t *testing.T) {
+	t.Run("statistics", func(t *testing.T) {
+		cfg := testConfig(t, t.TempDir())
+		a := newApp(t, cfg, app.Options{RequireDB: true})
+		for i := range 200 {
+			if _, err := a.DB.Exec(`INSERT INTO llm_usage (account_id, provider, model, operation, input_tokens, output_tokens, cost_usd, created_at)
+				VALUES ('default', 'ollama', ?, 'draft', 1, 1, 0, ?)`, fmt.Sprintf("m-%d", i), store.FormatTime(time.Now())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Close()
+		raw, err := sql.Open("sqlite", cfg.DBFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`DROP TABLE IF EXISTS sqlite_stat1`); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		a = newApp(t, cfg, app.Options{RequireDB: true, HoldBackground: true})
+		if n := statTables(t, a); n != 0 {
+			t.Fatalf("statistics gathered before the release (%d tables)", n)
+		}
+		a.ReleaseBackground()
+		if n := statTables(t, a); n == 0 {
+			t.Error("the release gathered no statistics")
+		}
+	})
+	t.Run("quick_check", func(t *testing.T) {
+		a := newApp(t, corruptLedgerHome(t), app.Options{RequireDB: true, HoldBackground: true})
+		if h := dbHealth(t, a); h.Status != "ok" {
+			t.Fatalf("first health check = %+v; want ok: it must not wait for quick_check", h)
+		}
+		a.WaitIntegrityRun()
+		if h := dbHealth(t, a); h.Status != "ok" {
+			t.Fatalf("health check before the release = %+v: quick_check ran while held", h)
+		}
+		a.ReleaseBackground()
+		a.WaitIntegrityRun()
+		if h := dbHealth(t, a); h.Status != "error" || !strings.Contains(h.Message, "quick_check") {
+			t.Fatalf("health after the release: %+v, want quick_check's error", h)
+		}
+	})
+}
+
+// statTables counts the tables the planner has statistics of.
+func statTables(t *testing.T, a *app.App) int {
+	t.Helper()
+	var exists int
+	if err := a.DB.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists == 0 {
+		return 0
+	}
+	var n int
+	if err := a.DB.QueryRow(`SELECT count(DISTINCT tbl) FROM sqlite_stat1`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestHealthReportsDeletedWAL(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	a := newApp(t, cfg, app.Options{RequireDB: true})

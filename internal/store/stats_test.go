@@ -99,3 +99,42 @@ func TestNewDatabaseOpensWithoutGatheringStatistics(t *testing.T) {
 		t.Error("opening a new database gathered statistics of its empty tables")
 	}
 }
+
+// TestDeferredStatisticsWaitForTheCaller: a database opened with
+// DeferStatistics gathers no statistics at open, even when it has none,
+// and says so; Analyze then gathers them. A server opens it so to answer
+// its first call before spending milliseconds on the planner's sample.
+func TestDeferredStatisticsWaitForTheCaller(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tuitbot.db")
+	db := open(t, path, store.Options{Now: clock})
+	if _, err := db.ExecContext(ctx, `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < 500)
+		INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at)
+		SELECT 'c' || i, 'x_like_tweet', 'h' || i, '{}', 'success', '2026-03-01T00:00:00.000Z' FROM seq`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `DROP TABLE IF EXISTS sqlite_stat1`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db = open(t, path, store.Options{Now: clock, DeferStatistics: true})
+	if got := statRows(t, db.DB); got != 0 {
+		t.Fatalf("open gathered %d statistics rows although they were deferred", got)
+	}
+	if !db.StatisticsDeferred {
+		t.Fatal("open did not report the statistics it deferred")
+	}
+	if err := db.Analyze(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := statRows(t, db.DB); got == 0 {
+		t.Fatal("Analyze after a deferred open gathered no statistics of mutation_audit")
+	}
+}

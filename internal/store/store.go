@@ -45,6 +45,9 @@ type DB struct {
 	// FromBaseline is set when Open created the schema of a new database
 	// from the baseline instead of running the migrations one by one.
 	FromBaseline bool
+	// StatisticsDeferred is set when Open, asked to (DeferStatistics),
+	// left the statistics it gathers at open to the caller's Analyze.
+	StatisticsDeferred bool
 	// ID is the database's identity, also kept in IdentityPath(Path).
 	ID string
 	// HomeID is the id of the home that opened the database (its
@@ -112,6 +115,11 @@ type Options struct {
 	// Pragmas are extra per-connection pragmas such as "max_page_count(64)"
 	// (tests use it to fill the database up).
 	Pragmas []string
+	// DeferStatistics leaves the statistics gathered at open (see
+	// optimizeAtOpen) to the caller, who runs Analyze when no one waits
+	// (a server, after its first answer); StatisticsDeferred says whether
+	// there were any to gather.
+	DeferStatistics bool
 }
 
 // Open opens (creating if needed) the database at path, applies the pragmas,
@@ -233,7 +241,11 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	}
 	// A database just created from the baseline has no rows to gather
 	// statistics of; its first close gathers them.
-	if !d.FromBaseline {
+	switch {
+	case d.FromBaseline:
+	case opts.DeferStatistics:
+		d.StatisticsDeferred = true
+	default:
 		d.optimize(ctx, optimizeAtOpen)
 	}
 	return d.watchFiles(ctx)
