@@ -105,12 +105,13 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 		// rather than whenever the scavenger gets to them, but after the
 		// answer to the call that waited for the start: the forced
 		// collection stops the world and takes a core for milliseconds.
-		// The database's held work (its statistics, a quick_check a health
-		// check asked for) waits for that answer too. Asked before Ready,
+		// The held work (the database's statistics, a quick_check a health
+		// check asked for, the first hand-off check) waits for that answer
+		// too. Asked before Ready,
 		// so that the answer is not written first.
 		s.starting.AfterAnswer(func() {
-			a.ReleaseBackground()
 			debug.FreeOSMemory()
+			a.ReleaseBackground()
 		}, startServicesAfter)
 		s.starting.Ready(a.MCPDeps())
 		if s.wasUnavailable.Load() {

@@ -73,6 +73,9 @@ type App struct {
 	// statistics is the planner's statistics gathering a held start
 	// leaves to ReleaseBackground.
 	statistics heldStatistics
+	// held is the rest of the work a held start leaves to
+	// ReleaseBackground (the first hand-off check).
+	held heldWork
 
 	pingOnce sync.Once
 	ping     *sql.Stmt
@@ -153,6 +156,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		opts.Now = time.Now
 	}
 	a := &App{Cfg: cfg, Log: opts.Logger, Now: opts.Now, sleep: opts.Sleep, getenv: opts.Getenv, mediaFetch: opts.MediaFetch}
+	a.held.holding = opts.HoldBackground
 	if !opts.SkipDB {
 		so := StoreOptions(cfg, opts.Now, opts.AcceptNewDatabase)
 		so.DeferStatistics = opts.HoldBackground
@@ -541,11 +545,57 @@ func (a *App) ReleaseBackground() {
 	r.statistics.gather(r.DB, r.Log)
 	i := &r.integrity
 	i.mu.Lock()
-	defer i.mu.Unlock()
 	if i.held && i.asked && i.running == nil {
 		i.running = r.startIntegrityRun(i, r.DB)
 	}
 	i.held, i.asked = false, false
+	i.mu.Unlock()
+	r.held.release()
+}
+
+// heldWork is work a held start (Options.HoldBackground) runs at the
+// release rather than at once.
+type heldWork struct {
+	mu sync.Mutex
+	// holding is set until the release; closed once the App closes, after
+	// which nothing held runs.
+	holding, closed bool
+	pending         []func(atRelease bool)
+}
+
+// whenReleased runs f now, or at the release (atRelease set) while the
+// work is held.
+func (h *heldWork) whenReleased(f func(atRelease bool)) {
+	h.mu.Lock()
+	if h.holding {
+		h.pending = append(h.pending, f)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	f(false)
+}
+
+// release runs the held work, in the order it was held, holding the lock
+// meanwhile so that close waits for it.
+func (h *heldWork) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.holding || h.closed {
+		return
+	}
+	h.holding = false
+	for _, f := range h.pending {
+		f(true)
+	}
+	h.pending = nil
+}
+
+// close drops the work still held; a release in progress ends first.
+func (h *heldWork) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed, h.pending = true, nil
 }
 
 // heldStatistics gathers the statistics a held open deferred, once, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/gateway"
@@ -122,25 +123,39 @@ func (a *App) startHandOffChecks(ctx context.Context) {
 		every = 5 * time.Minute
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			if err := a.CheckAllHandOffs(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("hand-offs: the periodic check failed; the next one tries again", "error", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	var wg sync.WaitGroup
+	check := func() {
+		if err := a.CheckAllHandOffs(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("hand-offs: the periodic check failed; the next one tries again", "error", err)
 		}
-	}()
+	}
+	// A held start (a server before its first answer) makes the first
+	// check at the release, in the releasing goroutine; the rest follow
+	// from here.
+	a.held.whenReleased(func(atRelease bool) {
+		if atRelease {
+			check()
+		}
+		wg.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			if !atRelease {
+				check()
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				check()
+			}
+		})
+	})
 	a.OnClose(func() error {
+		a.held.close()
 		cancel()
-		<-done
+		wg.Wait()
 		return nil
 	})
 }

@@ -70,3 +70,41 @@ func TestHandOffCheckOneProcessAtATime(t *testing.T) {
 		t.Fatalf("the look is not recorded: %+v", got)
 	}
 }
+
+// TestHeldHandOffCheckWaitsForRelease: a server's services started with
+// HoldBackground make their first hand-off check when the first answer is
+// out (ReleaseBackground), not as they start: the check reads the
+// database and X beside the call that waited for the start.
+func TestHeldHandOffCheckWaitsForRelease(t *testing.T) {
+	ctx := context.Background()
+	cfg := config.Default()
+	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
+	cfg.XAPI.Access = config.AccessPayPerUse
+	a, err := New(ctx, &cfg, Options{Sandbox: true, RequireDB: true, HoldBackground: true})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { a.Close() })
+	_, srv := a.Sim.Current()
+	w := srv.World()
+	post := ""
+	for _, p := range w.Tweets {
+		if p.AuthorID != w.DemoUserID && p.RetweetOf == "" {
+			post = p.ID
+		}
+	}
+	h, err := a.Gateway.HandOff(ctx, gateway.HandOffRequest{Effect: "x_like_tweet", TweetID: post, Reason: "a person likes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartNotifications(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt != "" {
+		t.Fatalf("the hand-off was checked before the release: %+v", got)
+	}
+	a.ReleaseBackground()
+	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt == "" {
+		t.Fatalf("the release made no hand-off check: %+v", got)
+	}
+}
