@@ -86,6 +86,9 @@ func (d *DB) planIdentity(ctx context.Context, opts Options) (identityPlan, erro
 			return identityPlan{}, &IdentityError{Path: d.Path, Reason: fmt.Sprintf("it has identity %s, but this home's database was %s (%s); the database was replaced", dbID, describeID(fileID), filepath.Base(idPath))}
 		}
 		return identityPlan{id: dbID, note: "accepted a database with another identity (" + AcceptNewDatabaseFlag + ")"}, nil
+	case d.createdAside && dbID == "":
+		// Created by this open in a home with no history.
+		return identityPlan{id: uuid.NewString(), insert: true}, nil
 	case hasTables && !fileExists:
 		// A database from before identities existed: adopt it.
 		return identityPlan{id: uuid.NewString(), insert: true, note: "identity assigned to an existing database"}, nil

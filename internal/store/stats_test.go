@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -136,5 +139,44 @@ func TestDeferredStatisticsWaitForTheCaller(t *testing.T) {
 	}
 	if got := statRows(t, db.DB); got == 0 {
 		t.Fatal("Analyze after a deferred open gathered no statistics of mutation_audit")
+	}
+}
+
+// TestNewDatabaseBuiltAside: a new SQLite database is built beside its
+// path and moved into place whole, so a start that died while building
+// one leaves only its building file, which the next start removes before
+// it builds a good database.
+func TestNewDatabaseBuiltAside(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		leftover []string // suffixes of the building file left behind
+	}{
+		{"first start", nil},
+		{"after a start that died building it", []string{"", "-journal", "-wal"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tuitbot.db")
+			for _, s := range c.leftover {
+				if err := os.WriteFile(store.BuildingPath(path)+s, []byte("half a database"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := open(t, path, store.Options{Now: clock})
+			if !db.FromBaseline || db.ID == "" {
+				t.Fatalf("new database: from baseline %t, identity %q", db.FromBaseline, db.ID)
+			}
+			if db.IdentityNote != "" {
+				t.Errorf("a new database in a fresh home has an identity note: %s", db.IdentityNote)
+			}
+			for _, s := range []string{"", "-journal", "-wal", "-shm"} {
+				if _, err := os.Stat(store.BuildingPath(path) + s); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s left beside the database (%v)", filepath.Base(store.BuildingPath(path)+s), err)
+				}
+			}
+			var mode string
+			if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+				t.Fatalf("journal mode %q (%v), want wal", mode, err)
+			}
+		})
 	}
 }

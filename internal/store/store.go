@@ -48,6 +48,9 @@ type DB struct {
 	// StatisticsDeferred is set when Open, asked to (DeferStatistics),
 	// left the statistics it gathers at open to the caller's Analyze.
 	StatisticsDeferred bool
+	// createdAside is set when Open created the database (see
+	// createAside): it has the baseline schema and no identity yet.
+	createdAside bool
 	// ID is the database's identity, also kept in IdentityPath(Path).
 	ID string
 	// HomeID is the id of the home that opened the database (its
@@ -158,6 +161,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := refuseEmpty(path, opts); err != nil {
 		return nil, err
 	}
+	createdAside := createAside(ctx, path, opts)
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
@@ -172,7 +176,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// run beside a write under WAL.
 	db.SetMaxOpenConns(5)
 	d := &DB{DB: db, Path: path, Dialect: SQLite, reserveBytes: opts.ReserveBytes, walTries: walCheckTries,
-		writes: newWriteGate(), busyWait: 10 * time.Second}
+		writes: newWriteGate(), busyWait: 10 * time.Second, FromBaseline: createdAside, createdAside: createdAside}
 	if err := d.open(ctx, opts); err != nil {
 		d.closeLocked()
 		return nil, err
