@@ -173,6 +173,10 @@ func TestNewDatabaseBuiltAside(t *testing.T) {
 					t.Errorf("%s left beside the database (%v)", filepath.Base(store.BuildingPath(path)+s), err)
 				}
 			}
+			var stale int
+			if err := db.QueryRow(`SELECT count(*) FROM goose_db_version WHERE tstamp < '2001'`).Scan(&stale); err != nil || stale != 0 {
+				t.Errorf("%d versions (%v) keep the template's stamp instead of the time they were applied", stale, err)
+			}
 			var mode string
 			if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 				t.Fatalf("journal mode %q (%v), want wal", mode, err)

@@ -161,7 +161,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := refuseEmpty(path, opts); err != nil {
 		return nil, err
 	}
-	createdAside := createAside(ctx, path, opts)
+	createdAside := createAside(path, opts)
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
@@ -232,6 +232,11 @@ func (d *DB) open(ctx context.Context, opts Options) error {
 	}
 	if err := d.migrate(ctx, opts); err != nil {
 		return err
+	}
+	if d.createdAside {
+		if err := d.stampVersions(ctx); err != nil {
+			return err
+		}
 	}
 	if err := d.applyIdentity(ctx, plan, FormatTime(opts.Now())); err != nil {
 		return err
