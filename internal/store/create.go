@@ -29,8 +29,9 @@ const templatePath = "internal/store/baseline/sqlite.db.gz"
 // it writes the template (an empty database of the baseline schema, in
 // WAL mode) to BuildingPath(path), syncs it once and renames it into
 // place. A start that dies half way therefore leaves either no database
-// or a whole one, and the start costs two syncs instead of the eight
-// that creating it in place takes (four of them for the switch to WAL).
+// or a whole one, and creating it costs two syncs (the file, then its
+// directory) instead of the four of the switch to WAL in place, and no
+// parsing of the schema.
 // The caller holds the open lock. It reports whether it created the
 // database; when it cannot, the caller creates it in place from the
 // baseline as before, which reports the reason.
