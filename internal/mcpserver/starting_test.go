@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tuitbot/tuitbot/internal/apperr"
+	"github.com/tuitbot/tuitbot/internal/config"
 	"github.com/tuitbot/tuitbot/internal/mcpserver"
 )
 
@@ -197,35 +198,11 @@ func (r *recordingWriter) has(s string) bool {
 // written, not while it is being written: their start would take the
 // CPU from the answer the client waits for.
 func TestStartingServerBeginsOnceTheListIsWritten(t *testing.T) {
-	serverR, clientW := io.Pipe()
-	clientR, serverW := io.Pipe()
-	out := &recordingWriter{w: serverW}
 	// begun says whether the answer to tools/list was out when the
 	// services began.
 	begun := make(chan bool, 1)
-	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: testConfig(t, nil)}, mcpserver.Options{Profile: mcpserver.Workflow},
-		func() { begun <- out.has(`"id":"the-list"`) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
-	}()
-	go func() { _, _ = io.Copy(io.Discard, clientR) }()
-	t.Cleanup(func() {
-		cancel()
-		clientW.Close()
-		serverW.Close()
-		<-done
-	})
-	go func() {
-		_, _ = io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
-			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
-			`{"jsonrpc":"2.0","id":"the-list","method":"tools/list"}`+"\n")
-	}()
+	startingSession(t, testConfig(t, nil), func(out *recordingWriter) { begun <- out.has(`"id":"the-list"`) },
+		`{"jsonrpc":"2.0","id":"the-list","method":"tools/list"}`)
 	select {
 	case written := <-begun:
 		if !written {
@@ -240,35 +217,11 @@ func TestStartingServerBeginsOnceTheListIsWritten(t *testing.T) {
 // runs once the answer to the call that waited for them has been written,
 // not while it is being computed or written.
 func TestStartingRunsAfterAnswerOnceTheWaitingCallIsAnswered(t *testing.T) {
-	serverR, clientW := io.Pipe()
-	clientR, serverW := io.Pipe()
-	out := &recordingWriter{w: serverW}
 	cfg := testConfig(t, nil)
 	// ran says whether the call's answer was out when the work ran.
 	ran := make(chan bool, 1)
 	started := make(chan struct{})
-	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: cfg}, mcpserver.Options{Profile: mcpserver.Workflow},
-		func() { close(started) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
-	}()
-	go func() { _, _ = io.Copy(io.Discard, clientR) }()
-	t.Cleanup(func() {
-		cancel()
-		clientW.Close()
-		serverW.Close()
-		<-done
-	})
-	go func() {
-		_, _ = io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
-			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+healthCall+"\n")
-	}()
+	out, st := startingSession(t, cfg, func(*recordingWriter) { close(started) }, healthCall)
 	select {
 	case <-started:
 	case <-time.After(10 * time.Second):
@@ -289,4 +242,37 @@ func TestStartingRunsAfterAnswerOnceTheWaitingCallIsAnswered(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the work did not run after the waiting call was answered")
 	}
+}
+
+// startingSession runs a starting server with the workflow profile over
+// guarded stdio until the test ends, begin being its services' start (given
+// what the server has written), and sends it initialize, initialized and
+// then call. It returns what the server wrote and its start.
+func startingSession(t *testing.T, cfg *config.Config, begin func(*recordingWriter), call string) (*recordingWriter, *mcpserver.Starting) {
+	t.Helper()
+	serverR, clientW := io.Pipe()
+	clientR, serverW := io.Pipe()
+	out := &recordingWriter{w: serverW}
+	srv, _, st, err := mcpserver.NewStarting(mcpserver.Deps{Cfg: cfg}, mcpserver.Options{Profile: mcpserver.Workflow}, func() { begin(out) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Run(ctx, mcpserver.GuardedStdio(serverR, out, mcpserver.StdioOptions{Written: st.Written()}))
+	}()
+	go func() { _, _ = io.Copy(io.Discard, clientR) }()
+	t.Cleanup(func() {
+		cancel()
+		clientW.Close()
+		serverW.Close()
+		<-done
+	})
+	go func() {
+		_, _ = io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+call+"\n")
+	}()
+	return out, st
 }
