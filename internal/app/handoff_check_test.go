@@ -16,26 +16,8 @@ import (
 // reaches X. Once the lock is free the check reads and records its look.
 func TestHandOffCheckOneProcessAtATime(t *testing.T) {
 	ctx := context.Background()
-	cfg := config.Default()
-	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
-	cfg.XAPI.Access = config.AccessPayPerUse
-	a, err := New(ctx, &cfg, Options{Sandbox: true, RequireDB: true})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a, h := likeHandedOff(t, Options{Sandbox: true, RequireDB: true})
 	_, srv := a.Sim.Current()
-	w := srv.World()
-	post := ""
-	for _, p := range w.Tweets {
-		if p.AuthorID != w.DemoUserID && p.RetweetOf == "" {
-			post = p.ID
-		}
-	}
-	h, err := a.Gateway.HandOff(ctx, gateway.HandOffRequest{Effect: "x_like_tweet", TweetID: post, Reason: "a person likes"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reads := func() int64 {
 		var n int64
 		for ep, c := range srv.Billing().Requests {
@@ -77,10 +59,28 @@ func TestHandOffCheckOneProcessAtATime(t *testing.T) {
 // database and X beside the call that waited for the start.
 func TestHeldHandOffCheckWaitsForRelease(t *testing.T) {
 	ctx := context.Background()
+	a, h := likeHandedOff(t, Options{Sandbox: true, RequireDB: true, HoldBackground: true})
+	if err := a.StartNotifications(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt != "" {
+		t.Fatalf("the hand-off was checked before the release: %+v", got)
+	}
+	a.ReleaseBackground()
+	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt == "" {
+		t.Fatalf("the release made no hand-off check: %+v", got)
+	}
+}
+
+// likeHandedOff is a pay-per-use sandbox app built with opts, closed when
+// the test ends, and a like of another user's post handed off to a person.
+func likeHandedOff(t *testing.T, opts Options) (*App, *gateway.HandOff) {
+	t.Helper()
+	ctx := context.Background()
 	cfg := config.Default()
 	cfg.Home = filepath.Join(t.TempDir(), "sandbox")
 	cfg.XAPI.Access = config.AccessPayPerUse
-	a, err := New(ctx, &cfg, Options{Sandbox: true, RequireDB: true, HoldBackground: true})
+	a, err := New(ctx, &cfg, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -97,14 +97,5 @@ func TestHeldHandOffCheckWaitsForRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.StartNotifications(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt != "" {
-		t.Fatalf("the hand-off was checked before the release: %+v", got)
-	}
-	a.ReleaseBackground()
-	if got, _ := a.Gateway.GetHandOff(ctx, h.ID); got.CheckedAt == "" {
-		t.Fatalf("the release made no hand-off check: %+v", got)
-	}
+	return a, h
 }
