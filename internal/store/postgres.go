@@ -28,6 +28,20 @@ func migrationsOf(d Dialect) (fs.FS, string) {
 	return migrations, "migrations"
 }
 
+// pendingMigrations is goose's provider for the database and whether it
+// has migrations to apply.
+func (d *DB) pendingMigrations(ctx context.Context) (*goose.Provider, bool, error) {
+	p, err := d.migrationProvider()
+	if err != nil {
+		return nil, false, fmt.Errorf("migrations: %w", err)
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("database %s: check migrations: %w", d.Path, err)
+	}
+	return p, pending, nil
+}
+
 func (d *DB) migrationProvider() (*goose.Provider, error) {
 	fsys, dir := migrationsOf(d.Dialect)
 	sub, err := fs.Sub(fsys, dir)

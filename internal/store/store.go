@@ -429,16 +429,9 @@ func (d *DB) migrate(ctx context.Context, opts Options) error {
 	if d.Dialect == SQLite {
 		return d.migrateSQLite(ctx, opts)
 	}
-	p, err := d.migrationProvider()
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	pending, err := p.HasPending(ctx)
-	if err != nil {
-		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
-	}
-	if !pending {
-		return nil
+	p, pending, err := d.pendingMigrations(ctx)
+	if err != nil || !pending {
+		return err
 	}
 	if err := d.baselinePostgres(ctx); err != nil {
 		return fmt.Errorf("database %s: %w", d.Path, err)
@@ -482,16 +475,9 @@ func (d *DB) migrateSQLite(ctx context.Context, opts Options) error {
 			return nil
 		}
 	}
-	p, err := d.migrationProvider()
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	pending, err := p.HasPending(ctx)
-	if err != nil {
-		return fmt.Errorf("database %s: check migrations: %w", d.Path, err)
-	}
-	if !pending {
-		return nil
+	p, pending, err := d.pendingMigrations(ctx)
+	if err != nil || !pending {
+		return err
 	}
 	var tables int
 	if err := d.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('goose_db_version', 'sqlite_sequence')").Scan(&tables); err != nil {
