@@ -29,15 +29,7 @@ func TestStatisticsKeptCurrent(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "tuitbot.db")
-			db := open(t, path, store.Options{Now: clock})
-			if _, err := db.ExecContext(ctx, `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < 500)
-				INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at)
-				SELECT 'c' || i, 'x_like_tweet', 'h' || i, '{}', 'success', '2026-03-01T00:00:00.000Z' FROM seq`); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
+			fillLikes(t, path)
 			if c.forget {
 				raw, err := sql.Open("sqlite", path)
 				if err != nil {
@@ -50,7 +42,7 @@ func TestStatisticsKeptCurrent(t *testing.T) {
 					t.Fatalf("%d statistics rows left after dropping them", got)
 				}
 				raw.Close()
-				db = open(t, path, store.Options{Now: clock})
+				db := open(t, path, store.Options{Now: clock})
 				if got := statRows(t, db.DB); got == 0 {
 					t.Fatal("open gathered no statistics of mutation_audit")
 				}
@@ -110,15 +102,7 @@ func TestNewDatabaseOpensWithoutGatheringStatistics(t *testing.T) {
 func TestDeferredStatisticsWaitForTheCaller(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tuitbot.db")
-	db := open(t, path, store.Options{Now: clock})
-	if _, err := db.ExecContext(ctx, `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < 500)
-		INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at)
-		SELECT 'c' || i, 'x_like_tweet', 'h' || i, '{}', 'success', '2026-03-01T00:00:00.000Z' FROM seq`); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	fillLikes(t, path)
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +111,7 @@ func TestDeferredStatisticsWaitForTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	db = open(t, path, store.Options{Now: clock, DeferStatistics: true})
+	db := open(t, path, store.Options{Now: clock, DeferStatistics: true})
 	if got := statRows(t, db.DB); got != 0 {
 		t.Fatalf("open gathered %d statistics rows although they were deferred", got)
 	}
@@ -182,5 +166,20 @@ func TestNewDatabaseBuiltAside(t *testing.T) {
 				t.Fatalf("journal mode %q (%v), want wal", mode, err)
 			}
 		})
+	}
+}
+
+// fillLikes makes a database at path holding 500 audit rows of likes and
+// closes it.
+func fillLikes(t *testing.T, path string) {
+	t.Helper()
+	db := open(t, path, store.Options{Now: clock})
+	if _, err := db.ExecContext(context.Background(), `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < 500)
+		INSERT INTO mutation_audit (correlation_id, tool_name, params_hash, params_summary, status, created_at)
+		SELECT 'c' || i, 'x_like_tweet', 'h' || i, '{}', 'success', '2026-03-01T00:00:00.000Z' FROM seq`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
