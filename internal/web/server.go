@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -809,7 +810,11 @@ func (s *Server) executeThen(w http.ResponseWriter, status int, name string, dat
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// Known, the length is said: the page goes out in one piece rather
+	// than chunked.
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
