@@ -333,15 +333,45 @@ type rowsAt struct {
 
 // auditRowOf is the audit table's row of entry e, shown at at.
 func auditRowOf(e *gateway.AuditEntry, at rowsAt) auditRow {
-	when := stampOf(at.now, e.CreatedAt, false)
+	return rowOf(e, at, accountQuery(at.acct))
+}
+
+// accountQuery is the query that shows a page on account acct ("" for
+// the first, which needs none).
+func accountQuery(acct string) string {
+	if acct == "" {
+		return ""
+	}
+	return "?account=" + url.QueryEscape(acct)
+}
+
+// rowOf is auditRowOf with at's account query, the same for every row
+// of a view, given.
+func rowOf(e *gateway.AuditEntry, at rowsAt, acctQ string) auditRow {
 	// What the row shows was written with it (or, for an older row,
 	// described when it was read): nothing is decoded here.
 	act := e.Shown
-	r := auditRow{At: when.At, Exact: when.Exact, Rel: when.Rel, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
-		Caller: e.Caller, DecidedBy: e.DecidedBy, Href: at.base + "/audit/" + url.PathEscape(e.CorrelationID)}
-	if at.acct != "" {
-		r.Href += "?account=" + url.QueryEscape(at.acct)
+	r := auditRow{At: e.CreatedAt, Exact: e.CreatedAt, Rel: e.CreatedAt, Name: act.Name, Tool: e.Tool, Status: e.Status, StatusText: e.Status,
+		Caller: e.Caller, DecidedBy: e.DecidedBy}
+	// The exact time and the link are joined in one string, cut in two:
+	// one allocation for the row's two strings of its own.
+	var buf [160]byte
+	b := buf[:0]
+	t, ok := parseStamp(e.CreatedAt)
+	if ok {
+		b = appendExact(b, t, time.Local)
+		r.Rel = describe.Ago(at.now, t)
 	}
+	exact := len(b)
+	b = append(b, at.base...)
+	b = append(b, "/audit/"...)
+	b = append(b, url.PathEscape(e.CorrelationID)...)
+	b = append(b, acctQ...)
+	joined := string(b)
+	if ok {
+		r.Exact = joined[:exact]
+	}
+	r.Href = joined[exact:]
 	if e.Resolution != "" {
 		r.StatusText += " (" + e.Resolution + ")"
 	}
@@ -365,8 +395,9 @@ func auditRows(b *bytes.Buffer, t *template.Template, es []gateway.AuditEntry, a
 	}
 	// A row is some 600 bytes.
 	b.Grow(len(es) * 700)
+	acctQ := accountQuery(at.acct)
 	for i := range es {
-		r := auditRowOf(&es[i], at)
+		r := rowOf(&es[i], at, acctQ)
 		if err := printAuditRow(b, t, plus, &r); err != nil {
 			return err
 		}

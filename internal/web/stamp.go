@@ -66,6 +66,13 @@ func exactOf(t time.Time) string { return exactIn(t, time.Local) }
 
 // exactIn is t in zone loc as t.In(loc).Format(exactLayout) writes it.
 func exactIn(t time.Time, loc *time.Location) string {
+	var buf [48]byte
+	return string(appendExact(buf[:0], t, loc))
+}
+
+// appendExact appends t in zone loc to b as t.In(loc).Format(exactLayout)
+// writes it.
+func appendExact(b []byte, t time.Time, loc *time.Location) []byte {
 	t = t.In(loc)
 	zone, offset := t.Zone()
 	// The wall clock in loc, as a time in UTC: read without looking the
@@ -75,11 +82,10 @@ func exactIn(t time.Time, loc *time.Location) string {
 	// Format pads a year to four digits and writes a zone without a name
 	// as its offset: those it writes itself.
 	if zone == "" || y < 1000 || y > 9999 {
-		return t.Format(exactLayout)
+		return t.AppendFormat(b, exactLayout)
 	}
 	h, mi, s := wall.Clock()
-	var buf [48]byte
-	b := append(buf[:0], wall.Weekday().String()[:3]...)
+	b = append(b, wall.Weekday().String()[:3]...)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(d), 10)
 	b = append(b, ' ')
@@ -87,6 +93,5 @@ func exactIn(t time.Time, loc *time.Location) string {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(y), 10)
 	b = append(b, ',', ' ', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10), ' ')
-	b = append(b, zone...)
-	return string(b)
+	return append(b, zone...)
 }
