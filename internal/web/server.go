@@ -173,6 +173,8 @@ type Server struct {
 	statusOptions, callerOptions filterOptions
 	navBars                      map[navKey]template.HTML
 	accountOptions               filterOptions
+	// assets are the tags of the stylesheet and script every page loads.
+	assets template.HTML
 	// crossOrigin refuses state changes a page of another origin sends.
 	crossOrigin *http.CrossOriginProtection
 	// auditRows holds the audit page's rows between views (a
@@ -660,6 +662,8 @@ type page struct {
 	// the account shown), the one this page is in marked.
 	Base     string
 	NavLinks template.HTML
+	// Assets are the stylesheet's and script's tags.
+	Assets template.HTML
 }
 
 // navLinks are the main bar's addresses.
@@ -702,12 +706,17 @@ func (s *Server) navQuery(a *Account) string {
 }
 
 // printLayout prints the parts of the layout that take few values, for
-// each of them, once: the main bar (per entry marked and account) and
-// the account switcher's choices (per account shown). The layout runs on
-// every page, and through the template's reflection these were most of
-// its time. What they print is still their templates' ("navlinks" and
-// "options").
+// each of them, once: the stylesheet's and script's tags, the main bar
+// (per entry marked and account) and the account switcher's choices (per
+// account shown). The layout runs on every page, and through the
+// template's reflection these were most of its time. What they print is still their templates' ("assets",
+// "navlinks" and "options").
 func (s *Server) printLayout() error {
+	var assets strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&assets, "assets", s.o.Prefix); err != nil {
+		return fmt.Errorf("web: assets: %w", err)
+	}
+	s.assets = template.HTML(assets.String())
 	s.navBars = make(map[navKey]template.HTML, len(navEntries)*len(s.accts))
 	for _, a := range s.accts {
 		q := s.navQuery(a)
@@ -762,7 +771,7 @@ func (s *Server) pageOf(r *http.Request, sess *session, name, title string, data
 		p.Sandbox = s.sandboxAt(a)
 	}
 	// Printed for every entry and account (q of one, or none's).
-	p.NavLinks = s.navBars[navKey{navCurrentOf(name), q}]
+	p.NavLinks, p.Assets = s.navBars[navKey{navCurrentOf(name), q}], s.assets
 	if s.accountOptions != nil {
 		p.AccountOptions = s.accountOptions.of(p.Account)
 	}
