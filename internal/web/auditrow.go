@@ -26,131 +26,124 @@ func printAuditRow(b *bytes.Buffer, t *template.Template, plus string, r *auditR
 	return nil
 }
 
-// writeAuditRow appends row r to b as the "auditrow" template prints it,
-// markup for markup, and reports whether it did; it leaves b as it was
-// when a value printed is one it cannot vouch for.
+// writeAuditRow appends row r to dst as the "auditrow" template prints it,
+// markup for markup, and reports whether it did; it leaves dst as it
+// was when a value printed is one it cannot vouch for.
 //
 // The template escapes its text and quoted attribute values (class and
 // title included) with html/template's HTML escaper, and its hrefs with
 // its URL filter, URL normaliser and attribute escaper. Here a text or
 // attribute value is escaped by template.HTMLEscapeString and plus, the
-// template's own spelling of '+' (see rowWriter.text), and a URL is
+// template's own spelling of '+' (see appendText), and a URL is
 // written as it is when each of those three provably leaves it so (see
-// rowWriter.url). FuzzAuditRow holds the two printers to the same bytes.
-func writeAuditRow(b *bytes.Buffer, r *auditRow, plus string) bool {
-	// The row is appended to b's room, then written whole: appends cost
-	// less than a write for each piece.
-	w := rowWriter{buf: b.AvailableBuffer(), ok: true, plus: plus}
-	w.raw(`<tr><td data-label="When"><time datetime="`)
-	w.text(r.At)
-	w.raw(`" title="`)
-	exact := len(w.buf)
-	w.text(r.Exact)
-	exactEnd := len(w.buf)
-	w.raw(`">`)
-	w.text(r.Rel)
-	w.raw(`</time></td><td class="what" data-label="What"><strong>`)
-	name := len(w.buf)
-	w.text(r.Name)
-	nameEnd := len(w.buf)
-	w.raw(`</strong> <span class="tool">`)
-	w.text(r.Tool)
-	w.raw(`</span>`)
+// appendURL). FuzzAuditRow holds the two printers to the same bytes.
+func writeAuditRow(dst *bytes.Buffer, r *auditRow, plus string) bool {
+	// The row is appended to dst's room, then written whole: appends cost
+	// less than a write for each piece. It is kept in a local slice (and
+	// the append functions return it) rather than in a struct behind a
+	// pointer, which the garbage collector's write barrier would watch.
+	b, ok := dst.AvailableBuffer(), true
+	b = append(b, `<tr><td data-label="When"><time datetime="`...)
+	b, ok = appendText(b, ok, r.At, plus)
+	b = append(b, `" title="`...)
+	exact := len(b)
+	b, ok = appendText(b, ok, r.Exact, plus)
+	exactEnd := len(b)
+	b = append(b, `">`...)
+	b, ok = appendText(b, ok, r.Rel, plus)
+	b = append(b, `</time></td><td class="what" data-label="What"><strong>`...)
+	name := len(b)
+	b, ok = appendText(b, ok, r.Name, plus)
+	nameEnd := len(b)
+	b = append(b, `</strong> <span class="tool">`...)
+	b, ok = appendText(b, ok, r.Tool, plus)
+	b = append(b, `</span>`...)
 	// The template shows the first of Said, PostURL (with PostID) and
 	// Target that is set.
 	switch {
 	case r.Said != "":
-		w.raw(`<br><span class="said">`)
-		w.text(r.Said)
-		w.raw(`</span>`)
+		b = append(b, `<br><span class="said">`...)
+		b, ok = appendText(b, ok, r.Said, plus)
+		b = append(b, `</span>`...)
 	case r.PostURL != "":
-		w.raw(`<br><a href="`)
-		w.url(r.PostURL)
-		w.raw(`">post `)
-		w.text(r.PostID)
-		w.raw(`</a>`)
+		b = append(b, `<br><a href="`...)
+		b, ok = appendURL(b, ok, r.PostURL)
+		b = append(b, `">post `...)
+		b, ok = appendText(b, ok, r.PostID, plus)
+		b = append(b, `</a>`...)
 	case r.Target != "":
-		w.raw(`<br>`)
-		w.text(r.Target)
+		b = append(b, `<br>`...)
+		b, ok = appendText(b, ok, r.Target, plus)
 	}
-	w.raw(`</td><td data-label="Status" class="status-`)
-	w.text(r.Status)
-	w.raw(`">`)
-	w.text(r.StatusText)
-	w.raw(`</td><td data-label="Asked by">`)
-	w.text(r.Caller)
+	b = append(b, `</td><td data-label="Status" class="status-`...)
+	b, ok = appendText(b, ok, r.Status, plus)
+	b = append(b, `">`...)
+	b, ok = appendText(b, ok, r.StatusText, plus)
+	b = append(b, `</td><td data-label="Asked by">`...)
+	b, ok = appendText(b, ok, r.Caller, plus)
 	if r.DecidedBy != "" {
-		w.raw(`<br><span class="decided">approved by `)
-		w.text(r.DecidedBy)
-		w.raw(`</span>`)
+		b = append(b, `<br><span class="decided">approved by `...)
+		b, ok = appendText(b, ok, r.DecidedBy, plus)
+		b = append(b, `</span>`...)
 	}
-	w.raw("</td>\n<td><a href=\"")
-	w.url(r.Href)
-	w.raw(`">Details and rollback<span class="sr-only"> of `)
+	b = append(b, "</td>\n<td><a href=\""...)
+	b, ok = appendURL(b, ok, r.Href)
+	b = append(b, `">Details and rollback<span class="sr-only"> of `...)
 	// Label, as it joins them: both were written escaped above, and are
 	// copied.
-	w.buf = append(w.buf, w.buf[name:nameEnd]...)
-	w.raw(" at ")
-	w.buf = append(w.buf, w.buf[exact:exactEnd]...)
-	w.raw("</span></a></td></tr>\n")
-	if w.ok {
-		b.Write(w.buf)
+	b = append(b, b[name:nameEnd]...)
+	b = append(b, " at "...)
+	b = append(b, b[exact:exactEnd]...)
+	b = append(b, "</span></a></td></tr>\n"...)
+	if ok {
+		dst.Write(b)
 	}
-	return w.ok
+	return ok
 }
 
-// rowWriter appends a row's markup and values to buf, escaped as the
-// template escapes them, as long as it can: ok turns false at the first
-// value it cannot vouch for, and what is written after that no longer
-// matters.
-type rowWriter struct {
-	buf []byte
-	ok  bool
-	// plus is '+' as the template escapes it ("" when not known).
-	plus string
-}
-
-// raw appends the row's own markup.
-func (w *rowWriter) raw(s string) { w.buf = append(w.buf, s...) }
-
-// text writes v escaped for text or a quoted attribute value.
+// appendText appends v to b escaped for text or a quoted attribute
+// value, as the template escapes it, and reports whether it could
+// vouch for it; once ok is false, nothing more is asked (what is written
+// after that no longer matters).
+//
 // template.HTMLEscapeString replaces NUL, both quotes, '&', '<' and '>'
 // as html/template's escaper does and leaves every other byte (invalid
 // UTF-8 included) as it is; the template also replaces '+', which is
-// written as the template spells it. Both escape a character at a time,
-// so a value is escaped piece by piece between its '+'. A value of bytes
-// neither touches (most of a row's: times, names, ids) is written
-// without asking.
-func (w *rowWriter) text(v string) {
+// written as the template spells it (plus, "" when not known). Both
+// escape a character at a time, so a value is escaped piece by piece
+// between its '+'. A value of bytes neither touches (most of a row's:
+// times, names, ids) is written without asking.
+func appendText(b []byte, ok bool, v, plus string) ([]byte, bool) {
+	if !ok {
+		return b, false
+	}
 	i := 0
 	for i < len(v) && plainBytes[v[i]] {
 		i++
 	}
 	if i == len(v) {
-		w.buf = append(w.buf, v...)
-		return
+		return append(b, v...), true
 	}
-	switch plus := strings.IndexByte(v[i:], '+') >= 0; {
-	case !plus:
-		w.buf = append(w.buf, template.HTMLEscapeString(v)...)
-	case w.plus == "":
-		w.ok = false
-	default:
-		// Times in a zone east of UTC without a name ("+04") hold one.
-		for {
-			before, after, found := strings.Cut(v, "+")
-			w.buf = append(w.buf, template.HTMLEscapeString(before)...)
-			if !found {
-				break
-			}
-			w.buf = append(w.buf, w.plus...)
-			v = after
+	switch {
+	case strings.IndexByte(v[i:], '+') < 0:
+		return append(b, template.HTMLEscapeString(v)...), true
+	case plus == "":
+		return b, false
+	}
+	// Times in a zone east of UTC without a name ("+04") hold one.
+	for {
+		before, after, found := strings.Cut(v, "+")
+		b = append(b, template.HTMLEscapeString(before)...)
+		if !found {
+			return b, true
 		}
+		b = append(b, plus...)
+		v = after
 	}
 }
 
 // plusOf is '+' as the templates t escape it in text and quoted
-// attributes (the row's "plus" template prints one), for rowWriter.
+// attributes (the row's "plus" template prints one), for appendText.
 func plusOf(t *template.Template) (string, error) {
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "plus", nil); err != nil {
@@ -159,28 +152,27 @@ func plusOf(t *template.Template) (string, error) {
 	return b.String(), nil
 }
 
-// url writes u, in a quoted href, when html/template prints it as u
-// itself. Its URL filter keeps a URL whose scheme is http or https, or
-// that has none (a path); starting with "/", "http://" or "https://" is
-// a narrower sure sign. Its normaliser keeps letters, digits,
-// "-._~!#$&*+,/:;=?@[]" and a '%' with two hex digits after it (what
-// url.PathEscape and url.QueryEscape write), and its attribute escaper
-// keeps all of those but '&' and '+'. Any other URL is refused.
-func (w *rowWriter) url(u string) {
-	if !strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		w.ok = false
-		return
+// appendURL appends u, in a quoted href, when html/template prints it as
+// u itself, and reports whether it did (see appendText for ok). Its URL
+// filter keeps a URL whose scheme is http or https, or that has none (a
+// path); starting with "/", "http://" or "https://" is a narrower sure
+// sign. Its normaliser keeps letters, digits, "-._~!#$&*+,/:;=?@[]" and
+// a '%' with two hex digits after it (what url.PathEscape and
+// url.QueryEscape write), and its attribute escaper keeps all of those
+// but '&' and '+'. Any other URL is refused.
+func appendURL(b []byte, ok bool, u string) ([]byte, bool) {
+	if !ok || !strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return b, false
 	}
 	for i := 0; i < len(u); i++ {
 		switch c := u[i]; {
 		case urlByte(c):
 		case c == '%' && i+2 < len(u) && isHexDigit(u[i+1]) && isHexDigit(u[i+2]):
 		default:
-			w.ok = false
-			return
+			return b, false
 		}
 	}
-	w.buf = append(w.buf, u...)
+	return append(b, u...), true
 }
 
 // asciiSet has bit c%64 of lo set for each byte c below 64 in the set, and
