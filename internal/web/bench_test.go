@@ -312,3 +312,23 @@ func BenchmarkAuditRows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAuditPageRender is the audit page's printing alone (the
+// layout, 100 rows, the response), without its query: the part of
+// BenchmarkAuditPageOpenVsQuery this package decides, timed on its own.
+func BenchmarkAuditPageRender(b *testing.B) {
+	s := auditSite(b)
+	es, err := s.a.Gateway.Recent(b.Context(), gateway.AuditFilter{Limit: 100, Brief: true})
+	if err != nil || len(es) != 100 {
+		b.Fatalf("%d rows: %v", len(es), err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://"+s.srv.addr+"/audit", nil)
+	sess := &session{csrf: "bench"}
+	at := rowsAt{base: s.srv.o.Prefix, now: time.Now(), postURL: func(id string) string { return "/posts/" + id }}
+	d := auditData{Rows: true, StatusOptions: s.srv.statusOptions.of(""), CallerOptions: s.srv.callerOptions.of("")}
+	b.ReportAllocs()
+	for b.Loop() {
+		p := s.srv.pageOf(req, sess, "audit", "Audit", d)
+		s.srv.executeThen(httptest.NewRecorder(), http.StatusOK, "audit", p, s.srv.auditRest(p, es, at))
+	}
+}
