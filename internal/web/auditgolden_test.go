@@ -71,7 +71,9 @@ func TestAuditPageIsAsItsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text = strings.ReplaceAll(text, tm.Local().Format(exactLayout), "EXACT("+at+")")
+		// As written, and as escaped where a zone's name holds a '+'.
+		exact := tm.Local().Format(exactLayout)
+		text = strings.ReplaceAll(text, strings.ReplaceAll(exact, "+", "&#43;"), "EXACT("+at+")")
 	}
 	golden := filepath.Join("testdata", "auditpage.golden")
 	if *updateGolden {
