@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -261,11 +262,36 @@ func (f Field) EnvName() string {
 }
 
 // Fields walks the settable keys of cfg in declaration order. Tables of
-// tables (policy rules and limits) are file-only and skipped.
+// tables (policy rules and limits) are file-only and skipped. The layout
+// is the type's, found by reflection once per process; a walk (several
+// per start: load, secrets, the log handler) only binds it to cfg.
 func Fields(cfg *Config) []Field {
-	var out []Field
+	keys := fieldLayout()
+	out := make([]Field, len(keys))
 	rv := reflect.ValueOf(cfg).Elem()
-	rt := rv.Type()
+	for i, k := range keys {
+		v := rv.Field(k.outer)
+		if k.inner >= 0 {
+			v = v.Field(k.inner)
+		}
+		out[i] = k.Field
+		out[i].Value = v
+	}
+	return out
+}
+
+// fieldKey is one settable key of Config: its Field without a value, and
+// where the value lies (inner is -1 for a top-level key).
+type fieldKey struct {
+	Field
+	outer, inner int
+}
+
+// fieldLayout is Config's settable keys in declaration order. The type
+// cannot change while the process runs, so its walk is kept.
+var fieldLayout = sync.OnceValue(func() []fieldKey {
+	var out []fieldKey
+	rt := reflect.TypeFor[Config]()
 	for i := 0; i < rt.NumField(); i++ {
 		sf := rt.Field(i)
 		tag := sf.Tag.Get("toml")
@@ -273,7 +299,6 @@ func Fields(cfg *Config) []Field {
 			continue
 		}
 		if sf.Type.Kind() == reflect.Struct {
-			sv := rv.Field(i)
 			for j := 0; j < sf.Type.NumField(); j++ {
 				inner := sf.Type.Field(j)
 				itag := inner.Tag.Get("toml")
@@ -281,8 +306,8 @@ func Fields(cfg *Config) []Field {
 					continue
 				}
 				secret := inner.Tag.Get("secret")
-				out = append(out, Field{Section: tag, Key: itag, tag: inner.Tag,
-					Secret: secret == secretHeld, SecretEnv: secret == secretNamed, Value: sv.Field(j)})
+				out = append(out, fieldKey{Field: Field{Section: tag, Key: itag, tag: inner.Tag,
+					Secret: secret == secretHeld, SecretEnv: secret == secretNamed}, outer: i, inner: j})
 			}
 			continue
 		}
@@ -290,10 +315,10 @@ func Fields(cfg *Config) []Field {
 			// [accounts.NAME] tables are file-only, like policy rules.
 			continue
 		}
-		out = append(out, Field{Key: tag, tag: sf.Tag, Value: rv.Field(i)})
+		out = append(out, fieldKey{Field: Field{Key: tag, tag: sf.Tag}, outer: i, inner: -1})
 	}
 	return out
-}
+})
 
 // Sections lists the section names in declaration order.
 func Sections() []string {
