@@ -76,11 +76,13 @@ func PolicyConfig(c *config.Config) policy.Config {
 }
 
 // MutationTools are the tools the gateway can execute or admit; policy
-// names are checked against them.
+// names are checked against them. Each mutation's action is registered
+// under its name, so the names are read from the table rather than by
+// building every action (the gateway builds them once, at registration).
 func MutationTools() map[string]bool {
 	known := map[string]bool{}
-	for _, a := range actions.All(actions.Deps{}) {
-		known[a.Tool] = true
+	for _, m := range actions.Mutations() {
+		known[m.Name] = true
 	}
 	for _, w := range actions.Wrappers() {
 		known[w.Tool] = true
