@@ -37,7 +37,7 @@ func (c *cli) serveHTTPWhileStarting(ctx context.Context, cfg *config.Config, op
 		page = &startingWeb{c: c, log: log, links: cfg.ApprovalLinks}
 		afterStart = page.start
 	}
-	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, nil, afterStart)
+	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, afterStart, nil)
 	if err != nil {
 		return err
 	}

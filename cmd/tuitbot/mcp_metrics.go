@@ -55,12 +55,12 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 		}
 		c.secrets.Add(tok)
 	}
-	// The first answers leave short-lived garbage (the configuration's
-	// decoding, the server's tables); collecting it before they are sent
-	// would only delay them. Once the services start, the collector runs
-	// at the session's setting.
+	// The start leaves short-lived garbage (the configuration's decoding,
+	// the server's tables, the services' start); collecting it before the
+	// first call is answered would only delay that answer. Once it is
+	// written, the collector runs at the session's setting.
 	gc := sessionGCPercent(os.Getenv, debug.SetGCPercent(firstAnswersGCPercent))
-	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, func() { debug.SetGCPercent(gc) }, nil)
+	s, err := c.newStartingServer(ctx, cfg, opts, mo, log, nil, func() { debug.SetGCPercent(gc) })
 	if err != nil {
 		return err
 	}
@@ -76,11 +76,12 @@ func (c *cli) serveStdioWhileStarting(ctx context.Context, cfg *config.Config, o
 }
 
 // firstAnswersGCPercent lets the heap grow to a few times its start-up
-// size before the first collection, until the services start.
+// size before the first collection, until the first call that waited for
+// the services is answered.
 const firstAnswersGCPercent = 400
 
 // stdioSessionGCPercent is the collector's setting for a stdio session
-// once its services have started. A session's live heap is small (under
+// once the call that waited for its services is answered. A session's live heap is small (under
 // 2 MB), so at Go's default of 100 the heap grows to the runtime's 4 MB
 // floor before each collection, and the pages it touched on the way stay
 // resident: more than half of a session's private memory (SQLite's pages,

@@ -45,10 +45,11 @@ type startingServer struct {
 
 // newStartingServer builds the server on cfg alone; its services start
 // when the server's Begin is called (by the first request that needs
-// them, or by the caller). beforeStart, when set, runs first thing in the
-// start; afterStart, when set, on the started services before the server
-// gets them, and its error ends the server as a failed start does.
-func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, beforeStart func(), afterStart func(*app.App) error) (*startingServer, error) {
+// them, or by the caller). afterStart, when set, runs on the started
+// services before the server gets them, and its error ends the server as a
+// failed start does; afterAnswer, when set, once the answer that waited
+// for the start is written.
+func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts app.Options, mo mcpserver.Options, log *slog.Logger, afterStart func(*app.App) error, afterAnswer func()) (*startingServer, error) {
 	s := &startingServer{}
 	s.serving, s.stopServing = context.WithCancel(ctx)
 	retrying, stopRetrying := context.WithCancel(ctx)
@@ -73,9 +74,6 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 	// The database work no call waits for waits for the first answer.
 	opts.HoldBackground = true
 	s.started = newStartingApp(func() (*app.App, error) {
-		if beforeStart != nil {
-			beforeStart()
-		}
 		a, err := c.startRetrying(ctx, retrying, cfg, opts, unavailable, log)
 		if err != nil {
 			return nil, err
@@ -110,6 +108,9 @@ func (c *cli) newStartingServer(ctx context.Context, cfg *config.Config, opts ap
 		// too. Asked before Ready,
 		// so that the answer is not written first.
 		s.starting.AfterAnswer(func() {
+			if afterAnswer != nil {
+				afterAnswer()
+			}
 			debug.FreeOSMemory()
 			a.ReleaseBackground()
 		}, startServicesAfter)
