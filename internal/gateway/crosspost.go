@@ -14,10 +14,12 @@ import (
 	"github.com/tuitbot/tuitbot/internal/xrules"
 )
 
-// maxPostedElsewhere bounds the rows PostedElsewhere reads, newest first:
-// far more posts than a home's accounts make in the longest window. It is
-// written into the query: SQLite plans a statement again at every run
-// when its LIMIT is bound.
+// maxPostedElsewhere is how many rows one read of PostedElsewhere's
+// window returns, newest first: more posts than a home's accounts make in
+// a day, so that a window of a day is one read. A longer window, or a
+// busier home, is read on (see postedElsewhere). It is written into the
+// query: SQLite plans a statement again at every run when its LIMIT is
+// bound.
 const maxPostedElsewhere = 5000
 
 // PostedElsewhere lists the posts (posts, replies, quotes, thread parts)
@@ -30,6 +32,14 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 	return g.windows.read(ctx, since, g.postedElsewhere)
 }
 
+// postedRef is a row of the window as a read returns it.
+type postedRef struct {
+	id     int64
+	status string
+	at     string
+	posts  []xrules.Posted // read with the row; nil for a kept row
+}
+
 // postedElsewhere is one read of the window that begins at since.
 func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrules.Posted, error) {
 	// Every post a gated call makes runs this query: it is prepared once
@@ -38,49 +48,87 @@ func (g *Gateway) postedElsewhere(ctx context.Context, since time.Time) ([]xrule
 	// than any this process keeps, whose texts are parsed and normalised
 	// once, here.
 	known := g.posted.newest()
-	rows, err := g.stmts.queryRead(ctx, g.qPosted, ts(since), g.opts.AccountID, known)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
-	}
-	type found struct {
-		id     int64
-		status string
-		posts  []xrules.Posted // read with the row; nil for a kept row
-	}
-	var window []found
-	for rows.Next() {
-		var (
-			f                                   found
-			account, corr, at, request, summary sql.NullString
-		)
-		if err := rows.Scan(&f.id, &f.status, &account, &corr, &at, &request, &summary); err != nil {
-			rows.Close()
-			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
-		}
-		if f.id > known {
-			f.posts = postsOf(account.String, corr.String, at.String, request.String, summary.String)
-		}
-		window = append(window, f)
-	}
-	err = rows.Err()
-	rows.Close()
+	window, err := g.readWindow(ctx, since, known)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
 	}
 	var out []xrules.Posted
 	for _, f := range window {
 		posts := f.posts
-		if posts != nil || f.id > known {
+		if posts != nil {
 			g.posted.keep(f.id, posts)
-		} else if posts, err = g.posted.of(ctx, f.id, g.postedRow); err != nil {
-			return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
+		} else if f.id <= known {
+			if posts, err = g.posted.of(ctx, f.id, g.postedRow); err != nil {
+				return nil, apperr.Wrap(apperr.DBError, err, "read the posts of the home's other accounts: %v", err)
+			}
 		}
 		for _, p := range posts {
 			p.Status = f.status
 			out = append(out, p)
 		}
 	}
+	g.posted.prune(window)
 	return out, nil
+}
+
+// readWindow reads every row of the window that begins at since, newest
+// first, each once. The first read is the newest rows, all the common
+// window holds; when it returns as many as its limit, the rows of the
+// time it ended at are read whole (there may be more of them than a read
+// returns), and the read goes on from strictly before that time. Each
+// step ends at an older time than the last, so the reads end however
+// many rows share one time.
+func (g *Gateway) readWindow(ctx context.Context, since time.Time, known int64) ([]postedRef, error) {
+	q, account := g.qPosted, g.opts.AccountID
+	window, err := readPosted(ctx, g.stmts, nil, q.first, ts(since), account, known)
+	last := len(window) // what the last read with a limit returned
+	for err == nil && last == q.limit {
+		end := window[len(window)-1].at
+		// The rows of that time are the window's last ones; the read of
+		// the time adds those the limit left out.
+		seen := map[int64]bool{}
+		for i := len(window) - 1; i >= 0 && window[i].at == end; i-- {
+			seen[window[i].id] = true
+		}
+		var ties []postedRef
+		if ties, err = readPosted(ctx, g.stmts, nil, q.at, end, account, known); err != nil {
+			break
+		}
+		for _, f := range ties {
+			if !seen[f.id] {
+				window = append(window, f)
+			}
+		}
+		before := len(window)
+		window, err = readPosted(ctx, g.stmts, window, q.older, ts(since), account, known, end)
+		last = len(window) - before
+	}
+	return window, err
+}
+
+// readPosted appends to window the rows one of PostedElsewhere's queries
+// returns; args are the query's (the third is the newest id kept).
+func readPosted(ctx context.Context, stmts *stmtCache, window []postedRef, query string, args ...any) ([]postedRef, error) {
+	known := args[2].(int64)
+	rows, err := stmts.queryRead(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			f                               postedRef
+			account, corr, request, summary sql.NullString
+		)
+		if err := rows.Scan(&f.id, &f.status, &f.at, &account, &corr, &request, &summary); err != nil {
+			return nil, err
+		}
+		if f.id > known {
+			f.posts = postsOf(account.String, corr.String, f.at, request.String, summary.String)
+		}
+		window = append(window, f)
+	}
+	return window, rows.Err()
 }
 
 // postedRow reads the posts of audit row id, one per text it publishes:
@@ -145,34 +193,45 @@ func postedTexts(material string) []string {
 	return out
 }
 
-// qPostedElsewhere reads the window from the index on created_at, newest
-// first; the account, status and tool are filtered on the rows it finds.
-// A row's other columns come only with the rows whose id is above ?3. The
-// values compared with columns are behind a unary plus, so that SQLite
-// plans the statement once whatever statistics sample (see Gateway.arg).
-const qPostedElsewhere = `SELECT id, status, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END, CASE WHEN id > ?3 THEN created_at END,
-	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
-	FROM mutation_audit INDEXED BY idx_mutation_audit_created
-	WHERE created_at >= +?1 AND account_id <> +?2 AND status IN ('pending','success','unknown','interrupted')
-	AND COALESCE(resolution, '') <> 'did_not_happen'
-	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
-	ORDER BY created_at DESC LIMIT `
+// postedQueries are PostedElsewhere's queries in a dialect, with the
+// limit of a read written into them. Each reads the window from the index
+// on created_at, newest first; the account, status and tool are filtered
+// on the rows it finds. A row's other columns come only with the rows
+// whose id is above ?3. On SQLite the values compared with columns are
+// behind a unary plus, so that it plans each statement once whatever
+// statistics sample (see Gateway.arg).
+type postedQueries struct {
+	limit int
+	// first reads the newest rows of the window that begins at ?1.
+	first string
+	// at reads every row of time ?1.
+	at string
+	// older reads the newest rows of the window that begins at ?1 from
+	// strictly before time ?4.
+	older string
+}
 
-const qPostedElsewherePostgres = `SELECT id, status, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END, CASE WHEN id > ?3 THEN created_at END,
-	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
-	FROM mutation_audit
-	WHERE created_at >= ?1 AND account_id <> ?2 AND status IN ('pending','success','unknown','interrupted')
-	AND COALESCE(resolution, '') <> 'did_not_happen'
-	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')
-	ORDER BY created_at DESC LIMIT `
-
-// postedElsewhereQuery is qPostedElsewhere in dialect d, with its limit.
-func postedElsewhereQuery(d store.Dialect) string {
-	q := qPostedElsewhere
-	if d == store.Postgres {
-		q = qPostedElsewherePostgres
+// postedElsewhereQueries are PostedElsewhere's queries in dialect d, each
+// read returning at most limit rows.
+func postedElsewhereQueries(d store.Dialect, limit int) postedQueries {
+	a, indexed := argIn(d), ""
+	if d == store.SQLite {
+		indexed = " INDEXED BY idx_mutation_audit_created"
 	}
-	return q + strconv.Itoa(maxPostedElsewhere)
+	rows := `SELECT id, status, created_at, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END,
+	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
+	FROM mutation_audit` + indexed + `
+	WHERE `
+	filter := ` AND account_id <> ` + a + `2 AND status IN ('pending','success','unknown','interrupted')
+	AND COALESCE(resolution, '') <> 'did_not_happen'
+	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')`
+	newest := ` ORDER BY created_at DESC LIMIT ` + strconv.Itoa(limit)
+	return postedQueries{
+		limit: limit,
+		first: rows + `created_at >= ` + a + `1` + filter + newest,
+		at:    rows + `created_at = ` + a + `1` + filter,
+		older: rows + `created_at >= ` + a + `1 AND created_at < ` + a + `4` + filter + newest,
+	}
 }
 
 // qPostedRow reads what PostedElsewhere keeps of an audit row.
@@ -183,6 +242,8 @@ const qPostedRow = `SELECT account_id, correlation_id, created_at, COALESCE(requ
 // rows it read, texts in normal form: an audit row's account, call, time
 // and parameters never change, so a call reads and normalises only the
 // rows that are new to this process, not every post in the window again.
+// It is let go of only after a read (see prune), never while one still
+// needs the rows it keeps.
 type postedRows struct {
 	mu  sync.Mutex
 	m   map[int64][]xrules.Posted
@@ -200,9 +261,8 @@ func (r *postedRows) newest() int64 {
 func (r *postedRows) keep(id int64, posts []xrules.Posted) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// Bounded: past twice what one read returns, start again.
-	if r.m == nil || len(r.m) >= 2*maxPostedElsewhere {
-		r.m, r.max = map[int64][]xrules.Posted{}, 0
+	if r.m == nil {
+		r.m = map[int64][]xrules.Posted{}
 	}
 	r.m[id] = posts
 	r.max = max(r.max, id)
@@ -222,6 +282,28 @@ func (r *postedRows) of(ctx context.Context, id int64, read func(context.Context
 	}
 	r.keep(id, posts)
 	return posts, nil
+}
+
+// prune bounds what is kept once a read of the window is done: past twice
+// the rows the window holds (rows that left it, or turned to failures),
+// only the window's rows are kept, which the next read needs again. The
+// bound follows the window, so a window longer than one read is kept
+// whole rather than let go of row by row.
+func (r *postedRows) prune(window []postedRef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.m) <= max(2*len(window), maxPostedElsewhere) {
+		return
+	}
+	m := make(map[int64][]xrules.Posted, len(window))
+	r.max = 0
+	for _, f := range window {
+		if posts, ok := r.m[f.id]; ok {
+			m[f.id] = posts
+			r.max = max(r.max, f.id)
+		}
+	}
+	r.m = m
 }
 
 // windowReads shares PostedElsewhere's reads of the window among the calls

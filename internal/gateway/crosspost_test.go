@@ -127,7 +127,7 @@ func TestPostedElsewhere(t *testing.T) {
 			t.Fatal("the approved repeat ran")
 		}
 
-		plan := explain(t, e, postedElsewhereQuery(e.db.Dialect), ts(since), "default", 0)
+		plan := explain(t, e, mine.qPosted.first, ts(since), "default", int64(0))
 		if !strings.Contains(plan, "idx_mutation_audit_created") {
 			t.Errorf("the plan does not read idx_mutation_audit_created:\n%s", plan)
 		}

@@ -196,8 +196,8 @@ type Gateway struct {
 	qPrior, qPriorByIntent string
 	// qPriorByKey is qPriorByKey in the database's dialect.
 	qPriorByKey string
-	// qPosted is PostedElsewhere's query in the database's dialect.
-	qPosted string
+	// qPosted are PostedElsewhere's queries in the database's dialect.
+	qPosted postedQueries
 	// legacy says until when calls are also looked up by their parameters
 	// hash (see legacyRows); set by readyForCalls, which callsReady says
 	// has run (callsMu serialises it).
@@ -248,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g := &Gateway{opts: opts, actions: map[string]*Action{}, memo: newMemo(), instance: newInstance()}
 	g.qPrior, g.qPriorByIntent = priorOrQueued(opts.DB.Dialect)
 	g.qPriorByKey = inDialect(opts.DB.Dialect, qPriorByKey)
-	g.qPosted = postedElsewhereQuery(opts.DB.Dialect)
+	g.qPosted = postedElsewhereQueries(opts.DB.Dialect, maxPostedElsewhere)
 	release, err := g.lockInstance()
 	if err != nil {
 		return nil, err

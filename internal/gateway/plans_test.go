@@ -429,7 +429,7 @@ func TestGatedCallIsNotPlannedPerCall(t *testing.T) {
 		}
 	}
 	// At least the call's own statements and the window's read.
-	for _, q := range append(hotQueries(e.db.Dialect), e.g.qPosted) {
+	for _, q := range append(hotQueries(e.db.Dialect), e.g.qPosted.first) {
 		if !checked[q] {
 			t.Errorf("not prepared, so not checked:\n%s", q)
 		}
