@@ -17,7 +17,7 @@ import (
 // maxPostedElsewhere is how many rows one read of PostedElsewhere's
 // window returns, newest first: more posts than a home's accounts make in
 // a day, so that a window of a day is one read. A longer window, or a
-// busier home, is read on (see postedElsewhere). It is written into the
+// busier home, is read on (see readWindow). It is written into the
 // query: SQLite plans a statement again at every run when its LIMIT is
 // bound.
 const maxPostedElsewhere = 5000
@@ -36,7 +36,6 @@ func (g *Gateway) PostedElsewhere(ctx context.Context, since time.Time) ([]xrule
 type postedRef struct {
 	id     int64
 	status string
-	at     string
 	posts  []xrules.Posted // read with the row; nil for a kept row
 }
 
@@ -82,13 +81,20 @@ func (g *Gateway) readWindow(ctx context.Context, since time.Time, known int64) 
 	q, account := g.qPosted, g.opts.AccountID
 	window, err := readPosted(ctx, g.stmts, nil, q.first, ts(since), account, known)
 	last := len(window) // what the last read with a limit returned
+	var seen map[int64]bool
 	for err == nil && last == q.limit {
-		end := window[len(window)-1].at
-		// The rows of that time are the window's last ones; the read of
-		// the time adds those the limit left out.
-		seen := map[int64]bool{}
-		for i := len(window) - 1; i >= 0 && window[i].at == end; i-- {
-			seen[window[i].id] = true
+		// A row's time is not read with it (the driver would make a
+		// string of it for every row of every read): the time a read
+		// ended at is read by the id of its last row.
+		var end string
+		if end, err = g.postedAt(ctx, window[len(window)-1].id); err != nil {
+			break
+		}
+		if seen == nil {
+			seen = make(map[int64]bool, 2*len(window))
+		}
+		for _, f := range window[len(window)-last:] {
+			seen[f.id] = true
 		}
 		var ties []postedRef
 		if ties, err = readPosted(ctx, g.stmts, nil, q.at, end, account, known); err != nil {
@@ -96,6 +102,7 @@ func (g *Gateway) readWindow(ctx context.Context, since time.Time, known int64) 
 		}
 		for _, f := range ties {
 			if !seen[f.id] {
+				seen[f.id] = true
 				window = append(window, f)
 			}
 		}
@@ -104,6 +111,26 @@ func (g *Gateway) readWindow(ctx context.Context, since time.Time, known int64) 
 		last = len(window) - before
 	}
 	return window, err
+}
+
+// postedAt is the time of audit row id.
+func (g *Gateway) postedAt(ctx context.Context, id int64) (string, error) {
+	rows, err := g.stmts.queryRead(ctx, g.qPosted.timeOf, id)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("audit row %d is gone", id)
+	}
+	var at string
+	if err := rows.Scan(&at); err != nil {
+		return "", err
+	}
+	return at, rows.Err()
 }
 
 // readPosted appends to window the rows one of PostedElsewhere's queries
@@ -117,14 +144,14 @@ func readPosted(ctx context.Context, stmts *stmtCache, window []postedRef, query
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			f                               postedRef
-			account, corr, request, summary sql.NullString
+			f                                   postedRef
+			account, corr, at, request, summary sql.NullString
 		)
-		if err := rows.Scan(&f.id, &f.status, &f.at, &account, &corr, &request, &summary); err != nil {
+		if err := rows.Scan(&f.id, &f.status, &account, &corr, &at, &request, &summary); err != nil {
 			return nil, err
 		}
 		if f.id > known {
-			f.posts = postsOf(account.String, corr.String, f.at, request.String, summary.String)
+			f.posts = postsOf(account.String, corr.String, at.String, request.String, summary.String)
 		}
 		window = append(window, f)
 	}
@@ -209,6 +236,8 @@ type postedQueries struct {
 	// older reads the newest rows of the window that begins at ?1 from
 	// strictly before time ?4.
 	older string
+	// timeOf reads the time of audit row ?.
+	timeOf string
 }
 
 // postedElsewhereQueries are PostedElsewhere's queries in dialect d, each
@@ -218,8 +247,8 @@ func postedElsewhereQueries(d store.Dialect, limit int) postedQueries {
 	if d == store.SQLite {
 		indexed = " INDEXED BY idx_mutation_audit_created"
 	}
-	rows := `SELECT id, status, created_at, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END,
-	CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
+	rows := `SELECT id, status, CASE WHEN id > ?3 THEN account_id END, CASE WHEN id > ?3 THEN correlation_id END,
+	CASE WHEN id > ?3 THEN created_at END, CASE WHEN id > ?3 THEN COALESCE(request_json, '') END, CASE WHEN id > ?3 THEN params_summary END
 	FROM mutation_audit` + indexed + `
 	WHERE `
 	filter := ` AND account_id <> ` + a + `2 AND status IN ('pending','success','unknown','interrupted')
@@ -227,10 +256,11 @@ func postedElsewhereQueries(d store.Dialect, limit int) postedQueries {
 	AND COALESCE(equivalent_tool, tool_name) IN ('x_post_tweet', 'x_reply_to_tweet', 'x_quote_tweet', 'x_post_thread')`
 	newest := ` ORDER BY created_at DESC LIMIT ` + strconv.Itoa(limit)
 	return postedQueries{
-		limit: limit,
-		first: rows + `created_at >= ` + a + `1` + filter + newest,
-		at:    rows + `created_at = ` + a + `1` + filter,
-		older: rows + `created_at >= ` + a + `1 AND created_at < ` + a + `4` + filter + newest,
+		limit:  limit,
+		first:  rows + `created_at >= ` + a + `1` + filter + newest,
+		at:     rows + `created_at = ` + a + `1` + filter,
+		older:  rows + `created_at >= ` + a + `1 AND created_at < ` + a + `4` + filter + newest,
+		timeOf: `SELECT created_at FROM mutation_audit WHERE id = ` + a,
 	}
 }
 

@@ -85,15 +85,17 @@ func TestPostedElsewhereSeesPastItsFirstRead(t *testing.T) {
 				q := e.g.qPosted
 				for _, r := range []struct {
 					query string
+					index string
 					args  []any
 				}{
-					{q.first, []any{ts(since), "default", int64(0)}},
-					{q.at, []any{ts(since), "default", int64(0)}},
-					{q.older, []any{ts(since), "default", int64(0), ts(since.Add(time.Hour))}},
+					{q.first, "idx_mutation_audit_created", []any{ts(since), "default", int64(0)}},
+					{q.at, "idx_mutation_audit_created", []any{ts(since), "default", int64(0)}},
+					{q.older, "idx_mutation_audit_created", []any{ts(since), "default", int64(0), ts(since.Add(time.Hour))}},
+					{q.timeOf, "", []any{int64(1)}},
 				} {
 					plan := explain(t, e, r.query, r.args...)
-					if !strings.Contains(plan, "idx_mutation_audit_created") {
-						t.Errorf("the plan does not read idx_mutation_audit_created:\n%s\n%s", r.query, plan)
+					if !strings.Contains(plan, r.index) {
+						t.Errorf("the plan does not read %s:\n%s\n%s", r.index, r.query, plan)
 					}
 					if bad := badStep(plan); bad != "" {
 						t.Errorf("%q in the plan of\n%s\n%s", bad, r.query, plan)
