@@ -3,8 +3,6 @@ package web
 import (
 	"context"
 	"flag"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,17 +43,7 @@ func TestAuditPageIsAsItsGolden(t *testing.T) {
 	}
 	var got strings.Builder
 	for _, path := range []string{"/audit", "/audit?status=success&q=%22", "/audit?account=brand_b&caller=nobody"} {
-		s.srv.mu.Lock()
-		s.srv.sessions["golden"] = &session{csrf: "golden-csrf"}
-		s.srv.mu.Unlock()
-		req := httptest.NewRequest(http.MethodGet, "http://"+s.srv.addr+path, nil)
-		req.Host = s.srv.addr
-		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "golden"})
-		rec := httptest.NewRecorder()
-		s.srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body.String())
-		}
+		rec := s.loggedInGet(t, path, "golden-csrf")
 		body := rec.Body.String()
 		if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(len(body)) {
 			t.Errorf("GET %s: Content-Length %q, the page is %d bytes", path, cl, len(body))

@@ -27,21 +27,29 @@ import (
 // TUITBOT_BENCH_AUDIT_ROWS sets the audit trail's size (default 100,000;
 // the figures quoted in the code are at 1,000,000).
 
-// pageRequest is a logged-in GET of path, served without the network.
+// pageRequest is a logged-in GET of path, served without the network; it
+// returns the page's length.
 func (s *site) pageRequest(b *testing.B, path string) int {
 	b.Helper()
+	return s.loggedInGet(b, path, "bench").Body.Len()
+}
+
+// loggedInGet is a GET of path in a signed-in session whose CSRF token is
+// csrf, served without the network; anything but 200 fails tb.
+func (s *site) loggedInGet(tb testing.TB, path, csrf string) *httptest.ResponseRecorder {
+	tb.Helper()
 	s.srv.mu.Lock()
-	s.srv.sessions["bench"] = &session{csrf: "bench"}
+	s.srv.sessions["signed-in"] = &session{csrf: csrf}
 	s.srv.mu.Unlock()
 	req := httptest.NewRequest(http.MethodGet, "http://"+s.srv.addr+path, nil)
 	req.Host = s.srv.addr
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "bench"})
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "signed-in"})
 	rec := httptest.NewRecorder()
 	s.srv.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
-		b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body.String())
+		tb.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body.String())
 	}
-	return rec.Body.Len()
+	return rec
 }
 
 func queueSite(b *testing.B) *site {
